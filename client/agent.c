@@ -1,0 +1,1 @@
+/* client/agent.c: not written yet. */

@@ -1,0 +1,2 @@
+/* client/cli.c: not written yet. */
+int main(void) { return 1; }

@@ -1,0 +1,1 @@
+/* client/cli.h: not written yet. */

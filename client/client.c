@@ -1,0 +1,1 @@
+/* client/client.c: not written yet. */

@@ -1,0 +1,2 @@
+/* client/examples/hello.c: not written yet. */
+int main(void) { return 1; }

@@ -1,0 +1,1 @@
+/* client/heureka.h: not written yet. */

@@ -1,0 +1,149 @@
+/*
+ * buf.c: growable buffer with an optional hard cap. Growth doubles, so a
+ * full-registry encode of N instances costs O(N) copies amortised.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "xmalloc.h"
+
+/* Make b empty; cap bounds its length (0 = no bound). */
+void
+buf_init(struct buf *b, size_t cap)
+{
+	memset(b, 0, sizeof *b);
+	b->cap = cap;
+}
+
+/* Free the bytes; the struct can be reused after buf_init. */
+void
+buf_free(struct buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->size = 0;
+	b->overflow = 0;
+}
+
+/* Forget the contents but keep the allocation for reuse. */
+void
+buf_reset(struct buf *b)
+{
+	b->len = 0;
+	b->overflow = 0;
+	if (b->data != NULL)
+		b->data[0] = '\0';
+}
+
+/* Ensure room for n more bytes plus the terminator; 0 if over the cap. */
+static int
+buf_reserve(struct buf *b, size_t n)
+{
+	size_t	need, nsize;
+
+	if (b->overflow)
+		return (0);
+	if (b->cap != 0 && b->len + n > b->cap) {
+		b->overflow = 1;
+		return (0);
+	}
+	need = b->len + n + 1;
+	if (need <= b->size)
+		return (1);
+	nsize = b->size == 0 ? 256 : b->size;
+	while (nsize < need)
+		nsize *= 2;
+	b->data = xrealloc(b->data, nsize);
+	b->size = nsize;
+	return (1);
+}
+
+/* Append n bytes. */
+void
+buf_add(struct buf *b, const void *p, size_t n)
+{
+	if (!buf_reserve(b, n))
+		return;
+	if (n > 0)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+/* Append a C string. */
+void
+buf_adds(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+/* Append one byte. */
+void
+buf_addc(struct buf *b, char c)
+{
+	if (!buf_reserve(b, 1))
+		return;
+	b->data[b->len++] = c;
+	b->data[b->len] = '\0';
+}
+
+/* Append formatted text. */
+void
+buf_addf(struct buf *b, const char *fmt, ...)
+{
+	va_list	ap;
+	int	n;
+	char	small[128];
+
+	va_start(ap, fmt);
+	n = vsnprintf(small, sizeof small, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof small) {
+		buf_add(b, small, (size_t)n);
+		return;
+	}
+	if (!buf_reserve(b, (size_t)n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+/* Append a decimal 64-bit integer without going through printf. */
+void
+buf_add_i64(struct buf *b, int64_t v)
+{
+	char		 tmp[24], *p = tmp + sizeof tmp;
+	uint64_t	 u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	if (v < 0)
+		*--p = '-';
+	buf_add(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+/* Hand the bytes to the caller (NUL-terminated) and reset the buffer. */
+char *
+buf_steal(struct buf *b, size_t *lenp)
+{
+	char	*p;
+
+	if (b->data == NULL)
+		buf_reserve(b, 0);
+	p = b->data;
+	if (lenp != NULL)
+		*lenp = b->len;
+	b->data = NULL;
+	b->len = b->size = 0;
+	b->overflow = 0;
+	return (p);
+}

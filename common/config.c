@@ -1,0 +1,1 @@
+/* common/config.c: not written yet. */

@@ -1,0 +1,137 @@
+/*
+ * config.h: heureka's one configuration table (nginx/redis style). Every
+ * setting has a name, type, bounds and default in common/config.c; it is
+ * filled, weakest first, from built-in defaults, a .yml (libyaml) or
+ * .properties file, environment variables (Spring relaxed binding:
+ * EUREKA_SERVER_EVICTIONINTERVALTIMERINMS, SERVER_PORT) and the command
+ * line (-D key=value, --key=value). Both Spring (kebab-case) and Netflix
+ * (camelCase) spellings are accepted. Unknown keys and out-of-range values
+ * are errors (heurekad exits 78, EX_CONFIG, before the loop starts).
+ *
+ * The same table serves heurekad (eureka.server.*, server.*, eureka.client
+ * service URLs for peers) and libheureka / the heureka CLI
+ * (eureka.client.*, eureka.instance.*).
+ */
+#ifndef CONFIG_H
+#define CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "instance.h"
+
+#define CONFIG_EX_CONFIG	78
+
+struct config {
+	/* server.* */
+	char		*server_address;	/* server.address: "0.0.0.0" */
+	int		 server_port;		/* server.port: 8761 */
+	char		*port_file;		/* --port-file: write bound port */
+
+	/* eureka.server.* (spec §8.1) */
+	int		 enable_self_preservation;	/* true */
+	double		 renewal_percent_threshold;	/* 0.85 */
+	int64_t		 renewal_threshold_update_interval_ms;	/* 900000 */
+	int		 expected_client_renewal_interval_seconds; /* 30 */
+	int64_t		 eviction_interval_timer_in_ms;	/* 60000 */
+	int64_t		 retention_time_in_ms_in_delta_queue;	/* 180000 */
+	int64_t		 delta_retention_timer_interval_in_ms;	/* 30000 */
+	int		 disable_delta;			/* false */
+	int64_t		 response_cache_auto_expiration_in_seconds; /* 180 */
+	int64_t		 response_cache_update_interval_ms;	/* 30000 */
+	int		 use_read_only_response_cache;	/* false (heureka) */
+	int64_t		 wait_time_in_ms_when_sync_empty;	/* 300000 */
+	int		 registry_sync_retries;		/* Spring: 0 */
+	int64_t		 registry_sync_retry_wait_ms;	/* 30000 */
+	int64_t		 peer_eureka_nodes_update_interval_ms;	/* 600000 */
+	int64_t		 peer_node_connect_timeout_ms;	/* Spring: 200 */
+	int64_t		 peer_node_read_timeout_ms;	/* Spring: 200 */
+	int		 max_elements_in_peer_replication_pool;	/* 10000 */
+	int64_t		 max_time_for_replication;	/* 30000 */
+	int		 sync_when_timestamp_differs;	/* true */
+	int		 enable_replicated_request_compression;	/* false */
+	int		 min_available_instances_for_peer_replication; /* -1 */
+	char		*my_url;			/* null */
+	int		 expected_number_of_clients_sending_renews; /* 1 */
+	int		 default_open_for_traffic_count;	/* 1 */
+	int64_t		 anti_entropy_interval_ms;	/* heureka: 30000 */
+	size_t		 max_body_bytes;		/* heureka: 65536 */
+	size_t		 max_instances;			/* heureka: 1000000 */
+	int		 max_metadata_entries;		/* heureka: 128 */
+	int		 max_connections;		/* heureka: 10000 */
+
+	/* eureka.dashboard.*, eureka.environment, eureka.datacenter */
+	char		*dashboard_path;		/* "/" */
+	int		 dashboard_enabled;		/* true */
+	char		*environment;			/* "test" */
+	char		*datacenter;			/* "default" */
+
+	/* logging (logging.level.root, heureka.log.*) */
+	char		*log_level;			/* "info" */
+	char		*log_format;			/* "text" */
+	char		*access_log;			/* null: off */
+
+	/* eureka.client.* (peers for the server, servers for clients) */
+	char		*service_url_default_zone;	/* comma list */
+	int		 register_with_eureka;		/* true */
+	int		 fetch_registry;		/* true */
+	int		 registry_fetch_interval_seconds;	/* 30 */
+	int		 instance_info_replication_interval_seconds; /* 30 */
+	int		 initial_instance_info_replication_interval_seconds; /* 40 */
+	int		 should_unregister_on_shutdown;	/* true */
+	int		 on_demand_update_status_change;	/* true */
+	int		 filter_only_up_instances;	/* true */
+	int		 client_disable_delta;		/* false */
+	int		 eureka_server_connect_timeout_seconds;	/* 5 */
+	int		 eureka_server_read_timeout_seconds;	/* 8 */
+	int		 heartbeat_executor_exponential_back_off_bound;	/* 10 */
+	int		 cache_refresh_executor_exponential_back_off_bound; /* 10 */
+	char		*region;			/* "us-east-1" */
+
+	/* eureka.instance.* (spec §8.3, Spring defaults) */
+	char		*instance_appname;		/* spring.application.name */
+	char		*instance_id;			/* host:app:port */
+	char		*instance_hostname;		/* gethostname() */
+	char		*instance_ip_address;		/* first non-loopback */
+	int		 instance_prefer_ip_address;	/* false */
+	int		 instance_non_secure_port;	/* server.port */
+	int		 instance_non_secure_port_enabled;	/* true */
+	int		 instance_secure_port;		/* 443 */
+	int		 instance_secure_port_enabled;	/* false */
+	int		 instance_lease_renewal_interval_in_seconds;	/* 30 */
+	int		 instance_lease_expiration_duration_in_seconds;	/* 90 */
+	char		*instance_virtual_host_name;	/* app name */
+	char		*instance_secure_virtual_host_name;	/* app name */
+	char		*instance_app_group_name;
+	char		*instance_status_page_url_path;	/* /actuator/info */
+	char		*instance_status_page_url;
+	char		*instance_home_page_url_path;	/* / */
+	char		*instance_home_page_url;
+	char		*instance_health_check_url_path;	/* /actuator/health */
+	char		*instance_health_check_url;
+	char		*instance_secure_health_check_url;
+	char		*instance_initial_status;	/* UP */
+	struct kvlist	 instance_metadata;		/* metadata-map.* */
+};
+
+/* Fill every field with its default. */
+void	config_defaults(struct config *);
+void	config_free(struct config *);		/* frees contents only */
+
+/* Set one key (any accepted spelling); -1 with *cause if unknown/invalid. */
+int	config_set(struct config *, const char *key, const char *value,
+	    char **cause);
+/* Load a .yml/.yaml or .properties file (chosen by suffix). */
+int	config_load_file(struct config *, const char *path, char **cause);
+/* Apply environment variables (relaxed binding) from envp. */
+int	config_load_env(struct config *, char **envp, char **cause);
+/* Cross-field checks after everything is loaded. */
+int	config_validate(struct config *, char **cause);
+/* Write every key with its current value (--check-config, /info). */
+void	config_dump(const struct config *, FILE *);
+
+/* Split the comma-separated service URL list; returns count, fills urls. */
+size_t	config_service_urls(const struct config *, char ***urls);
+
+#endif

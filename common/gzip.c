@@ -1,0 +1,1 @@
+/* common/gzip.c: not written yet. */

@@ -1,0 +1,1 @@
+/* common/gzip.h: not written yet. */

@@ -1,0 +1,1 @@
+/* common/httputil.c: not written yet. */

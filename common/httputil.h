@@ -1,0 +1,1 @@
+/* common/httputil.h: not written yet. */

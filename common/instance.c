@@ -1,0 +1,490 @@
+/*
+ * instance.c: the Eureka data model's constructors, destructors, enum
+ * spellings, containers and the reconcile hash code. No I/O here.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "buf.h"
+#include "instance.h"
+#include "xmalloc.h"
+
+static const char *status_names[STATUS_COUNT] = {
+	"UP", "DOWN", "STARTING", "OUT_OF_SERVICE", "UNKNOWN"
+};
+
+/* Alphabetical order of the names above, as the hash code sorts them. */
+static const enum instance_status status_alpha[STATUS_COUNT] = {
+	STATUS_DOWN, STATUS_OUT_OF_SERVICE, STATUS_STARTING, STATUS_UNKNOWN,
+	STATUS_UP
+};
+
+/* The enum's exact Java name. */
+const char *
+instance_status_name(enum instance_status s)
+{
+	if ((unsigned)s >= STATUS_COUNT)
+		return ("UNKNOWN");
+	return (status_names[s]);
+}
+
+/* Case-sensitive parse, as InstanceStatus.valueOf; -1 if unknown. */
+int
+instance_status_parse(const char *s, enum instance_status *out)
+{
+	int	i;
+
+	for (i = 0; i < STATUS_COUNT; i++) {
+		if (strcmp(s, status_names[i]) == 0) {
+			*out = (enum instance_status)i;
+			return (0);
+		}
+	}
+	return (-1);
+}
+
+/* ActionType name, NULL for "no action" (Java null). */
+const char *
+action_type_name(enum action_type a)
+{
+	switch (a) {
+	case ACTION_ADDED:
+		return ("ADDED");
+	case ACTION_MODIFIED:
+		return ("MODIFIED");
+	case ACTION_DELETED:
+		return ("DELETED");
+	default:
+		return (NULL);
+	}
+}
+
+/* Parse an ActionType; -1 if unknown. */
+int
+action_type_parse(const char *s, enum action_type *out)
+{
+	if (strcmp(s, "ADDED") == 0)
+		*out = ACTION_ADDED;
+	else if (strcmp(s, "MODIFIED") == 0)
+		*out = ACTION_MODIFIED;
+	else if (strcmp(s, "DELETED") == 0)
+		*out = ACTION_DELETED;
+	else
+		return (-1);
+	return (0);
+}
+
+/* DataCenterInfo.Name spelling. */
+const char *
+dc_name_str(enum dc_name d)
+{
+	switch (d) {
+	case DC_NETFLIX:
+		return ("Netflix");
+	case DC_AMAZON:
+		return ("Amazon");
+	default:
+		return ("MyOwn");
+	}
+}
+
+/* Parse a data-center name (exact enum names); -1 if unknown. */
+int
+dc_name_parse(const char *s, enum dc_name *out)
+{
+	if (strcmp(s, "MyOwn") == 0)
+		*out = DC_MYOWN;
+	else if (strcmp(s, "Netflix") == 0)
+		*out = DC_NETFLIX;
+	else if (strcmp(s, "Amazon") == 0)
+		*out = DC_AMAZON;
+	else
+		return (-1);
+	return (0);
+}
+
+/* A new instance with the Java decoder's defaults for absent fields. */
+struct instance *
+instance_new(void)
+{
+	struct instance	*in = xcalloc(1, sizeof *in);
+
+	in->status = STATUS_UP;
+	in->overridden_status = STATUS_UNKNOWN;
+	in->port = 7001;
+	in->port_enabled = 1;
+	in->secure_port = 7002;
+	in->secure_port_enabled = 0;
+	in->country_id = 1;
+	in->dc_name = DC_MYOWN;
+	in->lease.renewal_interval_secs = 30;
+	in->lease.duration_secs = 90;
+	in->action_type = ACTION_NONE;
+	return (in);
+}
+
+/* Free an instance and everything it owns. */
+void
+instance_free(struct instance *in)
+{
+	if (in == NULL)
+		return;
+	free(in->instance_id);
+	free(in->host_name);
+	free(in->app);
+	free(in->ip_addr);
+	free(in->sid);
+	kvlist_clear(&in->dc_metadata);
+	kvlist_clear(&in->metadata);
+	free(in->app_group_name);
+	free(in->home_page_url);
+	free(in->status_page_url);
+	free(in->health_check_url);
+	free(in->secure_health_check_url);
+	free(in->vip_address);
+	free(in->secure_vip_address);
+	free(in->asg_name);
+	free(in);
+}
+
+/* strdup that keeps NULL. */
+static char *
+dup_or_null(const char *s)
+{
+	return (s == NULL ? NULL : xstrdup(s));
+}
+
+/* Deep copy. */
+struct instance *
+instance_dup(const struct instance *src)
+{
+	struct instance	*in = xmalloc(sizeof *in);
+
+	*in = *src;
+	in->instance_id = dup_or_null(src->instance_id);
+	in->host_name = dup_or_null(src->host_name);
+	in->app = dup_or_null(src->app);
+	in->ip_addr = dup_or_null(src->ip_addr);
+	in->sid = dup_or_null(src->sid);
+	memset(&in->dc_metadata, 0, sizeof in->dc_metadata);
+	kvlist_copy(&in->dc_metadata, &src->dc_metadata);
+	memset(&in->metadata, 0, sizeof in->metadata);
+	kvlist_copy(&in->metadata, &src->metadata);
+	in->app_group_name = dup_or_null(src->app_group_name);
+	in->home_page_url = dup_or_null(src->home_page_url);
+	in->status_page_url = dup_or_null(src->status_page_url);
+	in->health_check_url = dup_or_null(src->health_check_url);
+	in->secure_health_check_url = dup_or_null(src->secure_health_check_url);
+	in->vip_address = dup_or_null(src->vip_address);
+	in->secure_vip_address = dup_or_null(src->secure_vip_address);
+	in->asg_name = dup_or_null(src->asg_name);
+	return (in);
+}
+
+/*
+ * The registry key (§0): instanceId if set, else the Amazon instance-id,
+ * else the host name. May return "" but never NULL.
+ */
+const char *
+instance_id(const struct instance *in)
+{
+	const char	*s;
+
+	if (in->instance_id != NULL && in->instance_id[0] != '\0')
+		return (in->instance_id);
+	if (in->dc_name == DC_AMAZON &&
+	    (s = kvlist_get(&in->dc_metadata, "instance-id")) != NULL &&
+	    s[0] != '\0')
+		return (s);
+	return (in->host_name != NULL ? in->host_name : "");
+}
+
+/* Upper-case ASCII in place (Java's toUpperCase on app names). */
+void
+str_upper(char *s)
+{
+	for (; s != NULL && *s != '\0'; s++)
+		*s = (char)toupper((unsigned char)*s);
+}
+
+/* Replace an owned string with a copy of another (NULL allowed). */
+void
+str_replace(char **dst, const char *src)
+{
+	char	*n = dup_or_null(src);
+
+	free(*dst);
+	*dst = n;
+}
+
+/* Set key to value, replacing an existing key in place. */
+void
+kvlist_set(struct kvlist *l, const char *key, const char *value)
+{
+	size_t	i;
+
+	for (i = 0; i < l->n; i++) {
+		if (strcmp(l->v[i].key, key) == 0) {
+			str_replace(&l->v[i].value, value);
+			return;
+		}
+	}
+	if (l->n == l->cap) {
+		l->cap = l->cap == 0 ? 4 : l->cap * 2;
+		l->v = xreallocarray(l->v, l->cap, sizeof *l->v);
+	}
+	l->v[l->n].key = xstrdup(key);
+	l->v[l->n].value = xstrdup(value != NULL ? value : "");
+	l->n++;
+}
+
+/* Borrowed value for key, or NULL. */
+const char *
+kvlist_get(const struct kvlist *l, const char *key)
+{
+	size_t	i;
+
+	for (i = 0; i < l->n; i++) {
+		if (strcmp(l->v[i].key, key) == 0)
+			return (l->v[i].value);
+	}
+	return (NULL);
+}
+
+/* Free all entries. */
+void
+kvlist_clear(struct kvlist *l)
+{
+	size_t	i;
+
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].key);
+		free(l->v[i].value);
+	}
+	free(l->v);
+	memset(l, 0, sizeof *l);
+}
+
+/* Append copies of src's entries to dst. */
+void
+kvlist_copy(struct kvlist *dst, const struct kvlist *src)
+{
+	size_t	i;
+
+	for (i = 0; i < src->n; i++)
+		kvlist_set(dst, src->v[i].key, src->v[i].value);
+}
+
+/* A new, empty application called name (stored upper-cased). */
+struct application *
+application_new(const char *name)
+{
+	struct application	*a = xcalloc(1, sizeof *a);
+
+	a->name = xstrdup(name != NULL ? name : "");
+	str_upper(a->name);
+	return (a);
+}
+
+/* Free an application and its instances. */
+void
+application_free(struct application *a)
+{
+	size_t	i;
+
+	if (a == NULL)
+		return;
+	for (i = 0; i < a->n; i++)
+		instance_free(a->instances[i]);
+	free(a->instances);
+	free(a->name);
+	free(a);
+}
+
+/* Add or replace (by id) an instance; takes ownership. */
+void
+application_add(struct application *a, struct instance *in)
+{
+	size_t		 i;
+	const char	*id = instance_id(in);
+
+	for (i = 0; i < a->n; i++) {
+		if (strcmp(instance_id(a->instances[i]), id) == 0) {
+			instance_free(a->instances[i]);
+			a->instances[i] = in;
+			return;
+		}
+	}
+	if (a->n == a->cap) {
+		a->cap = a->cap == 0 ? 4 : a->cap * 2;
+		a->instances = xreallocarray(a->instances, a->cap,
+		    sizeof *a->instances);
+	}
+	a->instances[a->n++] = in;
+}
+
+/* Borrowed instance with that id, or NULL. */
+struct instance *
+application_find(const struct application *a, const char *id)
+{
+	size_t	i;
+
+	for (i = 0; i < a->n; i++) {
+		if (strcmp(instance_id(a->instances[i]), id) == 0)
+			return (a->instances[i]);
+	}
+	return (NULL);
+}
+
+/* Remove and free the instance with that id; 0 if found, -1 if not. */
+int
+application_remove(struct application *a, const char *id)
+{
+	size_t	i;
+
+	for (i = 0; i < a->n; i++) {
+		if (strcmp(instance_id(a->instances[i]), id) == 0) {
+			instance_free(a->instances[i]);
+			memmove(&a->instances[i], &a->instances[i + 1],
+			    (a->n - i - 1) * sizeof *a->instances);
+			a->n--;
+			return (0);
+		}
+	}
+	return (-1);
+}
+
+/* A new, empty registry copy (version -1: never fetched). */
+struct applications *
+applications_new(void)
+{
+	struct applications	*as = xcalloc(1, sizeof *as);
+
+	as->versions_delta = -1;
+	return (as);
+}
+
+/* Free the whole tree. */
+void
+applications_free(struct applications *as)
+{
+	size_t	i;
+
+	if (as == NULL)
+		return;
+	for (i = 0; i < as->n; i++)
+		application_free(as->apps[i]);
+	free(as->apps);
+	free(as->apps_hashcode);
+	free(as);
+}
+
+/* Append an application; takes ownership. */
+void
+applications_add(struct applications *as, struct application *a)
+{
+	if (as->n == as->cap) {
+		as->cap = as->cap == 0 ? 8 : as->cap * 2;
+		as->apps = xreallocarray(as->apps, as->cap, sizeof *as->apps);
+	}
+	as->apps[as->n++] = a;
+}
+
+/* Borrowed application by (upper-case) name, or NULL. */
+struct application *
+applications_find(const struct applications *as, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < as->n; i++) {
+		if (strcasecmp(as->apps[i]->name, name) == 0)
+			return (as->apps[i]);
+	}
+	return (NULL);
+}
+
+/* Find or create the application called name. */
+struct application *
+applications_get(struct applications *as, const char *name)
+{
+	struct application	*a;
+
+	if ((a = applications_find(as, name)) == NULL) {
+		a = application_new(name);
+		applications_add(as, a);
+	}
+	return (a);
+}
+
+/* Total number of instances. */
+size_t
+applications_count(const struct applications *as)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < as->n; i++)
+		n += as->apps[i]->n;
+	return (n);
+}
+
+/* Build the hash code string from per-status counts. */
+char *
+instance_hashcode(const size_t counts[STATUS_COUNT])
+{
+	struct buf	b;
+	int		i;
+
+	buf_init(&b, 0);
+	for (i = 0; i < STATUS_COUNT; i++) {
+		enum instance_status s = status_alpha[i];
+
+		if (counts[s] == 0)
+			continue;
+		buf_adds(&b, status_names[s]);
+		buf_addc(&b, '_');
+		buf_add_i64(&b, (int64_t)counts[s]);
+		buf_addc(&b, '_');
+	}
+	return (buf_steal(&b, NULL));
+}
+
+/* Hash code over every instance of a registry copy (all statuses). */
+char *
+applications_hashcode(const struct applications *as)
+{
+	size_t	counts[STATUS_COUNT] = { 0 };
+	size_t	i, j;
+
+	for (i = 0; i < as->n; i++) {
+		for (j = 0; j < as->apps[i]->n; j++) {
+			enum instance_status s = as->apps[i]->instances[j]->status;
+
+			if ((unsigned)s < STATUS_COUNT)
+				counts[s]++;
+		}
+	}
+	return (instance_hashcode(counts));
+}
+
+/*
+ * Names come from URL paths and bodies: printable, no '/', '?', '#' or
+ * white space, not empty, and bounded, so they are safe as path segments.
+ */
+int
+instance_name_ok(const char *s, size_t max)
+{
+	size_t	n = 0;
+
+	if (s == NULL || *s == '\0')
+		return (0);
+	for (; *s != '\0'; s++, n++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (n >= max || c <= 0x20 || c == 0x7f || c == '/' ||
+		    c == '?' || c == '#')
+			return (0);
+	}
+	return (1);
+}

@@ -1,0 +1,161 @@
+/*
+ * instance.h: Eureka's data model (InstanceInfo, LeaseInfo, DataCenterInfo,
+ * Application, Applications), the status and action enums, and the apps
+ * hash code. Shared by the server, the client library and the codecs.
+ *
+ * Ownership: every char * in these structs is owned by the struct and freed
+ * by its _free function; NULL means "absent" (Java null). instance_free,
+ * application_free and applications_free accept NULL.
+ */
+#ifndef INSTANCE_H
+#define INSTANCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exact Eureka spelling and ordinal order (InstanceStatus). */
+enum instance_status {
+	STATUS_UP = 0,
+	STATUS_DOWN,
+	STATUS_STARTING,
+	STATUS_OUT_OF_SERVICE,
+	STATUS_UNKNOWN,
+};
+#define STATUS_COUNT 5
+
+enum action_type {
+	ACTION_NONE = 0,	/* Java null: not emitted */
+	ACTION_ADDED,
+	ACTION_MODIFIED,
+	ACTION_DELETED,
+};
+
+enum dc_name {
+	DC_MYOWN = 0,
+	DC_NETFLIX,
+	DC_AMAZON,
+};
+
+/* An ordered string map (metadata keeps insertion order, as LinkedHashMap). */
+struct kv {
+	char	*key;
+	char	*value;
+};
+struct kvlist {
+	struct kv	*v;
+	size_t		 n;
+	size_t		 cap;
+};
+
+struct lease_info {
+	int32_t	renewal_interval_secs;	/* default 30 */
+	int32_t	duration_secs;		/* default 90 */
+	int64_t	registration_ts;
+	int64_t	last_renewal_ts;
+	int64_t	eviction_ts;
+	int64_t	service_up_ts;
+};
+
+struct instance {
+	char			*instance_id;	/* may be NULL: see instance_id() */
+	char			*host_name;
+	char			*app;		/* upper case */
+	char			*ip_addr;
+	char			*sid;		/* NULL means "na" */
+	enum instance_status	 status;
+	enum instance_status	 overridden_status;
+	int32_t			 port;
+	int32_t			 secure_port;
+	uint8_t			 port_enabled;
+	uint8_t			 secure_port_enabled;
+	uint8_t			 has_dc;	/* dataCenterInfo present */
+	uint8_t			 has_lease;	/* leaseInfo present */
+	uint8_t			 is_coordinating;
+	int32_t			 country_id;
+	enum dc_name		 dc_name;
+	struct kvlist		 dc_metadata;	/* Amazon only */
+	struct lease_info	 lease;
+	struct kvlist		 metadata;
+	char			*app_group_name;
+	char			*home_page_url;
+	char			*status_page_url;
+	char			*health_check_url;
+	char			*secure_health_check_url;
+	char			*vip_address;
+	char			*secure_vip_address;
+	int64_t			 last_updated_ts;
+	int64_t			 last_dirty_ts;
+	enum action_type	 action_type;
+	char			*asg_name;
+};
+
+struct application {
+	char		 *name;
+	struct instance	**instances;
+	size_t		  n;
+	size_t		  cap;
+};
+
+struct applications {
+	int64_t			 versions_delta;	/* -1: absent */
+	char			*apps_hashcode;		/* NULL: absent */
+	struct application	**apps;
+	size_t			  n;
+	size_t			  cap;
+};
+
+/* Limits applied by the decoders (bad input gets a 4xx, never a crash). */
+#define INSTANCE_MAX_STRING	4096	/* any single string value */
+#define INSTANCE_MAX_NAME	256	/* app names and instance ids */
+#define INSTANCE_MAX_METADATA	128	/* metadata entries */
+
+/* Enum names. */
+const char	*instance_status_name(enum instance_status);
+int		 instance_status_parse(const char *, enum instance_status *);
+const char	*action_type_name(enum action_type);	/* NULL for NONE */
+int		 action_type_parse(const char *, enum action_type *);
+const char	*dc_name_str(enum dc_name);
+int		 dc_name_parse(const char *, enum dc_name *);
+
+/* Instance lifecycle. instance_new() fills Eureka's decoding defaults. */
+struct instance	*instance_new(void);
+void		 instance_free(struct instance *);
+struct instance	*instance_dup(const struct instance *);
+const char	*instance_id(const struct instance *);	/* §0 fallback rule */
+void		 str_upper(char *);
+void		 str_replace(char **, const char *);	/* free old, dup new */
+
+/* Ordered string maps. */
+void		 kvlist_set(struct kvlist *, const char *, const char *);
+const char	*kvlist_get(const struct kvlist *, const char *);
+void		 kvlist_clear(struct kvlist *);
+void		 kvlist_copy(struct kvlist *, const struct kvlist *);
+
+/* Containers. The add functions take ownership of their argument. */
+struct application	*application_new(const char *);
+void			 application_free(struct application *);
+void			 application_add(struct application *, struct instance *);
+struct instance		*application_find(const struct application *,
+			     const char *);
+int			 application_remove(struct application *, const char *);
+struct applications	*applications_new(void);
+void			 applications_free(struct applications *);
+void			 applications_add(struct applications *,
+			     struct application *);
+struct application	*applications_find(const struct applications *,
+			     const char *);
+struct application	*applications_get(struct applications *, const char *);
+size_t			 applications_count(const struct applications *);
+
+/*
+ * Reconcile hash code (§5.10): "<STATUS>_<count>_" for each status with a
+ * non-zero count, in alphabetical order of status names; "" when empty.
+ * counts[] is indexed by enum instance_status. Returns a new string.
+ */
+char	*instance_hashcode(const size_t counts[STATUS_COUNT]);
+char	*applications_hashcode(const struct applications *);
+
+/* Sane-charset check for app names and ids: printable, no '/', bounded. */
+int	 instance_name_ok(const char *, size_t);
+
+#endif

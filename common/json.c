@@ -1,0 +1,1 @@
+/* common/json.c: not written yet. */

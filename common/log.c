@@ -1,0 +1,278 @@
+/*
+ * log.c: line-oriented logging to stderr. The text layout mimics Spring
+ * Boot's ("2026-11-30T16:47:04.123Z  INFO 1234 --- [heurekad] message") so
+ * operators' log tooling copes; --log-format=json gives one object per line.
+ * libevent's own messages are routed here too.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "clock.h"
+#include "log.h"
+
+static const char	*log_name = "heureka";
+static enum log_level	 log_level = LOG_LEVEL_INFO;
+static enum log_format	 log_format = LOG_FORMAT_TEXT;
+
+static const char *log_level_names[] = { "ERROR", "WARN", "INFO", "DEBUG" };
+
+static void	log_vwrite(enum log_level, const char *, va_list, int);
+
+/* Set the program name, level and format. */
+void
+log_init(const char *name, enum log_level level, enum log_format format)
+{
+	log_name = name;
+	log_level = level;
+	log_format = format;
+}
+
+/* Change the level, for example on SIGHUP. */
+void
+log_set_level(enum log_level level)
+{
+	log_level = level;
+}
+
+/* Current level, so callers can skip building expensive debug text. */
+enum log_level
+log_get_level(void)
+{
+	return (log_level);
+}
+
+/* Parse "error", "warn", "info" or "debug". */
+int
+log_parse_level(const char *s, enum log_level *out)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof log_level_names / sizeof log_level_names[0];
+	    i++) {
+		if (strcasecmp(s, log_level_names[i]) == 0) {
+			*out = (enum log_level)i;
+			return (0);
+		}
+	}
+	if (strcasecmp(s, "warning") == 0) {
+		*out = LOG_LEVEL_WARN;
+		return (0);
+	}
+	return (-1);
+}
+
+/* Parse "text" or "json". */
+int
+log_parse_format(const char *s, enum log_format *out)
+{
+	if (strcasecmp(s, "text") == 0)
+		*out = LOG_FORMAT_TEXT;
+	else if (strcasecmp(s, "json") == 0)
+		*out = LOG_FORMAT_JSON;
+	else
+		return (-1);
+	return (0);
+}
+
+/* Write a string as a JSON string body, escaping what JSON requires. */
+static void
+log_json_string(FILE *f, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+}
+
+/* Format and write one line; errno_too appends strerror(saved errno). */
+static void
+log_vwrite(enum log_level level, const char *fmt, va_list ap, int errno_too)
+{
+	char		 msg[2048], ts[64];
+	int		 saved = errno;
+	int64_t		 now = clock_wall_ms();
+	time_t		 secs = (time_t)(now / 1000);
+	struct tm	 tm;
+	size_t		 len;
+	unsigned char	*p;
+
+	if (level > log_level)
+		return;
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	len = strlen(msg);
+	if (errno_too && len < sizeof msg - 1)
+		snprintf(msg + len, sizeof msg - len, ": %s", strerror(saved));
+	/* A client-supplied value must not be able to forge log lines. */
+	for (p = (unsigned char *)msg; *p != '\0'; p++) {
+		if (*p < 0x20)
+			*p = ' ';
+	}
+	gmtime_r(&secs, &tm);
+	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (log_format == LOG_FORMAT_JSON) {
+		fprintf(stderr, "{\"timestamp\":\"%s.%03dZ\",\"level\":\"%s\","
+		    "\"pid\":%ld,\"logger\":\"%s\",\"message\":\"", ts,
+		    (int)(now % 1000), log_level_names[level], (long)getpid(),
+		    log_name);
+		log_json_string(stderr, msg);
+		fputs("\"}\n", stderr);
+	} else {
+		fprintf(stderr, "%s.%03dZ %5s %ld --- [%s] %s\n", ts,
+		    (int)(now % 1000), log_level_names[level], (long)getpid(),
+		    log_name, msg);
+	}
+	fflush(stderr);
+	errno = saved;
+}
+
+/* Warning with strerror(errno) appended. */
+void
+log_warn(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_LEVEL_WARN, fmt, ap, 1);
+	va_end(ap);
+}
+
+/* Warning without errno. */
+void
+log_warnx(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_LEVEL_WARN, fmt, ap, 0);
+	va_end(ap);
+}
+
+/* Error that is not fatal. */
+void
+log_error(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_LEVEL_ERROR, fmt, ap, 0);
+	va_end(ap);
+}
+
+/* Informational line: normal operation logs nothing louder than this. */
+void
+log_info(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_LEVEL_INFO, fmt, ap, 0);
+	va_end(ap);
+}
+
+/* Debug line; callers start the text with __func__. */
+void
+log_debug(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_LEVEL_DEBUG, fmt, ap, 0);
+	va_end(ap);
+}
+
+/* Log with strerror(errno) and exit. */
+void
+fatal(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_LEVEL_ERROR, fmt, ap, 1);
+	va_end(ap);
+	exit(1);
+}
+
+/* Log and exit. */
+void
+fatalx(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_LEVEL_ERROR, fmt, ap, 0);
+	va_end(ap);
+	exit(1);
+}
+
+/* True if another line fits in the current window; counts the rest. */
+int
+log_ratelim_allow(struct log_ratelim *rl)
+{
+	int64_t	now = clock_mono_ms();
+
+	if (now - rl->window_start >= rl->interval_ms) {
+		if (rl->suppressed > 0)
+			log_warnx("%u similar messages suppressed",
+			    rl->suppressed);
+		rl->window_start = now;
+		rl->used = 0;
+		rl->suppressed = 0;
+	}
+	if (rl->used < rl->burst) {
+		rl->used++;
+		return (1);
+	}
+	rl->suppressed++;
+	return (0);
+}
+
+/* Rate-limited warning for things clients and peers can trigger. */
+void
+log_warnx_rl(struct log_ratelim *rl, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (!log_ratelim_allow(rl))
+		return;
+	va_start(ap, fmt);
+	log_vwrite(LOG_LEVEL_WARN, fmt, ap, 0);
+	va_end(ap);
+}
+
+/* libevent's internal messages, mapped onto our levels. */
+static void
+log_libevent_cb(int severity, const char *msg)
+{
+	switch (severity) {
+	case EVENT_LOG_DEBUG:
+		log_debug("libevent: %s", msg);
+		break;
+	case EVENT_LOG_MSG:
+		log_info("libevent: %s", msg);
+		break;
+	default:
+		log_warnx("libevent: %s", msg);
+		break;
+	}
+}
+
+/* Route libevent's logging through ours. */
+void
+log_take_libevent(void)
+{
+	event_set_log_callback(log_libevent_cb);
+}

@@ -1,0 +1,52 @@
+/*
+ * log.h: the whole logging API (OpenSMTPD style). Lines go to stderr in a
+ * Spring-Boot-like text layout or as one JSON object per line. log_warn
+ * appends strerror(errno); log_warnx does not. Anything a client or peer
+ * can trigger goes through a struct log_ratelim so it cannot flood the log.
+ */
+#ifndef LOG_H
+#define LOG_H
+
+#include <stdint.h>
+
+enum log_level {
+	LOG_LEVEL_ERROR = 0,
+	LOG_LEVEL_WARN,
+	LOG_LEVEL_INFO,
+	LOG_LEVEL_DEBUG,
+};
+
+enum log_format {
+	LOG_FORMAT_TEXT = 0,
+	LOG_FORMAT_JSON,
+};
+
+/* At most `burst` lines per `interval_ms`; the rest are counted and reported. */
+struct log_ratelim {
+	int64_t		window_start;
+	int64_t		interval_ms;
+	unsigned	burst;
+	unsigned	used;
+	unsigned	suppressed;
+};
+#define LOG_RATELIM_INIT(ms, n)	{ 0, (ms), (n), 0, 0 }
+
+void	log_init(const char *, enum log_level, enum log_format);
+void	log_set_level(enum log_level);
+enum log_level log_get_level(void);
+int	log_parse_level(const char *, enum log_level *);
+int	log_parse_format(const char *, enum log_format *);
+void	log_take_libevent(void);
+
+void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_error(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	fatal(const char *, ...) __attribute__((format(printf, 1, 2), noreturn));
+void	fatalx(const char *, ...) __attribute__((format(printf, 1, 2), noreturn));
+int	log_ratelim_allow(struct log_ratelim *);
+void	log_warnx_rl(struct log_ratelim *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+
+#endif

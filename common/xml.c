@@ -1,0 +1,1 @@
+/* common/xml.c: not written yet. */

@@ -1,0 +1,1 @@
+/* server/cache.c: not written yet. */

@@ -1,0 +1,1 @@
+/* server/dashboard.c: not written yet. */

@@ -1,0 +1,2 @@
+/* server/main.c: not written yet. */
+int main(void) { return 1; }

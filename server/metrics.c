@@ -1,0 +1,1 @@
+/* server/metrics.c: not written yet. */

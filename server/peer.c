@@ -1,0 +1,1 @@
+/* server/peer.c: not written yet. */

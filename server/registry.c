@@ -1,0 +1,1 @@
+/* server/registry.c: not written yet. */

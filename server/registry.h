@@ -1,0 +1,186 @@
+/*
+ * registry.h: the lease table (spec §5). app name -> instance id -> lease,
+ * the status-override map, the recently-changed queue for deltas, the
+ * last-1000 registered/cancelled rings, eviction and self-preservation.
+ *
+ * A plain data structure: no libevent, no I/O, no clock reads. Every call
+ * takes `now` (wall-clock ms) so tests drive time by hand.
+ *
+ * Ownership: registry_register() owns `inst` from the call on, success or
+ * not. Every const struct instance * returned is borrowed and valid until
+ * the next mutating call. Observers are told about every change after it
+ * is applied.
+ */
+#ifndef REGISTRY_H
+#define REGISTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "instance.h"
+
+struct registry;
+struct reg_app;
+
+struct registry_conf {
+	int	 self_preservation;		/* enableSelfPreservation */
+	double	 renewal_percent_threshold;	/* 0.85 */
+	int	 expected_client_renewal_interval_secs;	/* 30 */
+	int	 expected_initial;		/* Spring: 1 */
+	int64_t	 retention_ms;			/* delta queue: 180000 */
+	int64_t	 override_ttl_ms;		/* 3600000 */
+	int64_t	 tombstone_ms;			/* >= retention_ms */
+	int64_t	 eviction_interval_ms;		/* compensation baseline */
+	size_t	 max_instances;			/* hard bound, register refuses */
+	int	 sync_when_timestamp_differs;	/* true */
+};
+
+void	registry_conf_defaults(struct registry_conf *);
+
+enum registry_rc {
+	REG_OK = 0,
+	REG_NOT_FOUND,		/* 404 */
+	REG_CONFLICT,		/* 409: *conflict holds the stored copy */
+	REG_FULL,		/* max_instances reached */
+	REG_INVALID,		/* bad argument */
+};
+
+enum registry_event_type {
+	REG_EV_REGISTER = 0,
+	REG_EV_RENEW,
+	REG_EV_CANCEL,
+	REG_EV_STATUS_UPDATE,
+	REG_EV_DELETE_OVERRIDE,
+	REG_EV_EVICT,		/* never replicated */
+	REG_EV_METADATA,	/* re-registered; replicated as Register */
+};
+
+struct registry_event {
+	enum registry_event_type	 type;
+	const char			*app;
+	const char			*id;
+	const struct instance		*inst;	/* stored copy; NULL if gone */
+	int				 replicated;
+	enum instance_status		 override;	/* current override or UNKNOWN */
+	int64_t				 now;
+};
+
+typedef void (*registry_observer_cb)(const struct registry_event *, void *);
+
+struct registry_stats {
+	uint64_t	registrations;
+	uint64_t	renewals;
+	uint64_t	renewals_not_found;
+	uint64_t	cancels;
+	uint64_t	cancels_not_found;
+	uint64_t	evictions;
+	uint64_t	status_updates;
+};
+
+struct registry	*registry_new(const struct registry_conf *, int64_t now);
+void		 registry_free(struct registry *);
+void		 registry_add_observer(struct registry *, registry_observer_cb,
+		     void *);
+
+/* §5.3. Validation is the caller's job (rest.c); inst is owned from here. */
+enum registry_rc registry_register(struct registry *, struct instance *,
+		     int replicated, int64_t now);
+/*
+ * §5.4 + §2.7. last_dirty < 0: not given. override: the replicated
+ * overriddenstatus (STATUS_UNKNOWN if none). On REG_CONFLICT *conflict is
+ * the stored copy (replicated callers answer 409 with it); non-replicated
+ * callers get REG_OK in that case, as Eureka.
+ */
+enum registry_rc registry_renew(struct registry *, const char *app,
+		     const char *id, int64_t last_dirty,
+		     enum instance_status override, int replicated,
+		     int64_t now, const struct instance **conflict);
+enum registry_rc registry_cancel(struct registry *, const char *app,
+		     const char *id, int replicated, int64_t now);
+/* §5.6; last_dirty <= 0 means not given. */
+enum registry_rc registry_status_update(struct registry *, const char *app,
+		     const char *id, enum instance_status, int64_t last_dirty,
+		     int replicated, int64_t now);
+/* §5.7; status is what the instance is left in (UNKNOWN by default). */
+enum registry_rc registry_delete_override(struct registry *, const char *app,
+		     const char *id, enum instance_status, int64_t last_dirty,
+		     int replicated, int64_t now);
+/* §2.11: merge metadata, then re-register as a non-replicated register. */
+enum registry_rc registry_update_metadata(struct registry *, const char *app,
+		     const char *id, const struct kvlist *, int64_t now);
+/* Store an override learnt from a peer (§6.2 sync-from-peer). */
+void		 registry_set_override(struct registry *, const char *id,
+		     enum instance_status, int64_t now);
+
+/* Lookups; expired leases are hidden while expiration is enabled (§2.6). */
+const struct instance *registry_get(struct registry *, const char *app,
+		     const char *id, int64_t now);
+const struct instance *registry_find_id(struct registry *, const char *id,
+		     int64_t now);
+/* The override for an id, STATUS_UNKNOWN if none. */
+enum instance_status registry_override(struct registry *, const char *id,
+		     int64_t now);
+/* Snapshot of the override map: calls cb(id, status) for each entry. */
+void		 registry_foreach_override(struct registry *,
+		     void (*)(const char *, enum instance_status, void *),
+		     void *, int64_t now);
+
+/*
+ * Iteration for encoders, by index (O(1) each). Order is unspecified, as
+ * Eureka's. An app index is valid until the next mutating call.
+ */
+size_t		 registry_app_count(const struct registry *);
+struct reg_app	*registry_app_at(const struct registry *, size_t);
+struct reg_app	*registry_app_find(const struct registry *, const char *);
+const char	*reg_app_name(const struct reg_app *);
+size_t		 reg_app_size(const struct reg_app *);
+const struct instance *reg_app_instance_at(const struct reg_app *, size_t);
+/* Bumped on every change that invalidates this app's encodings. */
+uint64_t	 reg_app_gen(const struct reg_app *);
+/* Bumped on every change that invalidates any encoding. */
+uint64_t	 registry_gen(const struct registry *);
+size_t		 registry_size(const struct registry *);	/* instances */
+char		*registry_hashcode(const struct registry *);	/* new string */
+void		 registry_status_counts(const struct registry *,
+		     size_t counts[STATUS_COUNT]);
+
+/*
+ * Deltas (§5.9): a deep copy of the current state of every lease in the
+ * recently-changed queue, deduplicated per (app, id) with the last
+ * occurrence winning, grouped by app in order of first appearance. Costs
+ * O(changes). versions_delta and apps_hashcode are left for the caller.
+ */
+struct applications *registry_delta(struct registry *, int64_t now);
+void		 registry_purge_deltas(struct registry *, int64_t now);
+size_t		 registry_delta_size(const struct registry *);
+
+/* VIP / SVIP (§2.13): instances whose comma-separated list holds vip. */
+struct applications *registry_vip(struct registry *, const char *vip,
+		     int secure);
+
+/* Eviction and self-preservation (§5.11, with heureka's improvements). */
+void		 registry_open_for_traffic(struct registry *, int count,
+		     int64_t now);
+int		 registry_evict(struct registry *, int64_t now);	/* evicted */
+void		 registry_tick_minute(struct registry *, int64_t now);
+int		 registry_lease_expiration_enabled(const struct registry *);
+int		 registry_is_below_threshold(const struct registry *);
+int		 registry_expected_clients(const struct registry *);
+int		 registry_renew_threshold(const struct registry *);
+long		 registry_renews_last_min(const struct registry *);
+const struct registry_stats *registry_stats(const struct registry *);
+
+/* Tombstones: when (app, id) was cancelled, 0 if not within tombstone_ms. */
+int64_t		 registry_tombstone(struct registry *, const char *app,
+		     const char *id, int64_t now);
+
+/* Last-1000 rings for /lastn, newest first: cb(ts, "APP(id)"). */
+#define REGISTRY_RECENT_MAX	1000
+void		 registry_foreach_recent(const struct registry *, int cancelled,
+		     void (*)(int64_t, const char *, void *), void *);
+
+/* Lease helpers exposed for tests and the dashboard. */
+int		 registry_lease_expired(const struct instance *, int64_t extra,
+		     int64_t now);
+
+#endif

@@ -1,0 +1,1 @@
+/* server/rest.c: not written yet. */

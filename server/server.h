@@ -1,0 +1,56 @@
+/*
+ * server.h: the one object that ties heurekad together. One event loop owns
+ * all of it (design.md): the registry, the response cache, the peers and
+ * the metrics live on `base` and are touched only from loop callbacks, so
+ * nothing on the hot path takes a lock.
+ */
+#ifndef SERVER_H
+#define SERVER_H
+
+#include <stdint.h>
+
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "config.h"
+#include "registry.h"
+
+struct cache;
+struct peers;
+struct metrics;
+
+struct server {
+	struct event_base	*base;
+	struct evhttp		*http;
+	struct config		*conf;		/* owned by main */
+	struct registry		*reg;
+	struct cache		*cache;
+	struct peers		*peers;
+	struct metrics		*metrics;
+
+	int64_t			 start_ms;	/* wall clock at start */
+	int			 port;		/* bound port */
+	char			*hostname;	/* gethostname() */
+	int			 ready;		/* start-up sync finished */
+	int64_t			 ready_at_ms;	/* reads allowed from then on
+						   even without ready */
+	int			 shutting_down;
+	unsigned		 open_connections;
+
+	struct event		*evict_ev;
+	struct event		*minute_ev;
+	struct event		*delta_ev;
+	struct event		*cache_ev;	/* read-only cache refresh */
+};
+
+struct server	*server_new(struct event_base *, struct config *);
+void		 server_free(struct server *);
+int		 server_listen(struct server *, char **cause);
+void		 server_start(struct server *);	/* timers, peers, sync */
+void		 server_stop(struct server *);	/* stop accepting, flush */
+/* Reads (apps, delta, app, vips) are allowed (§6.4 shouldAllowAccess). */
+int		 server_allow_access(const struct server *, int64_t now);
+/* Start-up sync done (or given up): called by peer.c. */
+void		 server_set_ready(struct server *, int count);
+
+#endif
