@@ -1,1 +1,375 @@
-/* server/metrics.c: not written yet. */
+/*
+ * metrics.c: the numbers behind /metrics, rendered in the Prometheus text
+ * exposition format 0.0.4. Only the HTTP side is counted here (rest.c calls
+ * metrics_http() after every response): requests per (route, status) and a
+ * latency histogram per route, in fixed tables so a scrape or a request
+ * never allocates. Everything else (registry counters, instances by status,
+ * self-preservation, peers) is read from its owner at scrape time, so there
+ * is one source of truth and nothing to keep in sync.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "instance.h"
+#include "xmalloc.h"
+
+#include "metrics.h"
+#include "peer.h"
+#include "registry.h"
+#include "server.h"
+
+/*
+ * The route labels rest.c uses. Anything else is counted as "other", so a
+ * caller bug (or a new route) can never grow the series set.
+ */
+static const char *metrics_routes[] = {
+	"apps", "apps_delta", "app", "instance", "register", "renew",
+	"cancel", "status", "metadata", "vips", "batch", "dashboard",
+	"peer", "health", "metrics", "other",
+};
+#define METRICS_NROUTES	(sizeof metrics_routes / sizeof metrics_routes[0])
+#define METRICS_OTHER	(METRICS_NROUTES - 1)
+
+/* HTTP status codes 100..599 get a slot each; anything else lands in 0. */
+#define METRICS_NCODES	600
+
+/* Upper bounds (seconds) of the latency buckets, Prometheus' defaults + 1 ms. */
+static const double metrics_buckets[] = {
+	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+	1, 2.5, 5, 10,
+};
+#define METRICS_NBUCKETS (sizeof metrics_buckets / sizeof metrics_buckets[0])
+
+struct metrics {
+	uint64_t	requests[METRICS_NROUTES][METRICS_NCODES];
+	uint64_t	bucket[METRICS_NROUTES][METRICS_NBUCKETS];
+	uint64_t	count[METRICS_NROUTES];
+	double		sum[METRICS_NROUTES];		/* seconds */
+};
+
+static size_t	metrics_route_index(const char *);
+static void	metrics_add_label(struct buf *, const char *);
+static void	metrics_header(struct buf *, const char *, const char *,
+		    const char *);
+static void	metrics_render_http(struct metrics *, struct buf *);
+static void	metrics_render_registry(struct server *, struct buf *);
+static void	metrics_render_instances(struct server *, struct buf *);
+static void	metrics_render_peers(struct server *, struct buf *);
+
+/* A zeroed metrics table. */
+struct metrics *
+metrics_new(void)
+{
+	return (xcalloc(1, sizeof(struct metrics)));
+}
+
+/* Release m; NULL is fine. */
+void
+metrics_free(struct metrics *m)
+{
+	free(m);
+}
+
+/* Index of a route label in metrics_routes, "other" when unknown. */
+static size_t
+metrics_route_index(const char *route)
+{
+	size_t	i;
+
+	if (route == NULL)
+		return (METRICS_OTHER);
+	for (i = 0; i < METRICS_NROUTES; i++) {
+		if (strcmp(metrics_routes[i], route) == 0)
+			return (i);
+	}
+	return (METRICS_OTHER);
+}
+
+/* Count one served request; usec is its handling time. */
+void
+metrics_http(struct metrics *m, const char *route, int status, int64_t usec)
+{
+	size_t	r, b;
+	double	secs;
+
+	if (m == NULL)
+		return;
+	r = metrics_route_index(route);
+	if (status < 100 || status >= METRICS_NCODES)
+		status = 0;
+	m->requests[r][status]++;
+
+	if (usec < 0)
+		usec = 0;
+	secs = (double)usec / 1e6;
+	m->count[r]++;
+	m->sum[r] += secs;
+	for (b = 0; b < METRICS_NBUCKETS; b++) {
+		if (secs <= metrics_buckets[b]) {
+			m->bucket[r][b]++;
+			break;
+		}
+	}
+}
+
+/*
+ * Append a label value, escaped as the exposition format wants: backslash,
+ * double quote and newline. App names and peer URLs come from clients and
+ * configuration, so this is what keeps a hostile name from forging series.
+ */
+static void
+metrics_add_label(struct buf *b, const char *s)
+{
+	buf_addc(b, '"');
+	for (; s != NULL && *s != '\0'; s++) {
+		switch (*s) {
+		case '\\':
+			buf_adds(b, "\\\\");
+			break;
+		case '"':
+			buf_adds(b, "\\\"");
+			break;
+		case '\n':
+			buf_adds(b, "\\n");
+			break;
+		default:
+			buf_addc(b, *s);
+			break;
+		}
+	}
+	buf_addc(b, '"');
+}
+
+/* The # HELP and # TYPE lines of one metric family. */
+static void
+metrics_header(struct buf *b, const char *name, const char *type,
+    const char *help)
+{
+	buf_addf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* Requests by route and code, and the latency histogram by route. */
+static void
+metrics_render_http(struct metrics *m, struct buf *b)
+{
+	size_t		 r, c, i;
+	uint64_t	 cum;
+
+	metrics_header(b, "heureka_http_requests_total", "counter",
+	    "HTTP requests served, by route and status code.");
+	for (r = 0; r < METRICS_NROUTES; r++) {
+		for (c = 0; c < METRICS_NCODES; c++) {
+			if (m->requests[r][c] == 0)
+				continue;
+			buf_addf(b, "heureka_http_requests_total{route=\"%s\","
+			    "code=\"%zu\"} %llu\n", metrics_routes[r], c,
+			    (unsigned long long)m->requests[r][c]);
+		}
+	}
+
+	metrics_header(b, "heureka_http_request_duration_seconds", "histogram",
+	    "Time to handle an HTTP request, by route.");
+	for (r = 0; r < METRICS_NROUTES; r++) {
+		if (m->count[r] == 0)
+			continue;
+		cum = 0;
+		for (i = 0; i < METRICS_NBUCKETS; i++) {
+			cum += m->bucket[r][i];
+			buf_addf(b, "heureka_http_request_duration_seconds_bucket"
+			    "{route=\"%s\",le=\"%g\"} %llu\n", metrics_routes[r],
+			    metrics_buckets[i], (unsigned long long)cum);
+		}
+		buf_addf(b, "heureka_http_request_duration_seconds_bucket"
+		    "{route=\"%s\",le=\"+Inf\"} %llu\n", metrics_routes[r],
+		    (unsigned long long)m->count[r]);
+		buf_addf(b, "heureka_http_request_duration_seconds_sum"
+		    "{route=\"%s\"} %.9g\n", metrics_routes[r], m->sum[r]);
+		buf_addf(b, "heureka_http_request_duration_seconds_count"
+		    "{route=\"%s\"} %llu\n", metrics_routes[r],
+		    (unsigned long long)m->count[r]);
+	}
+}
+
+/* Lease counters and the self-preservation gauges, from the registry. */
+static void
+metrics_render_registry(struct server *s, struct buf *b)
+{
+	const struct registry_stats	*st;
+	static const struct registry_stats zero;
+	int				 active = 0;
+	long				 threshold = 0, last_min = 0;
+
+	st = &zero;
+	if (s->reg != NULL) {
+		st = registry_stats(s->reg);
+		active = !registry_lease_expiration_enabled(s->reg);
+		threshold = registry_renew_threshold(s->reg);
+		last_min = registry_renews_last_min(s->reg);
+	}
+
+	metrics_header(b, "heureka_registrations_total", "counter",
+	    "Registrations received (local and replicated).");
+	buf_addf(b, "heureka_registrations_total %llu\n",
+	    (unsigned long long)st->registrations);
+	metrics_header(b, "heureka_renewals_total", "counter",
+	    "Heartbeats received (local and replicated).");
+	buf_addf(b, "heureka_renewals_total %llu\n",
+	    (unsigned long long)st->renewals);
+	metrics_header(b, "heureka_renewals_not_found_total", "counter",
+	    "Heartbeats for unknown instances (answered 404).");
+	buf_addf(b, "heureka_renewals_not_found_total %llu\n",
+	    (unsigned long long)st->renewals_not_found);
+	metrics_header(b, "heureka_cancels_total", "counter",
+	    "Cancels received (local and replicated).");
+	buf_addf(b, "heureka_cancels_total %llu\n",
+	    (unsigned long long)st->cancels);
+	metrics_header(b, "heureka_evictions_total", "counter",
+	    "Leases evicted because they expired.");
+	buf_addf(b, "heureka_evictions_total %llu\n",
+	    (unsigned long long)st->evictions);
+	metrics_header(b, "heureka_status_updates_total", "counter",
+	    "Status overrides set.");
+	buf_addf(b, "heureka_status_updates_total %llu\n",
+	    (unsigned long long)st->status_updates);
+
+	metrics_header(b, "heureka_self_preservation_active", "gauge",
+	    "1 while eviction is suspended because renewals are below the "
+	    "threshold.");
+	buf_addf(b, "heureka_self_preservation_active %d\n", active);
+	metrics_header(b, "heureka_renews_threshold", "gauge",
+	    "Renewals per minute below which self-preservation starts.");
+	buf_addf(b, "heureka_renews_threshold %ld\n", threshold);
+	metrics_header(b, "heureka_renews_last_minute", "gauge",
+	    "Renewals received in the last complete minute.");
+	buf_addf(b, "heureka_renews_last_minute %ld\n", last_min);
+}
+
+/*
+ * Instances by application and status, under our name and under the name
+ * Spring Cloud's server exposes, so existing Grafana boards keep working.
+ * Only non-zero series are written.
+ */
+static void
+metrics_render_instances(struct server *s, struct buf *b)
+{
+	static const char	*names[] = {
+		"heureka_instances", "eureka_server_instances",
+	};
+	struct reg_app		*app;
+	const struct instance	*inst;
+	size_t			 counts[STATUS_COUNT];
+	size_t			 n, i, j, k, napps;
+	int			 st;
+
+	napps = s->reg != NULL ? registry_app_count(s->reg) : 0;
+	for (k = 0; k < sizeof names / sizeof names[0]; k++) {
+		metrics_header(b, names[k], "gauge",
+		    "Registered instances by application and status.");
+		for (i = 0; i < napps; i++) {
+			app = registry_app_at(s->reg, i);
+			memset(counts, 0, sizeof counts);
+			n = reg_app_size(app);
+			for (j = 0; j < n; j++) {
+				inst = reg_app_instance_at(app, j);
+				if (inst != NULL && inst->status >= 0 &&
+				    inst->status < STATUS_COUNT)
+					counts[inst->status]++;
+			}
+			for (st = 0; st < STATUS_COUNT; st++) {
+				if (counts[st] == 0)
+					continue;
+				buf_addf(b, "%s{application=", names[k]);
+				metrics_add_label(b, reg_app_name(app));
+				buf_addf(b, ",status=\"%s\"} %zu\n",
+				    instance_status_name(st), counts[st]);
+			}
+		}
+	}
+}
+
+/* Per-peer replication counters and queue depth. */
+static void
+metrics_render_peers(struct server *s, struct buf *b)
+{
+	static const struct {
+		const char	*name;
+		const char	*type;
+		const char	*help;
+	} fams[] = {
+		{ "heureka_replication_batches_total", "counter",
+		  "Replication batches sent to a peer." },
+		{ "heureka_replication_items_total", "counter",
+		  "Replication items sent to a peer." },
+		{ "heureka_replication_failures_total", "counter",
+		  "Replication requests to a peer that failed." },
+		{ "heureka_replication_dropped_total", "counter",
+		  "Replication items dropped (queue full or expired)." },
+		{ "heureka_replication_queue_depth", "gauge",
+		  "Replication items waiting for a peer." },
+		{ "heureka_peer_up", "gauge",
+		  "1 when the last request to a peer succeeded." },
+	};
+	struct peer_info	 pi;
+	size_t			 npeers, f, i;
+	uint64_t		 v;
+
+	npeers = s->peers != NULL ? peers_count(s->peers) : 0;
+	for (f = 0; f < sizeof fams / sizeof fams[0]; f++) {
+		metrics_header(b, fams[f].name, fams[f].type, fams[f].help);
+		for (i = 0; i < npeers; i++) {
+			memset(&pi, 0, sizeof pi);
+			peers_info(s->peers, i, &pi);
+			switch (f) {
+			case 0:
+				v = pi.batches_sent;
+				break;
+			case 1:
+				v = pi.items_sent;
+				break;
+			case 2:
+				v = pi.failures;
+				break;
+			case 3:
+				v = pi.dropped;
+				break;
+			case 4:
+				v = pi.queue_depth;
+				break;
+			default:
+				v = pi.reachable ? 1 : 0;
+				break;
+			}
+			buf_addf(b, "%s{peer=", fams[f].name);
+			metrics_add_label(b, pi.url != NULL ? pi.url : "");
+			buf_addf(b, "} %llu\n", (unsigned long long)v);
+		}
+	}
+}
+
+/* Render the whole exposition into b. */
+void
+metrics_render(struct metrics *m, struct server *s, struct buf *b)
+{
+	metrics_header(b, "heureka_up", "gauge",
+	    "1 while heurekad is running.");
+	buf_adds(b, "heureka_up 1\n");
+	metrics_header(b, "heureka_ready", "gauge",
+	    "1 once the start-up registry sync is over.");
+	buf_addf(b, "heureka_ready %d\n", s->ready && !s->shutting_down);
+	metrics_header(b, "heureka_start_time_seconds", "gauge",
+	    "Start time of heurekad since the Unix epoch.");
+	buf_addf(b, "heureka_start_time_seconds %.3f\n",
+	    (double)s->start_ms / 1000.0);
+	metrics_header(b, "heureka_open_connections", "gauge",
+	    "Client connections currently open.");
+	buf_addf(b, "heureka_open_connections %u\n", s->open_connections);
+
+	metrics_render_registry(s, b);
+	metrics_render_instances(s, b);
+	metrics_render_peers(s, b);
+	if (m != NULL)
+		metrics_render_http(m, b);
+}
