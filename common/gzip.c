@@ -1,1 +1,151 @@
-/* common/gzip.c: not written yet. */
+/*
+ * gzip.c: compression for registry bodies. Full registries are large (about
+ * 1 KB of JSON per instance) and fetched by every client every 30 s, so the
+ * cache keeps each application's encoding as its own deflate fragment and
+ * stitches a complete gzip stream from them; a change then recompresses one
+ * application, not the registry.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "gzip.h"
+#include "log.h"
+#include "xmalloc.h"
+
+/* Deflate in into out with the given stream setup; flush decides the end. */
+static void
+gzip_deflate(z_stream *zs, const char *in, size_t len, struct buf *out,
+    int flush)
+{
+	char	chunk[16384];
+	int	rc;
+
+	zs->next_in = (Bytef *)(uintptr_t)in;
+	zs->avail_in = (uInt)len;
+	do {
+		zs->next_out = (Bytef *)chunk;
+		zs->avail_out = sizeof chunk;
+		rc = deflate(zs, flush);
+		if (rc == Z_STREAM_ERROR)
+			fatalx("deflate: stream error");
+		buf_add(out, chunk, sizeof chunk - zs->avail_out);
+	} while (zs->avail_out == 0 || zs->avail_in != 0);
+}
+
+/* gzip a whole body in one go. */
+void
+gzip_compress(const char *in, size_t len, struct buf *out, int level)
+{
+	z_stream	zs;
+
+	memset(&zs, 0, sizeof zs);
+	if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8,
+	    Z_DEFAULT_STRATEGY) != Z_OK)
+		fatalx("deflateInit2 failed");
+	gzip_deflate(&zs, in, len, out, Z_FINISH);
+	deflateEnd(&zs);
+}
+
+/* Inflate gzip (or zlib) data, refusing more than max output bytes. */
+int
+gzip_inflate(const char *in, size_t len, struct buf *out, size_t max)
+{
+	z_stream	zs;
+	char		chunk[16384];
+	int		rc;
+	size_t		start = out->len;
+
+	memset(&zs, 0, sizeof zs);
+	if (inflateInit2(&zs, 15 + 32) != Z_OK)
+		return (-1);
+	zs.next_in = (Bytef *)(uintptr_t)in;
+	zs.avail_in = (uInt)len;
+	do {
+		zs.next_out = (Bytef *)chunk;
+		zs.avail_out = sizeof chunk;
+		rc = inflate(&zs, Z_NO_FLUSH);
+		if (rc != Z_OK && rc != Z_STREAM_END)
+			break;
+		if (out->len - start + (sizeof chunk - zs.avail_out) > max) {
+			rc = Z_BUF_ERROR;
+			break;
+		}
+		buf_add(out, chunk, sizeof chunk - zs.avail_out);
+	} while (rc != Z_STREAM_END && (zs.avail_in != 0 ||
+	    zs.avail_out == 0));
+	inflateEnd(&zs);
+	return (rc == Z_STREAM_END && !out->overflow ? 0 : -1);
+}
+
+/* Raw deflate of one fragment, ending with a sync flush (byte aligned). */
+void
+gzip_frag_make(struct gz_frag *f, const char *in, size_t len, int level)
+{
+	z_stream	zs;
+	struct buf	b;
+
+	memset(&zs, 0, sizeof zs);
+	if (deflateInit2(&zs, level, Z_DEFLATED, -15, 8,
+	    Z_DEFAULT_STRATEGY) != Z_OK)
+		fatalx("deflateInit2 failed");
+	buf_init(&b, 0);
+	gzip_deflate(&zs, in, len, &b, Z_SYNC_FLUSH);
+	deflateEnd(&zs);
+	f->data = buf_steal(&b, &f->len);
+	f->crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)in,
+	    (uInt)len);
+	f->raw_len = len;
+}
+
+/* Release a fragment's bytes. */
+void
+gzip_frag_clear(struct gz_frag *f)
+{
+	free(f->data);
+	memset(f, 0, sizeof *f);
+}
+
+/* Write the 10-byte gzip header and start the running CRC and length. */
+void
+gzip_stitch_begin(struct buf *out, uint32_t *crc, size_t *raw_len)
+{
+	static const char hdr[10] = {
+		0x1f, (char)0x8b, 8, 0, 0, 0, 0, 0, 0, 3
+	};
+
+	buf_add(out, hdr, sizeof hdr);
+	*crc = (uint32_t)crc32(0L, Z_NULL, 0);
+	*raw_len = 0;
+}
+
+/* Append one fragment and fold its CRC into the running one. */
+void
+gzip_stitch_add(struct buf *out, const struct gz_frag *f, uint32_t *crc,
+    size_t *raw_len)
+{
+	buf_add(out, f->data, f->len);
+	*crc = (uint32_t)crc32_combine(*crc, f->crc, (z_off_t)f->raw_len);
+	*raw_len += f->raw_len;
+}
+
+/* Close the stream: an empty final fixed block, CRC32 and ISIZE (LE). */
+void
+gzip_stitch_end(struct buf *out, uint32_t crc, size_t raw_len)
+{
+	unsigned char	t[10];
+	uint32_t	isize = (uint32_t)raw_len;
+
+	t[0] = 0x03;		/* BFINAL=1, fixed Huffman, end of block */
+	t[1] = 0x00;
+	t[2] = crc & 0xff;
+	t[3] = (crc >> 8) & 0xff;
+	t[4] = (crc >> 16) & 0xff;
+	t[5] = (crc >> 24) & 0xff;
+	t[6] = isize & 0xff;
+	t[7] = (isize >> 8) & 0xff;
+	t[8] = (isize >> 16) & 0xff;
+	t[9] = (isize >> 24) & 0xff;
+	buf_add(out, t, sizeof t);
+}

@@ -1,1 +1,39 @@
-/* common/gzip.h: not written yet. */
+/*
+ * gzip.h: zlib helpers. Whole-body gzip and bounded inflate for HTTP, and
+ * the stitching primitives that let the server's cache build a gzip body
+ * from per-application deflate fragments without recompressing the rest
+ * (the pigz technique: sync-flushed raw deflate blocks concatenated, CRCs
+ * joined with crc32_combine, one empty final block at the end).
+ */
+#ifndef GZIP_H
+#define GZIP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+/* A raw-deflate fragment ending on a byte boundary (Z_SYNC_FLUSH). */
+struct gz_frag {
+	char		*data;
+	size_t		 len;
+	uint32_t	 crc;		/* crc32 of the uncompressed bytes */
+	size_t		 raw_len;	/* uncompressed length */
+};
+
+/* gzip the whole input into out (appends). */
+void	gzip_compress(const char *, size_t, struct buf *out, int level);
+/* Inflate gzip or zlib data into out; -1 if corrupt or over max bytes. */
+int	gzip_inflate(const char *, size_t, struct buf *out, size_t max);
+
+/* Deflate one fragment; frag's fields are owned by it. */
+void	gzip_frag_make(struct gz_frag *, const char *, size_t, int level);
+void	gzip_frag_clear(struct gz_frag *);
+
+/* Stitching: header, fragments in order, then the trailer. */
+void	gzip_stitch_begin(struct buf *, uint32_t *crc, size_t *raw_len);
+void	gzip_stitch_add(struct buf *, const struct gz_frag *, uint32_t *crc,
+	    size_t *raw_len);
+void	gzip_stitch_end(struct buf *, uint32_t crc, size_t raw_len);
+
+#endif

@@ -1,1 +1,161 @@
-/* common/httputil.c: not written yet. */
+/*
+ * httputil.c: small evhttp helpers. Kept free of server state so the CLI
+ * and the tests can use them too.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "gzip.h"
+#include "httputil.h"
+#include "xmalloc.h"
+
+/* A request header, or NULL. */
+const char *
+http_header(struct evhttp_request *req, const char *name)
+{
+	return (evhttp_find_header(evhttp_request_get_input_headers(req),
+	    name));
+}
+
+/* Eureka's rule: JSON when Accept contains "json", XML otherwise. */
+int
+http_wants_json(struct evhttp_request *req)
+{
+	const char	*a = http_header(req, "Accept");
+
+	return (a != NULL && strcasestr(a, "json") != NULL);
+}
+
+/* Accept-Encoding mentions gzip. */
+int
+http_wants_gzip(struct evhttp_request *req)
+{
+	const char	*a = http_header(req, "Accept-Encoding");
+
+	return (a != NULL && strcasestr(a, "gzip") != NULL);
+}
+
+/* X-Eureka-Accept: compact (case-insensitive; anything else is full). */
+int
+http_wants_compact(struct evhttp_request *req)
+{
+	const char	*a = http_header(req, "X-Eureka-Accept");
+
+	return (a != NULL && strcasecmp(a, "compact") == 0);
+}
+
+/* Exactly "true" in x-netflix-discovery-replication marks a peer's call. */
+int
+http_is_replication(struct evhttp_request *req)
+{
+	const char	*a = http_header(req, "x-netflix-discovery-replication");
+
+	return (a != NULL && strcmp(a, "true") == 0);
+}
+
+/* Read the body into out, inflating gzip, bounded by max. */
+int
+http_read_body(struct evhttp_request *req, size_t max, struct buf *out,
+    const char **cause)
+{
+	struct evbuffer	*in = evhttp_request_get_input_buffer(req);
+	size_t		 len = evbuffer_get_length(in);
+	const char	*enc = http_header(req, "Content-Encoding");
+	unsigned char	*p;
+
+	if (len > max) {
+		*cause = "request body too large";
+		return (413);
+	}
+	p = evbuffer_pullup(in, -1);
+	if (enc != NULL && strcasecmp(enc, "gzip") == 0) {
+		if (gzip_inflate((const char *)p, len, out, max) != 0) {
+			*cause = out->len >= max ? "request body too large" :
+			    "cannot inflate gzip request body";
+			return (out->len >= max ? 413 : 400);
+		}
+		return (0);
+	}
+	if (enc != NULL && strcasecmp(enc, "identity") != 0) {
+		*cause = "unsupported Content-Encoding";
+		return (415);
+	}
+	buf_add(out, p, len);
+	return (0);
+}
+
+/* Send a complete reply. */
+void
+http_reply(struct evhttp_request *req, int code, const char *ctype,
+    const char *body, size_t len)
+{
+	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
+	struct evbuffer		*b = NULL;
+
+	if (ctype != NULL)
+		evhttp_add_header(h, "Content-Type", ctype);
+	if (body != NULL && len > 0) {
+		b = evbuffer_new();
+		evbuffer_add(b, body, len);
+	}
+	evhttp_send_reply(req, code, http_reason(code), b);
+	if (b != NULL)
+		evbuffer_free(b);
+}
+
+/* Plain-text error with a short reason on its own line. */
+void
+http_error(struct evhttp_request *req, int code, const char *reason)
+{
+	char	*s;
+	int	 n;
+
+	n = xasprintf(&s, "%s\n", reason);
+	http_reply(req, code, "text/plain; charset=utf-8", s, (size_t)n);
+	free(s);
+}
+
+/* Reason phrase for the codes heureka sends. */
+const char *
+http_reason(int code)
+{
+	switch (code) {
+	case 200: return ("OK");
+	case 204: return ("No Content");
+	case 307: return ("Temporary Redirect");
+	case 400: return ("Bad Request");
+	case 403: return ("Forbidden");
+	case 404: return ("Not Found");
+	case 405: return ("Method Not Allowed");
+	case 406: return ("Not Acceptable");
+	case 409: return ("Conflict");
+	case 413: return ("Payload Too Large");
+	case 415: return ("Unsupported Media Type");
+	case 500: return ("Internal Server Error");
+	case 503: return ("Service Unavailable");
+	default: return ("Unknown");
+	}
+}
+
+/* "http://u:p@h:1/x" -> "http://h:1/x": never show credentials. */
+char *
+http_url_scrub(const char *url)
+{
+	const char	*scheme, *at, *slash;
+	char		*out;
+
+	if ((scheme = strstr(url, "://")) == NULL)
+		return (xstrdup(url));
+	scheme += 3;
+	slash = strchr(scheme, '/');
+	at = strchr(scheme, '@');
+	if (at == NULL || (slash != NULL && at > slash))
+		return (xstrdup(url));
+	xasprintf(&out, "%.*s%s", (int)(scheme - url), url, at + 1);
+	return (out);
+}

@@ -1,1 +1,40 @@
-/* common/httputil.h: not written yet. */
+/*
+ * httputil.h: evhttp helpers shared by the server (and the CLI): content
+ * negotiation as Eureka does it (§3.2: JSON only when Accept contains
+ * "json"), bounded body reading (with gzip request bodies inflated), and
+ * replies that always set a content type.
+ */
+#ifndef HTTPUTIL_H
+#define HTTPUTIL_H
+
+#include <stddef.h>
+
+#include <event2/http.h>
+
+#include "buf.h"
+
+int	 http_wants_json(struct evhttp_request *);
+int	 http_wants_gzip(struct evhttp_request *);
+int	 http_wants_compact(struct evhttp_request *);	/* X-Eureka-Accept */
+int	 http_is_replication(struct evhttp_request *);
+const char *http_header(struct evhttp_request *, const char *);
+
+/*
+ * Copy the request body into out (NUL-terminated), inflating a gzip
+ * Content-Encoding, refusing more than max bytes. Returns 0, or the HTTP
+ * status to answer (413, 400) with *cause set.
+ */
+int	 http_read_body(struct evhttp_request *, size_t max, struct buf *out,
+	    const char **cause);
+
+/* Reply with a body (copied) and a content type; NULL body = empty. */
+void	 http_reply(struct evhttp_request *, int code, const char *ctype,
+	    const char *body, size_t len);
+/* Reply with a short plain-text reason (error paths). */
+void	 http_error(struct evhttp_request *, int code, const char *reason);
+const char *http_reason(int code);
+
+/* Remove "user:pass@" from a URL for display; returns a new string. */
+char	*http_url_scrub(const char *);
+
+#endif

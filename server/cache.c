@@ -1,1 +1,857 @@
-/* server/cache.c: not written yet. */
+/*
+ * cache.c: encoded response bodies, built once per change (spec §5.12,
+ * design.md). Three layers:
+ *
+ *  - per-application fragments: the JSON/XML (full and compact) encoding of
+ *    one application as it sits inside the full registry, plus its raw
+ *    deflate fragment, re-encoded only when that application's generation
+ *    moves (register, cancel, status change, metadata: never a heartbeat);
+ *  - stitched bodies: the full registry is open + fragments + close. Plain
+ *    bodies are a list of references to the fragment blobs (no copy); gzip
+ *    bodies are one contiguous gzip stream assembled from the deflate
+ *    fragments with crc32_combine, so one change costs one application's
+ *    encode plus a memcpy of the compressed bytes;
+ *  - optional Eureka read-only layer: snapshots refreshed on a timer.
+ *
+ * Deltas are encoded from registry_delta(), which costs O(changes).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "buf.h"
+#include "cache.h"
+#include "gzip.h"
+#include "json.h"
+#include "log.h"
+#include "xml.h"
+#include "xmalloc.h"
+
+#define NVARIANT		4	/* {json, xml} x {full, compact} */
+#define GZIP_LEVEL		6
+#define COALESCE_BELOW		(128 * 1024)
+#define FRAG_BUCKETS		4096
+#define MAX_SIDE_ENTRIES	512	/* VIP and read-only entries */
+
+/* An immutable, refcounted byte string. */
+struct blob {
+	unsigned	 refs;
+	size_t		 len;
+	char		*data;
+};
+
+struct cache_body {
+	unsigned	  refs;
+	size_t		  len;
+	size_t		  nseg;
+	struct blob	**segs;
+};
+
+/* One application's encodings, valid for one registry generation. */
+struct appfrag {
+	char		*name;
+	uint64_t	 gen;
+	int64_t		 built;
+	uint64_t	 epoch;		/* last full build that saw the app */
+	struct blob	*plain[NVARIANT];
+	struct gz_frag	 gz[NVARIANT];
+	uint8_t		 has_gz[NVARIANT];
+	struct cache_body *root[NVARIANT][2];	/* GET apps/{app} */
+	struct appfrag	*next;
+};
+
+/* A whole-body cache slot (full registry or delta). */
+struct slot {
+	uint64_t	 gen;
+	size_t		 dsize;		/* delta queue length when built */
+	int64_t		 expires;
+	struct cache_body *body;
+};
+
+enum side_kind {
+	SIDE_APPS = 0,
+	SIDE_DELTA,
+	SIDE_APP,
+	SIDE_VIP,
+	SIDE_SVIP,
+};
+
+/* VIP bodies and read-only snapshots, keyed by kind, variant and name. */
+struct side {
+	enum side_kind	 kind;
+	struct cache_key key;
+	char		*name;
+	uint64_t	 gen;
+	int64_t		 expires;
+	struct cache_body *body;
+	struct side	*next;
+};
+
+struct cache {
+	struct registry	*reg;
+	int64_t		 ro_ms;
+	int64_t		 expire_ms;
+	struct appfrag	*frags[FRAG_BUCKETS];
+	uint64_t	 epoch;
+	struct slot	 full[NVARIANT][2];
+	struct slot	 delta[NVARIANT][2];
+	int64_t		 delta_version;
+	struct side	*vips;
+	size_t		 nvips;
+	struct side	*ro;
+	size_t		 nro;
+	struct blob	*sep[NVARIANT];		/* "," or "\n" */
+	struct gz_frag	 gzsep[NVARIANT];
+	struct cache_stats stats;
+};
+
+static struct cache_body *cache_apps_live(struct cache *,
+		     const struct cache_key *, int64_t);
+static struct cache_body *cache_delta_live(struct cache *,
+		     const struct cache_key *, int64_t);
+static struct cache_body *cache_app_live(struct cache *,
+		     const struct cache_key *, const char *, int64_t);
+static struct cache_body *cache_vip_live(struct cache *,
+		     const struct cache_key *, const char *, int, int64_t);
+
+/* A blob that takes over a buffer's bytes. */
+static struct blob *
+blob_from_buf(struct buf *b)
+{
+	struct blob	*bl = xmalloc(sizeof *bl);
+
+	bl->refs = 1;
+	bl->data = buf_steal(b, &bl->len);
+	return (bl);
+}
+
+/* A blob holding a copy of p. */
+static struct blob *
+blob_copy(const char *p, size_t len)
+{
+	struct blob	*bl = xmalloc(sizeof *bl);
+
+	bl->refs = 1;
+	bl->len = len;
+	bl->data = xmalloc(len + 1);
+	memcpy(bl->data, p, len);
+	bl->data[len] = '\0';
+	return (bl);
+}
+
+/* Drop a reference; NULL is fine. */
+static void
+blob_unref(struct blob *bl)
+{
+	if (bl == NULL || --bl->refs > 0)
+		return;
+	free(bl->data);
+	free(bl);
+}
+
+/* evbuffer cleanup: the response that referenced the blob is sent. */
+static void
+blob_cleanup_cb(const void *data, size_t len, void *arg)
+{
+	blob_unref(arg);
+}
+
+/* A body of one segment that takes over a buffer. */
+static struct cache_body *
+body_from_buf(struct buf *b)
+{
+	struct cache_body	*cb = xcalloc(1, sizeof *cb);
+
+	cb->refs = 1;
+	cb->segs = xmalloc(sizeof *cb->segs);
+	cb->segs[0] = blob_from_buf(b);
+	cb->nseg = 1;
+	cb->len = cb->segs[0]->len;
+	return (cb);
+}
+
+/* Take another reference to a body. */
+static struct cache_body *
+body_ref(struct cache_body *cb)
+{
+	cb->refs++;
+	return (cb);
+}
+
+/* Drop a reference; the last one frees the segments' references. */
+void
+cache_body_unref(struct cache_body *cb)
+{
+	size_t	i;
+
+	if (cb == NULL || --cb->refs > 0)
+		return;
+	for (i = 0; i < cb->nseg; i++)
+		blob_unref(cb->segs[i]);
+	free(cb->segs);
+	free(cb);
+}
+
+/* Total length in bytes. */
+size_t
+cache_body_len(const struct cache_body *cb)
+{
+	return (cb->len);
+}
+
+/* Hand the body to evhttp by reference: no copy of the bytes. */
+void
+cache_body_send(struct cache_body *cb, struct evbuffer *out)
+{
+	size_t	i;
+
+	for (i = 0; i < cb->nseg; i++) {
+		struct blob *bl = cb->segs[i];
+
+		if (bl->len == 0)
+			continue;
+		bl->refs++;
+		if (evbuffer_add_reference(out, bl->data, bl->len,
+		    blob_cleanup_cb, bl) != 0) {
+			bl->refs--;
+			evbuffer_add(out, bl->data, bl->len);
+		}
+	}
+	cache_body_unref(cb);
+}
+
+/* Contiguous copy, for tests and the read-only layer's comparisons. */
+char *
+cache_body_copy(const struct cache_body *cb, size_t *lenp)
+{
+	char	*p = xmalloc(cb->len + 1), *q = p;
+	size_t	 i;
+
+	for (i = 0; i < cb->nseg; i++) {
+		memcpy(q, cb->segs[i]->data, cb->segs[i]->len);
+		q += cb->segs[i]->len;
+	}
+	*q = '\0';
+	if (lenp != NULL)
+		*lenp = cb->len;
+	return (p);
+}
+
+/* Variant index of a key. */
+static int
+variant(const struct cache_key *k)
+{
+	return ((k->format == CACHE_XML ? 2 : 0) + (k->compact ? 1 : 0));
+}
+
+/* Codec flags of a variant. */
+static int
+vflags(int v)
+{
+	return ((v & 1) ? CODEC_COMPACT : CODEC_FULL);
+}
+
+/* Whether a variant is XML. */
+static int
+vxml(int v)
+{
+	return (v >= 2);
+}
+
+/* A new cache over reg. */
+struct cache *
+cache_new(struct registry *reg, int64_t read_only_ms, int64_t expire_ms)
+{
+	struct cache	*c = xcalloc(1, sizeof *c);
+	int		 v;
+
+	c->reg = reg;
+	c->ro_ms = read_only_ms;
+	c->expire_ms = expire_ms > 0 ? expire_ms : 180000;
+	for (v = 0; v < NVARIANT; v++) {
+		const char *s = vxml(v) ? "\n" : ",";
+
+		c->sep[v] = blob_copy(s, 1);
+		gzip_frag_make(&c->gzsep[v], s, 1, GZIP_LEVEL);
+	}
+	return (c);
+}
+
+/* Release one application's encodings. */
+static void
+frag_clear(struct appfrag *af)
+{
+	int	v, g;
+
+	for (v = 0; v < NVARIANT; v++) {
+		blob_unref(af->plain[v]);
+		af->plain[v] = NULL;
+		if (af->has_gz[v])
+			gzip_frag_clear(&af->gz[v]);
+		af->has_gz[v] = 0;
+		for (g = 0; g < 2; g++) {
+			cache_body_unref(af->root[v][g]);
+			af->root[v][g] = NULL;
+		}
+	}
+}
+
+/* Free a side list. */
+static void
+side_free_all(struct side **head, size_t *n)
+{
+	struct side	*s, *next;
+
+	for (s = *head; s != NULL; s = next) {
+		next = s->next;
+		cache_body_unref(s->body);
+		free(s->name);
+		free(s);
+	}
+	*head = NULL;
+	*n = 0;
+}
+
+/* Free everything; bodies still referenced by responses live on. */
+void
+cache_free(struct cache *c)
+{
+	struct appfrag	*af, *next;
+	size_t		 i;
+	int		 v, g;
+
+	if (c == NULL)
+		return;
+	for (i = 0; i < FRAG_BUCKETS; i++) {
+		for (af = c->frags[i]; af != NULL; af = next) {
+			next = af->next;
+			frag_clear(af);
+			free(af->name);
+			free(af);
+		}
+	}
+	for (v = 0; v < NVARIANT; v++) {
+		for (g = 0; g < 2; g++) {
+			cache_body_unref(c->full[v][g].body);
+			cache_body_unref(c->delta[v][g].body);
+		}
+		blob_unref(c->sep[v]);
+		gzip_frag_clear(&c->gzsep[v]);
+	}
+	side_free_all(&c->vips, &c->nvips);
+	side_free_all(&c->ro, &c->nro);
+	free(c);
+}
+
+/* Counters for /metrics and the benchmarks. */
+const struct cache_stats *
+cache_stats(const struct cache *c)
+{
+	return (&c->stats);
+}
+
+/* FNV-1a over a NUL-terminated string. */
+static uint32_t
+hash_str(const char *s)
+{
+	uint32_t	h = 2166136261u;
+
+	for (; *s != '\0'; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	return (h);
+}
+
+/* The fragment record of an application, created on demand. */
+static struct appfrag *
+frag_lookup(struct cache *c, const char *name)
+{
+	uint32_t	 b = hash_str(name) % FRAG_BUCKETS;
+	struct appfrag	*af;
+
+	for (af = c->frags[b]; af != NULL; af = af->next) {
+		if (strcmp(af->name, name) == 0)
+			return (af);
+	}
+	af = xcalloc(1, sizeof *af);
+	af->name = xstrdup(name);
+	af->gen = UINT64_MAX;
+	af->next = c->frags[b];
+	c->frags[b] = af;
+	return (af);
+}
+
+/* Drop fragment records of applications that no longer exist. */
+static void
+frag_sweep(struct cache *c)
+{
+	struct appfrag	**pp, *af;
+	size_t		  i;
+
+	for (i = 0; i < FRAG_BUCKETS; i++) {
+		pp = &c->frags[i];
+		while ((af = *pp) != NULL) {
+			if (af->epoch != c->epoch) {
+				*pp = af->next;
+				frag_clear(af);
+				free(af->name);
+				free(af);
+			} else
+				pp = &af->next;
+		}
+	}
+}
+
+/* Make sure af reflects the app's current generation (and is not too old). */
+static void
+frag_sync(struct cache *c, struct appfrag *af, const struct reg_app *app,
+    int64_t now)
+{
+	if (af->gen == reg_app_gen(app) && now - af->built < c->expire_ms)
+		return;
+	frag_clear(af);
+	af->gen = reg_app_gen(app);
+	af->built = now;
+}
+
+/* Encode an application's instances (between app_open and app_close). */
+static void
+encode_app(struct buf *b, const struct reg_app *app, int v, int indent)
+{
+	size_t	i, n = reg_app_size(app);
+
+	if (vxml(v)) {
+		xml_app_open(b, reg_app_name(app), indent);
+		for (i = 0; i < n; i++) {
+			buf_addc(b, '\n');
+			xml_encode_instance(b, reg_app_instance_at(app, i),
+			    vflags(v), indent + 1);
+		}
+		buf_addc(b, '\n');
+		xml_app_close(b, indent);
+	} else {
+		json_app_open(b, reg_app_name(app));
+		for (i = 0; i < n; i++) {
+			if (i > 0)
+				buf_addc(b, ',');
+			json_encode_instance(b, reg_app_instance_at(app, i),
+			    vflags(v));
+		}
+		json_app_close(b);
+	}
+}
+
+/* The plain fragment of an app for variant v, encoding it if needed. */
+static struct blob *
+frag_plain(struct cache *c, struct appfrag *af, const struct reg_app *app,
+    int v)
+{
+	struct buf	b;
+
+	if (af->plain[v] == NULL) {
+		buf_init(&b, 0);
+		encode_app(&b, app, v, 1);
+		af->plain[v] = blob_from_buf(&b);
+		c->stats.fragment_encodes++;
+	}
+	return (af->plain[v]);
+}
+
+/* The deflate fragment of an app for variant v. */
+static const struct gz_frag *
+frag_gz(struct cache *c, struct appfrag *af, const struct reg_app *app, int v)
+{
+	struct blob	*bl;
+
+	if (!af->has_gz[v]) {
+		bl = frag_plain(c, af, app, v);
+		gzip_frag_make(&af->gz[v], bl->data, bl->len, GZIP_LEVEL);
+		af->has_gz[v] = 1;
+	}
+	return (&af->gz[v]);
+}
+
+/* Encode the registry's opening (or closing) piece for variant v. */
+static void
+apps_piece(struct buf *b, int v, int closing, int64_t version,
+    const char *hash)
+{
+	if (vxml(v)) {
+		if (closing)
+			xml_apps_close(b, vflags(v), version, hash);
+		else
+			xml_apps_open(b, vflags(v), version, hash);
+	} else {
+		if (closing)
+			json_apps_close(b, vflags(v), version, hash);
+		else
+			json_apps_open(b, vflags(v), version, hash);
+	}
+}
+
+/* Append a segment to a body under construction. */
+static void
+body_push(struct cache_body *cb, size_t *cap, struct blob *bl)
+{
+	if (cb->nseg == *cap) {
+		*cap = *cap == 0 ? 16 : *cap * 2;
+		cb->segs = xreallocarray(cb->segs, *cap, sizeof *cb->segs);
+	}
+	cb->segs[cb->nseg++] = bl;
+	cb->len += bl->len;
+}
+
+/* Merge a many-segment body into one blob when it is small. */
+static struct cache_body *
+body_coalesce(struct cache_body *cb)
+{
+	struct buf	b;
+	size_t		i;
+
+	if (cb->nseg <= 1 || cb->len >= COALESCE_BELOW)
+		return (cb);
+	buf_init(&b, 0);
+	for (i = 0; i < cb->nseg; i++) {
+		buf_add(&b, cb->segs[i]->data, cb->segs[i]->len);
+		blob_unref(cb->segs[i]);
+	}
+	cb->segs[0] = blob_from_buf(&b);
+	cb->nseg = 1;
+	return (cb);
+}
+
+/* Build the full registry body for variant v from fragments. */
+static struct cache_body *
+build_full(struct cache *c, int v, int gz, int64_t now, int64_t *oldest)
+{
+	struct cache_body	*cb;
+	struct buf		 b;
+	char			*hash = registry_hashcode(c->reg);
+	size_t			 i, napps = registry_app_count(c->reg), cap = 0;
+	uint32_t		 crc;
+	size_t			 raw;
+	struct gz_frag		 piece;
+	int			 first = 1;
+
+	c->epoch++;
+	*oldest = now;
+	buf_init(&b, 0);
+	if (gz) {
+		gzip_stitch_begin(&b, &crc, &raw);
+		{
+			struct buf p;
+
+			buf_init(&p, 0);
+			apps_piece(&p, v, 0, 1, hash);
+			gzip_frag_make(&piece, p.data, p.len, GZIP_LEVEL);
+			gzip_stitch_add(&b, &piece, &crc, &raw);
+			gzip_frag_clear(&piece);
+			buf_free(&p);
+		}
+	}
+	cb = xcalloc(1, sizeof *cb);
+	cb->refs = 1;
+	if (!gz) {
+		apps_piece(&b, v, 0, 1, hash);
+		body_push(cb, &cap, blob_from_buf(&b));
+		buf_init(&b, 0);
+	}
+	for (i = 0; i < napps; i++) {
+		struct reg_app	*app = registry_app_at(c->reg, i);
+		struct appfrag	*af;
+
+		if (reg_app_size(app) == 0)
+			continue;
+		af = frag_lookup(c, reg_app_name(app));
+		frag_sync(c, af, app, now);
+		af->epoch = c->epoch;
+		if (af->built < *oldest)
+			*oldest = af->built;
+		if (gz) {
+			if (!first || vxml(v))
+				gzip_stitch_add(&b, &c->gzsep[v], &crc, &raw);
+			gzip_stitch_add(&b, frag_gz(c, af, app, v), &crc,
+			    &raw);
+		} else {
+			if (!first || vxml(v)) {
+				c->sep[v]->refs++;
+				body_push(cb, &cap, c->sep[v]);
+			}
+			struct blob *bl = frag_plain(c, af, app, v);
+
+			bl->refs++;
+			body_push(cb, &cap, bl);
+		}
+		first = 0;
+	}
+	{
+		struct buf	p;
+
+		buf_init(&p, 0);
+		if (vxml(v))
+			buf_addc(&p, '\n');
+		apps_piece(&p, v, 1, 1, hash);
+		if (gz) {
+			gzip_frag_make(&piece, p.data, p.len, GZIP_LEVEL);
+			gzip_stitch_add(&b, &piece, &crc, &raw);
+			gzip_frag_clear(&piece);
+			gzip_stitch_end(&b, crc, raw);
+			body_push(cb, &cap, blob_from_buf(&b));
+			buf_free(&p);
+		} else
+			body_push(cb, &cap, blob_from_buf(&p));
+	}
+	buf_free(&b);
+	free(hash);
+	frag_sweep(c);
+	c->stats.full_builds++;
+	return (body_coalesce(cb));
+}
+
+/* The full registry (GET apps), live. */
+static struct cache_body *
+cache_apps_live(struct cache *c, const struct cache_key *k, int64_t now)
+{
+	int		 v = variant(k), g = k->gzip ? 1 : 0;
+	struct slot	*s = &c->full[v][g];
+	int64_t		 oldest;
+
+	if (s->body != NULL && s->gen == registry_gen(c->reg) &&
+	    now < s->expires) {
+		c->stats.hits++;
+		return (body_ref(s->body));
+	}
+	cache_body_unref(s->body);
+	s->body = build_full(c, v, g, now, &oldest);
+	s->gen = registry_gen(c->reg);
+	s->expires = oldest + c->expire_ms;
+	return (body_ref(s->body));
+}
+
+/* Encode a struct applications for variant v, gzip if asked. */
+static struct cache_body *
+encode_applications(const struct applications *as, int v, int gz)
+{
+	struct buf	b, z;
+
+	buf_init(&b, 0);
+	if (vxml(v))
+		xml_encode_applications(&b, as, vflags(v));
+	else
+		json_encode_applications(&b, as, vflags(v));
+	if (!gz)
+		return (body_from_buf(&b));
+	buf_init(&z, 0);
+	gzip_compress(b.data != NULL ? b.data : "", b.len, &z, GZIP_LEVEL);
+	buf_free(&b);
+	return (body_from_buf(&z));
+}
+
+/* The delta (GET apps/delta), live; O(changes). */
+static struct cache_body *
+cache_delta_live(struct cache *c, const struct cache_key *k, int64_t now)
+{
+	int			 v = variant(k), g = k->gzip ? 1 : 0;
+	struct slot		*s = &c->delta[v][g];
+	struct applications	*as;
+
+	if (s->body != NULL && s->gen == registry_gen(c->reg) &&
+	    s->dsize == registry_delta_size(c->reg) && now < s->expires) {
+		c->stats.hits++;
+		return (body_ref(s->body));
+	}
+	cache_body_unref(s->body);
+	as = registry_delta(c->reg, now);
+	/* Eureka bumps the delta version on every generation (§5.12). */
+	as->versions_delta = ++c->delta_version;
+	free(as->apps_hashcode);
+	as->apps_hashcode = registry_hashcode(c->reg);
+	s->body = encode_applications(as, v, g);
+	applications_free(as);
+	s->gen = registry_gen(c->reg);
+	s->dsize = registry_delta_size(c->reg);
+	s->expires = now + c->expire_ms;
+	c->stats.delta_builds++;
+	return (body_ref(s->body));
+}
+
+/* One application (GET apps/{app}), live; NULL when it has no instance. */
+static struct cache_body *
+cache_app_live(struct cache *c, const struct cache_key *k, const char *name,
+    int64_t now)
+{
+	struct reg_app	*app = registry_app_find(c->reg, name);
+	struct appfrag	*af;
+	struct buf	 b, z;
+	int		 v = variant(k), g = k->gzip ? 1 : 0;
+
+	if (app == NULL || reg_app_size(app) == 0)
+		return (NULL);
+	af = frag_lookup(c, reg_app_name(app));
+	af->epoch = c->epoch;	/* survive the next sweep */
+	frag_sync(c, af, app, now);
+	if (af->root[v][g] != NULL) {
+		c->stats.hits++;
+		return (body_ref(af->root[v][g]));
+	}
+	buf_init(&b, 0);
+	if (vxml(v))
+		encode_app(&b, app, v, 0);
+	else {
+		buf_adds(&b, "{\"application\":");
+		encode_app(&b, app, v, 0);
+		buf_addc(&b, '}');
+	}
+	if (g) {
+		buf_init(&z, 0);
+		gzip_compress(b.data, b.len, &z, GZIP_LEVEL);
+		buf_free(&b);
+		af->root[v][g] = body_from_buf(&z);
+	} else
+		af->root[v][g] = body_from_buf(&b);
+	return (body_ref(af->root[v][g]));
+}
+
+/* Find a side entry. */
+static struct side *
+side_find(struct side *head, enum side_kind kind, const struct cache_key *k,
+    const char *name)
+{
+	struct side	*s;
+
+	for (s = head; s != NULL; s = s->next) {
+		if (s->kind == kind && s->key.format == k->format &&
+		    s->key.compact == k->compact && s->key.gzip == k->gzip &&
+		    ((s->name == NULL && name == NULL) ||
+		    (s->name != NULL && name != NULL &&
+		    strcmp(s->name, name) == 0)))
+			return (s);
+	}
+	return (NULL);
+}
+
+/* Add a side entry, flushing the list when it reaches its bound. */
+static struct side *
+side_add(struct side **head, size_t *n, enum side_kind kind,
+    const struct cache_key *k, const char *name)
+{
+	struct side	*s;
+
+	if (*n >= MAX_SIDE_ENTRIES)
+		side_free_all(head, n);
+	s = xcalloc(1, sizeof *s);
+	s->kind = kind;
+	s->key = *k;
+	s->name = name != NULL ? xstrdup(name) : NULL;
+	s->next = *head;
+	*head = s;
+	(*n)++;
+	return (s);
+}
+
+/* VIP or SVIP lookup (GET vips/{vip}), live. */
+static struct cache_body *
+cache_vip_live(struct cache *c, const struct cache_key *k, const char *vip,
+    int secure, int64_t now)
+{
+	enum side_kind		 kind = secure ? SIDE_SVIP : SIDE_VIP;
+	struct side		*s = side_find(c->vips, kind, k, vip);
+	struct applications	*as;
+
+	if (s != NULL && s->gen == registry_gen(c->reg) && now < s->expires) {
+		c->stats.hits++;
+		return (body_ref(s->body));
+	}
+	if (s == NULL)
+		s = side_add(&c->vips, &c->nvips, kind, k, vip);
+	cache_body_unref(s->body);
+	as = registry_vip(c->reg, vip, secure);
+	as->versions_delta = -1;
+	free(as->apps_hashcode);
+	as->apps_hashcode = applications_hashcode(as);
+	s->body = encode_applications(as, variant(k), k->gzip);
+	applications_free(as);
+	s->gen = registry_gen(c->reg);
+	s->expires = now + c->expire_ms;
+	return (body_ref(s->body));
+}
+
+/* Compute any kind of body live. */
+static struct cache_body *
+side_compute(struct cache *c, enum side_kind kind, const struct cache_key *k,
+    const char *name, int64_t now)
+{
+	switch (kind) {
+	case SIDE_APPS:
+		return (cache_apps_live(c, k, now));
+	case SIDE_DELTA:
+		return (cache_delta_live(c, k, now));
+	case SIDE_APP:
+		return (cache_app_live(c, k, name, now));
+	case SIDE_VIP:
+		return (cache_vip_live(c, k, name, 0, now));
+	case SIDE_SVIP:
+		return (cache_vip_live(c, k, name, 1, now));
+	}
+	return (NULL);
+}
+
+/* Through the read-only layer when it is on (Eureka parity), else live. */
+static struct cache_body *
+cache_get(struct cache *c, enum side_kind kind, const struct cache_key *k,
+    const char *name, int64_t now)
+{
+	struct side	*s;
+
+	if (c->ro_ms <= 0)
+		return (side_compute(c, kind, k, name, now));
+	if ((s = side_find(c->ro, kind, k, name)) == NULL) {
+		s = side_add(&c->ro, &c->nro, kind, k, name);
+		s->body = side_compute(c, kind, k, name, now);
+	}
+	return (s->body != NULL ? body_ref(s->body) : NULL);
+}
+
+/* The full registry. */
+struct cache_body *
+cache_apps(struct cache *c, const struct cache_key *k, int64_t now)
+{
+	return (cache_get(c, SIDE_APPS, k, NULL, now));
+}
+
+/* The delta. */
+struct cache_body *
+cache_delta(struct cache *c, const struct cache_key *k, int64_t now)
+{
+	return (cache_get(c, SIDE_DELTA, k, NULL, now));
+}
+
+/* One application, NULL when absent. */
+struct cache_body *
+cache_app(struct cache *c, const struct cache_key *k, const char *app,
+    int64_t now)
+{
+	return (cache_get(c, SIDE_APP, k, app, now));
+}
+
+/* A VIP or secure VIP. */
+struct cache_body *
+cache_vip(struct cache *c, const struct cache_key *k, const char *vip,
+    int secure, int64_t now)
+{
+	return (cache_get(c, secure ? SIDE_SVIP : SIDE_VIP, k, vip, now));
+}
+
+/* Read-only layer timer: replace every snapshot with a fresh body. */
+void
+cache_refresh_read_only(struct cache *c, int64_t now)
+{
+	struct side	*s;
+
+	for (s = c->ro; s != NULL; s = s->next) {
+		cache_body_unref(s->body);
+		s->body = side_compute(c, s->kind, &s->key, s->name, now);
+	}
+}

@@ -1,11 +1,13 @@
 /*
  * cache.h: the response cache (design.md, spec §5.12). Encoded bodies keyed
  * by (resource, format, full/compact, gzip), built once per change and
- * handed out as refcounted immutable blobs that evhttp sends without
+ * handed out as refcounted immutable bodies that evhttp sends without
  * copying (evbuffer_add_reference). Full registries are stitched from
  * per-application fragments, so a change re-encodes only its application;
- * gzip bodies are stitched from sync-flushed deflate blocks joined with
- * crc32_combine. Heartbeats never invalidate.
+ * gzip bodies are stitched from sync-flushed deflate fragments joined with
+ * crc32_combine. Heartbeats never invalidate (as Eureka); a fragment older
+ * than the auto-expiration time is re-encoded so lease timestamps do not
+ * go stale forever.
  */
 #ifndef CACHE_H
 #define CACHE_H
@@ -16,6 +18,7 @@
 #include "registry.h"
 
 struct cache;
+struct cache_body;
 struct evbuffer;
 
 enum cache_format {
@@ -29,17 +32,28 @@ struct cache_key {
 	int			 gzip;
 };
 
-/* An immutable encoded body; body_free drops one reference. */
-struct cache_body {
-	unsigned	 refs;
-	size_t		 len;
-	char		*data;
+struct cache_stats {
+	uint64_t	fragment_encodes;	/* per-app re-encodes */
+	uint64_t	full_builds;		/* stitched full bodies */
+	uint64_t	delta_builds;
+	uint64_t	hits;
+	size_t		bytes;			/* bytes held, approx. */
 };
 
-struct cache	*cache_new(struct registry *, int read_only_layer);
+/*
+ * read_only_ms > 0 keeps Eureka's read-only layer: bodies are served from
+ * a snapshot refreshed every read_only_ms. expire_ms re-encodes fragments
+ * older than that (Eureka: 180 s).
+ */
+struct cache	*cache_new(struct registry *, int64_t read_only_ms,
+		     int64_t expire_ms);
 void		 cache_free(struct cache *);
 
-/* The whole registry, delta, one app (NULL if absent), a VIP/SVIP. */
+/*
+ * Bodies; the caller owns one reference and must cache_body_unref() it
+ * (cache_body_send() hands it to the evbuffer instead). cache_app returns
+ * NULL when the app has no instances.
+ */
 struct cache_body *cache_apps(struct cache *, const struct cache_key *,
 		     int64_t now);
 struct cache_body *cache_delta(struct cache *, const struct cache_key *,
@@ -48,12 +62,15 @@ struct cache_body *cache_app(struct cache *, const struct cache_key *,
 		     const char *app, int64_t now);
 struct cache_body *cache_vip(struct cache *, const struct cache_key *,
 		     const char *vip, int secure, int64_t now);
-/* Read-only layer refresh (useReadOnlyResponseCache): every 30 s. */
+/* The read-only layer's timer: refresh every snapshot it holds. */
 void		 cache_refresh_read_only(struct cache *, int64_t now);
+const struct cache_stats *cache_stats(const struct cache *);
 
-void		 cache_body_ref(struct cache_body *);
+size_t		 cache_body_len(const struct cache_body *);
 void		 cache_body_unref(struct cache_body *);
-/* Append by reference to an evbuffer; releases the reference when sent. */
+/* Append by reference to an evbuffer, consuming the caller's reference. */
 void		 cache_body_send(struct cache_body *, struct evbuffer *);
+/* Copy the whole body out (tests). Caller frees. */
+char		*cache_body_copy(const struct cache_body *, size_t *);
 
 #endif
