@@ -15,6 +15,7 @@
 
 #include "buf.h"
 #include "instance.h"
+#include "json.h"		/* CODEC_FULL, CODEC_COMPACT for flags */
 
 #define XML_MAX_DEPTH	32
 
@@ -23,10 +24,22 @@ void	xml_encode_instance(struct buf *, const struct instance *, int flags,
 	    int indent);
 
 /*
- * Building blocks for stitched bodies, as in json.h. Pieces are joined with
- * '\n' by the caller: apps_open, then each application fragment (encoded at
- * indent 1), then apps_close. An application fragment is app_open (indent),
- * instances at indent + 1, app_close.
+ * Building blocks for stitched bodies, as in json.h. The separator rule:
+ * every piece starts with its own indentation and neither starts nor ends
+ * with '\n'; the caller writes exactly one '\n' between two consecutive
+ * pieces. So a registry is
+ *
+ *	apps_open  '\n' app-fragment  '\n' app-fragment ...  '\n' apps_close
+ *
+ * (with no application: apps_open '\n' apps_close), where an application
+ * fragment at indent 1 is
+ *
+ *	app_open(1)  '\n' instance(2)  '\n' instance(2) ...  '\n' app_close(1)
+ *
+ * xml_encode_application() and xml_encode_applications() are built exactly
+ * this way, so stitched and whole bodies are byte-identical. In compact
+ * form versions__delta and apps__hashcode come after the applications
+ * (Jackson bean order), which is why apps_close takes them too.
  */
 void	xml_app_open(struct buf *, const char *name, int indent);
 void	xml_app_close(struct buf *, int indent);
@@ -45,7 +58,18 @@ struct instance		*xml_decode_instance(const char *, size_t, char **);
 struct application	*xml_decode_application(const char *, size_t, char **);
 struct applications	*xml_decode_applications(const char *, size_t, char **);
 
-/* Append text with XStream's escaping (& < > " ' and CR). */
+/*
+ * Append text with XStream's escaping (& < > " ' and CR as &#xd;; other
+ * control characters as &#x..; as PrettyPrintWriter's quirks mode does).
+ * Invalid UTF-8 becomes U+FFFD, as Java would have decoded it.
+ */
 void	xml_add_escaped(struct buf *, const char *);
+
+/*
+ * XmlFriendlyNameCoder: append name with '_' as "__" and '$' as "_-".
+ * Returns -1 (and appends nothing) when the coded name would not be a
+ * safe XML element name; see xml.c for the rule.
+ */
+int	xml_add_name(struct buf *, const char *);
 
 #endif
