@@ -1,1 +1,1610 @@
-/* common/json.c: not written yet. */
+/*
+ * json.c: Eureka's JSON wire format (spec §4.1, §4.3, §4.1.9).
+ *
+ * The encoders write bytes by hand into a struct buf, in exactly the key
+ * order and with exactly the value types of the Java legacy codec
+ * (EurekaJacksonCodec), so that our output is byte-for-byte what a Java
+ * server would send; json_encode_applications is built from the same
+ * open/close pieces the server cache stitches with, so both agree.
+ *
+ * The decoders drive yajl's callback parser through a small state machine:
+ * a stack of frames, one per open JSON object or array, each saying what
+ * that container is (an instance, its port, its lease, a metadata map, an
+ * unknown value being skipped...). The active key is kept once, in the
+ * parser context, since a key is always consumed by the very next value.
+ * Every object being built is reachable from the frame stack or the result,
+ * so an error at any point frees everything on one exit path.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <yajl/yajl_parse.h>
+
+#include "buf.h"
+#include "clock.h"
+#include "instance.h"
+#include "json.h"
+#include "log.h"
+#include "xmalloc.h"
+
+/* What an open container on the parse stack is. */
+enum frame_kind {
+	F_SKIP = 0,		/* unknown value: ignore everything inside */
+	F_ROOT_INSTANCE,	/* {"instance":{...}} or a bare instance */
+	F_ROOT_APP,		/* {"application":{...}} */
+	F_ROOT_APPS,		/* {"applications":{...}} */
+	F_ROOT_REPL,		/* {"replicationList":[...]} */
+	F_ROOT_RESP,		/* {"responseList":[...]} */
+	F_INSTANCE,
+	F_PORT,
+	F_DC,
+	F_META,			/* instance or Amazon metadata map */
+	F_LEASE,
+	F_APPS,
+	F_APP_ARRAY,
+	F_APP,
+	F_INST_ARRAY,
+	F_REPL_ARRAY,
+	F_REPL_ITEM,
+	F_RESP_ARRAY,
+	F_RESP_ITEM,
+};
+
+/* What the document's top level must be. */
+enum json_doc {
+	DOC_INSTANCE,
+	DOC_APPLICATION,
+	DOC_APPLICATIONS,
+	DOC_REPL_LIST,
+	DOC_REPL_RESPONSE,
+};
+
+struct frame {
+	enum frame_kind			 kind;
+	int				 secure;	/* F_PORT */
+	int				 seen_updated;	/* F_INSTANCE */
+	int				 seen_dirty;	/* F_INSTANCE */
+	struct instance			*in;		/* owned if F_INSTANCE */
+	struct kvlist			*kv;		/* F_META */
+	struct application		*app;		/* owned if F_APP */
+	struct applications		*apps;		/* F_APPS */
+	struct repl_item		*ri;		/* F_REPL_ITEM */
+	struct repl_response_item	*rsi;		/* F_RESP_ITEM */
+	int				 has_action;	/* F_REPL_ITEM */
+};
+
+/* One scalar value as yajl hands it over. */
+enum jv_type {
+	JV_NULL,
+	JV_BOOL,
+	JV_NUM,
+	JV_STR,
+};
+
+struct jv {
+	enum jv_type	 type;
+	int		 b;
+	const char	*s;		/* NUL-terminated copy for NUM and STR */
+	size_t		 len;
+};
+
+struct jctx {
+	enum json_doc		 doc;
+	struct frame		 st[JSON_MAX_DEPTH + 1];
+	int			 depth;		/* frames in use */
+	char			*key;		/* pending key, NULL when none */
+	char			*err;		/* our own cause */
+	int			 found;		/* the wanted object was seen */
+	int64_t			 now;		/* default for absent timestamps */
+
+	struct instance		*inst;		/* DOC_INSTANCE result */
+	struct application	*app;		/* DOC_APPLICATION result */
+	struct applications	*apps;		/* DOC_APPLICATIONS result */
+	struct repl_list	*rl;
+	struct repl_response	*rr;
+};
+
+static void	json_add_instance_full(struct buf *, const struct instance *);
+static void	json_add_instance_compact(struct buf *,
+		    const struct instance *);
+static void	json_add_port(struct buf *, const char *, int32_t, int);
+static void	json_add_dc(struct buf *, const struct instance *, int);
+static void	json_add_map(struct buf *, const struct kvlist *, int);
+static void	json_add_app_body(struct buf *, const struct application *,
+		    int);
+static int	jctx_fail(struct jctx *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+static int	jctx_scalar(struct jctx *, const struct jv *);
+static int	jctx_open(struct jctx *, int);
+static int	jctx_close(struct jctx *);
+static int	json_parse(struct jctx *, const char *, size_t, char **);
+static void	jctx_cleanup(struct jctx *);
+
+/* Jackson's short escapes for the control characters that have one. */
+static const char json_short_esc[32] = {
+	['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n', ['\f'] = 'f', ['\r'] = 'r',
+};
+
+/* Append s as a JSON string literal with Jackson's escaping. */
+void
+json_add_string(struct buf *b, const char *s)
+{
+	static const char	 hex[] = "0123456789ABCDEF";
+	const char		*run;
+	unsigned char		 c;
+	char			 esc[6];
+
+	buf_addc(b, '"');
+	if (s == NULL)
+		s = "";
+	run = s;
+	for (; (c = (unsigned char)*s) != '\0'; s++) {
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		/* Copy the plain run before this byte in one go. */
+		if (s > run)
+			buf_add(b, run, (size_t)(s - run));
+		run = s + 1;
+		if (c == '"' || c == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)c;
+			buf_add(b, esc, 2);
+		} else if (json_short_esc[c] != '\0') {
+			esc[0] = '\\';
+			esc[1] = json_short_esc[c];
+			buf_add(b, esc, 2);
+		} else {
+			buf_add(b, "\\u00", 4);
+			esc[0] = hex[c >> 4];
+			esc[1] = hex[c & 0xf];
+			buf_add(b, esc, 2);
+		}
+	}
+	if (s > run)
+		buf_add(b, run, (size_t)(s - run));
+	buf_addc(b, '"');
+}
+
+/* key (a literal with its quotes, colon and any comma) and a string. */
+static void
+json_add_kv(struct buf *b, const char *key, const char *value)
+{
+	buf_adds(b, key);
+	json_add_string(b, value);
+}
+
+/* A port object: "$" is a number, "@enabled" a string (§4.1.4 item 8). */
+static void
+json_add_port(struct buf *b, const char *key, int32_t port, int enabled)
+{
+	buf_adds(b, key);
+	buf_adds(b, "{\"$\":");
+	buf_add_i64(b, port);
+	buf_adds(b, enabled ? ",\"@enabled\":\"true\"}" :
+	    ",\"@enabled\":\"false\"}");
+}
+
+/* Is key one of the AmazonInfo entries the compact codec keeps (§4.3)? */
+static int
+json_compact_dc_key(const char *key)
+{
+	static const char	*keep[] = { "instance-id", "public-ipv4",
+	    "public-hostname", "local-ipv4", "availability-zone" };
+	size_t			 i;
+
+	for (i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+		if (strcmp(key, keep[i]) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+/* A string map; compact != 0 filters to the compact Amazon keys. */
+static void
+json_add_map(struct buf *b, const struct kvlist *kv, int compact)
+{
+	size_t	i;
+	int	first = 1;
+
+	buf_addc(b, '{');
+	for (i = 0; i < kv->n; i++) {
+		if (compact && !json_compact_dc_key(kv->v[i].key))
+			continue;
+		if (!first)
+			buf_addc(b, ',');
+		first = 0;
+		json_add_string(b, kv->v[i].key);
+		buf_addc(b, ':');
+		json_add_string(b, kv->v[i].value);
+	}
+	buf_addc(b, '}');
+}
+
+/* "dataCenterInfo" with its Jackson type id (§4.1.5). */
+static void
+json_add_dc(struct buf *b, const struct instance *in, int compact)
+{
+	buf_adds(b, ",\"dataCenterInfo\":{\"@class\":");
+	if (in->dc_name == DC_AMAZON) {
+		buf_adds(b, "\"com.netflix.appinfo.AmazonInfo\",\"name\":"
+		    "\"Amazon\",\"metadata\":");
+		json_add_map(b, &in->dc_metadata, compact);
+		buf_addc(b, '}');
+		return;
+	}
+	buf_adds(b, "\"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo\""
+	    ",\"name\":");
+	json_add_string(b, dc_name_str(in->dc_name));
+	buf_addc(b, '}');
+}
+
+/* Is this sid worth writing? Java omits "na" and "unknown". */
+static int
+json_sid_shown(const char *sid)
+{
+	return (sid != NULL && strcmp(sid, "na") != 0 &&
+	    strcmp(sid, "unknown") != 0);
+}
+
+/* The legacy codec's instance object, keys in §4.1.4 order. */
+static void
+json_add_instance_full(struct buf *b, const struct instance *in)
+{
+	const struct lease_info	*l = &in->lease;
+	const char		*at;
+
+	buf_addc(b, '{');
+	if (in->instance_id != NULL) {
+		json_add_kv(b, "\"instanceId\":", in->instance_id);
+		buf_addc(b, ',');
+	}
+	json_add_kv(b, "\"hostName\":", in->host_name);
+	json_add_kv(b, ",\"app\":", in->app);
+	json_add_kv(b, ",\"ipAddr\":", in->ip_addr);
+	if (json_sid_shown(in->sid))
+		json_add_kv(b, ",\"sid\":", in->sid);
+	json_add_kv(b, ",\"status\":", instance_status_name(in->status));
+	json_add_kv(b, ",\"overriddenStatus\":",
+	    instance_status_name(in->overridden_status));
+	json_add_port(b, ",\"port\":", in->port, in->port_enabled);
+	json_add_port(b, ",\"securePort\":", in->secure_port,
+	    in->secure_port_enabled);
+	buf_adds(b, ",\"countryId\":");
+	buf_add_i64(b, in->country_id);
+	if (in->has_dc)
+		json_add_dc(b, in, 0);
+	if (in->has_lease) {
+		buf_adds(b, ",\"leaseInfo\":{\"renewalIntervalInSecs\":");
+		buf_add_i64(b, l->renewal_interval_secs);
+		buf_adds(b, ",\"durationInSecs\":");
+		buf_add_i64(b, l->duration_secs);
+		buf_adds(b, ",\"registrationTimestamp\":");
+		buf_add_i64(b, l->registration_ts);
+		buf_adds(b, ",\"lastRenewalTimestamp\":");
+		buf_add_i64(b, l->last_renewal_ts);
+		buf_adds(b, ",\"evictionTimestamp\":");
+		buf_add_i64(b, l->eviction_ts);
+		buf_adds(b, ",\"serviceUpTimestamp\":");
+		buf_add_i64(b, l->service_up_ts);
+		buf_addc(b, '}');
+	}
+	buf_adds(b, ",\"metadata\":");
+	if (in->metadata.n == 0)
+		buf_adds(b, "{\"@class\":\"java.util.Collections$EmptyMap\"}");
+	else
+		json_add_map(b, &in->metadata, 0);
+	/* The @Auto fields: String.valueOf() of each, so all strings. */
+	if (in->app_group_name != NULL)
+		json_add_kv(b, ",\"appGroupName\":", in->app_group_name);
+	if (in->home_page_url != NULL)
+		json_add_kv(b, ",\"homePageUrl\":", in->home_page_url);
+	if (in->status_page_url != NULL)
+		json_add_kv(b, ",\"statusPageUrl\":", in->status_page_url);
+	if (in->health_check_url != NULL)
+		json_add_kv(b, ",\"healthCheckUrl\":", in->health_check_url);
+	if (in->secure_health_check_url != NULL)
+		json_add_kv(b, ",\"secureHealthCheckUrl\":",
+		    in->secure_health_check_url);
+	if (in->vip_address != NULL)
+		json_add_kv(b, ",\"vipAddress\":", in->vip_address);
+	if (in->secure_vip_address != NULL)
+		json_add_kv(b, ",\"secureVipAddress\":", in->secure_vip_address);
+	buf_adds(b, in->is_coordinating ?
+	    ",\"isCoordinatingDiscoveryServer\":\"true\"" :
+	    ",\"isCoordinatingDiscoveryServer\":\"false\"");
+	buf_adds(b, ",\"lastUpdatedTimestamp\":\"");
+	buf_add_i64(b, in->last_updated_ts);
+	buf_adds(b, "\",\"lastDirtyTimestamp\":\"");
+	buf_add_i64(b, in->last_dirty_ts);
+	buf_addc(b, '"');
+	if ((at = action_type_name(in->action_type)) != NULL)
+		json_add_kv(b, ",\"actionType\":", at);
+	if (in->asg_name != NULL)
+		json_add_kv(b, ",\"asgName\":", in->asg_name);
+	buf_addc(b, '}');
+}
+
+/*
+ * The compact ("mini") instance of §4.3: the bean codec's reduced field
+ * set, lastUpdatedTimestamp as a number, port and securePort last.
+ */
+static void
+json_add_instance_compact(struct buf *b, const struct instance *in)
+{
+	const char	*at;
+
+	buf_addc(b, '{');
+	if (in->instance_id != NULL) {
+		json_add_kv(b, "\"instanceId\":", in->instance_id);
+		buf_addc(b, ',');
+	}
+	json_add_kv(b, "\"app\":", in->app);
+	if (in->app_group_name != NULL)
+		json_add_kv(b, ",\"appGroupName\":", in->app_group_name);
+	json_add_kv(b, ",\"ipAddr\":", in->ip_addr);
+	json_add_kv(b, ",\"hostName\":", in->host_name);
+	json_add_kv(b, ",\"status\":", instance_status_name(in->status));
+	if (in->has_dc)
+		json_add_dc(b, in, 1);
+	if (in->vip_address != NULL)
+		json_add_kv(b, ",\"vipAddress\":", in->vip_address);
+	if (in->secure_vip_address != NULL)
+		json_add_kv(b, ",\"secureVipAddress\":", in->secure_vip_address);
+	buf_adds(b, ",\"lastUpdatedTimestamp\":");
+	buf_add_i64(b, in->last_updated_ts);
+	if ((at = action_type_name(in->action_type)) != NULL)
+		json_add_kv(b, ",\"actionType\":", at);
+	if (in->asg_name != NULL)
+		json_add_kv(b, ",\"asgName\":", in->asg_name);
+	json_add_port(b, ",\"port\":", in->port, in->port_enabled);
+	json_add_port(b, ",\"securePort\":", in->secure_port,
+	    in->secure_port_enabled);
+	buf_addc(b, '}');
+}
+
+/* One instance object, not root-wrapped. */
+void
+json_encode_instance(struct buf *b, const struct instance *in, int flags)
+{
+	if (flags & CODEC_COMPACT)
+		json_add_instance_compact(b, in);
+	else
+		json_add_instance_full(b, in);
+}
+
+/* {"instance":{...}}: entities returned directly are always full. */
+void
+json_encode_instance_root(struct buf *b, const struct instance *in)
+{
+	buf_adds(b, "{\"instance\":");
+	json_add_instance_full(b, in);
+	buf_addc(b, '}');
+}
+
+/* Start an application object: {"name":"X","instance":[ */
+void
+json_app_open(struct buf *b, const char *name)
+{
+	json_add_kv(b, "{\"name\":", name);
+	buf_adds(b, ",\"instance\":[");
+}
+
+/* End an application object. */
+void
+json_app_close(struct buf *b)
+{
+	buf_adds(b, "]}");
+}
+
+/* versions__delta and apps__hashcode, both strings (§4.1.2). */
+static void
+json_add_apps_header(struct buf *b, int64_t version, const char *hashcode)
+{
+	buf_adds(b, "\"versions__delta\":\"");
+	buf_add_i64(b, version);
+	buf_adds(b, "\",\"apps__hashcode\":");
+	json_add_string(b, hashcode != NULL ? hashcode : "");
+}
+
+/*
+ * Start a registry document. The legacy codec writes version and hash
+ * first; the compact bean codec writes them after the application array.
+ */
+void
+json_apps_open(struct buf *b, int flags, int64_t version,
+    const char *hashcode)
+{
+	buf_adds(b, "{\"applications\":{");
+	if (!(flags & CODEC_COMPACT)) {
+		json_add_apps_header(b, version, hashcode);
+		buf_addc(b, ',');
+	}
+	buf_adds(b, "\"application\":[");
+}
+
+/* End a registry document. */
+void
+json_apps_close(struct buf *b, int flags, int64_t version,
+    const char *hashcode)
+{
+	buf_addc(b, ']');
+	if (flags & CODEC_COMPACT) {
+		buf_addc(b, ',');
+		json_add_apps_header(b, version, hashcode);
+	}
+	buf_adds(b, "}}");
+}
+
+/* An application object's bytes, with its instances. */
+static void
+json_add_app_body(struct buf *b, const struct application *a, int flags)
+{
+	size_t	i;
+
+	json_app_open(b, a->name);
+	for (i = 0; i < a->n; i++) {
+		if (i > 0)
+			buf_addc(b, ',');
+		json_encode_instance(b, a->instances[i], flags);
+	}
+	json_app_close(b);
+}
+
+/* An application; {"application":{...}} when root != 0. */
+void
+json_encode_application(struct buf *b, const struct application *a,
+    int flags, int root)
+{
+	if (root)
+		buf_adds(b, "{\"application\":");
+	json_add_app_body(b, a, flags);
+	if (root)
+		buf_addc(b, '}');
+}
+
+/* A whole registry, stitched exactly as the server cache does it. */
+void
+json_encode_applications(struct buf *b, const struct applications *as,
+    int flags)
+{
+	size_t	i;
+
+	json_apps_open(b, flags, as->versions_delta, as->apps_hashcode);
+	for (i = 0; i < as->n; i++) {
+		if (i > 0)
+			buf_addc(b, ',');
+		json_add_app_body(b, as->apps[i], flags);
+	}
+	json_apps_close(b, flags, as->versions_delta, as->apps_hashcode);
+}
+
+/* The exact mixed-case action names of ReplicationInstance (§4.1.9). */
+static const char *repl_action_names[] = {
+	"Heartbeat", "Register", "Cancel", "StatusUpdate",
+	"DeleteStatusOverride",
+};
+#define REPL_ACTION_COUNT \
+	(sizeof repl_action_names / sizeof repl_action_names[0])
+
+/* The wire name of an action. */
+const char *
+repl_action_name(enum repl_action a)
+{
+	if ((unsigned)a >= REPL_ACTION_COUNT)
+		return ("Heartbeat");
+	return (repl_action_names[a]);
+}
+
+/* Parse an action name, case-sensitively; -1 if unknown. */
+int
+repl_action_parse(const char *s, enum repl_action *out)
+{
+	size_t	i;
+
+	for (i = 0; i < REPL_ACTION_COUNT; i++) {
+		if (strcmp(s, repl_action_names[i]) == 0) {
+			*out = (enum repl_action)i;
+			return (0);
+		}
+	}
+	return (-1);
+}
+
+/* Append a zeroed item and lend it out. */
+struct repl_item *
+repl_list_add(struct repl_list *l)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap == 0 ? 16 : l->cap * 2;
+		l->items = xreallocarray(l->items, l->cap, sizeof *l->items);
+	}
+	memset(&l->items[l->n], 0, sizeof l->items[l->n]);
+	return (&l->items[l->n++]);
+}
+
+/* Free every item and the array; the list is empty and reusable. */
+void
+repl_list_clear(struct repl_list *l)
+{
+	size_t	i;
+
+	for (i = 0; i < l->n; i++) {
+		free(l->items[i].app_name);
+		free(l->items[i].id);
+		instance_free(l->items[i].info);
+	}
+	free(l->items);
+	memset(l, 0, sizeof *l);
+}
+
+/* Append a zeroed response item and lend it out. */
+struct repl_response_item *
+repl_response_add(struct repl_response *r)
+{
+	if (r->n == r->cap) {
+		r->cap = r->cap == 0 ? 16 : r->cap * 2;
+		r->items = xreallocarray(r->items, r->cap, sizeof *r->items);
+	}
+	memset(&r->items[r->n], 0, sizeof r->items[r->n]);
+	return (&r->items[r->n++]);
+}
+
+/* Free every response item and the array. */
+void
+repl_response_clear(struct repl_response *r)
+{
+	size_t	i;
+
+	for (i = 0; i < r->n; i++)
+		instance_free(r->items[i].entity);
+	free(r->items);
+	memset(r, 0, sizeof *r);
+}
+
+/* ReplicationList: bean order, nulls omitted, timestamp a number. */
+void
+json_encode_repl_list(struct buf *b, const struct repl_list *l)
+{
+	const struct repl_item	*ri;
+	size_t			 i;
+	int			 first;
+
+	buf_adds(b, "{\"replicationList\":[");
+	for (i = 0; i < l->n; i++) {
+		ri = &l->items[i];
+		if (i > 0)
+			buf_addc(b, ',');
+		buf_addc(b, '{');
+		first = 1;
+		if (ri->app_name != NULL) {
+			json_add_kv(b, "\"appName\":", ri->app_name);
+			first = 0;
+		}
+		if (ri->id != NULL) {
+			json_add_kv(b, first ? "\"id\":" : ",\"id\":", ri->id);
+			first = 0;
+		}
+		if (ri->has_last_dirty) {
+			buf_adds(b, first ? "\"lastDirtyTimestamp\":" :
+			    ",\"lastDirtyTimestamp\":");
+			buf_add_i64(b, ri->last_dirty_ts);
+			first = 0;
+		}
+		if (ri->has_overridden) {
+			json_add_kv(b, first ? "\"overriddenStatus\":" :
+			    ",\"overriddenStatus\":",
+			    instance_status_name(ri->overridden_status));
+			first = 0;
+		}
+		if (ri->has_status) {
+			json_add_kv(b, first ? "\"status\":" : ",\"status\":",
+			    instance_status_name(ri->status));
+			first = 0;
+		}
+		if (ri->info != NULL) {
+			buf_adds(b, first ? "\"instanceInfo\":" :
+			    ",\"instanceInfo\":");
+			json_add_instance_full(b, ri->info);
+			first = 0;
+		}
+		json_add_kv(b, first ? "\"action\":" : ",\"action\":",
+		    repl_action_name(ri->action));
+		buf_addc(b, '}');
+	}
+	buf_adds(b, "]}");
+}
+
+/* ReplicationListResponse: one element per request item, in order. */
+void
+json_encode_repl_response(struct buf *b, const struct repl_response *r)
+{
+	size_t	i;
+
+	buf_adds(b, "{\"responseList\":[");
+	for (i = 0; i < r->n; i++) {
+		if (i > 0)
+			buf_addc(b, ',');
+		buf_adds(b, "{\"statusCode\":");
+		buf_add_i64(b, r->items[i].status_code);
+		if (r->items[i].entity != NULL) {
+			buf_adds(b, ",\"responseEntity\":");
+			json_add_instance_full(b, r->items[i].entity);
+		}
+		buf_addc(b, '}');
+	}
+	buf_adds(b, "]}");
+}
+
+/* --- decoding ---------------------------------------------------------- */
+
+/* Record the first error and stop the parser (callbacks return this). */
+static int
+jctx_fail(struct jctx *cx, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (cx->err == NULL) {
+		va_start(ap, fmt);
+		xvasprintf(&cx->err, fmt, ap);
+		va_end(ap);
+	}
+	return (0);
+}
+
+/* Parse a whole decimal long as Long.parseLong does; -1 if it is not one. */
+static int
+json_parse_i64(const char *s, int64_t *out)
+{
+	uint64_t	v = 0, lim = (uint64_t)INT64_MAX;
+	int		neg = 0;
+
+	if (*s == '-' || *s == '+') {
+		neg = *s == '-';
+		if (neg)
+			lim++;
+		s++;
+	}
+	if (*s == '\0')
+		return (-1);
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9')
+			return (-1);
+		if (v > (lim - (uint64_t)(*s - '0')) / 10)
+			return (-1);
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return (0);
+}
+
+/* A long from a JSON number or a numeric string (§4.1.8). */
+static int
+jv_i64(const struct jv *v, int64_t *out)
+{
+	if (v->type != JV_NUM && v->type != JV_STR)
+		return (-1);
+	return (json_parse_i64(v->s, out));
+}
+
+/* An int from a JSON number or a numeric string. */
+static int
+jv_i32(const struct jv *v, int32_t *out)
+{
+	int64_t	n;
+
+	if (jv_i64(v, &n) != 0 || n < INT32_MIN || n > INT32_MAX)
+		return (-1);
+	*out = (int32_t)n;
+	return (0);
+}
+
+/* A boolean from true/false or a string (Boolean.valueOf: "true" only). */
+static int
+jv_bool(const struct jv *v)
+{
+	if (v->type == JV_BOOL)
+		return (v->b);
+	if (v->type == JV_STR)
+		return (strcasecmp(v->s, "true") == 0);
+	return (0);
+}
+
+/* Store a scalar as an owned string (numbers and booleans as text). */
+static void
+jv_store(char **dst, const struct jv *v)
+{
+	if (v->type == JV_BOOL)
+		str_replace(dst, v->b ? "true" : "false");
+	else
+		str_replace(dst, v->s);
+}
+
+/* A status name; anything unknown is UNKNOWN (§4.1.8). */
+static enum instance_status
+jv_status(const struct jv *v)
+{
+	enum instance_status	s;
+
+	if (v->type != JV_STR || instance_status_parse(v->s, &s) != 0)
+		return (STATUS_UNKNOWN);
+	return (s);
+}
+
+/* Add a metadata entry, dropping Jackson's @class and capping the count. */
+static int
+jctx_meta_set(struct jctx *cx, struct kvlist *kv, const struct jv *v)
+{
+	char	*s = NULL;
+
+	if (strcmp(cx->key, "@class") == 0)
+		return (1);
+	if (kvlist_get(kv, cx->key) == NULL && kv->n >= INSTANCE_MAX_METADATA)
+		return (jctx_fail(cx, "too many metadata entries"));
+	jv_store(&s, v);
+	kvlist_set(kv, cx->key, s);
+	free(s);
+	return (1);
+}
+
+/* One scalar field of an instance object. */
+static int
+jctx_instance_field(struct jctx *cx, struct frame *f, const struct jv *v)
+{
+	struct instance	*in = f->in;
+	const char	*k = cx->key;
+	int64_t		 n;
+	enum action_type at;
+	int		 known = 1;
+
+	if (strcmp(k, "instanceId") == 0)
+		jv_store(&in->instance_id, v);
+	else if (strcmp(k, "hostName") == 0)
+		jv_store(&in->host_name, v);
+	else if (strcmp(k, "app") == 0) {
+		jv_store(&in->app, v);
+		str_upper(in->app);
+	} else if (strcmp(k, "ipAddr") == 0)
+		jv_store(&in->ip_addr, v);
+	else if (strcmp(k, "sid") == 0) {
+		jv_store(&in->sid, v);
+		if (strcmp(in->sid, "na") == 0) {
+			free(in->sid);
+			in->sid = NULL;
+		}
+	} else if (strcmp(k, "status") == 0)
+		in->status = jv_status(v);
+	else if (strcmp(k, "overriddenStatus") == 0 ||
+	    strcmp(k, "overriddenstatus") == 0)
+		in->overridden_status = jv_status(v);
+	else if (strcmp(k, "countryId") == 0) {
+		if (jv_i32(v, &in->country_id) != 0)
+			return (jctx_fail(cx, "invalid countryId"));
+	} else if (strcmp(k, "appGroupName") == 0) {
+		jv_store(&in->app_group_name, v);
+		str_upper(in->app_group_name);
+	} else if (strcmp(k, "homePageUrl") == 0)
+		jv_store(&in->home_page_url, v);
+	else if (strcmp(k, "statusPageUrl") == 0)
+		jv_store(&in->status_page_url, v);
+	else if (strcmp(k, "healthCheckUrl") == 0)
+		jv_store(&in->health_check_url, v);
+	else if (strcmp(k, "secureHealthCheckUrl") == 0)
+		jv_store(&in->secure_health_check_url, v);
+	else if (strcmp(k, "vipAddress") == 0)
+		jv_store(&in->vip_address, v);
+	else if (strcmp(k, "secureVipAddress") == 0)
+		jv_store(&in->secure_vip_address, v);
+	else if (strcmp(k, "isCoordinatingDiscoveryServer") == 0)
+		in->is_coordinating = (uint8_t)jv_bool(v);
+	else if (strcmp(k, "lastUpdatedTimestamp") == 0) {
+		if (jv_i64(v, &n) != 0)
+			return (jctx_fail(cx, "invalid lastUpdatedTimestamp"));
+		in->last_updated_ts = n;
+		f->seen_updated = 1;
+	} else if (strcmp(k, "lastDirtyTimestamp") == 0) {
+		if (jv_i64(v, &n) != 0)
+			return (jctx_fail(cx, "invalid lastDirtyTimestamp"));
+		in->last_dirty_ts = n;
+		f->seen_dirty = 1;
+	} else if (strcmp(k, "actionType") == 0) {
+		if (v->type == JV_STR && action_type_parse(v->s, &at) == 0)
+			in->action_type = at;
+		else
+			in->action_type = ACTION_NONE;
+	} else if (strcmp(k, "asgName") == 0)
+		jv_store(&in->asg_name, v);
+	else if (strcmp(k, "port") == 0 || strcmp(k, "securePort") == 0 ||
+	    strcmp(k, "dataCenterInfo") == 0 || strcmp(k, "leaseInfo") == 0 ||
+	    strcmp(k, "metadata") == 0)
+		return (jctx_fail(cx, "invalid %s", k));
+	else if (f->kind == F_ROOT_INSTANCE && strcmp(k, "instance") == 0)
+		return (jctx_fail(cx, "invalid instance"));
+	else
+		known = 0;
+	/* A bare instance counts as found once it has a field we know. */
+	if (known && f->kind == F_ROOT_INSTANCE)
+		cx->found = 1;
+	return (1);
+}
+
+/* One scalar field of a leaseInfo object. */
+static int
+jctx_lease_field(struct jctx *cx, struct lease_info *l, const struct jv *v)
+{
+	const char	*k = cx->key;
+	int64_t		 n;
+	int32_t		 i;
+
+	if (strcmp(k, "renewalIntervalInSecs") == 0 ||
+	    strcmp(k, "durationInSecs") == 0) {
+		if (jv_i32(v, &i) != 0)
+			return (jctx_fail(cx, "invalid leaseInfo.%s", k));
+		/* A value <= 0 means "use the default" (§4.1.6). */
+		if (k[0] == 'r')
+			l->renewal_interval_secs = i > 0 ? i : 30;
+		else
+			l->duration_secs = i > 0 ? i : 90;
+		return (1);
+	}
+	if (strcmp(k, "registrationTimestamp") != 0 &&
+	    strcmp(k, "lastRenewalTimestamp") != 0 &&
+	    strcmp(k, "renewalTimestamp") != 0 &&
+	    strcmp(k, "evictionTimestamp") != 0 &&
+	    strcmp(k, "serviceUpTimestamp") != 0)
+		return (1);
+	if (jv_i64(v, &n) != 0)
+		return (jctx_fail(cx, "invalid leaseInfo.%s", k));
+	if (k[0] == 'r' && k[1] == 'e' && k[2] == 'g')
+		l->registration_ts = n;
+	else if (k[0] == 'l' || k[0] == 'r')
+		l->last_renewal_ts = n;
+	else if (k[0] == 'e')
+		l->eviction_ts = n;
+	else
+		l->service_up_ts = n;
+	return (1);
+}
+
+/* One scalar field of a ReplicationInstance. */
+static int
+jctx_repl_field(struct jctx *cx, struct frame *f, const struct jv *v)
+{
+	struct repl_item	*ri = f->ri;
+	const char		*k = cx->key;
+
+	if (strcmp(k, "appName") == 0) {
+		jv_store(&ri->app_name, v);
+		str_upper(ri->app_name);
+	} else if (strcmp(k, "id") == 0)
+		jv_store(&ri->id, v);
+	else if (strcmp(k, "lastDirtyTimestamp") == 0) {
+		if (jv_i64(v, &ri->last_dirty_ts) != 0)
+			return (jctx_fail(cx, "invalid lastDirtyTimestamp"));
+		ri->has_last_dirty = 1;
+	} else if (strcmp(k, "overriddenStatus") == 0 ||
+	    strcmp(k, "overriddenstatus") == 0) {
+		ri->overridden_status = jv_status(v);
+		ri->has_overridden = 1;
+	} else if (strcmp(k, "status") == 0) {
+		ri->status = jv_status(v);
+		ri->has_status = 1;
+	} else if (strcmp(k, "action") == 0) {
+		if (v->type != JV_STR ||
+		    repl_action_parse(v->s, &ri->action) != 0)
+			return (jctx_fail(cx, "invalid action"));
+		f->has_action = 1;
+	} else if (strcmp(k, "instanceInfo") == 0)
+		return (jctx_fail(cx, "invalid instanceInfo"));
+	return (1);
+}
+
+/* A scalar value arrived: store it where the top frame says. */
+static int
+jctx_scalar(struct jctx *cx, const struct jv *v)
+{
+	struct frame	*f;
+	int		 rc = 1;
+	enum dc_name	 dc;
+
+	if (cx->depth == 0)
+		return (jctx_fail(cx, "expected a JSON object"));
+	f = &cx->st[cx->depth - 1];
+	/* JSON null means "absent" everywhere (§4.1.8). */
+	if (v->type == JV_NULL || f->kind == F_SKIP)
+		goto out;
+	switch (f->kind) {
+	case F_ROOT_INSTANCE:
+	case F_INSTANCE:
+		rc = jctx_instance_field(cx, f, v);
+		break;
+	case F_PORT:
+		if (strcmp(cx->key, "$") == 0) {
+			if (jv_i32(v, f->secure ? &f->in->secure_port :
+			    &f->in->port) != 0)
+				rc = jctx_fail(cx, "invalid %s",
+				    f->secure ? "securePort" : "port");
+		} else if (strcmp(cx->key, "@enabled") == 0) {
+			if (f->secure)
+				f->in->secure_port_enabled = jv_bool(v);
+			else
+				f->in->port_enabled = jv_bool(v);
+		}
+		break;
+	case F_DC:
+		if (strcmp(cx->key, "name") == 0) {
+			if (v->type != JV_STR || dc_name_parse(v->s, &dc) != 0)
+				rc = jctx_fail(cx,
+				    "invalid dataCenterInfo name");
+			else
+				f->in->dc_name = dc;
+		} else if (strcmp(cx->key, "metadata") == 0)
+			rc = jctx_fail(cx, "invalid dataCenterInfo metadata");
+		break;
+	case F_META:
+		rc = jctx_meta_set(cx, f->kv, v);
+		break;
+	case F_LEASE:
+		rc = jctx_lease_field(cx, &f->in->lease, v);
+		break;
+	case F_APPS:
+		if (strcmp(cx->key, "versions__delta") == 0) {
+			if (jv_i64(v, &f->apps->versions_delta) != 0)
+				rc = jctx_fail(cx, "invalid versions__delta");
+		} else if (strcmp(cx->key, "apps__hashcode") == 0)
+			jv_store(&f->apps->apps_hashcode, v);
+		else if (strcmp(cx->key, "application") == 0)
+			rc = jctx_fail(cx, "invalid application");
+		break;
+	case F_APP:
+		if (strcmp(cx->key, "name") == 0) {
+			jv_store(&f->app->name, v);
+			str_upper(f->app->name);
+		} else if (strcmp(cx->key, "instance") == 0)
+			rc = jctx_fail(cx, "invalid instance");
+		break;
+	case F_REPL_ITEM:
+		rc = jctx_repl_field(cx, f, v);
+		break;
+	case F_RESP_ITEM:
+		if (strcmp(cx->key, "statusCode") == 0) {
+			if (jv_i32(v, &f->rsi->status_code) != 0)
+				rc = jctx_fail(cx, "invalid statusCode");
+		} else if (strcmp(cx->key, "responseEntity") == 0)
+			rc = jctx_fail(cx, "invalid responseEntity");
+		break;
+	case F_APP_ARRAY:
+		rc = jctx_fail(cx, "invalid application");
+		break;
+	case F_INST_ARRAY:
+		rc = jctx_fail(cx, "invalid instance");
+		break;
+	case F_REPL_ARRAY:
+		rc = jctx_fail(cx, "invalid replicationList");
+		break;
+	case F_RESP_ARRAY:
+		rc = jctx_fail(cx, "invalid responseList");
+		break;
+	case F_ROOT_REPL:
+		if (strcmp(cx->key, "replicationList") == 0)
+			rc = jctx_fail(cx, "invalid replicationList");
+		break;
+	case F_ROOT_RESP:
+		if (strcmp(cx->key, "responseList") == 0)
+			rc = jctx_fail(cx, "invalid responseList");
+		break;
+	default:
+		break;
+	}
+out:
+	free(cx->key);
+	cx->key = NULL;
+	return (rc);
+}
+
+/* Push a frame of the given kind, copying the parent's targets. */
+static struct frame *
+jctx_push(struct jctx *cx, enum frame_kind kind)
+{
+	struct frame	*f = &cx->st[cx->depth];
+
+	if (cx->depth > 0)
+		*f = cx->st[cx->depth - 1];
+	else
+		memset(f, 0, sizeof *f);
+	f->kind = kind;
+	f->seen_updated = f->seen_dirty = f->has_action = 0;
+	cx->depth++;
+	return (f);
+}
+
+/* A new instance object starts (owned by its frame until it closes). */
+static void
+jctx_push_instance(struct jctx *cx)
+{
+	struct frame	*f = jctx_push(cx, F_INSTANCE);
+
+	f->in = instance_new();
+	f->kv = NULL;
+}
+
+/* Which frame a new container gets, given the parent frame and key. */
+static int
+jctx_open(struct jctx *cx, int is_map)
+{
+	struct frame	*p, *f;
+	const char	*k;
+	enum frame_kind	 kind = F_SKIP;
+	int		 rc = 1;
+
+	if (cx->depth >= JSON_MAX_DEPTH)
+		return (jctx_fail(cx, "nesting too deep"));
+	if (cx->depth == 0) {
+		if (!is_map)
+			return (jctx_fail(cx, "expected a JSON object"));
+		f = jctx_push(cx, F_SKIP);
+		switch (cx->doc) {
+		case DOC_INSTANCE:
+			f->kind = F_ROOT_INSTANCE;
+			f->in = cx->inst;
+			break;
+		case DOC_APPLICATION:
+			f->kind = F_ROOT_APP;
+			break;
+		case DOC_APPLICATIONS:
+			f->kind = F_ROOT_APPS;
+			break;
+		case DOC_REPL_LIST:
+			f->kind = F_ROOT_REPL;
+			break;
+		case DOC_REPL_RESPONSE:
+			f->kind = F_ROOT_RESP;
+			break;
+		}
+		return (1);
+	}
+	p = &cx->st[cx->depth - 1];
+	k = cx->key != NULL ? cx->key : "";
+	switch (p->kind) {
+	case F_SKIP:
+		break;
+	case F_ROOT_INSTANCE:
+	case F_INSTANCE:
+		if (p->kind == F_ROOT_INSTANCE && strcmp(k, "instance") == 0) {
+			if (!is_map)
+				goto bad;
+			cx->found = 1;
+			kind = F_INSTANCE;	/* same target, not owned */
+			break;
+		}
+		if (p->kind == F_ROOT_INSTANCE && (strcmp(k, "port") == 0 ||
+		    strcmp(k, "securePort") == 0 ||
+		    strcmp(k, "dataCenterInfo") == 0 ||
+		    strcmp(k, "leaseInfo") == 0 || strcmp(k, "metadata") == 0))
+			cx->found = 1;
+		if (strcmp(k, "port") == 0 || strcmp(k, "securePort") == 0) {
+			if (!is_map)
+				goto bad;
+			f = jctx_push(cx, F_PORT);
+			f->secure = k[0] == 's';
+			goto done;
+		} else if (strcmp(k, "dataCenterInfo") == 0) {
+			if (!is_map)
+				goto bad;
+			p->in->has_dc = 1;
+			kind = F_DC;
+		} else if (strcmp(k, "leaseInfo") == 0) {
+			if (!is_map)
+				goto bad;
+			p->in->has_lease = 1;
+			kind = F_LEASE;
+		} else if (strcmp(k, "metadata") == 0) {
+			if (!is_map)
+				goto bad;
+			kvlist_clear(&p->in->metadata);
+			f = jctx_push(cx, F_META);
+			f->kv = &f->in->metadata;
+			goto done;
+		} else if (strcmp(k, "instanceId") == 0 ||
+		    strcmp(k, "hostName") == 0 || strcmp(k, "app") == 0 ||
+		    strcmp(k, "status") == 0 || strcmp(k, "ipAddr") == 0 ||
+		    strcmp(k, "lastDirtyTimestamp") == 0 ||
+		    strcmp(k, "lastUpdatedTimestamp") == 0 ||
+		    strcmp(k, "countryId") == 0)
+			goto bad;
+		break;
+	case F_DC:
+		if (strcmp(k, "metadata") == 0) {
+			if (!is_map)
+				goto bad;
+			kvlist_clear(&p->in->dc_metadata);
+			f = jctx_push(cx, F_META);
+			f->kv = &f->in->dc_metadata;
+			goto done;
+		}
+		if (strcmp(k, "name") == 0)
+			goto bad;
+		break;
+	case F_META:
+		if (strcmp(k, "@class") != 0)
+			goto bad;
+		break;
+	case F_PORT:
+		if (strcmp(k, "$") == 0)
+			goto bad;
+		break;
+	case F_LEASE:
+		break;
+	case F_ROOT_APP:
+	case F_APPS:
+	case F_APP_ARRAY:
+		if (p->kind == F_APPS && strcmp(k, "versions__delta") == 0)
+			goto bad;
+		if (p->kind != F_APP_ARRAY && strcmp(k, "application") != 0)
+			break;
+		if (!is_map) {
+			if (p->kind == F_APP_ARRAY || p->kind == F_ROOT_APP)
+				goto bad;
+			kind = F_APP_ARRAY;
+			break;
+		}
+		f = jctx_push(cx, F_APP);
+		if (p->kind == F_ROOT_APP) {
+			if (cx->app != NULL)
+				goto bad;
+			cx->app = application_new("");
+			f->app = cx->app;
+		} else
+			applications_add(f->apps,
+			    (f->app = application_new("")));
+		cx->found = 1;
+		goto done;
+	case F_ROOT_APPS:
+		if (strcmp(k, "applications") != 0)
+			break;
+		if (!is_map || cx->found)
+			goto bad;
+		f = jctx_push(cx, F_APPS);
+		f->apps = cx->apps;
+		cx->found = 1;
+		goto done;
+	case F_APP:
+	case F_INST_ARRAY:
+		if (p->kind == F_APP && strcmp(k, "instance") != 0) {
+			if (strcmp(k, "name") == 0)
+				goto bad;
+			break;
+		}
+		if (!is_map) {
+			if (p->kind == F_INST_ARRAY)
+				goto bad;
+			kind = F_INST_ARRAY;
+			break;
+		}
+		jctx_push_instance(cx);
+		goto done;
+	case F_ROOT_REPL:
+		if (strcmp(k, "replicationList") != 0)
+			break;
+		if (is_map || cx->found)
+			goto bad;
+		cx->found = 1;
+		kind = F_REPL_ARRAY;
+		break;
+	case F_REPL_ARRAY:
+		if (!is_map)
+			goto bad;
+		if (cx->rl->n >= REPL_MAX_ITEMS) {
+			rc = jctx_fail(cx, "too many replication items");
+			goto out;
+		}
+		f = jctx_push(cx, F_REPL_ITEM);
+		f->ri = repl_list_add(cx->rl);
+		goto done;
+	case F_REPL_ITEM:
+		if (strcmp(k, "instanceInfo") == 0) {
+			if (!is_map)
+				goto bad;
+			jctx_push_instance(cx);
+			goto done;
+		}
+		if (strcmp(k, "action") == 0 || strcmp(k, "appName") == 0 ||
+		    strcmp(k, "id") == 0 || strcmp(k, "lastDirtyTimestamp") == 0)
+			goto bad;
+		break;
+	case F_ROOT_RESP:
+		if (strcmp(k, "responseList") != 0)
+			break;
+		if (is_map || cx->found)
+			goto bad;
+		cx->found = 1;
+		kind = F_RESP_ARRAY;
+		break;
+	case F_RESP_ARRAY:
+		if (!is_map)
+			goto bad;
+		if (cx->rr->n >= REPL_MAX_ITEMS) {
+			rc = jctx_fail(cx, "too many replication items");
+			goto out;
+		}
+		f = jctx_push(cx, F_RESP_ITEM);
+		f->rsi = repl_response_add(cx->rr);
+		goto done;
+	case F_RESP_ITEM:
+		if (strcmp(k, "responseEntity") == 0) {
+			if (!is_map)
+				goto bad;
+			jctx_push_instance(cx);
+			goto done;
+		}
+		if (strcmp(k, "statusCode") == 0)
+			goto bad;
+		break;
+	}
+	jctx_push(cx, kind);
+done:
+	rc = 1;
+	goto out;
+bad:
+	rc = jctx_fail(cx, "invalid %s", k[0] != '\0' ? k : "value");
+out:
+	free(cx->key);
+	cx->key = NULL;
+	return (rc);
+}
+
+/*
+ * An instance object is complete: apply the decode-time defaults and
+ * Spring Cloud's instanceId rewrite (§4.1.7).
+ */
+static void
+jctx_finish_instance(struct jctx *cx, struct frame *f)
+{
+	struct instance	*in = f->in;
+	const char	*mid;
+	size_t		 hl;
+
+	if (!f->seen_updated)
+		in->last_updated_ts = cx->now;
+	if (!f->seen_dirty)
+		in->last_dirty_ts = cx->now;
+	if (in->instance_id != NULL && in->instance_id[0] != '\0')
+		return;
+	mid = kvlist_get(&in->metadata, "instanceId");
+	if (mid == NULL || mid[0] == '\0')
+		return;
+	free(in->instance_id);
+	hl = in->host_name != NULL ? strlen(in->host_name) : 0;
+	if (hl == 0 || strncmp(mid, in->host_name, hl) == 0)
+		in->instance_id = xstrdup(mid);
+	else
+		xasprintf(&in->instance_id, "%s:%s", in->host_name, mid);
+}
+
+/* A container ends: hand what it built to its parent. */
+static int
+jctx_close(struct jctx *cx)
+{
+	struct frame	*f, *p;
+
+	if (cx->depth == 0)
+		return (jctx_fail(cx, "unbalanced JSON"));
+	f = &cx->st[cx->depth - 1];
+	p = cx->depth > 1 ? &cx->st[cx->depth - 2] : NULL;
+	switch (f->kind) {
+	case F_ROOT_INSTANCE:
+		if (cx->found)
+			jctx_finish_instance(cx, f);
+		break;
+	case F_INSTANCE:
+		if (p->kind == F_ROOT_INSTANCE) {
+			/* {"instance":{...}}: the root's own object. */
+			p->seen_updated |= f->seen_updated;
+			p->seen_dirty |= f->seen_dirty;
+			break;
+		}
+		jctx_finish_instance(cx, f);
+		if (p->kind == F_REPL_ITEM) {
+			instance_free(p->ri->info);
+			p->ri->info = f->in;
+		} else if (p->kind == F_RESP_ITEM) {
+			instance_free(p->rsi->entity);
+			p->rsi->entity = f->in;
+		} else
+			application_add(p->app, f->in);
+		f->in = NULL;
+		break;
+	case F_REPL_ITEM:
+		if (!f->has_action) {
+			cx->depth--;
+			return (jctx_fail(cx, "missing action"));
+		}
+		break;
+	default:
+		break;
+	}
+	cx->depth--;
+	return (1);
+}
+
+/* yajl callbacks: each converts its event and calls the state machine. */
+static int
+json_null_cb(void *arg)
+{
+	struct jv	v = { .type = JV_NULL };
+
+	return (jctx_scalar(arg, &v));
+}
+
+static int
+json_boolean_cb(void *arg, int b)
+{
+	struct jv	v = { .type = JV_BOOL, .b = b };
+
+	return (jctx_scalar(arg, &v));
+}
+
+/* Copy a yajl string, refusing oversize ones and embedded NULs. */
+static char *
+jctx_copy(struct jctx *cx, const unsigned char *s, size_t len)
+{
+	if (len > INSTANCE_MAX_STRING) {
+		jctx_fail(cx, "string too long (over %d bytes)",
+		    INSTANCE_MAX_STRING);
+		return (NULL);
+	}
+	if (memchr(s, '\0', len) != NULL) {
+		jctx_fail(cx, "string contains NUL");
+		return (NULL);
+	}
+	return (xstrndup((const char *)s, len));
+}
+
+static int
+json_number_cb(void *arg, const char *s, size_t len)
+{
+	struct jctx	*cx = arg;
+	struct jv	 v = { .type = JV_NUM, .len = len };
+	char		*copy;
+	int		 rc;
+
+	if ((copy = jctx_copy(cx, (const unsigned char *)s, len)) == NULL)
+		return (0);
+	v.s = copy;
+	rc = jctx_scalar(cx, &v);
+	free(copy);
+	return (rc);
+}
+
+static int
+json_string_cb(void *arg, const unsigned char *s, size_t len)
+{
+	struct jctx	*cx = arg;
+	struct jv	 v = { .type = JV_STR, .len = len };
+	char		*copy;
+	int		 rc;
+
+	if ((copy = jctx_copy(cx, s, len)) == NULL)
+		return (0);
+	v.s = copy;
+	rc = jctx_scalar(cx, &v);
+	free(copy);
+	return (rc);
+}
+
+static int
+json_map_key_cb(void *arg, const unsigned char *s, size_t len)
+{
+	struct jctx	*cx = arg;
+
+	free(cx->key);
+	if ((cx->key = jctx_copy(cx, s, len)) == NULL)
+		return (0);
+	return (1);
+}
+
+static int
+json_start_map_cb(void *arg)
+{
+	return (jctx_open(arg, 1));
+}
+
+static int
+json_start_array_cb(void *arg)
+{
+	return (jctx_open(arg, 0));
+}
+
+static int
+json_end_cb(void *arg)
+{
+	return (jctx_close(arg));
+}
+
+static const yajl_callbacks json_callbacks = {
+	json_null_cb,
+	json_boolean_cb,
+	NULL,			/* integers and doubles come as raw numbers */
+	NULL,
+	json_number_cb,
+	json_string_cb,
+	json_start_map_cb,
+	json_map_key_cb,
+	json_end_cb,
+	json_start_array_cb,
+	json_end_cb,
+};
+
+/* Free whatever the frames still own after a failed parse. */
+static void
+jctx_cleanup(struct jctx *cx)
+{
+	int	i;
+
+	for (i = 0; i < cx->depth; i++) {
+		if (cx->st[i].kind == F_INSTANCE && cx->st[i].in != NULL &&
+		    !(i > 0 && cx->st[i - 1].kind == F_ROOT_INSTANCE))
+			instance_free(cx->st[i].in);
+		cx->st[i].in = NULL;
+	}
+	cx->depth = 0;
+	free(cx->key);
+	cx->key = NULL;
+}
+
+/* Run yajl over the whole input; 0 on success, -1 with *cause set. */
+static int
+json_parse(struct jctx *cx, const char *data, size_t len, char **cause)
+{
+	yajl_handle	 h;
+	yajl_status	 st;
+	unsigned char	*msg;
+	size_t		 n;
+	int		 rc = -1;
+
+	cx->now = clock_wall_ms();
+	if ((h = yajl_alloc(&json_callbacks, NULL, cx)) == NULL)
+		fatalx("%s: out of memory", __func__);
+	st = yajl_parse(h, (const unsigned char *)data, len);
+	if (st == yajl_status_ok)
+		st = yajl_complete_parse(h);
+	if (st != yajl_status_ok) {
+		if (cx->err != NULL) {
+			xasprintf(cause, "cannot parse request body: %s",
+			    cx->err);
+		} else {
+			msg = yajl_get_error(h, 0, (const unsigned char *)data,
+			    len);
+			n = msg != NULL ? strlen((char *)msg) : 0;
+			while (n > 0 && (msg[n - 1] == '\n' ||
+			    msg[n - 1] == ' '))
+				msg[--n] = '\0';
+			xasprintf(cause, "cannot parse request body: %s",
+			    msg != NULL ? (char *)msg : "error");
+			if (msg != NULL)
+				yajl_free_error(h, msg);
+		}
+		goto out;
+	}
+	if (cx->depth != 0) {
+		xasprintf(cause, "cannot parse request body: premature EOF");
+		goto out;
+	}
+	rc = 0;
+out:
+	yajl_free(h);
+	if (rc != 0)
+		jctx_cleanup(cx);
+	free(cx->err);
+	cx->err = NULL;
+	free(cx->key);
+	cx->key = NULL;
+	return (rc);
+}
+
+/* Decode {"instance":{...}} or a bare instance object. */
+struct instance *
+json_decode_instance(const char *data, size_t len, char **cause)
+{
+	struct jctx	cx;
+
+	memset(&cx, 0, sizeof cx);
+	cx.doc = DOC_INSTANCE;
+	cx.inst = instance_new();
+	if (json_parse(&cx, data, len, cause) != 0)
+		goto fail;
+	if (!cx.found) {
+		xasprintf(cause, "missing instance");
+		goto fail;
+	}
+	return (cx.inst);
+fail:
+	instance_free(cx.inst);
+	return (NULL);
+}
+
+/* Decode {"application":{...}}. */
+struct application *
+json_decode_application(const char *data, size_t len, char **cause)
+{
+	struct jctx	cx;
+
+	memset(&cx, 0, sizeof cx);
+	cx.doc = DOC_APPLICATION;
+	if (json_parse(&cx, data, len, cause) != 0)
+		goto fail;
+	if (cx.app == NULL) {
+		xasprintf(cause, "missing application");
+		goto fail;
+	}
+	return (cx.app);
+fail:
+	application_free(cx.app);
+	return (NULL);
+}
+
+/* Decode {"applications":{...}} (full or delta). */
+struct applications *
+json_decode_applications(const char *data, size_t len, char **cause)
+{
+	struct jctx	cx;
+
+	memset(&cx, 0, sizeof cx);
+	cx.doc = DOC_APPLICATIONS;
+	cx.apps = applications_new();
+	if (json_parse(&cx, data, len, cause) != 0)
+		goto fail;
+	if (!cx.found) {
+		xasprintf(cause, "missing applications");
+		goto fail;
+	}
+	return (cx.apps);
+fail:
+	applications_free(cx.apps);
+	return (NULL);
+}
+
+/* Decode a ReplicationList, appending to l; on error l is cleared. */
+int
+json_decode_repl_list(const char *data, size_t len, struct repl_list *l,
+    char **cause)
+{
+	struct jctx	cx;
+
+	memset(&cx, 0, sizeof cx);
+	cx.doc = DOC_REPL_LIST;
+	cx.rl = l;
+	if (json_parse(&cx, data, len, cause) != 0)
+		goto fail;
+	if (!cx.found) {
+		xasprintf(cause, "missing replicationList");
+		goto fail;
+	}
+	return (0);
+fail:
+	repl_list_clear(l);
+	return (-1);
+}
+
+/* Decode a ReplicationListResponse, appending to r; on error r is cleared. */
+int
+json_decode_repl_response(const char *data, size_t len,
+    struct repl_response *r, char **cause)
+{
+	struct jctx	cx;
+
+	memset(&cx, 0, sizeof cx);
+	cx.doc = DOC_REPL_RESPONSE;
+	cx.rr = r;
+	if (json_parse(&cx, data, len, cause) != 0)
+		goto fail;
+	if (!cx.found) {
+		xasprintf(cause, "missing responseList");
+		goto fail;
+	}
+	return (0);
+fail:
+	repl_response_clear(r);
+	return (-1);
+}
