@@ -1,1 +1,1692 @@
-/* server/registry.c: not written yet. */
+/*
+ * registry.c: the lease table (spec §5). Apps are found by name and leases
+ * by (app, id) through intrusive chained hash tables; each app keeps its
+ * leases in a dense array (swap-remove) so encoders iterate by index, and
+ * a second chain indexes leases by id alone for instances/{id} and the
+ * override map. Per-status counters make the apps hash code O(statuses).
+ * Side structures, all bounded: the override map (expire after access,
+ * LRU list), the recently-changed queue of refcounted lease references
+ * (a cancelled lease lives on there with action DELETED), tombstones of
+ * recent cancels, and the last-1000 registered/cancelled rings.
+ *
+ * heureka differs from Eureka on purpose in two places: a lease expires
+ * duration after its last renewal (Eureka's renew() adds the duration
+ * twice), and the renewal threshold follows every register and cancel,
+ * also from zero, so no 15-minute recount timer is needed.
+ *
+ * No libevent, no clock reads: time always comes in as `now`.
+ */
+#include <sys/queue.h>
+
+#include <ctype.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "instance.h"
+#include "registry.h"
+#include "xmalloc.h"
+
+#define REGISTRY_DEFAULT_DURATION	90	/* LeaseInfo default, seconds */
+#define REGISTRY_DEFAULT_INTERVAL	30	/* LeaseInfo default, seconds */
+#define REGISTRY_DEFAULT_MAX		1000000
+#define REGISTRY_QUEUE_SLACK		4096	/* delta queue above 4 x max */
+
+#define CONTAINER_OF(p, type, member) \
+	((type *)(void *)((char *)(p) - offsetof(type, member)))
+
+/* An intrusive hash-chain link; a table never owns what it links. */
+struct hnode {
+	struct hnode	*next;
+	uint64_t	 hash;
+};
+
+/* Chained hash table; the bucket count is a power of two. */
+struct htab {
+	struct hnode	**b;
+	size_t		  nb;
+	size_t		  n;
+};
+
+/*
+ * A lease. Internal times (last_renew_ts, duration_ms) are kept apart from
+ * the values shown in inst->lease, which are refreshed after each change.
+ * refs: one for the registry while registered, one per delta-queue entry.
+ */
+struct lease {
+	struct hnode	 key_node;	/* by (app, id) */
+	struct hnode	 id_node;	/* by id alone */
+	uint64_t	 app_hash;
+	struct instance	*inst;		/* owned */
+	struct reg_app	*app;		/* NULL once cancelled */
+	char		*id;		/* owned copy of the key */
+	size_t		 idx;		/* position in app->leases */
+	int64_t		 registration_ts;
+	int64_t		 last_renew_ts;	/* real time of the last renewal */
+	int64_t		 duration_ms;
+	int64_t		 eviction_ts;
+	int64_t		 service_up_ts;
+	unsigned	 refs;
+	int		 renewed;	/* renewed since registration */
+};
+
+struct reg_app {
+	struct hnode	  node;
+	char		 *name;		/* upper case */
+	struct lease	**leases;
+	size_t		  n;
+	size_t		  cap;
+	size_t		  idx;		/* position in registry->apps */
+	uint64_t	  gen;
+};
+
+/* Override map entry: keyed by id only, expires after last access. */
+struct override {
+	struct hnode		 node;
+	TAILQ_ENTRY(override)	 entry;		/* least recently used first */
+	char			*id;
+	enum instance_status	 status;
+	int64_t			 access_ts;
+};
+TAILQ_HEAD(override_list, override);
+
+/* A recently cancelled (app, id). */
+struct tombstone {
+	struct hnode		 node;
+	TAILQ_ENTRY(tombstone)	 entry;		/* oldest first */
+	char			*app;
+	char			*id;
+	int64_t			 ts;
+};
+TAILQ_HEAD(tombstone_list, tombstone);
+
+struct change {
+	struct lease	*lease;
+	int64_t		 ts;
+};
+
+struct recent {
+	int64_t		 ts;
+	char		*what;		/* "APP(id)" */
+};
+
+struct recent_ring {
+	struct recent	 v[REGISTRY_RECENT_MAX];
+	size_t		 next;		/* slot written next */
+	size_t		 n;
+};
+
+struct observer {
+	registry_observer_cb	 cb;
+	void			*arg;
+};
+
+struct registry {
+	struct registry_conf	 conf;
+	uint64_t		 seed;
+
+	struct htab		 app_tab;
+	struct reg_app		**apps;
+	size_t			  napps;
+	size_t			  capapps;
+
+	struct htab		 lease_tab;	/* (app, id) */
+	struct htab		 id_tab;	/* id */
+	size_t			 size;
+	size_t			 counts[STATUS_COUNT];
+	uint64_t		 gen;
+
+	struct htab		 override_tab;
+	struct override_list	 override_lru;
+	size_t			 noverrides;
+
+	struct htab		 tomb_tab;
+	struct tombstone_list	 tomb_fifo;
+	size_t			 ntombs;
+
+	struct change		*q;		/* recently-changed ring */
+	size_t			 qhead;
+	size_t			 qn;
+	size_t			 qcap;
+	size_t			 qmax;
+
+	struct recent_ring	 registered;
+	struct recent_ring	 cancelled;
+
+	struct observer		*obs;
+	size_t			 nobs;
+
+	int			 expected;
+	int			 threshold;
+	long			 renews_cur;
+	long			 renews_last;
+	int64_t			 last_evict_ts;
+	int			 evicted_once;
+
+	struct registry_stats	 stats;
+};
+
+static uint64_t	registry_hash(uint64_t, const char *, int);
+static uint64_t	registry_key_hash(uint64_t, uint64_t);
+static void	htab_init(struct htab *, size_t);
+static void	htab_insert(struct htab *, struct hnode *, uint64_t);
+static void	htab_remove(struct htab *, struct hnode *);
+static struct hnode *htab_first(const struct htab *, uint64_t);
+static struct lease *registry_lookup(const struct registry *, const char *,
+		    const char *);
+static struct lease *registry_visible(struct registry *, const char *,
+		    const char *, int64_t);
+static struct reg_app *registry_app_get(struct registry *, const char *);
+static void	registry_app_drop(struct registry *, struct reg_app *);
+static void	lease_unref(struct lease *);
+static int	lease_is_expired(const struct lease *, int64_t, int64_t);
+static void	lease_display(struct lease *);
+static void	lease_renew(struct lease *, int64_t);
+static void	registry_set_status(struct registry *, struct lease *,
+		    enum instance_status);
+static void	registry_touch(struct registry *, struct reg_app *);
+static void	registry_update_threshold(struct registry *);
+static void	registry_enqueue(struct registry *, struct lease *, int64_t);
+static void	registry_notify(struct registry *, enum registry_event_type,
+		    const char *, const char *, const struct instance *, int,
+		    int64_t);
+static struct override *override_find(struct registry *, const char *,
+		    int64_t, int);
+static void	override_put(struct registry *, const char *,
+		    enum instance_status, int64_t);
+static int	override_del(struct registry *, const char *);
+static void	override_purge(struct registry *, int64_t);
+static struct tombstone *tomb_find(struct registry *, const char *,
+		    const char *);
+static void	tomb_set(struct registry *, const char *, const char *,
+		    int64_t);
+static void	tomb_del(struct registry *, struct tombstone *);
+static void	recent_add(struct recent_ring *, int64_t, const char *,
+		    const char *);
+static void	recent_clear(struct recent_ring *);
+static enum instance_status registry_rule_status(struct registry *,
+		    const struct instance *, const char *, int,
+		    enum instance_status, int, int64_t);
+static enum registry_rc registry_do_register(struct registry *,
+		    struct instance *, int, enum registry_event_type, int64_t);
+static void	registry_remove(struct registry *, struct lease *, int, int,
+		    int64_t);
+static void	app_append(struct application *, struct instance *);
+
+/* Eureka's server defaults (§8.1) plus heureka's bounds. */
+void
+registry_conf_defaults(struct registry_conf *rc)
+{
+	memset(rc, 0, sizeof *rc);
+	rc->self_preservation = 1;
+	rc->renewal_percent_threshold = 0.85;
+	rc->expected_client_renewal_interval_secs = 30;
+	rc->expected_initial = 1;
+	rc->retention_ms = 180000;
+	rc->override_ttl_ms = 3600000;
+	rc->tombstone_ms = 180000;
+	rc->eviction_interval_ms = 60000;
+	rc->max_instances = REGISTRY_DEFAULT_MAX;
+	rc->sync_when_timestamp_differs = 1;
+}
+
+/* Seeded FNV-1a with a final avalanche; fold upper-cases (app names). */
+static uint64_t
+registry_hash(uint64_t seed, const char *s, int fold)
+{
+	uint64_t	h = 1469598103934665603ULL ^ seed;
+	unsigned char	c;
+
+	for (; *s != '\0'; s++) {
+		c = (unsigned char)*s;
+		if (fold)
+			c = (unsigned char)toupper(c);
+		h ^= c;
+		h *= 1099511628211ULL;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return (h);
+}
+
+/* Combine an app hash and an id hash into the (app, id) key hash. */
+static uint64_t
+registry_key_hash(uint64_t app_hash, uint64_t id_hash)
+{
+	uint64_t	h = app_hash ^ (id_hash * 0x9e3779b97f4a7c15ULL);
+
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 29;
+	return (h);
+}
+
+/* An empty table with nb buckets (a power of two). */
+static void
+htab_init(struct htab *t, size_t nb)
+{
+	t->b = xcalloc(nb, sizeof *t->b);
+	t->nb = nb;
+	t->n = 0;
+}
+
+/* Link a node; doubles the buckets at load factor 1 to stay O(1). */
+static void
+htab_insert(struct htab *t, struct hnode *node, uint64_t hash)
+{
+	struct hnode	**nb, *n, *next;
+	size_t		  i, newsize;
+
+	if (t->n >= t->nb) {
+		newsize = t->nb * 2;
+		nb = xcalloc(newsize, sizeof *nb);
+		for (i = 0; i < t->nb; i++) {
+			for (n = t->b[i]; n != NULL; n = next) {
+				next = n->next;
+				n->next = nb[n->hash & (newsize - 1)];
+				nb[n->hash & (newsize - 1)] = n;
+			}
+		}
+		free(t->b);
+		t->b = nb;
+		t->nb = newsize;
+	}
+	node->hash = hash;
+	node->next = t->b[hash & (t->nb - 1)];
+	t->b[hash & (t->nb - 1)] = node;
+	t->n++;
+}
+
+/* Unlink a node that is in the table. */
+static void
+htab_remove(struct htab *t, struct hnode *node)
+{
+	struct hnode	**pp;
+
+	for (pp = &t->b[node->hash & (t->nb - 1)]; *pp != NULL;
+	    pp = &(*pp)->next) {
+		if (*pp == node) {
+			*pp = node->next;
+			node->next = NULL;
+			t->n--;
+			return;
+		}
+	}
+}
+
+/* Head of the chain a hash falls in; callers compare hash and key. */
+static struct hnode *
+htab_first(const struct htab *t, uint64_t hash)
+{
+	return (t->b[hash & (t->nb - 1)]);
+}
+
+/* A new, empty registry. */
+struct registry *
+registry_new(const struct registry_conf *rc, int64_t now)
+{
+	struct registry	*reg = xcalloc(1, sizeof *reg);
+
+	(void)now;
+	if (rc != NULL)
+		reg->conf = *rc;
+	else
+		registry_conf_defaults(&reg->conf);
+	if (reg->conf.max_instances == 0)
+		reg->conf.max_instances = REGISTRY_DEFAULT_MAX;
+	if (reg->conf.expected_client_renewal_interval_secs <= 0)
+		reg->conf.expected_client_renewal_interval_secs = 30;
+	reg->qmax = reg->conf.max_instances * 4 + REGISTRY_QUEUE_SLACK;
+	reg->seed = ((uint64_t)random() << 31) ^ (uint64_t)random();
+
+	htab_init(&reg->app_tab, 64);
+	htab_init(&reg->lease_tab, 1024);
+	htab_init(&reg->id_tab, 1024);
+	htab_init(&reg->override_tab, 64);
+	htab_init(&reg->tomb_tab, 64);
+	TAILQ_INIT(&reg->override_lru);
+	TAILQ_INIT(&reg->tomb_fifo);
+
+	reg->expected = reg->conf.expected_initial;
+	registry_update_threshold(reg);
+	return (reg);
+}
+
+/* Free everything; NULL is fine. */
+void
+registry_free(struct registry *reg)
+{
+	struct override		*o;
+	struct tombstone	*t;
+	struct reg_app		*a;
+	size_t			 i, j;
+
+	if (reg == NULL)
+		return;
+	for (i = 0; i < reg->napps; i++) {
+		a = reg->apps[i];
+		for (j = 0; j < a->n; j++) {
+			a->leases[j]->app = NULL;
+			lease_unref(a->leases[j]);
+		}
+		free(a->leases);
+		free(a->name);
+		free(a);
+	}
+	free(reg->apps);
+	for (i = 0; i < reg->qn; i++)
+		lease_unref(reg->q[(reg->qhead + i) % reg->qcap].lease);
+	free(reg->q);
+	while ((o = TAILQ_FIRST(&reg->override_lru)) != NULL) {
+		TAILQ_REMOVE(&reg->override_lru, o, entry);
+		free(o->id);
+		free(o);
+	}
+	while ((t = TAILQ_FIRST(&reg->tomb_fifo)) != NULL) {
+		TAILQ_REMOVE(&reg->tomb_fifo, t, entry);
+		free(t->app);
+		free(t->id);
+		free(t);
+	}
+	recent_clear(&reg->registered);
+	recent_clear(&reg->cancelled);
+	free(reg->app_tab.b);
+	free(reg->lease_tab.b);
+	free(reg->id_tab.b);
+	free(reg->override_tab.b);
+	free(reg->tomb_tab.b);
+	free(reg->obs);
+	free(reg);
+}
+
+/* Observers are called after every successful operation, in order. */
+void
+registry_add_observer(struct registry *reg, registry_observer_cb cb,
+    void *arg)
+{
+	reg->obs = xreallocarray(reg->obs, reg->nobs + 1, sizeof *reg->obs);
+	reg->obs[reg->nobs].cb = cb;
+	reg->obs[reg->nobs].arg = arg;
+	reg->nobs++;
+}
+
+/* Tell every observer about one change. */
+static void
+registry_notify(struct registry *reg, enum registry_event_type type,
+    const char *app, const char *id, const struct instance *inst,
+    int replicated, int64_t now)
+{
+	struct registry_event	 ev;
+	struct override		*o;
+	size_t			 i;
+
+	if (reg->nobs == 0)
+		return;
+	memset(&ev, 0, sizeof ev);
+	ev.type = type;
+	ev.app = app;
+	ev.id = id;
+	ev.inst = inst;
+	ev.replicated = replicated;
+	o = override_find(reg, id, now, 0);
+	ev.override = o != NULL ? o->status : STATUS_UNKNOWN;
+	ev.now = now;
+	for (i = 0; i < reg->nobs; i++)
+		reg->obs[i].cb(&ev, reg->obs[i].arg);
+}
+
+/* Lease by (app, id), expired or not; app is matched ignoring case. */
+static struct lease *
+registry_lookup(const struct registry *reg, const char *app, const char *id)
+{
+	struct hnode	*n;
+	struct lease	*l;
+	uint64_t	 h;
+
+	if (app == NULL || id == NULL)
+		return (NULL);
+	h = registry_key_hash(registry_hash(reg->seed, app, 1),
+	    registry_hash(reg->seed, id, 0));
+	for (n = htab_first(&reg->lease_tab, h); n != NULL; n = n->next) {
+		if (n->hash != h)
+			continue;
+		l = CONTAINER_OF(n, struct lease, key_node);
+		if (strcmp(l->id, id) == 0 && strcasecmp(l->app->name, app) == 0)
+			return (l);
+	}
+	return (NULL);
+}
+
+/*
+ * Lease as getInstanceByAppAndId sees it: hidden when expired while lease
+ * expiration is enabled (§2.6).
+ */
+static struct lease *
+registry_visible(struct registry *reg, const char *app, const char *id,
+    int64_t now)
+{
+	struct lease	*l;
+
+	if ((l = registry_lookup(reg, app, id)) == NULL)
+		return (NULL);
+	if (registry_lease_expiration_enabled(reg) &&
+	    lease_is_expired(l, 0, now))
+		return (NULL);
+	return (l);
+}
+
+/* Find or create the app called name (stored upper case). */
+static struct reg_app *
+registry_app_get(struct registry *reg, const char *name)
+{
+	struct reg_app	*a;
+
+	if ((a = registry_app_find(reg, name)) != NULL)
+		return (a);
+	a = xcalloc(1, sizeof *a);
+	a->name = xstrdup(name);
+	str_upper(a->name);
+	htab_insert(&reg->app_tab, &a->node, registry_hash(reg->seed, name, 1));
+	if (reg->napps == reg->capapps) {
+		reg->capapps = reg->capapps == 0 ? 16 : reg->capapps * 2;
+		reg->apps = xreallocarray(reg->apps, reg->capapps,
+		    sizeof *reg->apps);
+	}
+	a->idx = reg->napps;
+	reg->apps[reg->napps++] = a;
+	return (a);
+}
+
+/*
+ * Forget an app that has no leases left. Eureka keeps the empty map but
+ * never emits it; dropping it bounds memory under app-name churn.
+ */
+static void
+registry_app_drop(struct registry *reg, struct reg_app *a)
+{
+	struct reg_app	*last;
+
+	htab_remove(&reg->app_tab, &a->node);
+	last = reg->apps[reg->napps - 1];
+	reg->apps[a->idx] = last;
+	last->idx = a->idx;
+	reg->napps--;
+	free(a->leases);
+	free(a->name);
+	free(a);
+}
+
+/* Drop one reference; the last one frees the lease and its instance. */
+static void
+lease_unref(struct lease *l)
+{
+	if (--l->refs > 0)
+		return;
+	instance_free(l->inst);
+	free(l->id);
+	free(l);
+}
+
+/*
+ * heureka's expiry: duration after the last renewal (or registration).
+ * Eureka's isExpired adds the duration twice once renewed; we do not.
+ */
+static int
+lease_is_expired(const struct lease *l, int64_t extra, int64_t now)
+{
+	return (l->eviction_ts > 0 ||
+	    now > l->last_renew_ts + l->duration_ms + extra);
+}
+
+/*
+ * Refresh the leaseInfo shown for the stored instance (decorateInstanceInfo):
+ * lastRenewalTimestamp is the registration time until the first renewal,
+ * then last renewal + duration, exactly as Eureka reports it.
+ */
+static void
+lease_display(struct lease *l)
+{
+	struct instance	*in = l->inst;
+
+	in->has_lease = 1;
+	if (in->lease.renewal_interval_secs <= 0)
+		in->lease.renewal_interval_secs = REGISTRY_DEFAULT_INTERVAL;
+	if (in->lease.duration_secs <= 0)
+		in->lease.duration_secs = REGISTRY_DEFAULT_DURATION;
+	in->lease.registration_ts = l->registration_ts;
+	in->lease.last_renewal_ts = l->renewed ?
+	    l->last_renew_ts + l->duration_ms : l->registration_ts;
+	in->lease.eviction_ts = l->eviction_ts;
+	in->lease.service_up_ts = l->service_up_ts;
+	in->is_coordinating = 0;
+}
+
+/* Lease.renew(): push the expiry out (no renews-per-minute count here). */
+static void
+lease_renew(struct lease *l, int64_t now)
+{
+	l->last_renew_ts = now;
+	l->renewed = 1;
+	lease_display(l);
+}
+
+/* Change a registered lease's status, keeping the status counters exact. */
+static void
+registry_set_status(struct registry *reg, struct lease *l,
+    enum instance_status st)
+{
+	if ((unsigned)l->inst->status < STATUS_COUNT)
+		reg->counts[l->inst->status]--;
+	l->inst->status = st;
+	reg->counts[st]++;
+}
+
+/* A change that invalidates encodings: new generation, app included. */
+static void
+registry_touch(struct registry *reg, struct reg_app *a)
+{
+	reg->gen++;
+	if (a != NULL)
+		a->gen = reg->gen;
+}
+
+/* numberOfRenewsPerMinThreshold (§5.11), truncated toward zero. */
+static void
+registry_update_threshold(struct registry *reg)
+{
+	double	per_min;
+
+	per_min = 60.0 / reg->conf.expected_client_renewal_interval_secs;
+	reg->threshold = (int)(reg->expected * per_min *
+	    reg->conf.renewal_percent_threshold);
+}
+
+/* Append to the recently-changed queue; full means the oldest goes. */
+static void
+registry_enqueue(struct registry *reg, struct lease *l, int64_t now)
+{
+	struct change	*nq;
+	size_t		 i, ncap;
+
+	if (reg->qn == reg->qmax) {
+		lease_unref(reg->q[reg->qhead].lease);
+		reg->qhead = (reg->qhead + 1) % reg->qcap;
+		reg->qn--;
+	}
+	if (reg->qn == reg->qcap) {
+		ncap = reg->qcap == 0 ? 64 : reg->qcap * 2;
+		if (ncap > reg->qmax)
+			ncap = reg->qmax;
+		nq = xreallocarray(NULL, ncap, sizeof *nq);
+		for (i = 0; i < reg->qn; i++)
+			nq[i] = reg->q[(reg->qhead + i) % reg->qcap];
+		free(reg->q);
+		reg->q = nq;
+		reg->qcap = ncap;
+		reg->qhead = 0;
+	}
+	l->refs++;
+	reg->q[(reg->qhead + reg->qn) % reg->qcap].lease = l;
+	reg->q[(reg->qhead + reg->qn) % reg->qcap].ts = now;
+	reg->qn++;
+}
+
+/*
+ * Override by id; an entry not accessed for override_ttl_ms is gone
+ * (Guava expireAfterAccess, checked lazily). touch counts as an access.
+ */
+static struct override *
+override_find(struct registry *reg, const char *id, int64_t now, int touch)
+{
+	struct hnode	*n;
+	struct override	*o;
+	uint64_t	 h = registry_hash(reg->seed, id, 0);
+
+	for (n = htab_first(&reg->override_tab, h); n != NULL; n = n->next) {
+		if (n->hash != h)
+			continue;
+		o = CONTAINER_OF(n, struct override, node);
+		if (strcmp(o->id, id) != 0)
+			continue;
+		if (now - o->access_ts > reg->conf.override_ttl_ms) {
+			override_del(reg, id);
+			return (NULL);
+		}
+		if (touch) {
+			o->access_ts = now;
+			TAILQ_REMOVE(&reg->override_lru, o, entry);
+			TAILQ_INSERT_TAIL(&reg->override_lru, o, entry);
+		}
+		return (o);
+	}
+	return (NULL);
+}
+
+/* Put an override; bounded by max_instances, the least used goes first. */
+static void
+override_put(struct registry *reg, const char *id, enum instance_status st,
+    int64_t now)
+{
+	struct override	*o;
+
+	if ((o = override_find(reg, id, now, 1)) != NULL) {
+		o->status = st;
+		return;
+	}
+	if (reg->noverrides >= reg->conf.max_instances &&
+	    (o = TAILQ_FIRST(&reg->override_lru)) != NULL)
+		override_del(reg, o->id);
+	o = xcalloc(1, sizeof *o);
+	o->id = xstrdup(id);
+	o->status = st;
+	o->access_ts = now;
+	htab_insert(&reg->override_tab, &o->node, registry_hash(reg->seed, id,
+	    0));
+	TAILQ_INSERT_TAIL(&reg->override_lru, o, entry);
+	reg->noverrides++;
+}
+
+/* Remove the override for id; 1 if there was one. */
+static int
+override_del(struct registry *reg, const char *id)
+{
+	struct hnode	*n;
+	struct override	*o;
+	uint64_t	 h = registry_hash(reg->seed, id, 0);
+
+	for (n = htab_first(&reg->override_tab, h); n != NULL; n = n->next) {
+		if (n->hash != h)
+			continue;
+		o = CONTAINER_OF(n, struct override, node);
+		if (strcmp(o->id, id) != 0)
+			continue;
+		htab_remove(&reg->override_tab, &o->node);
+		TAILQ_REMOVE(&reg->override_lru, o, entry);
+		reg->noverrides--;
+		free(o->id);
+		free(o);
+		return (1);
+	}
+	return (0);
+}
+
+/* Drop overrides not accessed within the TTL, oldest access first. */
+static void
+override_purge(struct registry *reg, int64_t now)
+{
+	struct override	*o;
+
+	while ((o = TAILQ_FIRST(&reg->override_lru)) != NULL &&
+	    now - o->access_ts > reg->conf.override_ttl_ms)
+		override_del(reg, o->id);
+}
+
+/* Tombstone for (app, id), or NULL. */
+static struct tombstone *
+tomb_find(struct registry *reg, const char *app, const char *id)
+{
+	struct hnode		*n;
+	struct tombstone	*t;
+	uint64_t		 h;
+
+	h = registry_key_hash(registry_hash(reg->seed, app, 1),
+	    registry_hash(reg->seed, id, 0));
+	for (n = htab_first(&reg->tomb_tab, h); n != NULL; n = n->next) {
+		if (n->hash != h)
+			continue;
+		t = CONTAINER_OF(n, struct tombstone, node);
+		if (strcmp(t->id, id) == 0 && strcasecmp(t->app, app) == 0)
+			return (t);
+	}
+	return (NULL);
+}
+
+/* Remember that (app, id) was cancelled at now; bounded, oldest goes. */
+static void
+tomb_set(struct registry *reg, const char *app, const char *id, int64_t now)
+{
+	struct tombstone	*t;
+
+	if ((t = tomb_find(reg, app, id)) != NULL)
+		tomb_del(reg, t);
+	if (reg->ntombs >= reg->conf.max_instances &&
+	    (t = TAILQ_FIRST(&reg->tomb_fifo)) != NULL)
+		tomb_del(reg, t);
+	t = xcalloc(1, sizeof *t);
+	t->app = xstrdup(app);
+	t->id = xstrdup(id);
+	t->ts = now;
+	htab_insert(&reg->tomb_tab, &t->node, registry_key_hash(
+	    registry_hash(reg->seed, app, 1), registry_hash(reg->seed, id, 0)));
+	TAILQ_INSERT_TAIL(&reg->tomb_fifo, t, entry);
+	reg->ntombs++;
+}
+
+/* Forget one tombstone. */
+static void
+tomb_del(struct registry *reg, struct tombstone *t)
+{
+	htab_remove(&reg->tomb_tab, &t->node);
+	TAILQ_REMOVE(&reg->tomb_fifo, t, entry);
+	reg->ntombs--;
+	free(t->app);
+	free(t->id);
+	free(t);
+}
+
+/* Record "APP(id)" in a last-1000 ring, overwriting the oldest. */
+static void
+recent_add(struct recent_ring *r, int64_t ts, const char *app,
+    const char *id)
+{
+	struct recent	*e = &r->v[r->next];
+
+	free(e->what);
+	xasprintf(&e->what, "%s(%s)", app, id);
+	e->ts = ts;
+	r->next = (r->next + 1) % REGISTRY_RECENT_MAX;
+	if (r->n < REGISTRY_RECENT_MAX)
+		r->n++;
+}
+
+/* Free a ring's strings. */
+static void
+recent_clear(struct recent_ring *r)
+{
+	size_t	i;
+
+	for (i = 0; i < REGISTRY_RECENT_MAX; i++)
+		free(r->v[i].what);
+	memset(r, 0, sizeof *r);
+}
+
+/*
+ * The effective-status rule chain (§5.8), first match wins. has_existing
+ * and existing describe the lease already stored (LeaseExistsRule). No
+ * ASG rule: heureka has no AWS registry.
+ */
+static enum instance_status
+registry_rule_status(struct registry *reg, const struct instance *r,
+    const char *id, int has_existing, enum instance_status existing,
+    int replicated, int64_t now)
+{
+	struct override	*o;
+
+	if (r->status != STATUS_UP && r->status != STATUS_OUT_OF_SERVICE)
+		return (r->status);
+	if ((o = override_find(reg, id, now, 1)) != NULL)
+		return (o->status);
+	if (!replicated && has_existing &&
+	    (existing == STATUS_UP || existing == STATUS_OUT_OF_SERVICE))
+		return (existing);
+	return (r->status);
+}
+
+/*
+ * register (§5.3). in may be the stored instance itself (metadata update).
+ * An existing lease is renewed in place as a fresh lease: older delta
+ * entries for it are always superseded by the new one, so the output is
+ * the same as Eureka's new Lease object.
+ */
+static enum registry_rc
+registry_do_register(struct registry *reg, struct instance *in,
+    int replicated, enum registry_event_type type, int64_t now)
+{
+	struct lease		*l;
+	struct reg_app		*a;
+	struct instance		*r;
+	struct tombstone	*t;
+	struct override		*o;
+	enum instance_status	 existing = STATUS_UNKNOWN, st;
+	const char		*id;
+	int64_t			 duration_ms, in_dirty;
+	uint64_t		 ah, ih;
+	int			 has_existing = 0;
+
+	if (in->app == NULL || !instance_name_ok(in->app, INSTANCE_MAX_NAME) ||
+	    !instance_name_ok(instance_id(in), INSTANCE_MAX_NAME) ||
+	    (unsigned)in->status >= STATUS_COUNT ||
+	    (unsigned)in->overridden_status >= STATUS_COUNT) {
+		instance_free(in);
+		return (REG_INVALID);
+	}
+	str_upper(in->app);
+	id = instance_id(in);
+	duration_ms = (in->has_lease && in->lease.duration_secs > 0 ?
+	    in->lease.duration_secs : REGISTRY_DEFAULT_DURATION) * 1000LL;
+	in_dirty = in->last_dirty_ts;
+
+	if ((l = registry_lookup(reg, in->app, id)) != NULL) {
+		has_existing = 1;
+		existing = l->inst->status;
+		if (in != l->inst) {
+			if (l->inst->last_dirty_ts > in->last_dirty_ts) {
+				/* Eureka keeps the stored InstanceInfo. */
+				instance_free(in);
+			} else {
+				reg->counts[l->inst->status]--;
+				instance_free(l->inst);
+				l->inst = in;
+				reg->counts[in->status]++;
+			}
+		}
+		a = l->app;
+	} else {
+		if (reg->size >= reg->conf.max_instances) {
+			instance_free(in);
+			return (REG_FULL);
+		}
+		a = registry_app_get(reg, in->app);
+		l = xcalloc(1, sizeof *l);
+		l->refs = 1;
+		l->inst = in;
+		l->app = a;
+		l->id = xstrdup(id);
+		ah = registry_hash(reg->seed, a->name, 1);
+		ih = registry_hash(reg->seed, l->id, 0);
+		l->app_hash = ah;
+		htab_insert(&reg->lease_tab, &l->key_node,
+		    registry_key_hash(ah, ih));
+		htab_insert(&reg->id_tab, &l->id_node, ih);
+		if (a->n == a->cap) {
+			a->cap = a->cap == 0 ? 4 : a->cap * 2;
+			a->leases = xreallocarray(a->leases, a->cap,
+			    sizeof *a->leases);
+		}
+		l->idx = a->n;
+		a->leases[a->n++] = l;
+		reg->size++;
+		reg->counts[in->status]++;
+		/* heureka: also from zero, so no recount timer is needed. */
+		reg->expected++;
+		registry_update_threshold(reg);
+	}
+	r = l->inst;
+	id = l->id;
+
+	/* A fresh lease; serviceUpTimestamp survives re-registration. */
+	l->registration_ts = now;
+	l->last_renew_ts = now;
+	l->renewed = 0;
+	l->eviction_ts = 0;
+	l->duration_ms = duration_ms;
+	recent_add(&reg->registered, now, a->name, id);
+
+	if (r->overridden_status != STATUS_UNKNOWN &&
+	    override_find(reg, id, now, 0) == NULL)
+		override_put(reg, id, r->overridden_status, now);
+	if ((o = override_find(reg, id, now, 1)) != NULL)
+		r->overridden_status = o->status;
+	st = registry_rule_status(reg, r, id, has_existing, existing,
+	    replicated, now);
+	registry_set_status(reg, l, st);
+	if (st == STATUS_UP && l->service_up_ts == 0)
+		l->service_up_ts = now;
+	r->action_type = ACTION_ADDED;
+	r->last_updated_ts = now;
+	lease_display(l);
+	registry_enqueue(reg, l, now);
+
+	/* A client's own register always wins; a replica only if newer. */
+	if ((t = tomb_find(reg, a->name, id)) != NULL &&
+	    (!replicated || in_dirty > t->ts))
+		tomb_del(reg, t);
+
+	registry_touch(reg, a);
+	reg->stats.registrations++;
+	registry_notify(reg, type, a->name, id, r, replicated, now);
+	return (REG_OK);
+}
+
+/* Register or re-register an instance; owns in from the call on. */
+enum registry_rc
+registry_register(struct registry *reg, struct instance *in, int replicated,
+    int64_t now)
+{
+	if (in == NULL)
+		return (REG_INVALID);
+	return (registry_do_register(reg, in, replicated, REG_EV_REGISTER,
+	    now));
+}
+
+/*
+ * Heartbeat (§5.4, §2.7). The lease is renewed and observers told before
+ * the lastDirtyTimestamp comparison, as Eureka replicates first.
+ */
+enum registry_rc
+registry_renew(struct registry *reg, const char *app, const char *id,
+    int64_t last_dirty, enum instance_status override, int replicated,
+    int64_t now, const struct instance **conflict)
+{
+	struct lease		*l;
+	enum instance_status	 st;
+	int64_t			 stored;
+
+	if (conflict != NULL)
+		*conflict = NULL;
+	if (app == NULL || id == NULL)
+		return (REG_INVALID);
+	if ((l = registry_lookup(reg, app, id)) == NULL) {
+		reg->stats.renewals_not_found++;
+		return (REG_NOT_FOUND);
+	}
+	st = registry_rule_status(reg, l->inst, l->id, 1, l->inst->status,
+	    replicated, now);
+	if (st == STATUS_UNKNOWN) {
+		/* The deliberate 404 that makes a client re-register. */
+		reg->stats.renewals_not_found++;
+		return (REG_NOT_FOUND);
+	}
+	if (st != l->inst->status) {
+		/*
+		 * Eureka rewrites silently (no delta, no invalidation). Our
+		 * caches never expire by time, so bump the generation or the
+		 * hash code would stay stale until the next real change.
+		 */
+		registry_set_status(reg, l, st);
+		registry_touch(reg, l->app);
+	}
+	reg->renews_cur++;
+	lease_renew(l, now);
+	reg->stats.renewals++;
+	registry_notify(reg, REG_EV_RENEW, l->app->name, l->id, l->inst,
+	    replicated, now);
+
+	if (last_dirty < 0 || !reg->conf.sync_when_timestamp_differs)
+		return (REG_OK);
+	if (registry_visible(reg, app, id, now) == NULL)
+		return (REG_OK);	/* no stored instance: 200 */
+	stored = l->inst->last_dirty_ts;
+	if (last_dirty > stored) {
+		if (replicated && override != STATUS_UNKNOWN &&
+		    (unsigned)override < STATUS_COUNT)
+			registry_set_override(reg, id, override, now);
+		return (REG_NOT_FOUND);
+	}
+	if (last_dirty < stored && replicated) {
+		if (conflict != NULL)
+			*conflict = l->inst;
+		return (REG_CONFLICT);
+	}
+	return (REG_OK);
+}
+
+/*
+ * internalCancel (§5.5) for a lease known to be registered: detach it,
+ * keep it alive in the delta queue as DELETED, tell observers.
+ */
+static void
+registry_remove(struct registry *reg, struct lease *l, int evict,
+    int replicated, int64_t now)
+{
+	struct reg_app	*a = l->app;
+	struct lease	*last;
+
+	recent_add(&reg->cancelled, now, a->name, l->id);
+	override_del(reg, l->id);
+
+	reg->counts[l->inst->status]--;
+	reg->size--;
+	htab_remove(&reg->lease_tab, &l->key_node);
+	htab_remove(&reg->id_tab, &l->id_node);
+	last = a->leases[a->n - 1];
+	a->leases[l->idx] = last;
+	last->idx = l->idx;
+	a->n--;
+	l->app = NULL;
+
+	l->eviction_ts = now;
+	l->inst->action_type = ACTION_DELETED;
+	l->inst->last_updated_ts = now;
+	lease_display(l);
+	registry_enqueue(reg, l, now);
+
+	if (a->n == 0) {
+		registry_app_drop(reg, a);
+		registry_touch(reg, NULL);
+	} else
+		registry_touch(reg, a);
+	if (reg->expected > 0) {
+		reg->expected--;
+		registry_update_threshold(reg);
+	}
+	if (evict)
+		reg->stats.evictions++;
+	else {
+		reg->stats.cancels++;
+		tomb_set(reg, l->inst->app, l->id, now);
+	}
+	/* inst is NULL: the instance is gone from the registry. */
+	registry_notify(reg, evict ? REG_EV_EVICT : REG_EV_CANCEL,
+	    l->inst->app, l->id, NULL, evict ? 0 : replicated, now);
+	lease_unref(l);		/* the registry's; the queue keeps one */
+}
+
+/* Cancel (§5.5): 404 when absent; the recent ring records it anyway. */
+enum registry_rc
+registry_cancel(struct registry *reg, const char *app, const char *id,
+    int replicated, int64_t now)
+{
+	struct lease	*l;
+	char		*up;
+
+	if (app == NULL || id == NULL)
+		return (REG_INVALID);
+	if ((l = registry_lookup(reg, app, id)) == NULL) {
+		up = xstrdup(app);
+		str_upper(up);
+		recent_add(&reg->cancelled, now, up, id);
+		free(up);
+		override_del(reg, id);
+		reg->stats.cancels_not_found++;
+		return (REG_NOT_FOUND);
+	}
+	registry_remove(reg, l, 0, replicated, now);
+	return (REG_OK);
+}
+
+/*
+ * Operator override (§5.6). Changes only when the status differs, but
+ * answers REG_OK and notifies either way, as Eureka replicates regardless.
+ */
+enum registry_rc
+registry_status_update(struct registry *reg, const char *app, const char *id,
+    enum instance_status st, int64_t last_dirty, int replicated, int64_t now)
+{
+	struct lease	*l;
+	struct instance	*in;
+
+	if (app == NULL || id == NULL || (unsigned)st >= STATUS_COUNT)
+		return (REG_INVALID);
+	if ((l = registry_visible(reg, app, id, now)) == NULL)
+		return (REG_NOT_FOUND);
+	in = l->inst;
+	lease_renew(l, now);
+	if (in->status != st) {
+		if (st == STATUS_UP && l->service_up_ts == 0)
+			l->service_up_ts = now;
+		override_put(reg, l->id, st, now);
+		in->overridden_status = st;
+		registry_set_status(reg, l, st);
+		if (last_dirty > in->last_dirty_ts)
+			in->last_dirty_ts = last_dirty;
+		in->action_type = ACTION_MODIFIED;
+		in->last_updated_ts = now;
+		lease_display(l);
+		registry_enqueue(reg, l, now);
+		registry_touch(reg, l->app);
+	}
+	reg->stats.status_updates++;
+	registry_notify(reg, REG_EV_STATUS_UPDATE, l->app->name, l->id, in,
+	    replicated, now);
+	return (REG_OK);
+}
+
+/*
+ * Delete the override (§5.7); the instance is left in st (UNKNOWN by
+ * default, so its next heartbeat gets the 404 that makes it re-register).
+ */
+enum registry_rc
+registry_delete_override(struct registry *reg, const char *app,
+    const char *id, enum instance_status st, int64_t last_dirty,
+    int replicated, int64_t now)
+{
+	struct lease	*l;
+	struct instance	*in;
+
+	if (app == NULL || id == NULL || (unsigned)st >= STATUS_COUNT)
+		return (REG_INVALID);
+	if ((l = registry_visible(reg, app, id, now)) == NULL)
+		return (REG_NOT_FOUND);
+	in = l->inst;
+	lease_renew(l, now);
+	if (override_del(reg, l->id)) {
+		in->overridden_status = STATUS_UNKNOWN;
+		registry_set_status(reg, l, st);
+		if (last_dirty > in->last_dirty_ts)
+			in->last_dirty_ts = last_dirty;
+		in->action_type = ACTION_MODIFIED;
+		in->last_updated_ts = now;
+		lease_display(l);
+		registry_enqueue(reg, l, now);
+		registry_touch(reg, l->app);
+	}
+	registry_notify(reg, REG_EV_DELETE_OVERRIDE, l->app->name, l->id, in,
+	    replicated, now);
+	return (REG_OK);
+}
+
+/*
+ * Metadata update (§2.11): merge, then re-register the stored instance as
+ * a non-replicated registration (delta action ADDED, lastDirty unchanged).
+ * REG_INVALID, with nothing changed, if the merge would pass the bound.
+ */
+enum registry_rc
+registry_update_metadata(struct registry *reg, const char *app,
+    const char *id, const struct kvlist *kv, int64_t now)
+{
+	struct lease	*l;
+	size_t		 i, added = 0;
+
+	if (app == NULL || id == NULL || kv == NULL)
+		return (REG_INVALID);
+	if ((l = registry_visible(reg, app, id, now)) == NULL)
+		return (REG_NOT_FOUND);
+	for (i = 0; i < kv->n; i++) {
+		if (kv->v[i].key == NULL)
+			return (REG_INVALID);
+		if (kvlist_get(&l->inst->metadata, kv->v[i].key) == NULL)
+			added++;
+	}
+	if (l->inst->metadata.n + added > INSTANCE_MAX_METADATA)
+		return (REG_INVALID);
+	for (i = 0; i < kv->n; i++)
+		kvlist_set(&l->inst->metadata, kv->v[i].key, kv->v[i].value);
+	return (registry_do_register(reg, l->inst, 0, REG_EV_METADATA, now));
+}
+
+/*
+ * storeOverriddenStatusIfRequired: remember a peer's override and show it
+ * on every lease with that id. UNKNOWN means "none" and is ignored.
+ */
+void
+registry_set_override(struct registry *reg, const char *id,
+    enum instance_status st, int64_t now)
+{
+	struct hnode	*n;
+	struct lease	*l;
+	uint64_t	 h;
+
+	if (id == NULL || st == STATUS_UNKNOWN || (unsigned)st >= STATUS_COUNT)
+		return;
+	override_put(reg, id, st, now);
+	h = registry_hash(reg->seed, id, 0);
+	for (n = htab_first(&reg->id_tab, h); n != NULL; n = n->next) {
+		l = CONTAINER_OF(n, struct lease, id_node);
+		if (n->hash != h || strcmp(l->id, id) != 0 ||
+		    l->inst->overridden_status == st)
+			continue;
+		l->inst->overridden_status = st;
+		registry_touch(reg, l->app);
+	}
+}
+
+/* GET apps/{app}/{id}: borrowed, NULL if absent or hidden as expired. */
+const struct instance *
+registry_get(struct registry *reg, const char *app, const char *id,
+    int64_t now)
+{
+	struct lease	*l;
+
+	if ((l = registry_visible(reg, app, id, now)) == NULL)
+		return (NULL);
+	return (l->inst);
+}
+
+/* GET instances/{id}: the first visible lease with that id in any app. */
+const struct instance *
+registry_find_id(struct registry *reg, const char *id, int64_t now)
+{
+	struct hnode	*n;
+	struct lease	*l;
+	uint64_t	 h;
+	int		 hide;
+
+	if (id == NULL)
+		return (NULL);
+	hide = registry_lease_expiration_enabled(reg);
+	h = registry_hash(reg->seed, id, 0);
+	for (n = htab_first(&reg->id_tab, h); n != NULL; n = n->next) {
+		l = CONTAINER_OF(n, struct lease, id_node);
+		if (n->hash != h || strcmp(l->id, id) != 0)
+			continue;
+		if (hide && lease_is_expired(l, 0, now))
+			continue;
+		return (l->inst);
+	}
+	return (NULL);
+}
+
+/* The override for id (counts as an access), STATUS_UNKNOWN if none. */
+enum instance_status
+registry_override(struct registry *reg, const char *id, int64_t now)
+{
+	struct override	*o;
+
+	if (id == NULL || (o = override_find(reg, id, now, 1)) == NULL)
+		return (STATUS_UNKNOWN);
+	return (o->status);
+}
+
+/* Walk the live overrides, least recently used first; cb must not mutate. */
+void
+registry_foreach_override(struct registry *reg,
+    void (*cb)(const char *, enum instance_status, void *), void *arg,
+    int64_t now)
+{
+	struct override	*o;
+
+	override_purge(reg, now);
+	TAILQ_FOREACH(o, &reg->override_lru, entry) {
+		if (now - o->access_ts <= reg->conf.override_ttl_ms)
+			cb(o->id, o->status, arg);
+	}
+}
+
+/* Number of (non-empty) apps. */
+size_t
+registry_app_count(const struct registry *reg)
+{
+	return (reg->napps);
+}
+
+/* App by index, NULL when out of range. */
+struct reg_app *
+registry_app_at(const struct registry *reg, size_t i)
+{
+	return (i < reg->napps ? reg->apps[i] : NULL);
+}
+
+/* App by name (case-insensitive, names are stored upper case), or NULL. */
+struct reg_app *
+registry_app_find(const struct registry *reg, const char *name)
+{
+	struct hnode	*n;
+	struct reg_app	*a;
+	uint64_t	 h;
+
+	if (name == NULL)
+		return (NULL);
+	h = registry_hash(reg->seed, name, 1);
+	for (n = htab_first(&reg->app_tab, h); n != NULL; n = n->next) {
+		if (n->hash != h)
+			continue;
+		a = CONTAINER_OF(n, struct reg_app, node);
+		if (strcasecmp(a->name, name) == 0)
+			return (a);
+	}
+	return (NULL);
+}
+
+/* The app's upper-case name. */
+const char *
+reg_app_name(const struct reg_app *a)
+{
+	return (a->name);
+}
+
+/* Number of leases in the app (expired ones included, as Eureka's). */
+size_t
+reg_app_size(const struct reg_app *a)
+{
+	return (a->n);
+}
+
+/* Instance by index, NULL when out of range. */
+const struct instance *
+reg_app_instance_at(const struct reg_app *a, size_t i)
+{
+	return (i < a->n ? a->leases[i]->inst : NULL);
+}
+
+/* Drawn from the registry-wide counter, so never reused for a name. */
+uint64_t
+reg_app_gen(const struct reg_app *a)
+{
+	return (a->gen);
+}
+
+/* Registry-wide generation; heartbeats do not move it. */
+uint64_t
+registry_gen(const struct registry *reg)
+{
+	return (reg->gen);
+}
+
+/* Number of registered leases. */
+size_t
+registry_size(const struct registry *reg)
+{
+	return (reg->size);
+}
+
+/* Reconcile hash code of the whole registry (§5.10), from the counters. */
+char *
+registry_hashcode(const struct registry *reg)
+{
+	return (instance_hashcode(reg->counts));
+}
+
+/* Per-status instance counts. */
+void
+registry_status_counts(const struct registry *reg,
+    size_t counts[STATUS_COUNT])
+{
+	memcpy(counts, reg->counts, sizeof reg->counts);
+}
+
+/* Append without application_add's linear duplicate scan. */
+static void
+app_append(struct application *a, struct instance *in)
+{
+	if (a->n == a->cap) {
+		a->cap = a->cap == 0 ? 4 : a->cap * 2;
+		a->instances = xreallocarray(a->instances, a->cap,
+		    sizeof *a->instances);
+	}
+	a->instances[a->n++] = in;
+}
+
+/*
+ * The delta (§5.9) in O(changes): a backward pass marks the last queue
+ * entry of each (app, id), a forward pass groups apps by first appearance
+ * and copies the marked leases' current state in queue order.
+ */
+struct applications *
+registry_delta(struct registry *reg, int64_t now)
+{
+	struct applications	 *as = applications_new();
+	struct application	**groups;
+	struct lease		 *l, *o;
+	size_t			 *heads, *next, *gheads, *gnext, nb, i, j, k;
+	char			 *win;
+	uint64_t		  h;
+
+	(void)now;
+	if (reg->qn == 0)
+		return (as);
+	for (nb = 16; nb < reg->qn * 2; nb *= 2)
+		;
+	heads = xreallocarray(NULL, nb, sizeof *heads);
+	gheads = xreallocarray(NULL, nb, sizeof *gheads);
+	for (i = 0; i < nb; i++)
+		heads[i] = gheads[i] = SIZE_MAX;
+	next = xreallocarray(NULL, reg->qn, sizeof *next);
+	gnext = xreallocarray(NULL, reg->qn, sizeof *gnext);
+	groups = xcalloc(reg->qn, sizeof *groups);
+	win = xcalloc(reg->qn, 1);
+
+	for (k = reg->qn; k-- > 0;) {
+		l = reg->q[(reg->qhead + k) % reg->qcap].lease;
+		h = l->key_node.hash & (nb - 1);
+		for (j = heads[h]; j != SIZE_MAX; j = next[j]) {
+			o = reg->q[(reg->qhead + j) % reg->qcap].lease;
+			if (o == l || (strcmp(o->id, l->id) == 0 &&
+			    strcasecmp(o->inst->app, l->inst->app) == 0))
+				break;
+		}
+		if (j != SIZE_MAX)
+			continue;
+		win[k] = 1;
+		next[k] = heads[h];
+		heads[h] = k;
+	}
+
+	for (k = 0; k < reg->qn; k++) {
+		l = reg->q[(reg->qhead + k) % reg->qcap].lease;
+		h = l->app_hash & (nb - 1);
+		for (j = gheads[h]; j != SIZE_MAX; j = gnext[j]) {
+			if (strcasecmp(groups[j]->name, l->inst->app) == 0)
+				break;
+		}
+		if (j == SIZE_MAX) {
+			j = k;
+			groups[k] = application_new(l->inst->app);
+			applications_add(as, groups[k]);
+			gnext[k] = gheads[h];
+			gheads[h] = k;
+		}
+		if (win[k])
+			app_append(groups[j], instance_dup(l->inst));
+	}
+
+	free(heads);
+	free(next);
+	free(gheads);
+	free(gnext);
+	free(groups);
+	free(win);
+	return (as);
+}
+
+/*
+ * The retention timer's work: drop queue items older than retention_ms
+ * from the head, and expired tombstones and overrides.
+ */
+void
+registry_purge_deltas(struct registry *reg, int64_t now)
+{
+	struct tombstone	*t;
+
+	while (reg->qn > 0 &&
+	    reg->q[reg->qhead].ts < now - reg->conf.retention_ms) {
+		lease_unref(reg->q[reg->qhead].lease);
+		reg->qhead = (reg->qhead + 1) % reg->qcap;
+		reg->qn--;
+	}
+	while ((t = TAILQ_FIRST(&reg->tomb_fifo)) != NULL &&
+	    now - t->ts > reg->conf.tombstone_ms)
+		tomb_del(reg, t);
+	override_purge(reg, now);
+}
+
+/* Entries in the recently-changed queue. */
+size_t
+registry_delta_size(const struct registry *reg)
+{
+	return (reg->qn);
+}
+
+/* 1 if the comma-separated list holds vip exactly (String.split(",")). */
+static int
+registry_vip_match(const char *list, const char *vip)
+{
+	const char	*p, *e;
+	size_t		 len = strlen(vip);
+
+	if (list == NULL)
+		return (0);
+	for (p = list;; p = e + 1) {
+		if ((e = strchr(p, ',')) == NULL)
+			e = p + strlen(p);
+		if ((size_t)(e - p) == len && strncmp(p, vip, len) == 0)
+			return (1);
+		if (*e == '\0')
+			return (0);
+	}
+}
+
+/* VIP / SVIP snapshot (§2.13): exact, case-sensitive element match. */
+struct applications *
+registry_vip(struct registry *reg, const char *vip, int secure)
+{
+	struct applications	*as = applications_new();
+	struct application	*out;
+	struct reg_app		*a;
+	const struct instance	*in;
+	size_t			 i, j;
+
+	if (vip == NULL)
+		goto out;
+	for (i = 0; i < reg->napps; i++) {
+		a = reg->apps[i];
+		out = NULL;
+		for (j = 0; j < a->n; j++) {
+			in = a->leases[j]->inst;
+			if (!registry_vip_match(secure ? in->secure_vip_address :
+			    in->vip_address, vip))
+				continue;
+			if (out == NULL) {
+				out = application_new(a->name);
+				applications_add(as, out);
+			}
+			app_append(out, instance_dup(in));
+		}
+	}
+out:
+	as->versions_delta = -1;
+	as->apps_hashcode = applications_hashcode(as);
+	return (as);
+}
+
+/* openForTraffic: expected := count, threshold recomputed. */
+void
+registry_open_for_traffic(struct registry *reg, int count, int64_t now)
+{
+	(void)now;
+	reg->expected = count < 0 ? 0 : count;
+	registry_update_threshold(reg);
+}
+
+/*
+ * The eviction task (§5.11). A late timer is compensated by the time it
+ * overslept; at most size - (int)(size x percent) leases go per run, picked
+ * uniformly at random with a partial Fisher-Yates shuffle.
+ */
+int
+registry_evict(struct registry *reg, int64_t now)
+{
+	struct lease	**exp, *t;
+	size_t		  i, j, nexp = 0, limit, n;
+	int64_t		  extra = 0;
+
+	if (reg->evicted_once) {
+		extra = now - reg->last_evict_ts - reg->conf.eviction_interval_ms;
+		if (extra < 0)
+			extra = 0;
+	}
+	reg->evicted_once = 1;
+	reg->last_evict_ts = now;
+	if (!registry_lease_expiration_enabled(reg) || reg->size == 0)
+		return (0);
+
+	exp = xreallocarray(NULL, reg->size, sizeof *exp);
+	for (i = 0; i < reg->napps; i++) {
+		for (j = 0; j < reg->apps[i]->n; j++) {
+			if (lease_is_expired(reg->apps[i]->leases[j], extra, now))
+				exp[nexp++] = reg->apps[i]->leases[j];
+		}
+	}
+	limit = reg->size - (size_t)((double)reg->size *
+	    reg->conf.renewal_percent_threshold);
+	n = nexp < limit ? nexp : limit;
+	for (i = 0; i < n; i++) {
+		j = i + (size_t)random() % (nexp - i);
+		t = exp[i];
+		exp[i] = exp[j];
+		exp[j] = t;
+		registry_remove(reg, exp[i], 1, 0, now);
+	}
+	free(exp);
+	return ((int)n);
+}
+
+/* Roll the renews-per-minute bucket; the caller ticks every 60 s. */
+void
+registry_tick_minute(struct registry *reg, int64_t now)
+{
+	(void)now;
+	reg->renews_last = reg->renews_cur;
+	reg->renews_cur = 0;
+}
+
+/* isLeaseExpirationEnabled (§5.11): the self-preservation switch. */
+int
+registry_lease_expiration_enabled(const struct registry *reg)
+{
+	if (!reg->conf.self_preservation)
+		return (1);
+	return (reg->threshold > 0 && reg->renews_last > reg->threshold);
+}
+
+/* isBelowRenewThreshold, minus the start-up wait (the caller's part). */
+int
+registry_is_below_threshold(const struct registry *reg)
+{
+	return (reg->renews_last <= reg->threshold);
+}
+
+/* expectedNumberOfClientsSendingRenews. */
+int
+registry_expected_clients(const struct registry *reg)
+{
+	return (reg->expected);
+}
+
+/* numberOfRenewsPerMinThreshold. */
+int
+registry_renew_threshold(const struct registry *reg)
+{
+	return (reg->threshold);
+}
+
+/* Renewals counted in the previous complete minute. */
+long
+registry_renews_last_min(const struct registry *reg)
+{
+	return (reg->renews_last);
+}
+
+/* Operation counters. */
+const struct registry_stats *
+registry_stats(const struct registry *reg)
+{
+	return (&reg->stats);
+}
+
+/* When (app, id) was cancelled, 0 if not within tombstone_ms. */
+int64_t
+registry_tombstone(struct registry *reg, const char *app, const char *id,
+    int64_t now)
+{
+	struct tombstone	*t;
+
+	if (app == NULL || id == NULL ||
+	    (t = tomb_find(reg, app, id)) == NULL)
+		return (0);
+	if (now - t->ts > reg->conf.tombstone_ms) {
+		tomb_del(reg, t);
+		return (0);
+	}
+	return (t->ts);
+}
+
+/* Walk a last-1000 ring, newest first. */
+void
+registry_foreach_recent(const struct registry *reg, int cancelled,
+    void (*cb)(int64_t, const char *, void *), void *arg)
+{
+	const struct recent_ring	*r;
+	size_t				 i, k;
+
+	r = cancelled ? &reg->cancelled : &reg->registered;
+	for (i = 0; i < r->n; i++) {
+		k = (r->next + REGISTRY_RECENT_MAX - 1 - i) %
+		    REGISTRY_RECENT_MAX;
+		cb(r->v[k].ts, r->v[k].what, arg);
+	}
+}
+
+/*
+ * Expiry from an instance's shown leaseInfo (stored copies and deltas):
+ * recovers the real last renewal from lastRenewalTimestamp, which is the
+ * registration time until the first renewal and renewal + duration after.
+ */
+int
+registry_lease_expired(const struct instance *in, int64_t extra, int64_t now)
+{
+	const struct lease_info	*li = &in->lease;
+	int64_t			 dur, last;
+
+	if (li->eviction_ts > 0)
+		return (1);
+	dur = (li->duration_secs > 0 ? li->duration_secs :
+	    REGISTRY_DEFAULT_DURATION) * 1000LL;
+	last = li->last_renewal_ts == li->registration_ts ?
+	    li->registration_ts : li->last_renewal_ts - dur;
+	return (now > last + dur + extra);
+}
