@@ -1,1 +1,1804 @@
-/* client/client.c: not written yet. */
+/*
+ * client.c: the protocol logic of libheureka, what the Java DiscoveryClient
+ * does (spec §7): register, heartbeat with 404 -> re-register, the dirty
+ * flag with its timestamp, the InstanceInfoReplicator with its on-demand,
+ * rate-limited path, full and delta registry fetches merged and reconciled
+ * by hash code, failover across service URLs with a quarantine, and the
+ * TimedSupervisorTask back-off. It talks to the world only through struct
+ * hk_transport and struct hk_sched (internal.h), so the unit test drives it
+ * with a fake server and a hand-moved clock; transport.c provides the real
+ * ones over libevent.
+ *
+ * Every entry point from outside (public API, timer and transport
+ * callbacks) takes the client's recursive mutex, which is uncontended on the
+ * caller's loop and makes a threaded client's lookups safe.
+ */
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+
+#include <ctype.h>
+#include <stdio.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/thread.h>
+
+#include "buf.h"
+#include "clock.h"
+#include "config.h"
+#include "instance.h"
+#include "json.h"
+#include "log.h"
+#include "xmalloc.h"
+
+#include "heureka.h"
+#include "internal.h"
+
+/* One logical request walking the endpoint list (RetryableEurekaHttpClient). */
+struct hk_op {
+	struct heureka_client	*c;
+	enum hk_req_kind	 kind;
+	char			*method;
+	char			*path;
+	char			*body;
+	int			 cand[HK_MAX_URLS];
+	size_t			 ncand;
+	int			 have_cand;
+	size_t			 idx;
+	int			 attempt;
+	int			 cur;
+	void			*handle;
+	hk_done_cb		 cb;
+	void			*arg;
+	TAILQ_ENTRY(hk_op)	 entry;
+};
+TAILQ_HEAD(hk_ops, hk_op);
+
+struct hk_rr {
+	char		*app;
+	unsigned	 next;
+};
+
+struct heureka_client {
+	pthread_mutex_t		 mu;
+	int			 attached;
+	int			 started;
+	int			 stopping;
+	struct hk_transport	 tr;
+	struct hk_sched		 sc;
+	struct hk_endpoints	 ep;
+	struct hk_ops		 ops;
+
+	/* Settings (from struct config). */
+	int			 do_register;
+	int			 do_fetch;
+	int			 unregister_on_shutdown;
+	int			 on_demand;
+	int			 filter_up;
+	int			 disable_delta;
+	int64_t			 renew_ms;
+	int64_t			 fetch_ms;
+	int64_t			 repl_initial_ms;
+	int64_t			 repl_ms;
+	int			 connect_timeout_s;
+	int			 read_timeout_s;
+
+	/* Our instance and its dirty flag (ApplicationInfoManager). */
+	struct instance		*self;
+	char			*self_path;	/* apps/APP/ID, encoded */
+	int			 dirty;
+	int			 registered;
+	struct hk_op		*reg_op;
+	int64_t			 reg_dirty_ts;
+	int			 reg_again;
+	struct hk_ratelim	 rl;
+
+	/* Tasks. */
+	void			*t_heartbeat;
+	void			*t_hb_timeout;
+	void			*t_refresh;
+	void			*t_rf_timeout;
+	void			*t_repl;
+	void			*t_kick;
+	void			*t_final;
+	void			*t_stop;
+	struct hk_backoff	 hb_bo;
+	struct hk_backoff	 rf_bo;
+	struct hk_op		*hb_op;
+	struct hk_op		*rf_op;
+	struct hk_op		*cancel_op;
+
+	/* The local copy of the registry (unfiltered; lookups filter). */
+	struct applications	*apps;
+	int			 fetched;
+	struct hk_rr		*rr;
+	size_t			 nrr;
+	uint64_t		 rnd;
+	heureka_change_cb	 change_cb;
+	void			*change_arg;
+
+	/* Threading and shutdown. */
+	struct event_base	*own_base;
+	pthread_t		 thread;
+	int			 threaded;
+	heureka_done_cb		 stop_cb;
+	void			*stop_arg;
+};
+
+#define LOCK(c)		pthread_mutex_lock(&(c)->mu)
+#define UNLOCK(c)	pthread_mutex_unlock(&(c)->mu)
+
+static void	 op_send(struct hk_op *);
+static void	 op_cancel(struct heureka_client *, struct hk_op *);
+static struct hk_op *op_start(struct heureka_client *, enum hk_req_kind,
+		     const char *, const char *, const char *, hk_done_cb,
+		     void *);
+static void	 register_now(struct heureka_client *);
+static void	 fetch_start(struct heureka_client *, int);
+static void	 final_step(struct heureka_client *);
+static void	 client_free(struct heureka_client *);
+
+/* ---- rate limiter, back-off, endpoints: small pure pieces ---- */
+
+/* Set up a token bucket with `burst` tokens refilled at per_min a minute. */
+void
+hk_ratelim_init(struct hk_ratelim *rl, int burst, int per_min)
+{
+	memset(rl, 0, sizeof *rl);
+	rl->burst = burst < 1 ? 1 : burst;
+	rl->per_min = per_min < 1 ? 1 : per_min;
+}
+
+/* Take one token if there is one (Netflix RateLimiter.acquire). */
+int
+hk_ratelim_acquire(struct hk_ratelim *rl, int64_t now)
+{
+	int64_t	new_tokens;
+
+	if (rl->last_refill == 0) {
+		rl->last_refill = now;
+		rl->consumed = 0;
+	} else if (now > rl->last_refill) {
+		new_tokens = (now - rl->last_refill) * rl->per_min / 60000;
+		if (new_tokens > 0) {
+			/* Keep the fraction of a token already earned. */
+			rl->last_refill += new_tokens * 60000 / rl->per_min;
+			if (new_tokens > rl->consumed)
+				rl->consumed = 0;
+			else
+				rl->consumed -= (int)new_tokens;
+		}
+	}
+	if (rl->consumed >= rl->burst)
+		return (0);
+	rl->consumed++;
+	return (1);
+}
+
+/* Start a supervisor back-off at the base interval, bounded by base * bound. */
+void
+hk_backoff_init(struct hk_backoff *bo, int64_t base_ms, int bound)
+{
+	bo->base_ms = base_ms;
+	bo->max_ms = base_ms * (bound < 1 ? 1 : bound);
+	bo->delay_ms = base_ms;
+}
+
+/* The task timed out: double the delay, up to the cap. */
+int64_t
+hk_backoff_timeout(struct hk_backoff *bo)
+{
+	bo->delay_ms *= 2;
+	if (bo->delay_ms > bo->max_ms)
+		bo->delay_ms = bo->max_ms;
+	return (bo->delay_ms);
+}
+
+/* The task completed (whatever the HTTP outcome): back to the base delay. */
+int64_t
+hk_backoff_done(struct hk_backoff *bo)
+{
+	bo->delay_ms = bo->base_ms;
+	return (bo->delay_ms);
+}
+
+/* Split a comma-separated URL list; each URL gets a trailing '/'. */
+void
+hk_endpoints_init(struct hk_endpoints *ep, const char *list)
+{
+	char	*copy, *p, *tok, *s;
+	size_t	 len;
+
+	memset(ep, 0, sizeof *ep);
+	ep->pinned = -1;
+	if (list == NULL)
+		return;
+	copy = xstrdup(list);
+	for (p = copy; (tok = strsep(&p, ",")) != NULL;) {
+		while (isspace((unsigned char)*tok))
+			tok++;
+		len = strlen(tok);
+		while (len > 0 && isspace((unsigned char)tok[len - 1]))
+			tok[--len] = '\0';
+		if (len == 0)
+			continue;
+		if (ep->n == HK_MAX_URLS) {
+			log_warnx("heureka: more than %d service URLs, "
+			    "ignoring %s", HK_MAX_URLS, tok);
+			continue;
+		}
+		if (tok[len - 1] == '/')
+			s = xstrdup(tok);
+		else
+			xasprintf(&s, "%s/", tok);
+		ep->urls[ep->n++] = s;
+	}
+	free(copy);
+}
+
+/* Free the URL strings. */
+void
+hk_endpoints_clear(struct hk_endpoints *ep)
+{
+	size_t	i;
+
+	for (i = 0; i < ep->n; i++)
+		free(ep->urls[i]);
+	memset(ep, 0, sizeof *ep);
+	ep->pinned = -1;
+}
+
+/*
+ * Endpoints to try, in order, skipping quarantined ones; once the quarantine
+ * reaches floor(n * 0.66) it is cleared and every endpoint is a candidate
+ * again (retryableClientQuarantineRefreshPercentage).
+ */
+size_t
+hk_endpoints_candidates(struct hk_endpoints *ep, int *out)
+{
+	size_t	i, q = 0, n = 0, threshold;
+
+	for (i = 0; i < ep->n; i++)
+		q += ep->quarantined[i];
+	threshold = (ep->n * 66) / 100;
+	if (q > 0 && q >= threshold) {
+		memset(ep->quarantined, 0, sizeof ep->quarantined);
+		q = 0;
+	}
+	for (i = 0; i < ep->n; i++) {
+		if (!ep->quarantined[i])
+			out[n++] = (int)i;
+	}
+	return (n);
+}
+
+/* Quarantine an endpoint that failed; drop it as the pinned one. */
+void
+hk_endpoints_failed(struct hk_endpoints *ep, int i)
+{
+	if (i < 0 || (size_t)i >= ep->n)
+		return;
+	ep->quarantined[i] = 1;
+	if (ep->pinned == i)
+		ep->pinned = -1;
+}
+
+/* ServerStatusEvaluators: which answers end the retry loop. */
+int
+hk_req_accepted(enum hk_req_kind kind, int status)
+{
+	if (status == 0)
+		return (0);
+	if ((status >= 200 && status < 300) || status == 302)
+		return (1);
+	switch (kind) {
+	case HK_REQ_REGISTER:
+	case HK_REQ_HEARTBEAT:
+	case HK_REQ_QUERY:
+		return (status == 404);
+	case HK_REQ_CANCEL:
+		return (1);
+	case HK_REQ_DELTA:
+		return (status == 403 || status == 404);
+	case HK_REQ_FULL:
+		break;
+	}
+	return (0);
+}
+
+/* ---- merging ---- */
+
+/* Whether two copies of one instance differ in a way worth reporting. */
+static int
+inst_changed(const struct instance *a, const struct instance *b)
+{
+	return (a->status != b->status ||
+	    a->overridden_status != b->overridden_status ||
+	    a->last_updated_ts != b->last_updated_ts ||
+	    a->last_dirty_ts != b->last_dirty_ts ||
+	    a->port != b->port ||
+	    (a->ip_addr == NULL) != (b->ip_addr == NULL) ||
+	    (a->ip_addr != NULL && strcmp(a->ip_addr, b->ip_addr) != 0));
+}
+
+/* Remove (and free) an application from a registry copy. */
+void
+hk_apps_remove(struct applications *as, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < as->n; i++) {
+		if (strcasecmp(as->apps[i]->name, name) == 0) {
+			application_free(as->apps[i]);
+			memmove(&as->apps[i], &as->apps[i + 1],
+			    (as->n - i - 1) * sizeof *as->apps);
+			as->n--;
+			return;
+		}
+	}
+}
+
+/*
+ * Apply a delta (§7.5): ADDED and MODIFIED replace by id, creating the
+ * application; DELETED removes, and an application left empty goes too.
+ * Deltas repeat changes across polls, so only real differences are
+ * reported to cb.
+ */
+void
+hk_merge_delta(struct applications *local, const struct applications *delta,
+    hk_change_cb cb, void *arg)
+{
+	const struct application	*da;
+	const struct instance		*in, *old;
+	struct application		*a;
+	const char			*name;
+	size_t				 i, j;
+
+	for (i = 0; i < delta->n; i++) {
+		da = delta->apps[i];
+		for (j = 0; j < da->n; j++) {
+			in = da->instances[j];
+			name = in->app != NULL ? in->app : da->name;
+			if (name == NULL)
+				continue;
+			switch (in->action_type) {
+			case ACTION_ADDED:
+			case ACTION_MODIFIED:
+				a = applications_get(local, name);
+				old = application_find(a, instance_id(in));
+				if (cb != NULL && old == NULL)
+					cb(ACTION_ADDED, in, arg);
+				else if (cb != NULL && inst_changed(old, in))
+					cb(ACTION_MODIFIED, in, arg);
+				application_add(a, instance_dup(in));
+				break;
+			case ACTION_DELETED:
+				if ((a = applications_find(local, name)) == NULL)
+					break;
+				if (application_find(a, instance_id(in)) == NULL)
+					break;
+				if (cb != NULL)
+					cb(ACTION_DELETED, in, arg);
+				application_remove(a, instance_id(in));
+				if (a->n == 0)
+					hk_apps_remove(local, a->name);
+				break;
+			case ACTION_NONE:
+				break;
+			}
+		}
+	}
+}
+
+/* Report the differences between two registry copies (full fetches). */
+void
+hk_diff(const struct applications *old, const struct applications *new,
+    hk_change_cb cb, void *arg)
+{
+	const struct application	*a, *oa;
+	const struct instance		*in, *o;
+	size_t				 i, j;
+
+	for (i = 0; i < new->n; i++) {
+		a = new->apps[i];
+		oa = old != NULL ? applications_find(old, a->name) : NULL;
+		for (j = 0; j < a->n; j++) {
+			in = a->instances[j];
+			o = oa != NULL ? application_find(oa, instance_id(in)) :
+			    NULL;
+			if (o == NULL)
+				cb(ACTION_ADDED, in, arg);
+			else if (inst_changed(o, in))
+				cb(ACTION_MODIFIED, in, arg);
+		}
+	}
+	if (old == NULL)
+		return;
+	for (i = 0; i < old->n; i++) {
+		oa = old->apps[i];
+		a = applications_find(new, oa->name);
+		for (j = 0; j < oa->n; j++) {
+			o = oa->instances[j];
+			if (a == NULL || application_find(a, instance_id(o)) ==
+			    NULL)
+				cb(ACTION_DELETED, o, arg);
+		}
+	}
+}
+
+/* ---- the instance description (§8.3, Spring Cloud defaults) ---- */
+
+/* First non-loopback IPv4 address (Spring's default), or 127.0.0.1. */
+static char *
+default_ip(void)
+{
+	struct ifaddrs		*ifa, *i;
+	char			 addr[INET_ADDRSTRLEN];
+	char			*s = NULL;
+	struct sockaddr_in	*sin;
+
+	if (getifaddrs(&ifa) != 0)
+		return (xstrdup("127.0.0.1"));
+	for (i = ifa; i != NULL && s == NULL; i = i->ifa_next) {
+		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET ||
+		    (i->ifa_flags & IFF_LOOPBACK) || !(i->ifa_flags & IFF_UP))
+			continue;
+		sin = (struct sockaddr_in *)i->ifa_addr;
+		if (inet_ntop(AF_INET, &sin->sin_addr, addr, sizeof addr) !=
+		    NULL)
+			s = xstrdup(addr);
+	}
+	freeifaddrs(ifa);
+	return (s != NULL ? s : xstrdup("127.0.0.1"));
+}
+
+/* Percent-encode a path segment (ids contain ':' which may stay). */
+static void
+add_segment(struct buf *b, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (isalnum((unsigned char)*s) || strchr("-._~:@", *s) != NULL)
+			buf_addc(b, *s);
+		else
+			buf_addf(b, "%%%02X", (unsigned char)*s);
+	}
+}
+
+/* Build our InstanceInfo from eureka.instance.* settings. */
+struct instance *
+hk_instance_from_config(const struct config *cf, int64_t now, char **cause)
+{
+	struct instance	*in;
+	char		 host[256];
+	const char	*appname = cf->instance_appname;
+	enum instance_status st = STATUS_UP;
+
+	if (appname == NULL || *appname == '\0') {
+		*cause = xstrdup("no application name (eureka.instance.appname"
+		    " or spring.application.name)");
+		return (NULL);
+	}
+	if (!instance_name_ok(appname, INSTANCE_MAX_NAME)) {
+		xasprintf(cause, "bad application name: %s", appname);
+		return (NULL);
+	}
+	if (cf->instance_non_secure_port < 0 ||
+	    cf->instance_non_secure_port > 65535) {
+		xasprintf(cause, "bad port: %d", cf->instance_non_secure_port);
+		return (NULL);
+	}
+	if (cf->instance_initial_status != NULL &&
+	    instance_status_parse(cf->instance_initial_status, &st) != 0) {
+		xasprintf(cause, "bad initial status: %s",
+		    cf->instance_initial_status);
+		return (NULL);
+	}
+	in = instance_new();
+	in->app = xstrdup(appname);
+	str_upper(in->app);
+	in->ip_addr = cf->instance_ip_address != NULL ?
+	    xstrdup(cf->instance_ip_address) : default_ip();
+	if (cf->instance_hostname != NULL)
+		in->host_name = xstrdup(cf->instance_hostname);
+	else if (cf->instance_prefer_ip_address)
+		in->host_name = xstrdup(in->ip_addr);
+	else {
+		if (gethostname(host, sizeof host) != 0)
+			snprintf(host, sizeof host, "localhost");
+		host[sizeof host - 1] = '\0';
+		in->host_name = xstrdup(host);
+	}
+	in->port = cf->instance_non_secure_port;
+	in->port_enabled = cf->instance_non_secure_port_enabled != 0;
+	in->secure_port = cf->instance_secure_port;
+	in->secure_port_enabled = cf->instance_secure_port_enabled != 0;
+	if (cf->instance_id != NULL && *cf->instance_id != '\0')
+		in->instance_id = xstrdup(cf->instance_id);
+	else
+		xasprintf(&in->instance_id, "%s:%s:%d", in->host_name,
+		    appname, in->port);
+	in->vip_address = xstrdup(cf->instance_virtual_host_name != NULL ?
+	    cf->instance_virtual_host_name : appname);
+	in->secure_vip_address = xstrdup(
+	    cf->instance_secure_virtual_host_name != NULL ?
+	    cf->instance_secure_virtual_host_name : appname);
+	if (cf->instance_app_group_name != NULL)
+		in->app_group_name = xstrdup(cf->instance_app_group_name);
+	if (cf->instance_home_page_url != NULL)
+		in->home_page_url = xstrdup(cf->instance_home_page_url);
+	else
+		xasprintf(&in->home_page_url, "http://%s:%d%s", in->host_name,
+		    in->port, cf->instance_home_page_url_path != NULL ?
+		    cf->instance_home_page_url_path : "/");
+	if (cf->instance_status_page_url != NULL)
+		in->status_page_url = xstrdup(cf->instance_status_page_url);
+	else
+		xasprintf(&in->status_page_url, "http://%s:%d%s",
+		    in->host_name, in->port,
+		    cf->instance_status_page_url_path != NULL ?
+		    cf->instance_status_page_url_path : "/actuator/info");
+	if (cf->instance_health_check_url != NULL)
+		in->health_check_url = xstrdup(cf->instance_health_check_url);
+	else if (in->port_enabled)
+		xasprintf(&in->health_check_url, "http://%s:%d%s",
+		    in->host_name, in->port,
+		    cf->instance_health_check_url_path != NULL ?
+		    cf->instance_health_check_url_path : "/actuator/health");
+	if (cf->instance_secure_health_check_url != NULL)
+		in->secure_health_check_url =
+		    xstrdup(cf->instance_secure_health_check_url);
+	else if (in->secure_port_enabled)
+		xasprintf(&in->secure_health_check_url, "https://%s:%d%s",
+		    in->host_name, in->secure_port,
+		    cf->instance_health_check_url_path != NULL ?
+		    cf->instance_health_check_url_path : "/actuator/health");
+	in->status = st;
+	in->overridden_status = STATUS_UNKNOWN;
+	in->has_dc = 1;
+	in->dc_name = DC_MYOWN;
+	in->has_lease = 1;
+	in->lease.renewal_interval_secs =
+	    cf->instance_lease_renewal_interval_in_seconds;
+	in->lease.duration_secs =
+	    cf->instance_lease_expiration_duration_in_seconds;
+	kvlist_copy(&in->metadata, &cf->instance_metadata);
+	in->last_updated_ts = now;
+	in->last_dirty_ts = now;
+	in->action_type = ACTION_ADDED;
+	return (in);
+}
+
+/* ---- requests with failover ---- */
+
+/* Free an operation that is no longer in the list. */
+static void
+op_free(struct hk_op *op)
+{
+	free(op->method);
+	free(op->path);
+	free(op->body);
+	free(op);
+}
+
+/* Hand the final answer of an operation to its owner. */
+static void
+op_finish(struct hk_op *op, int status, const char *body, size_t len)
+{
+	struct heureka_client	*c = op->c;
+
+	TAILQ_REMOVE(&c->ops, op, entry);
+	if (op->cb != NULL)
+		op->cb(status, body != NULL ? body : "", len, op->arg);
+	op_free(op);
+}
+
+/* The transport answered one attempt. */
+static void
+op_done_cb(int status, const char *body, size_t len, void *arg)
+{
+	struct hk_op		*op = arg;
+	struct heureka_client	*c = op->c;
+
+	LOCK(c);
+	op->handle = NULL;
+	if (hk_req_accepted(op->kind, status)) {
+		c->ep.pinned = op->cur;
+		op_finish(op, status, body, len);
+	} else {
+		log_debug("%s: %s %s%s: %d, trying the next server", __func__,
+		    op->method, c->ep.urls[op->cur], op->path, status);
+		hk_endpoints_failed(&c->ep, op->cur);
+		op->attempt++;
+		op_send(op);
+	}
+	UNLOCK(c);
+}
+
+/* Send the next attempt of an operation, or fail it (status 0). */
+static void
+op_send(struct hk_op *op)
+{
+	struct heureka_client	*c = op->c;
+
+	if (op->attempt >= HK_RETRIES || c->ep.n == 0)
+		goto fail;
+	if (c->ep.pinned >= 0 && (size_t)c->ep.pinned < c->ep.n)
+		op->cur = c->ep.pinned;
+	else {
+		if (!op->have_cand) {
+			op->ncand = hk_endpoints_candidates(&c->ep, op->cand);
+			op->have_cand = 1;
+		}
+		if (op->idx >= op->ncand)
+			goto fail;
+		op->cur = op->cand[op->idx++];
+	}
+	op->handle = c->tr.send(c->tr.ctx, c->ep.urls[op->cur], op->method,
+	    op->path, op->body, op->body != NULL ? strlen(op->body) : 0,
+	    op_done_cb, op);
+	if (op->handle != NULL)
+		return;
+	hk_endpoints_failed(&c->ep, op->cur);
+	op->attempt++;
+	op_send(op);
+	return;
+fail:
+	op_finish(op, 0, NULL, 0);
+}
+
+/* Start a request on the first acceptable endpoint. */
+static struct hk_op *
+op_start(struct heureka_client *c, enum hk_req_kind kind, const char *method,
+    const char *path, const char *body, hk_done_cb cb, void *arg)
+{
+	struct hk_op	*op = xcalloc(1, sizeof *op);
+
+	op->c = c;
+	op->kind = kind;
+	op->method = xstrdup(method);
+	op->path = xstrdup(path);
+	op->body = body != NULL ? xstrdup(body) : NULL;
+	op->cb = cb;
+	op->arg = arg;
+	op->cur = -1;
+	TAILQ_INSERT_TAIL(&c->ops, op, entry);
+	op_send(op);
+	return (op);
+}
+
+/* Drop an operation without calling its owner. NULL is fine. */
+static void
+op_cancel(struct heureka_client *c, struct hk_op *op)
+{
+	struct hk_op	*o;
+
+	if (op == NULL)
+		return;
+	TAILQ_FOREACH(o, &c->ops, entry) {
+		if (o == op)
+			break;
+	}
+	if (o == NULL)
+		return;		/* already finished */
+	if (op->handle != NULL)
+		c->tr.cancel(c->tr.ctx, op->handle);
+	TAILQ_REMOVE(&c->ops, op, entry);
+	op_free(op);
+}
+
+/* Public-to-the-CLI one-off request. */
+void
+hk_client_request(struct heureka_client *c, enum hk_req_kind kind,
+    const char *method, const char *path, const char *body, hk_done_cb cb,
+    void *arg)
+{
+	LOCK(c);
+	op_start(c, kind, method, path, body, cb, arg);
+	UNLOCK(c);
+}
+
+/* ---- timers ---- */
+
+/* Arm a timer unless we are shutting down. */
+static void
+arm(struct heureka_client *c, void *t, int64_t ms)
+{
+	if (c->stopping || t == NULL)
+		return;
+	c->sc.timer_add(c->sc.ctx, t, ms);
+}
+
+/* Disarm a timer. NULL is fine. */
+static void
+disarm(struct heureka_client *c, void *t)
+{
+	if (t != NULL)
+		c->sc.timer_del(c->sc.ctx, t);
+}
+
+/* ---- dirty flag, register, replicator ---- */
+
+/* Mark our instance dirty with a strictly newer timestamp. */
+static void
+mark_dirty(struct heureka_client *c)
+{
+	int64_t	now = c->sc.now(c->sc.ctx);
+
+	if (now <= c->self->last_dirty_ts)
+		now = c->self->last_dirty_ts + 1;
+	c->self->last_dirty_ts = now;
+	c->self->last_updated_ts = now;
+	c->dirty = 1;
+}
+
+/*
+ * A registration was answered. Only 204 is success; the dirty flag is
+ * cleared only if nobody dirtied the instance again while it was in flight
+ * (InstanceInfo.unsetIsDirty(timestamp)).
+ */
+static void
+register_done(int status, const char *body, size_t len, void *arg)
+{
+	struct heureka_client	*c = arg;
+
+	c->reg_op = NULL;
+	if (status == 204) {
+		if (!c->registered)
+			log_info("heureka: registered %s/%s", c->self->app,
+			    instance_id(c->self));
+		c->registered = 1;
+		if (c->dirty && c->self->last_dirty_ts <= c->reg_dirty_ts)
+			c->dirty = 0;
+	} else
+		log_warnx("heureka: registration of %s/%s failed (%d)",
+		    c->self->app, instance_id(c->self), status);
+	if (c->reg_again && !c->stopping) {
+		c->reg_again = 0;
+		if (c->dirty)
+			register_now(c);
+	}
+}
+
+/* POST apps/{APP} with our instance, unless one is already in flight. */
+static void
+register_now(struct heureka_client *c)
+{
+	struct buf	b;
+	char		path[INSTANCE_MAX_NAME + 16];
+
+	if (c->stopping || !c->do_register)
+		return;
+	if (c->reg_op != NULL) {
+		c->reg_again = 1;
+		return;
+	}
+	buf_init(&b, 0);
+	json_encode_instance_root(&b, c->self);
+	c->reg_dirty_ts = c->self->last_dirty_ts;
+	snprintf(path, sizeof path, "apps/%s", c->self->app);
+	c->reg_op = op_start(c, HK_REQ_REGISTER, "POST", path, b.data,
+	    register_done, c);
+	buf_free(&b);
+}
+
+/* InstanceInfoReplicator.run: register if dirty, then every interval. */
+static void
+replicator_run(struct heureka_client *c)
+{
+	if (c->dirty)
+		register_now(c);
+	disarm(c, c->t_repl);
+	arm(c, c->t_repl, c->repl_ms);
+}
+
+/* Periodic replicator timer. */
+static void
+repl_cb(void *arg)
+{
+	struct heureka_client	*c = arg;
+
+	LOCK(c);
+	replicator_run(c);
+	UNLOCK(c);
+}
+
+/* On-demand update: cancel the pending periodic run and run now. */
+static void
+kick_cb(void *arg)
+{
+	struct heureka_client	*c = arg;
+
+	LOCK(c);
+	if (!c->stopping)
+		replicator_run(c);
+	UNLOCK(c);
+}
+
+/* ---- heartbeat (TimedSupervisorTask "heartbeat") ---- */
+
+/* The heartbeat was answered (or every server failed). */
+static void
+heartbeat_done(int status, const char *body, size_t len, void *arg)
+{
+	struct heureka_client	*c = arg;
+
+	c->hb_op = NULL;
+	disarm(c, c->t_hb_timeout);
+	arm(c, c->t_heartbeat, hk_backoff_done(&c->hb_bo));
+	if (status == 404) {
+		/* Eureka's "re-register now": unknown or older than ours. */
+		log_info("heureka: heartbeat 404 for %s/%s, re-registering",
+		    c->self->app, instance_id(c->self));
+		mark_dirty(c);
+		register_now(c);
+	} else if (status != 200)
+		log_warnx("heureka: heartbeat of %s/%s failed (%d)",
+		    c->self->app, instance_id(c->self), status);
+}
+
+/* Heartbeat timer: PUT apps/{APP}/{id}?status=&lastDirtyTimestamp=. */
+static void
+heartbeat_cb(void *arg)
+{
+	struct heureka_client	*c = arg;
+	char			 path[INSTANCE_MAX_NAME * 4 + 128];
+
+	LOCK(c);
+	if (!c->stopping && c->hb_op == NULL) {
+		snprintf(path, sizeof path, "%s?status=%s&lastDirtyTimestamp="
+		    "%lld", c->self_path, instance_status_name(c->self->status),
+		    (long long)c->self->last_dirty_ts);
+		arm(c, c->t_hb_timeout, c->hb_bo.base_ms);
+		c->hb_op = op_start(c, HK_REQ_HEARTBEAT, "PUT", path, NULL,
+		    heartbeat_done, c);
+	}
+	UNLOCK(c);
+}
+
+/* The heartbeat took longer than its interval: back off. */
+static void
+hb_timeout_cb(void *arg)
+{
+	struct heureka_client	*c = arg;
+
+	LOCK(c);
+	op_cancel(c, c->hb_op);
+	c->hb_op = NULL;
+	arm(c, c->t_heartbeat, hk_backoff_timeout(&c->hb_bo));
+	UNLOCK(c);
+}
+
+/* ---- registry fetch (TimedSupervisorTask "cacheRefresh") ---- */
+
+/* Bridge a model change to the user's callback. */
+static void
+change_cb(enum action_type at, const struct instance *in, void *arg)
+{
+	struct heureka_client	*c = arg;
+	struct heureka_instance	*hi;
+	enum heureka_change	 kind;
+
+	if (c->change_cb == NULL)
+		return;
+	kind = at == ACTION_ADDED ? HEUREKA_ADDED : at == ACTION_MODIFIED ?
+	    HEUREKA_MODIFIED : HEUREKA_DELETED;
+	hi = hk_instance_export(in);
+	c->change_cb(c, kind, hi, c->change_arg);
+	heureka_instance_free(hi);
+}
+
+/* Shuffle each application's instances (§7.6; lookups filter UP). */
+static void
+shuffle(struct heureka_client *c)
+{
+	struct application	*a;
+	struct instance		*t;
+	size_t			 i, j, k;
+
+	for (i = 0; i < c->apps->n; i++) {
+		a = c->apps->apps[i];
+		for (j = a->n; j > 1; j--) {
+			c->rnd ^= c->rnd << 13;
+			c->rnd ^= c->rnd >> 7;
+			c->rnd ^= c->rnd << 17;
+			k = c->rnd % j;
+			t = a->instances[j - 1];
+			a->instances[j - 1] = a->instances[k];
+			a->instances[k] = t;
+		}
+	}
+}
+
+/* A fetch cycle ended: reset the back-off and schedule the next one. */
+static void
+refresh_finish(struct heureka_client *c)
+{
+	c->rf_op = NULL;
+	disarm(c, c->t_rf_timeout);
+	arm(c, c->t_refresh, hk_backoff_done(&c->rf_bo));
+}
+
+/* GET apps/ answered: replace the local copy. */
+static void
+full_done(int status, const char *body, size_t len, void *arg)
+{
+	struct heureka_client	*c = arg;
+	struct applications	*as, *old;
+	char			*cause = NULL;
+
+	c->rf_op = NULL;
+	if (status != 200) {
+		log_warnx("heureka: full registry fetch failed (%d)", status);
+		goto out;
+	}
+	if ((as = json_decode_applications(body, len, &cause)) == NULL) {
+		log_warnx("heureka: bad registry from server: %s", cause);
+		free(cause);
+		goto out;
+	}
+	old = c->apps;
+	c->apps = as;
+	shuffle(c);
+	c->fetched = 1;
+	hk_diff(old, as, change_cb, c);
+	applications_free(old);
+out:
+	refresh_finish(c);
+}
+
+/* GET apps/delta answered: merge, then reconcile by hash code. */
+static void
+delta_done(int status, const char *body, size_t len, void *arg)
+{
+	struct heureka_client	*c = arg;
+	struct applications	*d;
+	char			*cause = NULL, *hash;
+	int			 mismatch;
+
+	c->rf_op = NULL;
+	if (status != 200) {
+		log_debug("%s: delta answered %d, full fetch", __func__,
+		    status);
+		fetch_start(c, 1);
+		return;
+	}
+	if ((d = json_decode_applications(body, len, &cause)) == NULL) {
+		log_warnx("heureka: bad delta from server: %s", cause);
+		free(cause);
+		fetch_start(c, 1);
+		return;
+	}
+	hk_merge_delta(c->apps, d, change_cb, c);
+	c->apps->versions_delta = d->versions_delta;
+	shuffle(c);
+	hash = applications_hashcode(c->apps);
+	mismatch = d->apps_hashcode != NULL &&
+	    strcmp(hash, d->apps_hashcode) != 0;
+	if (mismatch)
+		log_debug("%s: hash %s, server %s: full fetch", __func__,
+		    hash, d->apps_hashcode);
+	free(hash);
+	applications_free(d);
+	if (mismatch && !c->stopping)
+		fetch_start(c, 1);
+	else
+		refresh_finish(c);
+}
+
+/* fetchRegistry(forceFull): full when asked, disabled delta or empty copy. */
+static void
+fetch_start(struct heureka_client *c, int force_full)
+{
+	if (c->stopping)
+		return;
+	if (force_full || c->disable_delta || !c->fetched ||
+	    c->apps->n == 0 || c->apps->versions_delta == -1)
+		c->rf_op = op_start(c, HK_REQ_FULL, "GET", "apps/", NULL,
+		    full_done, c);
+	else
+		c->rf_op = op_start(c, HK_REQ_DELTA, "GET", "apps/delta",
+		    NULL, delta_done, c);
+}
+
+/* Cache refresh timer. */
+static void
+refresh_cb(void *arg)
+{
+	struct heureka_client	*c = arg;
+
+	LOCK(c);
+	if (!c->stopping && c->rf_op == NULL) {
+		arm(c, c->t_rf_timeout, c->rf_bo.base_ms);
+		fetch_start(c, 0);
+	}
+	UNLOCK(c);
+}
+
+/* The fetch took longer than its interval: back off. */
+static void
+rf_timeout_cb(void *arg)
+{
+	struct heureka_client	*c = arg;
+
+	LOCK(c);
+	op_cancel(c, c->rf_op);
+	c->rf_op = NULL;
+	arm(c, c->t_refresh, hk_backoff_timeout(&c->rf_bo));
+	UNLOCK(c);
+}
+
+/* ---- lifecycle ---- */
+
+/* Allocate a client from a config (no transport yet). */
+static struct heureka_client *
+client_alloc(const struct config *cf, char **cause)
+{
+	struct heureka_client	*c;
+	pthread_mutexattr_t	 ma;
+	struct buf		 b;
+
+	c = xcalloc(1, sizeof *c);
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&c->mu, &ma);
+	pthread_mutexattr_destroy(&ma);
+	TAILQ_INIT(&c->ops);
+	c->do_register = cf->register_with_eureka;
+	c->do_fetch = cf->fetch_registry;
+	c->unregister_on_shutdown = cf->should_unregister_on_shutdown;
+	c->on_demand = cf->on_demand_update_status_change;
+	c->filter_up = cf->filter_only_up_instances;
+	c->disable_delta = cf->client_disable_delta;
+	c->renew_ms = (int64_t)cf->instance_lease_renewal_interval_in_seconds *
+	    1000;
+	c->fetch_ms = (int64_t)cf->registry_fetch_interval_seconds * 1000;
+	c->repl_ms = (int64_t)cf->instance_info_replication_interval_seconds *
+	    1000;
+	c->repl_initial_ms =
+	    (int64_t)cf->initial_instance_info_replication_interval_seconds *
+	    1000;
+	c->connect_timeout_s = cf->eureka_server_connect_timeout_seconds;
+	c->read_timeout_s = cf->eureka_server_read_timeout_seconds;
+	if (c->renew_ms <= 0)
+		c->renew_ms = 30000;
+	if (c->fetch_ms <= 0)
+		c->fetch_ms = 30000;
+	if (c->repl_ms <= 0)
+		c->repl_ms = 30000;
+	if (c->repl_initial_ms < 0)
+		c->repl_initial_ms = 40000;
+	hk_backoff_init(&c->hb_bo, c->renew_ms,
+	    cf->heartbeat_executor_exponential_back_off_bound);
+	hk_backoff_init(&c->rf_bo, c->fetch_ms,
+	    cf->cache_refresh_executor_exponential_back_off_bound);
+	/* Burst 2, 60 * 2 / replication interval per minute (§7.4). */
+	hk_ratelim_init(&c->rl, 2, (int)(120000 / c->repl_ms));
+	hk_endpoints_init(&c->ep, cf->service_url_default_zone != NULL ?
+	    cf->service_url_default_zone : "http://localhost:8761/eureka/");
+	c->apps = applications_new();
+	c->rnd = (uint64_t)clock_mono_ms() * 2654435761u ^ (uint64_t)getpid();
+	if (c->rnd == 0)
+		c->rnd = 88172645463325252ULL;
+	if (c->do_register) {
+		c->self = hk_instance_from_config(cf, clock_wall_ms(), cause);
+		if (c->self == NULL) {
+			client_free(c);
+			return (NULL);
+		}
+		buf_init(&b, 0);
+		buf_adds(&b, "apps/");
+		add_segment(&b, c->self->app);
+		buf_addc(&b, '/');
+		add_segment(&b, instance_id(c->self));
+		c->self_path = buf_steal(&b, NULL);
+	}
+	return (c);
+}
+
+/* Give the client its transport and scheduler, and make its timers. */
+static void
+client_attach(struct heureka_client *c, struct hk_transport *tr,
+    struct hk_sched *sc)
+{
+	c->tr = *tr;
+	c->sc = *sc;
+	c->attached = 1;
+	c->t_heartbeat = sc->timer_new(sc->ctx, heartbeat_cb, c);
+	c->t_hb_timeout = sc->timer_new(sc->ctx, hb_timeout_cb, c);
+	c->t_refresh = sc->timer_new(sc->ctx, refresh_cb, c);
+	c->t_rf_timeout = sc->timer_new(sc->ctx, rf_timeout_cb, c);
+	c->t_repl = sc->timer_new(sc->ctx, repl_cb, c);
+	c->t_kick = sc->timer_new(sc->ctx, kick_cb, c);
+	if (c->self != NULL) {
+		c->self->last_dirty_ts = sc->now(sc->ctx);
+		c->self->last_updated_ts = c->self->last_dirty_ts;
+	}
+}
+
+/* Build a client on a given transport and scheduler (tests, CLI). */
+struct heureka_client *
+hk_client_new_with(const struct config *cf, struct hk_transport *tr,
+    struct hk_sched *sc, char **cause)
+{
+	struct heureka_client	*c;
+
+	if ((c = client_alloc(cf, cause)) == NULL) {
+		tr->free(tr->ctx);
+		sc->free(sc->ctx);
+		return (NULL);
+	}
+	client_attach(c, tr, sc);
+	return (c);
+}
+
+/*
+ * Start-up (§7.2): a full fetch at once, then the refresh task; register
+ * at once (Spring registers on start rather than waiting 40 s), heartbeat
+ * after one renewal interval, replicator after its initial delay.
+ */
+int
+hk_client_start(struct heureka_client *c)
+{
+	LOCK(c);
+	if (c->started || !c->attached) {
+		UNLOCK(c);
+		return (-1);
+	}
+	c->started = 1;
+	if (c->do_fetch) {
+		arm(c, c->t_rf_timeout, c->rf_bo.base_ms);
+		fetch_start(c, 1);
+	}
+	if (c->do_register) {
+		c->dirty = 1;
+		register_now(c);
+		arm(c, c->t_heartbeat, c->renew_ms);
+		arm(c, c->t_repl, c->repl_initial_ms);
+	}
+	UNLOCK(c);
+	return (0);
+}
+
+/* The cancel was answered (or failed): finish the shutdown. */
+static void
+cancel_done(int status, const char *body, size_t len, void *arg)
+{
+	struct heureka_client	*c = arg;
+
+	c->cancel_op = NULL;
+	if (status >= 200 && status < 300)
+		log_info("heureka: cancelled %s/%s", c->self->app,
+		    instance_id(c->self));
+	else
+		log_warnx("heureka: cancel of %s/%s answered %d",
+		    c->self->app, instance_id(c->self), status);
+	final_step(c);
+}
+
+/*
+ * Shutdown (§7.8): stop all tasks; if we registered, set the local status
+ * DOWN (not pushed) and DELETE our registration; then the final step.
+ */
+void
+hk_client_shutdown(struct heureka_client *c)
+{
+	struct hk_op	*op;
+
+	LOCK(c);
+	if (c->stopping) {
+		UNLOCK(c);
+		return;
+	}
+	c->stopping = 1;
+	disarm(c, c->t_heartbeat);
+	disarm(c, c->t_hb_timeout);
+	disarm(c, c->t_refresh);
+	disarm(c, c->t_rf_timeout);
+	disarm(c, c->t_repl);
+	disarm(c, c->t_kick);
+	while ((op = TAILQ_FIRST(&c->ops)) != NULL)
+		op_cancel(c, op);
+	c->hb_op = c->rf_op = c->reg_op = NULL;
+	if (c->started && c->do_register && c->unregister_on_shutdown) {
+		c->self->status = STATUS_DOWN;
+		/* arm() is off now; the op itself needs no timer. */
+		c->cancel_op = op_start(c, HK_REQ_CANCEL, "DELETE",
+		    c->self_path, NULL, cancel_done, c);
+	} else
+		final_step(c);
+	UNLOCK(c);
+}
+
+/* Last timer of a client on the caller's loop: free it, tell the owner. */
+static void
+final_cb(void *arg)
+{
+	struct heureka_client	*c = arg;
+	heureka_done_cb		 cb = c->stop_cb;
+	void			*cbarg = c->stop_arg;
+
+	client_free(c);
+	if (cb != NULL)
+		cb(cbarg);
+}
+
+/*
+ * Everything is stopped. Never free from here: we may be inside a
+ * transport callback. A threaded client's loop just exits (the stopping
+ * thread frees); otherwise a zero timer frees the client from a clean
+ * stack.
+ */
+static void
+final_step(struct heureka_client *c)
+{
+	if (c->threaded) {
+		event_base_loopexit(c->own_base, NULL);
+		return;
+	}
+	if (c->t_final == NULL)
+		c->t_final = c->sc.timer_new(c->sc.ctx, final_cb, c);
+	c->sc.timer_add(c->sc.ctx, c->t_final, 0);
+}
+
+/* Release everything. Not from inside a client callback. */
+static void
+client_free(struct heureka_client *c)
+{
+	struct hk_op	*op;
+	size_t		 i;
+	void		**timers[] = { &c->t_heartbeat, &c->t_hb_timeout,
+			    &c->t_refresh, &c->t_rf_timeout, &c->t_repl,
+			    &c->t_kick, &c->t_final, &c->t_stop };
+
+	if (c->attached) {
+		while ((op = TAILQ_FIRST(&c->ops)) != NULL)
+			op_cancel(c, op);
+		for (i = 0; i < sizeof timers / sizeof timers[0]; i++) {
+			if (*timers[i] != NULL) {
+				c->sc.timer_del(c->sc.ctx, *timers[i]);
+				c->sc.timer_free(c->sc.ctx, *timers[i]);
+			}
+		}
+		c->tr.free(c->tr.ctx);
+		c->sc.free(c->sc.ctx);
+	}
+	if (c->own_base != NULL)
+		event_base_free(c->own_base);
+	hk_endpoints_clear(&c->ep);
+	applications_free(c->apps);
+	instance_free(c->self);
+	free(c->self_path);
+	for (i = 0; i < c->nrr; i++)
+		free(c->rr[i].app);
+	free(c->rr);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
+/* ---- accessors for tests and the CLI ---- */
+
+/* Our instance (borrowed). */
+struct instance *
+hk_client_self(struct heureka_client *c)
+{
+	return (c->self);
+}
+
+/* The unfiltered local copy (borrowed). */
+const struct applications *
+hk_client_apps(struct heureka_client *c)
+{
+	return (c->apps);
+}
+
+/* Dirty flag and its timestamp. */
+int
+hk_client_is_dirty(struct heureka_client *c, int64_t *ts)
+{
+	if (ts != NULL && c->self != NULL)
+		*ts = c->self->last_dirty_ts;
+	return (c->dirty);
+}
+
+/* Mark the instance dirty (as a config change would). */
+void
+hk_client_mark_dirty(struct heureka_client *c)
+{
+	LOCK(c);
+	mark_dirty(c);
+	UNLOCK(c);
+}
+
+/* Current heartbeat supervisor delay. */
+int64_t
+hk_client_heartbeat_delay(struct heureka_client *c)
+{
+	return (c->hb_bo.delay_ms);
+}
+
+/* Current cache-refresh supervisor delay. */
+int64_t
+hk_client_refresh_delay(struct heureka_client *c)
+{
+	return (c->rf_bo.delay_ms);
+}
+
+/* ---- public API ---- */
+
+/* Copy a model instance into the public, self-contained shape. */
+struct heureka_instance *
+hk_instance_export(const struct instance *in)
+{
+	struct heureka_instance	*hi = xcalloc(1, sizeof *hi);
+	size_t			 i;
+
+#define DUP(s)	((s) != NULL ? xstrdup(s) : NULL)
+	hi->app = DUP(in->app);
+	hi->instance_id = xstrdup(instance_id(in));
+	hi->host_name = DUP(in->host_name);
+	hi->ip_addr = DUP(in->ip_addr);
+	hi->status = xstrdup(instance_status_name(in->status));
+	hi->vip_address = DUP(in->vip_address);
+	hi->secure_vip_address = DUP(in->secure_vip_address);
+	hi->home_page_url = DUP(in->home_page_url);
+	hi->status_page_url = DUP(in->status_page_url);
+	hi->health_check_url = DUP(in->health_check_url);
+#undef DUP
+	hi->port = in->port;
+	hi->port_enabled = in->port_enabled;
+	hi->secure_port = in->secure_port;
+	hi->secure_port_enabled = in->secure_port_enabled;
+	hi->last_updated_ts = in->last_updated_ts;
+	hi->last_dirty_ts = in->last_dirty_ts;
+	hi->nmetadata = in->metadata.n;
+	if (in->metadata.n > 0)
+		hi->metadata = xcalloc(in->metadata.n, sizeof *hi->metadata);
+	for (i = 0; i < in->metadata.n; i++) {
+		hi->metadata[i].key = xstrdup(in->metadata.v[i].key);
+		hi->metadata[i].value = xstrdup(in->metadata.v[i].value);
+	}
+	return (hi);
+}
+
+/* Free the contents of one exported instance. */
+static void
+instance_clear(struct heureka_instance *hi)
+{
+	size_t	i;
+
+	free(hi->app);
+	free(hi->instance_id);
+	free(hi->host_name);
+	free(hi->ip_addr);
+	free(hi->status);
+	free(hi->vip_address);
+	free(hi->secure_vip_address);
+	free(hi->home_page_url);
+	free(hi->status_page_url);
+	free(hi->health_check_url);
+	for (i = 0; i < hi->nmetadata; i++) {
+		free(hi->metadata[i].key);
+		free(hi->metadata[i].value);
+	}
+	free(hi->metadata);
+}
+
+/* Free one instance returned by a lookup. NULL is fine. */
+void
+heureka_instance_free(struct heureka_instance *hi)
+{
+	if (hi == NULL)
+		return;
+	instance_clear(hi);
+	free(hi);
+}
+
+/* Free an array returned by a list lookup. NULL is fine. */
+void
+heureka_instances_free(struct heureka_instance *list, size_t n)
+{
+	size_t	i;
+
+	if (list == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		instance_clear(&list[i]);
+	free(list);
+}
+
+/* Append a copy of in to a growing list. */
+static void
+list_add(struct heureka_instance **list, size_t *n, const struct instance *in)
+{
+	struct heureka_instance	*hi = hk_instance_export(in);
+
+	*list = xreallocarray(*list, *n + 1, sizeof **list);
+	(*list)[(*n)++] = *hi;
+	free(hi);
+}
+
+/* Whether an instance shows up in lookups (shouldFilterOnlyUpInstances). */
+static int
+visible(struct heureka_client *c, const struct instance *in)
+{
+	return (!c->filter_up || in->status == STATUS_UP);
+}
+
+/* Copies of the (UP) instances of an application. */
+size_t
+heureka_client_get_app(struct heureka_client *c, const char *app,
+    struct heureka_instance **list)
+{
+	struct application	*a;
+	size_t			 i, n = 0;
+
+	*list = NULL;
+	if (app == NULL)
+		return (0);
+	LOCK(c);
+	if ((a = applications_find(c->apps, app)) != NULL) {
+		for (i = 0; i < a->n; i++) {
+			if (visible(c, a->instances[i]))
+				list_add(list, &n, a->instances[i]);
+		}
+	}
+	UNLOCK(c);
+	return (n);
+}
+
+/* Whether a comma-separated VIP list names vip (case-insensitively). */
+static int
+vip_match(const char *list, const char *vip)
+{
+	size_t		 len = strlen(vip);
+	const char	*p = list, *e;
+
+	if (list == NULL)
+		return (0);
+	for (;;) {
+		e = strchr(p, ',');
+		if ((size_t)((e != NULL ? e : p + strlen(p)) - p) == len &&
+		    strncasecmp(p, vip, len) == 0)
+			return (1);
+		if (e == NULL)
+			return (0);
+		p = e + 1;
+	}
+}
+
+/* Copies of the (UP) instances whose vipAddress lists vip. */
+size_t
+heureka_client_get_vip(struct heureka_client *c, const char *vip,
+    struct heureka_instance **list)
+{
+	struct instance	*in;
+	size_t		 i, j, n = 0;
+
+	*list = NULL;
+	if (vip == NULL)
+		return (0);
+	LOCK(c);
+	for (i = 0; i < c->apps->n; i++) {
+		for (j = 0; j < c->apps->apps[i]->n; j++) {
+			in = c->apps->apps[i]->instances[j];
+			if (visible(c, in) && vip_match(in->vip_address, vip))
+				list_add(list, &n, in);
+		}
+	}
+	UNLOCK(c);
+	return (n);
+}
+
+/* A copy of the instance with that id (any status), or NULL. */
+struct heureka_instance *
+heureka_client_get_instance(struct heureka_client *c, const char *id)
+{
+	struct instance		*in = NULL;
+	struct heureka_instance	*hi = NULL;
+	size_t			 i;
+
+	if (id == NULL)
+		return (NULL);
+	LOCK(c);
+	for (i = 0; i < c->apps->n && in == NULL; i++)
+		in = application_find(c->apps->apps[i], id);
+	if (in != NULL)
+		hi = hk_instance_export(in);
+	UNLOCK(c);
+	return (hi);
+}
+
+/* Round robin over the UP instances of app. */
+struct heureka_instance *
+heureka_client_next_up(struct heureka_client *c, const char *app)
+{
+	struct application	*a;
+	struct heureka_instance	*hi = NULL;
+	struct hk_rr		*rr = NULL;
+	size_t			 i, n = 0, k;
+
+	if (app == NULL)
+		return (NULL);
+	LOCK(c);
+	if ((a = applications_find(c->apps, app)) == NULL)
+		goto out;
+	for (i = 0; i < a->n; i++)
+		n += a->instances[i]->status == STATUS_UP;
+	if (n == 0)
+		goto out;
+	for (i = 0; i < c->nrr; i++) {
+		if (strcasecmp(c->rr[i].app, app) == 0)
+			rr = &c->rr[i];
+	}
+	if (rr == NULL) {
+		c->rr = xreallocarray(c->rr, c->nrr + 1, sizeof *c->rr);
+		rr = &c->rr[c->nrr++];
+		rr->app = xstrdup(app);
+		rr->next = 0;
+	}
+	k = rr->next++ % n;
+	for (i = 0; i < a->n; i++) {
+		if (a->instances[i]->status != STATUS_UP)
+			continue;
+		if (k-- == 0) {
+			hi = hk_instance_export(a->instances[i]);
+			break;
+		}
+	}
+out:
+	UNLOCK(c);
+	return (hi);
+}
+
+/* Instances in the local copy, -1 before the first fetch. */
+long
+heureka_client_count(struct heureka_client *c)
+{
+	long	n;
+
+	LOCK(c);
+	n = c->fetched ? (long)applications_count(c->apps) : -1;
+	UNLOCK(c);
+	return (n);
+}
+
+/* Register the change callback. */
+void
+heureka_client_on_change(struct heureka_client *c, heureka_change_cb cb,
+    void *arg)
+{
+	LOCK(c);
+	c->change_cb = cb;
+	c->change_arg = arg;
+	UNLOCK(c);
+}
+
+/* Our instance id. */
+const char *
+heureka_client_instance_id(struct heureka_client *c)
+{
+	return (c->self != NULL ? instance_id(c->self) : NULL);
+}
+
+/* Change our status: dirty, and an on-demand update if the limiter allows. */
+int
+heureka_client_set_status(struct heureka_client *c, const char *status)
+{
+	enum instance_status	st;
+
+	if (status == NULL || instance_status_parse(status, &st) != 0)
+		return (-1);
+	LOCK(c);
+	if (c->self == NULL) {
+		UNLOCK(c);
+		return (-1);
+	}
+	if (c->self->status != st) {
+		c->self->status = st;
+		mark_dirty(c);
+		if (c->on_demand && c->started && !c->stopping) {
+			if (hk_ratelim_acquire(&c->rl, c->sc.now(c->sc.ctx)))
+				arm(c, c->t_kick, 0);
+			else
+				log_debug("%s: on-demand update rate limited",
+				    __func__);
+		}
+	}
+	UNLOCK(c);
+	return (0);
+}
+
+/* Set one metadata entry; the replicator pushes it. */
+int
+heureka_client_set_metadata(struct heureka_client *c, const char *key,
+    const char *value)
+{
+	const char	*old;
+
+	if (key == NULL || value == NULL || *key == '\0')
+		return (-1);
+	LOCK(c);
+	if (c->self == NULL || (c->self->metadata.n >= INSTANCE_MAX_METADATA &&
+	    kvlist_get(&c->self->metadata, key) == NULL)) {
+		UNLOCK(c);
+		return (-1);
+	}
+	old = kvlist_get(&c->self->metadata, key);
+	if (old == NULL || strcmp(old, value) != 0) {
+		kvlist_set(&c->self->metadata, key, value);
+		mark_dirty(c);
+	}
+	UNLOCK(c);
+	return (0);
+}
+
+/* Build a struct config from options (weakest first) and make a client. */
+struct heureka_client *
+heureka_client_new(const struct heureka_options *o, char **cause)
+{
+	struct config		 cf;
+	struct heureka_client	*c = NULL;
+	extern char		**environ;
+	const char *const	*s;
+	char			*k, *v, buf[32];
+
+	*cause = NULL;
+	config_defaults(&cf);
+	if (o->config_file != NULL &&
+	    config_load_file(&cf, o->config_file, cause) != 0)
+		goto out;
+	if (o->use_env && config_load_env(&cf, environ, cause) != 0)
+		goto out;
+	for (s = o->settings; s != NULL && *s != NULL; s++) {
+		k = xstrdup(*s);
+		if ((v = strchr(k, '=')) == NULL) {
+			xasprintf(cause, "%s: expected key=value", *s);
+			free(k);
+			goto out;
+		}
+		*v++ = '\0';
+		if (config_set(&cf, k, v, cause) != 0) {
+			free(k);
+			goto out;
+		}
+		free(k);
+	}
+#define SET(key, val) do {						\
+	if ((val) != NULL && config_set(&cf, key, val, cause) != 0)	\
+		goto out;						\
+} while (0)
+	SET("eureka.instance.appname", o->app_name);
+	SET("eureka.client.service-url.defaultZone", o->service_url);
+	SET("eureka.instance.hostname", o->host_name);
+	SET("eureka.instance.ip-address", o->ip_addr);
+	SET("eureka.instance.instance-id", o->instance_id);
+	if (o->port != 0) {
+		snprintf(buf, sizeof buf, "%d", o->port);
+		SET("eureka.instance.non-secure-port", buf);
+	}
+	if (o->no_register)
+		SET("eureka.client.register-with-eureka", "false");
+	if (o->no_fetch)
+		SET("eureka.client.fetch-registry", "false");
+#undef SET
+	c = client_alloc(&cf, cause);
+out:
+	config_free(&cf);
+	return (c);
+}
+
+/* Run on the caller's loop. */
+int
+heureka_client_start(struct heureka_client *c, struct event_base *base)
+{
+	struct hk_transport	tr;
+	struct hk_sched		sc;
+
+	if (c->attached || base == NULL)
+		return (-1);
+	if (hk_transport_evhttp(&tr, base, c->self != NULL ?
+	    c->self->ip_addr : NULL, c->connect_timeout_s,
+	    c->read_timeout_s) != 0)
+		return (-1);
+	hk_sched_libevent(&sc, base);
+	client_attach(c, &tr, &sc);
+	return (hk_client_start(c));
+}
+
+/* Thread body: run the client's own loop until it is told to exit. */
+static void *
+loop_thread(void *arg)
+{
+	struct heureka_client	*c = arg;
+
+	event_base_loop(c->own_base, EVLOOP_NO_EXIT_ON_EMPTY);
+	return (NULL);
+}
+
+/* A threaded client is asked to stop: shut down on the loop thread. */
+static void
+stop_cb(void *arg)
+{
+	hk_client_shutdown(arg);
+}
+
+/* Run on a new thread with its own loop. */
+int
+heureka_client_start_thread(struct heureka_client *c)
+{
+	if (c->attached)
+		return (-1);
+	evthread_use_pthreads();
+	if ((c->own_base = event_base_new()) == NULL)
+		return (-1);
+	c->threaded = 1;
+	if (heureka_client_start(c, c->own_base) != 0)
+		return (-1);
+	c->t_stop = c->sc.timer_new(c->sc.ctx, stop_cb, c);
+	if (pthread_create(&c->thread, NULL, loop_thread, c) != 0) {
+		c->threaded = 0;
+		return (-1);
+	}
+	return (0);
+}
+
+/* Cancel, stop and free; see heureka.h for threaded vs loop. */
+void
+heureka_client_stop(struct heureka_client *c, heureka_done_cb cb, void *arg)
+{
+	if (c == NULL)
+		return;
+	if (!c->started) {
+		client_free(c);
+		if (cb != NULL)
+			cb(arg);
+		return;
+	}
+	LOCK(c);
+	c->stop_cb = cb;
+	c->stop_arg = arg;
+	if (c->threaded) {
+		c->sc.timer_add(c->sc.ctx, c->t_stop, 0);
+		UNLOCK(c);
+		pthread_join(c->thread, NULL);
+		client_free(c);
+		if (cb != NULL)
+			cb(arg);
+		return;
+	}
+	UNLOCK(c);
+	hk_client_shutdown(c);
+}
+
+/* Free at once, without cancelling. */
+void
+heureka_client_free(struct heureka_client *c)
+{
+	if (c == NULL)
+		return;
+	if (c->threaded) {
+		event_base_loopexit(c->own_base, NULL);
+		pthread_join(c->thread, NULL);
+	}
+	client_free(c);
+}
+
+/* Library log level. */
+void
+heureka_set_log_level(int level)
+{
+	if (level < LOG_LEVEL_ERROR)
+		level = LOG_LEVEL_ERROR;
+	if (level > LOG_LEVEL_DEBUG)
+		level = LOG_LEVEL_DEBUG;
+	log_set_level((enum log_level)level);
+}

@@ -1,1 +1,176 @@
-/* client/heureka.h: not written yet. */
+/*
+ * heureka.h: libheureka, a C client for Eureka-compatible service
+ * registries (heurekad, Netflix Eureka, Spring Cloud Eureka). A service
+ * links -lheureka (pkg-config heureka) and in a few lines registers itself,
+ * heartbeats, and discovers other services, the way the Java
+ * DiscoveryClient does:
+ *
+ *	struct heureka_options	 o = { .app_name = "hello", .port = 8080 };
+ *	struct heureka_client	*c = heureka_client_new(&o, &cause);
+ *	heureka_client_start(c, base);		   (or _start_thread(c))
+ *	...
+ *	inst = heureka_client_next_up(c, "OTHER"); (copy; heureka_instance_free)
+ *	...
+ *	heureka_client_stop(c, done_cb, arg);	   (cancels, then frees c)
+ *
+ * Ownership, once for the whole API:
+ *  - heureka_client_new gives a client; heureka_client_stop or
+ *    heureka_client_free release it (never both).
+ *  - Every lookup returns COPIES the caller owns and releases with
+ *    heureka_instance_free / heureka_instances_free. Nothing returned is
+ *    borrowed, so results stay valid after the registry changes and across
+ *    threads.
+ *  - Strings passed in are copied; the caller keeps its own.
+ *
+ * Threads: with heureka_client_start the client runs on the caller's
+ * event_base and every function must be called from that loop's thread.
+ * With heureka_client_start_thread the client runs its own loop on its own
+ * thread; then every function here may be called from any thread (lookups
+ * and setters take the client's lock). Callbacks run on the loop's thread,
+ * with the client's lock held: they may call lookups, setters and
+ * heureka_client_stop, but not heureka_client_free.
+ *
+ * No function here blocks on the network, except heureka_client_stop for
+ * a threaded client, which waits (bounded by the read timeout) for the
+ * cancel to be answered.
+ */
+#ifndef HEUREKA_H
+#define HEUREKA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct heureka_client;
+
+/*
+ * What to build the client from. Fields left 0/NULL take their defaults.
+ * Settings are applied weakest first: built-in (Spring Cloud) defaults,
+ * config_file (.yml/.yaml/.properties, the eureka.client.* and
+ * eureka.instance.* keys in Spring or Netflix spelling), the environment
+ * (when use_env: EUREKA_CLIENT_SERVICEURL_DEFAULTZONE,
+ * EUREKA_INSTANCE_HOSTNAME, ...), settings[] ("key=value" strings, a NULL
+ * terminated array), then the named fields below.
+ */
+struct heureka_options {
+	const char		*app_name;	/* required unless no_register */
+	int			 port;		/* non-secure port */
+	const char		*service_url;	/* comma list of server URLs */
+	const char		*host_name;	/* default: gethostname() */
+	const char		*ip_addr;	/* default: first non-loopback */
+	const char		*instance_id;	/* default: host:app:port */
+	const char		*config_file;
+	int			 use_env;
+	const char *const	*settings;
+	int			 no_register;	/* discovery only */
+	int			 no_fetch;	/* registration only */
+};
+
+/* A key/value pair of an instance's metadata. */
+struct heureka_kv {
+	char	*key;
+	char	*value;
+};
+
+/* One registered instance (a copy; see the ownership rules above). */
+struct heureka_instance {
+	char			*app;		/* upper case */
+	char			*instance_id;
+	char			*host_name;
+	char			*ip_addr;
+	char			*status;	/* "UP", "DOWN", ... */
+	char			*vip_address;	/* may be NULL */
+	char			*secure_vip_address;
+	char			*home_page_url;
+	char			*status_page_url;
+	char			*health_check_url;
+	int			 port;
+	int			 port_enabled;
+	int			 secure_port;
+	int			 secure_port_enabled;
+	int64_t			 last_updated_ts;
+	int64_t			 last_dirty_ts;
+	struct heureka_kv	*metadata;
+	size_t			 nmetadata;
+};
+
+/* Kinds of change reported by heureka_client_on_change. */
+enum heureka_change {
+	HEUREKA_ADDED = 1,
+	HEUREKA_MODIFIED,
+	HEUREKA_DELETED,
+};
+
+typedef void (*heureka_change_cb)(struct heureka_client *,
+    enum heureka_change, const struct heureka_instance *, void *arg);
+typedef void (*heureka_done_cb)(void *arg);
+
+/*
+ * Create a client; NULL with a message in *cause (caller frees) on a bad
+ * setting. Nothing is sent until it is started.
+ */
+struct heureka_client	*heureka_client_new(const struct heureka_options *,
+			     char **cause);
+
+/* Run on the caller's event_base (which must outlive the client). */
+int	heureka_client_start(struct heureka_client *, struct event_base *);
+/* Run on a new thread with its own event_base; lookups become thread-safe. */
+int	heureka_client_start_thread(struct heureka_client *);
+
+/*
+ * Cancel the registration (DELETE, when registered and
+ * shouldUnregisterOnShutdown), stop every task, free the client, then call
+ * done (may be NULL). On the caller's loop this returns at once and done
+ * runs later from the loop; keep the loop running until then. For a
+ * threaded client it blocks until everything is freed and calls done
+ * before returning.
+ */
+void	heureka_client_stop(struct heureka_client *, heureka_done_cb, void *);
+/* Free without cancelling (never started, or on a fatal path). */
+void	heureka_client_free(struct heureka_client *);
+
+/*
+ * Change the local instance: marks it dirty so the next replicator run (or,
+ * for a status, an immediate rate-limited update) re-registers it.
+ * status is one of UP, DOWN, STARTING, OUT_OF_SERVICE, UNKNOWN.
+ */
+int	heureka_client_set_status(struct heureka_client *, const char *status);
+int	heureka_client_set_metadata(struct heureka_client *, const char *key,
+	    const char *value);
+
+/* Lookups in the local copy (no I/O). Only UP instances by default. */
+size_t	heureka_client_get_app(struct heureka_client *, const char *app,
+	    struct heureka_instance **list);
+size_t	heureka_client_get_vip(struct heureka_client *, const char *vip,
+	    struct heureka_instance **list);
+struct heureka_instance *heureka_client_get_instance(struct heureka_client *,
+	    const char *id);
+/* Round robin over the UP instances of app; NULL if there is none. */
+struct heureka_instance *heureka_client_next_up(struct heureka_client *,
+	    const char *app);
+/* Number of instances in the local copy (any status); -1 before a fetch. */
+long	heureka_client_count(struct heureka_client *);
+
+/* Called for every change seen in the local copy (after each fetch). */
+void	heureka_client_on_change(struct heureka_client *, heureka_change_cb,
+	    void *);
+
+/* Our own instance id (borrowed; valid until the client is freed). */
+const char *heureka_client_instance_id(struct heureka_client *);
+
+void	heureka_instance_free(struct heureka_instance *);
+void	heureka_instances_free(struct heureka_instance *, size_t);
+
+/* Library log level: 0 error, 1 warn (default), 2 info, 3 debug. */
+void	heureka_set_log_level(int);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

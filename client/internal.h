@@ -1,0 +1,148 @@
+/*
+ * internal.h: libheureka's private interfaces, shared by client.c (the
+ * protocol logic: register, heartbeat, fetch, merge, failover), transport.c
+ * (the libevent implementations of the transport and scheduler), the CLI and
+ * the unit test. Not installed.
+ *
+ * The protocol logic never touches a socket or a clock: requests go through
+ * struct hk_transport and timers through struct hk_sched, both tables of
+ * function pointers, so tests substitute fakes and drive time by hand.
+ *
+ * Internal symbols carry an hk_ prefix because libheureka is a shared library
+ * linked into other people's programs: a generic name such as client_new
+ * could clash with theirs. Only heureka_* and hk_* symbols are exported.
+ */
+#ifndef HEUREKA_INTERNAL_H
+#define HEUREKA_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "instance.h"
+
+struct event_base;
+struct heureka_client;
+
+/* What a request is, which decides which answers are accepted (§7.7). */
+enum hk_req_kind {
+	HK_REQ_REGISTER = 0,	/* 2xx, 302, 404 accepted */
+	HK_REQ_HEARTBEAT,	/* 2xx, 302, 404 */
+	HK_REQ_CANCEL,		/* any HTTP status */
+	HK_REQ_FULL,		/* 2xx, 302 */
+	HK_REQ_DELTA,		/* 2xx, 302, 403, 404 */
+	HK_REQ_QUERY,		/* 2xx, 302, 404 (CLI lookups, status) */
+};
+
+/*
+ * Completion of one HTTP exchange: status 0 means no answer (connection
+ * refused, timeout, bad URL); body is the decoded (inflated) body, borrowed
+ * for the call, NUL-terminated.
+ */
+typedef void (*hk_done_cb)(int status, const char *body, size_t len,
+    void *arg);
+
+/*
+ * The transport. send() never calls done from within itself; done is called
+ * exactly once unless the request is cancelled first. url is a service URL
+ * ending in '/', path is relative to it ("apps/FOO").
+ */
+struct hk_transport {
+	void	*(*send)(void *ctx, const char *url, const char *method,
+		    const char *path, const char *body, size_t len,
+		    hk_done_cb done, void *arg);
+	void	 (*cancel)(void *ctx, void *handle);
+	void	 (*free)(void *ctx);
+	void	  *ctx;
+};
+
+/* Timers and the wall clock. A timer fires once per add(). */
+struct hk_sched {
+	void	*(*timer_new)(void *ctx, void (*cb)(void *), void *arg);
+	void	 (*timer_add)(void *ctx, void *timer, int64_t ms);
+	void	 (*timer_del)(void *ctx, void *timer);
+	void	 (*timer_free)(void *ctx, void *timer);
+	int64_t	 (*now)(void *ctx);		/* wall ms */
+	void	 (*free)(void *ctx);
+	void	  *ctx;
+};
+
+/* transport.c: the evhttp transport and the libevent scheduler. */
+int	hk_transport_evhttp(struct hk_transport *, struct event_base *,
+	    const char *my_ip, int connect_timeout_s, int read_timeout_s);
+void	hk_sched_libevent(struct hk_sched *, struct event_base *);
+int	hk_inflate(const char *, size_t, size_t cap, char **, size_t *);
+
+/* Token bucket (Netflix RateLimiter): burst, then `per_min` per minute. */
+struct hk_ratelim {
+	int	burst;
+	int	per_min;
+	int	consumed;
+	int64_t	last_refill;		/* 0: never */
+};
+void	hk_ratelim_init(struct hk_ratelim *, int burst, int per_min);
+int	hk_ratelim_acquire(struct hk_ratelim *, int64_t now);
+
+/* TimedSupervisorTask back-off: delay doubles on timeout, up to a bound. */
+struct hk_backoff {
+	int64_t	base_ms;
+	int64_t	max_ms;
+	int64_t	delay_ms;
+};
+void	hk_backoff_init(struct hk_backoff *, int64_t base_ms, int bound);
+int64_t	hk_backoff_timeout(struct hk_backoff *);	/* returns new delay */
+int64_t	hk_backoff_done(struct hk_backoff *);		/* returns base */
+
+/* Service URL list with quarantine (RetryableEurekaHttpClient). */
+#define HK_MAX_URLS	16
+#define HK_RETRIES	3
+struct hk_endpoints {
+	char	*urls[HK_MAX_URLS];
+	size_t	 n;
+	uint8_t	 quarantined[HK_MAX_URLS];
+	int	 pinned;			/* -1: none */
+};
+void	hk_endpoints_init(struct hk_endpoints *, const char *list);
+void	hk_endpoints_clear(struct hk_endpoints *);
+size_t	hk_endpoints_candidates(struct hk_endpoints *, int *out);
+void	hk_endpoints_failed(struct hk_endpoints *, int);
+int	hk_req_accepted(enum hk_req_kind, int status);
+
+/* Merging (§7.5) and change reporting. */
+typedef void (*hk_change_cb)(enum action_type, const struct instance *,
+    void *);
+void	hk_merge_delta(struct applications *local,
+	    const struct applications *delta, hk_change_cb, void *);
+void	hk_diff(const struct applications *old,
+	    const struct applications *new, hk_change_cb, void *);
+void	hk_apps_remove(struct applications *, const char *name);
+
+/*
+ * The client core. hk_client_new_with takes ownership of the transport and
+ * scheduler tables' contexts (it calls their free). The config is copied.
+ * A "bare" client (no app name, registration off) serves the CLI queries.
+ */
+struct heureka_client *hk_client_new_with(const struct config *,
+	    struct hk_transport *, struct hk_sched *, char **cause);
+int	hk_client_start(struct heureka_client *);
+void	hk_client_shutdown(struct heureka_client *);
+struct instance *hk_client_self(struct heureka_client *);
+const struct applications *hk_client_apps(struct heureka_client *);
+int	hk_client_is_dirty(struct heureka_client *, int64_t *ts);
+void	hk_client_mark_dirty(struct heureka_client *);
+int64_t	hk_client_heartbeat_delay(struct heureka_client *);
+int64_t	hk_client_refresh_delay(struct heureka_client *);
+
+/* A one-off request with failover; cb gets the accepted answer or 0. */
+void	hk_client_request(struct heureka_client *, enum hk_req_kind,
+	    const char *method, const char *path, const char *body,
+	    hk_done_cb, void *);
+
+/* A self-contained public copy of a model instance. */
+struct heureka_instance *hk_instance_export(const struct instance *);
+
+/* Build the instance description from config (Spring defaults, §8.3). */
+struct instance *hk_instance_from_config(const struct config *, int64_t now,
+	    char **cause);
+
+#endif

@@ -1,0 +1,407 @@
+/*
+ * transport.c: the real I/O behind libheureka's protocol logic: an evhttp
+ * transport (two keep-alive connections per service URL, one for
+ * registration traffic and one for queries as the Java client keeps
+ * separate registration and query clients, so a slow registry fetch never
+ * delays a heartbeat) and a scheduler over libevent timers. Responses sent
+ * with Content-Encoding: gzip are inflated here with zlib, with a cap.
+ * Names are resolved with evdns so nothing blocks the loop.
+ */
+#include <sys/queue.h>
+#include <sys/time.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "heureka-config.h"
+
+#include <event2/buffer.h>
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <zlib.h>
+
+#include "clock.h"
+#include "log.h"
+#include "xmalloc.h"
+
+#include "internal.h"
+
+#define EV_MAX_BODY	(64 * 1024 * 1024)	/* inflated or not */
+#define EV_MAX_CONNS	HK_MAX_URLS
+
+struct ev_conn {
+	char			*url;
+	char			*host;
+	int			 port;
+	char			*prefix;	/* URL path, ends in '/' */
+	struct evhttp_connection *evc[2];	/* 0 registration, 1 query */
+};
+
+struct ev_req;
+TAILQ_HEAD(ev_reqs, ev_req);
+
+struct ev_tr {
+	struct event_base	*base;
+	struct evdns_base	*dns;
+	char			*my_ip;
+	int			 timeout_s;
+	struct ev_conn		 conns[EV_MAX_CONNS];
+	size_t			 nconns;
+	struct ev_reqs		 reqs;
+};
+
+struct ev_req {
+	struct ev_tr		*t;
+	struct evhttp_request	*req;
+	hk_done_cb		 done;
+	void			*arg;
+	TAILQ_ENTRY(ev_req)	 entry;
+};
+
+struct ev_timer {
+	struct event	*ev;
+	void		(*cb)(void *);
+	void		*arg;
+};
+
+/* Inflate a gzip or zlib body into a new NUL-terminated buffer of <= cap. */
+int
+hk_inflate(const char *in, size_t len, size_t cap, char **out, size_t *outlen)
+{
+	z_stream	 zs;
+	char		*b;
+	size_t		 size = len * 4 + 1024, used = 0;
+	int		 rc;
+
+	memset(&zs, 0, sizeof zs);
+	if (inflateInit2(&zs, 15 + 32) != Z_OK)	/* gzip or zlib header */
+		return (-1);
+	b = xmalloc(size);
+	zs.next_in = (Bytef *)(uintptr_t)in;
+	zs.avail_in = len;
+	for (;;) {
+		if (size - used < 2) {
+			if (size > cap)
+				goto fail;
+			size *= 2;
+			b = xrealloc(b, size);
+		}
+		zs.next_out = (Bytef *)b + used;
+		zs.avail_out = size - used - 1;
+		rc = inflate(&zs, Z_NO_FLUSH);
+		used = size - 1 - zs.avail_out;
+		if (used > cap)
+			goto fail;
+		if (rc == Z_STREAM_END)
+			break;
+		if (rc != Z_OK && rc != Z_BUF_ERROR)
+			goto fail;
+		if (rc == Z_BUF_ERROR && zs.avail_in == 0)
+			goto fail;		/* truncated */
+	}
+	inflateEnd(&zs);
+	b[used] = '\0';
+	*out = b;
+	*outlen = used;
+	return (0);
+fail:
+	inflateEnd(&zs);
+	free(b);
+	return (-1);
+}
+
+/* Find or set up the connections for one service URL. */
+static struct ev_conn *
+ev_conn_get(struct ev_tr *t, const char *url)
+{
+	struct ev_conn		*cn;
+	struct evhttp_uri	*u;
+	const char		*scheme, *host, *path;
+	size_t			 i;
+	int			 j;
+
+	for (i = 0; i < t->nconns; i++) {
+		if (strcmp(t->conns[i].url, url) == 0)
+			return (&t->conns[i]);
+	}
+	if (t->nconns == EV_MAX_CONNS)
+		return (NULL);
+	if ((u = evhttp_uri_parse(url)) == NULL) {
+		log_warnx("heureka: bad service URL %s", url);
+		return (NULL);
+	}
+	scheme = evhttp_uri_get_scheme(u);
+	host = evhttp_uri_get_host(u);
+	if (scheme == NULL || strcasecmp(scheme, "http") != 0 ||
+	    host == NULL || *host == '\0') {
+		log_warnx("heureka: unsupported service URL %s (http only)",
+		    url);
+		evhttp_uri_free(u);
+		return (NULL);
+	}
+	cn = &t->conns[t->nconns++];
+	memset(cn, 0, sizeof *cn);
+	cn->url = xstrdup(url);
+	cn->host = xstrdup(host);
+	cn->port = evhttp_uri_get_port(u) > 0 ? evhttp_uri_get_port(u) : 80;
+	path = evhttp_uri_get_path(u);
+	if (path == NULL || *path == '\0')
+		path = "/";
+	if (path[strlen(path) - 1] == '/')
+		cn->prefix = xstrdup(path);
+	else
+		xasprintf(&cn->prefix, "%s/", path);
+	evhttp_uri_free(u);
+	for (j = 0; j < 2; j++) {
+		cn->evc[j] = evhttp_connection_base_new(t->base, t->dns,
+		    cn->host, (unsigned short)cn->port);
+		if (cn->evc[j] == NULL)
+			fatalx("evhttp_connection_base_new");
+		evhttp_connection_set_timeout(cn->evc[j], t->timeout_s);
+		evhttp_connection_set_retries(cn->evc[j], 0);
+		evhttp_connection_set_max_body_size(cn->evc[j], EV_MAX_BODY);
+	}
+	return (cn);
+}
+
+/* evhttp finished a request (req NULL or code 0: no answer). */
+static void
+ev_req_cb(struct evhttp_request *req, void *arg)
+{
+	struct ev_req		*r = arg;
+	struct evbuffer		*in;
+	const char		*enc;
+	char			*body = NULL, *plain;
+	size_t			 len = 0, plen;
+	int			 status = 0;
+
+	r->req = NULL;
+	TAILQ_REMOVE(&r->t->reqs, r, entry);
+	if (req != NULL && (status = evhttp_request_get_response_code(req))
+	    != 0) {
+		in = evhttp_request_get_input_buffer(req);
+		len = evbuffer_get_length(in);
+		body = xmalloc(len + 1);
+		evbuffer_remove(in, body, len);
+		body[len] = '\0';
+		enc = evhttp_find_header(evhttp_request_get_input_headers(req),
+		    "Content-Encoding");
+		if (enc != NULL && strcasecmp(enc, "gzip") == 0 && len > 0) {
+			if (hk_inflate(body, len, EV_MAX_BODY, &plain, &plen)
+			    != 0) {
+				log_warnx("heureka: bad gzip body");
+				status = 0;
+				plain = xstrdup("");
+				plen = 0;
+			}
+			free(body);
+			body = plain;
+			len = plen;
+		}
+	}
+	r->done(status, body != NULL ? body : "", len, r->arg);
+	free(body);
+	free(r);
+}
+
+/* Send one request; NULL if it could not even be queued. */
+static void *
+ev_send(void *ctx, const char *url, const char *method, const char *path,
+    const char *body, size_t len, hk_done_cb done, void *arg)
+{
+	struct ev_tr			*t = ctx;
+	struct ev_conn			*cn;
+	struct ev_req			*r;
+	struct evhttp_request		*req;
+	struct evkeyvalq		*h;
+	enum evhttp_cmd_type		 cmd;
+	char				*uri, hostport[300];
+	int				 query;
+
+	if ((cn = ev_conn_get(t, url)) == NULL)
+		return (NULL);
+	if (strcmp(method, "GET") == 0)
+		cmd = EVHTTP_REQ_GET;
+	else if (strcmp(method, "POST") == 0)
+		cmd = EVHTTP_REQ_POST;
+	else if (strcmp(method, "PUT") == 0)
+		cmd = EVHTTP_REQ_PUT;
+	else if (strcmp(method, "DELETE") == 0)
+		cmd = EVHTTP_REQ_DELETE;
+	else
+		return (NULL);
+	query = cmd == EVHTTP_REQ_GET;
+	r = xcalloc(1, sizeof *r);
+	r->t = t;
+	r->done = done;
+	r->arg = arg;
+	req = evhttp_request_new(ev_req_cb, r);
+	h = evhttp_request_get_output_headers(req);
+	snprintf(hostport, sizeof hostport, "%s:%d", cn->host, cn->port);
+	evhttp_add_header(h, "Host", hostport);
+	evhttp_add_header(h, "Accept", "application/json");
+	evhttp_add_header(h, "Accept-Encoding", "gzip");
+	evhttp_add_header(h, "User-Agent", "heureka-client/" PACKAGE_VERSION);
+	evhttp_add_header(h, "DiscoveryIdentity-Name", "DefaultClient");
+	evhttp_add_header(h, "DiscoveryIdentity-Version", "1.4");
+	if (t->my_ip != NULL)
+		evhttp_add_header(h, "DiscoveryIdentity-Id", t->my_ip);
+	if (body != NULL) {
+		evhttp_add_header(h, "Content-Type", "application/json");
+		evbuffer_add(evhttp_request_get_output_buffer(req), body, len);
+	}
+	xasprintf(&uri, "%s%s", cn->prefix, path);
+	if (evhttp_make_request(cn->evc[query], req, cmd, uri) != 0) {
+		free(uri);
+		free(r);		/* evhttp freed req */
+		return (NULL);
+	}
+	free(uri);
+	r->req = req;
+	TAILQ_INSERT_TAIL(&t->reqs, r, entry);
+	return (r);
+}
+
+/* Drop a pending request; its callback will not run. */
+static void
+ev_cancel(void *ctx, void *handle)
+{
+	struct ev_tr	*t = ctx;
+	struct ev_req	*r = handle;
+
+	if (r->req != NULL)
+		evhttp_cancel_request(r->req);
+	TAILQ_REMOVE(&t->reqs, r, entry);
+	free(r);
+}
+
+/* Free the transport, cancelling whatever is still pending. */
+static void
+ev_free(void *ctx)
+{
+	struct ev_tr	*t = ctx;
+	struct ev_req	*r;
+	size_t		 i;
+
+	while ((r = TAILQ_FIRST(&t->reqs)) != NULL)
+		ev_cancel(t, r);
+	for (i = 0; i < t->nconns; i++) {
+		evhttp_connection_free(t->conns[i].evc[0]);
+		evhttp_connection_free(t->conns[i].evc[1]);
+		free(t->conns[i].url);
+		free(t->conns[i].host);
+		free(t->conns[i].prefix);
+	}
+	if (t->dns != NULL)
+		evdns_base_free(t->dns, 0);
+	free(t->my_ip);
+	free(t);
+}
+
+/* Fill in the evhttp transport for a base. */
+int
+hk_transport_evhttp(struct hk_transport *tr, struct event_base *base,
+    const char *my_ip, int connect_timeout_s, int read_timeout_s)
+{
+	struct ev_tr	*t = xcalloc(1, sizeof *t);
+
+	t->base = base;
+	t->dns = evdns_base_new(base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
+	if (t->dns == NULL)		/* no resolv.conf: still try */
+		t->dns = evdns_base_new(base, 0);
+	t->my_ip = my_ip != NULL ? xstrdup(my_ip) : NULL;
+	/* libevent 2.1 has one timeout for connect and read: the larger. */
+	t->timeout_s = read_timeout_s > connect_timeout_s ? read_timeout_s :
+	    connect_timeout_s;
+	if (t->timeout_s <= 0)
+		t->timeout_s = 8;
+	TAILQ_INIT(&t->reqs);
+	tr->send = ev_send;
+	tr->cancel = ev_cancel;
+	tr->free = ev_free;
+	tr->ctx = t;
+	return (0);
+}
+
+/* libevent timer trampoline. */
+static void
+ev_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ev_timer	*tm = arg;
+
+	tm->cb(tm->arg);
+}
+
+/* New (unarmed) timer. */
+static void *
+ev_timer_new(void *ctx, void (*cb)(void *), void *arg)
+{
+	struct ev_timer	*tm = xcalloc(1, sizeof *tm);
+
+	tm->cb = cb;
+	tm->arg = arg;
+	if ((tm->ev = evtimer_new(ctx, ev_timer_cb, tm)) == NULL)
+		fatalx("evtimer_new");
+	return (tm);
+}
+
+/* (Re)arm a timer ms from now. */
+static void
+ev_timer_add(void *ctx, void *timer, int64_t ms)
+{
+	struct ev_timer	*tm = timer;
+	struct timeval	 tv;
+
+	if (ms < 0)
+		ms = 0;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(tm->ev, &tv);
+}
+
+/* Disarm a timer. */
+static void
+ev_timer_del(void *ctx, void *timer)
+{
+	struct ev_timer	*tm = timer;
+
+	evtimer_del(tm->ev);
+}
+
+/* Free a timer (may be called from its own callback). */
+static void
+ev_timer_free(void *ctx, void *timer)
+{
+	struct ev_timer	*tm = timer;
+
+	event_free(tm->ev);
+	free(tm);
+}
+
+/* Wall clock. */
+static int64_t
+ev_now(void *ctx)
+{
+	return (clock_wall_ms());
+}
+
+/* Nothing to free: the base belongs to the caller. */
+static void
+ev_sched_free(void *ctx)
+{
+}
+
+/* Fill in the libevent scheduler. */
+void
+hk_sched_libevent(struct hk_sched *sc, struct event_base *base)
+{
+	sc->timer_new = ev_timer_new;
+	sc->timer_add = ev_timer_add;
+	sc->timer_del = ev_timer_del;
+	sc->timer_free = ev_timer_free;
+	sc->now = ev_now;
+	sc->free = ev_sched_free;
+	sc->ctx = base;
+}
