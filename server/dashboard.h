@@ -16,4 +16,19 @@ struct evhttp_request;
 int	dashboard_handle(struct server *, struct evhttp_request *,
 	    const char *path);
 
+/*
+ * GET {version}/status (spec §10.4): Eureka's StatusInfo, as XML (root
+ * com.netflix.eureka.util.StatusInfo) or, when json != 0, as a JSON object
+ * (Eureka answers 500 there; we do not). Replies exactly once.
+ */
+void	dashboard_status_info(struct server *, struct evhttp_request *,
+	    int json);
+
+/*
+ * Tell systemd about our state ("READY=1", "STOPPING=1") over the datagram
+ * socket named by $NOTIFY_SOCKET; does nothing when it is unset. Never
+ * blocks, never fails loudly (a missing systemd is not an error).
+ */
+void	dashboard_sd_notify(const char *state);
+
 #endif
