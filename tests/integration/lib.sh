@@ -342,3 +342,43 @@ hk_alive()
 	[ -n "$pid" ] && [ "$(_hk_exited "$pid")" = 0 ] ||
 	    fail "heurekad $name is not running"
 }
+
+# Print the value of python expression EXPR evaluated with d bound to the
+# JSON document in FILE (default: the last response body, $HK_BODY). A str
+# result is printed as is, anything else as compact JSON.
+hk_json()
+{
+	python3 -c '
+import json, sys
+try:
+    d = json.load(open(sys.argv[2], encoding="utf-8"))
+except Exception as e:
+    sys.exit("hk_json: response is not JSON: %s" % e)
+v = eval(sys.argv[1])
+print(v if isinstance(v, str) else json.dumps(v, separators=(",", ":"), sort_keys=True))
+' "$1" "${2:-$HK_BODY}" || fail "hk_json: cannot evaluate [$1]"
+}
+
+# Print a canonical summary of the full registry at BASEURL (apps, ids,
+# statuses, overrides, metadata, dirty timestamps and the hashcode), for
+# "the registry is unchanged" checks. Lease timestamps are left out.
+hk_snapshot()
+{
+	local base=$1 f
+	case "$base" in */) ;; *) base=$base/ ;; esac
+	f=$HK_ROOT/snapshot.json
+	hk_curl -o "$f" -H 'Accept: application/json' "${base}apps" ||
+	    fail "hk_snapshot: GET ${base}apps failed"
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))["applications"]
+out = ["hash=" + d["apps__hashcode"]]
+for a in d["application"]:
+    for i in a["instance"]:
+        out.append("|".join([a["name"], i.get("instanceId", ""), i["status"],
+            i.get("overriddenStatus", ""), i.get("ipAddr", ""),
+            json.dumps(i.get("metadata"), sort_keys=True),
+            i.get("lastDirtyTimestamp", "")]))
+print("\n".join(sorted(out)))
+' "$f" || fail "hk_snapshot: bad registry document"
+}

@@ -1,0 +1,50 @@
+#!/bin/sh
+# 07-eviction.sh: with self-preservation off and a 500 ms eviction timer, an
+# instance registered with leaseInfo.durationInSecs=1 that stops renewing
+# is evicted within seconds (spec §5.11; heureka expires a lease
+# durationInSecs after its last renewal), while a renewing one stays. The
+# eviction shows in the full registry, the delta (DELETED) and the hashcode.
+. "$(dirname "$0")/lib.sh"
+
+hk_start s -D eureka.server.eviction-interval-timer-in-ms=500 \
+    -D eureka.server.enable-self-preservation=false
+U=$HK_URL_s
+J="Accept: application/json"
+
+hk_register "$U" EVICT e1 UP 1
+hk_register "$U" EVICT e2 UP 1
+hk_register "$U" KEEP k1 UP 1
+assert_http 200 GET "${U}apps/EVICT/e1" -H "$J"
+assert_eq 1 "$(hk_json 'd["instance"]["leaseInfo"]["durationInSecs"]')" "lease duration taken from the body"
+
+# Heartbeat k1 while waiting (bounded) until neither e1 nor e2 is listed.
+deadline=$(($(date +%s) + 15))
+while :; do
+	assert_http 200 PUT "${U}apps/KEEP/k1"
+	assert_http 200 GET "${U}apps" -H "$J"
+	ids=$(hk_json 'sorted(i["instanceId"] for a in d["applications"]["application"] for i in a["instance"])')
+	[ "$ids" = '["k1"]' ] && break
+	[ "$(date +%s)" -lt "$deadline" ] || fail "expired leases not evicted within 15 s: $ids"
+	sleep 0.2
+done
+assert_eq UP_1_ "$(hk_json 'd["applications"]["apps__hashcode"]')" "hashcode after eviction"
+
+hk_log "evicted instances are gone everywhere"
+assert_http 404 GET "${U}apps/EVICT/e1" -H "$J"
+assert_http 404 GET "${U}instances/e2" -H "$J"
+assert_http 404 GET "${U}apps/EVICT" -H "$J"
+assert_http 200 GET "${U}apps/delta" -H "$J"
+assert_eq '["DELETED","DELETED"]' \
+    "$(hk_json 'sorted(i["actionType"] for a in d["applications"]["application"] for i in a["instance"] if i["instanceId"] in ("e1","e2"))')" \
+    "delta lists the evictions as DELETED"
+assert_http 404 PUT "${U}apps/EVICT/e1"
+
+hk_log "a re-registration after eviction works"
+hk_register "$U" EVICT e1 UP 30
+assert_http 200 PUT "${U}apps/EVICT/e1"
+assert_http 200 GET "${U}apps/EVICT/e1" -H "$J"
+
+hk_log "the renewing instance survived"
+assert_http 200 GET "${U}apps/KEEP/k1" -H "$J"
+hk_alive s
+hk_stop s
