@@ -1,2 +1,356 @@
-/* server/main.c: not written yet. */
-int main(void) { return 1; }
+/*
+ * main.c: heurekad's entry point. Reads the configuration (defaults, then
+ * the file, then the environment, then the command line: strongest last),
+ * validates it before anything starts (exit 78 on any error), binds,
+ * starts the timers and the start-up sync, and runs the event loop until
+ * SIGTERM or SIGINT. SIGHUP re-reads the file for what can change safely
+ * (log level, peers).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "heureka-config.h"
+
+#include "config.h"
+#include "log.h"
+#include "peer.h"
+#include "server.h"
+#include "xmalloc.h"
+
+extern char **environ;
+
+/* A -D or --key=value setting, kept to apply after the file. */
+struct setting {
+	char	*key;
+	char	*value;
+};
+
+struct options {
+	const char	*file;
+	struct setting	*set;
+	size_t		 nset;
+	int		 check_only;
+};
+
+static struct server	*main_server;
+static struct options	 main_opts;
+
+/* Usage text. */
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+"usage: heurekad [-c FILE] [-p PORT] [-b ADDR] [-D key=value ...]\n"
+"                [--port-file FILE] [--peers URL,URL,...] [--my-url URL]\n"
+"                [--log-format text|json] [--log-level LEVEL]\n"
+"                [--KEY=VALUE ...] [--check-config] [--help] [--version]\n"
+"\n"
+"A Eureka-compatible service registry. Configuration comes from built-in\n"
+"defaults, then FILE (.yml or .properties), then environment variables\n"
+"(EUREKA_SERVER_..., SERVER_PORT), then the command line.\n"
+"\n"
+"  -c FILE            configuration file (.yml, .yaml or .properties)\n"
+"  -p PORT            listen port (server.port, default 8761; 0 = any)\n"
+"  -b ADDR            listen address (server.address, default 0.0.0.0)\n"
+"  -D key=value       set any configuration key (Spring or Netflix name)\n"
+"  --port-file FILE   write the bound port to FILE once listening\n"
+"  --peers URLS       peer service URLs (eureka.client.service-url.defaultZone)\n"
+"  --my-url URL       this node's own URL in that list (eureka.server.my-url)\n"
+"  --log-format F     text (default) or json\n"
+"  --log-level L      error, warn, info (default) or debug\n"
+"  --check-config     validate the configuration, print it and exit\n"
+"  --version          print the version and exit\n");
+}
+
+/* Remember a key=value for later. */
+static void
+opt_add(struct options *o, const char *key, const char *value)
+{
+	o->set = xreallocarray(o->set, o->nset + 1, sizeof *o->set);
+	o->set[o->nset].key = xstrdup(key);
+	o->set[o->nset].value = xstrdup(value);
+	o->nset++;
+}
+
+/* Split "key=value" and remember it; -1 if there is no '='. */
+static int
+opt_add_kv(struct options *o, const char *kv)
+{
+	const char	*eq = strchr(kv, '=');
+	char		*key;
+
+	if (eq == NULL || eq == kv)
+		return (-1);
+	key = xstrndup(kv, (size_t)(eq - kv));
+	opt_add(o, key, eq + 1);
+	free(key);
+	return (0);
+}
+
+/* Free remembered settings. */
+static void
+opt_free(struct options *o)
+{
+	size_t	i;
+
+	for (i = 0; i < o->nset; i++) {
+		free(o->set[i].key);
+		free(o->set[i].value);
+	}
+	free(o->set);
+	o->set = NULL;
+	o->nset = 0;
+}
+
+/* Parse argv into o; exits on --help, --version and usage errors. */
+static void
+parse_args(int argc, char **argv, struct options *o)
+{
+	int	i;
+
+	for (i = 1; i < argc; i++) {
+		const char	*a = argv[i];
+		const char	*next = i + 1 < argc ? argv[i + 1] : NULL;
+
+#define NEED_ARG() do {							\
+	if (next == NULL) {						\
+		fprintf(stderr, "heurekad: %s needs a value\n", a);	\
+		exit(CONFIG_EX_CONFIG);					\
+	}								\
+	i++;								\
+} while (0)
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			usage(stdout);
+			exit(0);
+		} else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
+			printf("heurekad %s\n", PACKAGE_VERSION);
+			exit(0);
+		} else if (strcmp(a, "-c") == 0) {
+			NEED_ARG();
+			o->file = next;
+		} else if (strcmp(a, "-p") == 0) {
+			NEED_ARG();
+			opt_add(o, "server.port", next);
+		} else if (strcmp(a, "-b") == 0) {
+			NEED_ARG();
+			opt_add(o, "server.address", next);
+		} else if (strcmp(a, "-D") == 0) {
+			NEED_ARG();
+			if (opt_add_kv(o, next) != 0) {
+				fprintf(stderr, "heurekad: -D %s: expected "
+				    "key=value\n", next);
+				exit(CONFIG_EX_CONFIG);
+			}
+		} else if (strncmp(a, "-D", 2) == 0 && a[2] != '\0') {
+			if (opt_add_kv(o, a + 2) != 0) {
+				fprintf(stderr, "heurekad: %s: expected "
+				    "-Dkey=value\n", a);
+				exit(CONFIG_EX_CONFIG);
+			}
+		} else if (strcmp(a, "--port-file") == 0) {
+			NEED_ARG();
+			opt_add(o, "heureka.port-file", next);
+		} else if (strcmp(a, "--peers") == 0) {
+			NEED_ARG();
+			opt_add(o, "eureka.client.service-url.defaultZone", next);
+		} else if (strcmp(a, "--my-url") == 0) {
+			NEED_ARG();
+			opt_add(o, "eureka.server.my-url", next);
+		} else if (strcmp(a, "--log-format") == 0) {
+			NEED_ARG();
+			opt_add(o, "heureka.log.format", next);
+		} else if (strcmp(a, "--log-level") == 0) {
+			NEED_ARG();
+			opt_add(o, "logging.level.root", next);
+		} else if (strcmp(a, "--check-config") == 0) {
+			o->check_only = 1;
+		} else if (strncmp(a, "--", 2) == 0 && strchr(a, '=') != NULL) {
+			/* --log-format=json, --eureka.server.x=1 */
+			const char *kv = a + 2;
+
+			if (strncmp(kv, "port-file=", 10) == 0)
+				opt_add(o, "heureka.port-file", kv + 10);
+			else if (strncmp(kv, "peers=", 6) == 0)
+				opt_add(o, "eureka.client.service-url."
+				    "defaultZone", kv + 6);
+			else if (strncmp(kv, "my-url=", 7) == 0)
+				opt_add(o, "eureka.server.my-url", kv + 7);
+			else if (strncmp(kv, "log-format=", 11) == 0)
+				opt_add(o, "heureka.log.format", kv + 11);
+			else if (strncmp(kv, "log-level=", 10) == 0)
+				opt_add(o, "logging.level.root", kv + 10);
+			else
+				opt_add_kv(o, kv);
+		} else {
+			fprintf(stderr, "heurekad: unknown argument '%s'\n", a);
+			usage(stderr);
+			exit(CONFIG_EX_CONFIG);
+		}
+#undef NEED_ARG
+	}
+}
+
+/* Build a configuration from o: defaults, file, environment, arguments. */
+static int
+load_config(const struct options *o, struct config *cf, char **cause)
+{
+	size_t	i;
+
+	config_defaults(cf);
+	if (o->file != NULL && config_load_file(cf, o->file, cause) != 0)
+		return (-1);
+	if (config_load_env(cf, environ, cause) != 0)
+		return (-1);
+	for (i = 0; i < o->nset; i++) {
+		if (config_set(cf, o->set[i].key, o->set[i].value,
+		    cause) != 0)
+			return (-1);
+	}
+	return (config_validate(cf, cause));
+}
+
+/* Apply the logging settings of a configuration. */
+static int
+apply_logging(const struct config *cf, char **cause)
+{
+	enum log_level	lvl;
+	enum log_format	fmt;
+
+	if (log_parse_level(cf->log_level, &lvl) != 0) {
+		xasprintf(cause, "unknown log level '%s'", cf->log_level);
+		return (-1);
+	}
+	if (log_parse_format(cf->log_format, &fmt) != 0) {
+		xasprintf(cause, "unknown log format '%s'", cf->log_format);
+		return (-1);
+	}
+	log_init("heurekad", lvl, fmt);
+	return (0);
+}
+
+/* SIGTERM/SIGINT: stop the loop cleanly (exit status 0). */
+static void
+signal_stop_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct event_base	*base = arg;
+	struct timeval		 tv = { 0, 200000 };
+
+	if (main_server->shutting_down) {
+		event_base_loopbreak(base);
+		return;
+	}
+	log_info("received %s, shutting down", sig == SIGINT ? "SIGINT" :
+	    "SIGTERM");
+	server_stop(main_server);
+	/* A short grace lets queued replication and replies go out. */
+	event_base_loopexit(base, peers_count(main_server->peers) > 0 ?
+	    &tv : NULL);
+}
+
+/*
+ * SIGHUP: re-read the configuration. Only what can change safely on a
+ * running server is applied: logging and the peer list.
+ */
+static void
+signal_hup_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct config	 cf;
+	char		*cause = NULL;
+
+	if (load_config(&main_opts, &cf, &cause) != 0) {
+		log_warnx("SIGHUP: configuration not reloaded: %s", cause);
+		free(cause);
+		config_free(&cf);
+		return;
+	}
+	if (apply_logging(&cf, &cause) != 0) {
+		log_warnx("SIGHUP: %s", cause);
+		free(cause);
+		config_free(&cf);
+		return;
+	}
+	/* Swap the peer list in the live configuration, then re-resolve. */
+	{
+		char *tmp = main_server->conf->service_url_default_zone;
+
+		main_server->conf->service_url_default_zone =
+		    cf.service_url_default_zone;
+		cf.service_url_default_zone = tmp;
+	}
+	if (peers_reload(main_server->peers, &cause) != 0) {
+		log_warnx("SIGHUP: peers not reloaded: %s", cause);
+		free(cause);
+	}
+	log_info("configuration reloaded");
+	config_free(&cf);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct config		 cf;
+	struct event_base	*base;
+	struct event		*ev_term, *ev_int, *ev_hup;
+	char			*cause = NULL;
+	int			 rc = 0;
+
+	log_init("heurekad", LOG_LEVEL_INFO, LOG_FORMAT_TEXT);
+	parse_args(argc, argv, &main_opts);
+	if (load_config(&main_opts, &cf, &cause) != 0 ||
+	    apply_logging(&cf, &cause) != 0) {
+		fprintf(stderr, "heurekad: configuration error: %s\n", cause);
+		free(cause);
+		config_free(&cf);
+		opt_free(&main_opts);
+		return (CONFIG_EX_CONFIG);
+	}
+	if (main_opts.check_only) {
+		config_dump(&cf, stdout);
+		config_free(&cf);
+		opt_free(&main_opts);
+		return (0);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	log_take_libevent();
+	if ((base = event_base_new()) == NULL)
+		fatalx("event_base_new failed");
+	main_server = server_new(base, &cf);
+	if (server_listen(main_server, &cause) != 0) {
+		log_error("%s", cause);
+		free(cause);
+		server_free(main_server);
+		event_base_free(base);
+		config_free(&cf);
+		opt_free(&main_opts);
+		return (errno == EADDRINUSE || errno == EACCES ? 1 :
+		    CONFIG_EX_CONFIG);
+	}
+	ev_term = evsignal_new(base, SIGTERM, signal_stop_cb, base);
+	ev_int = evsignal_new(base, SIGINT, signal_stop_cb, base);
+	ev_hup = evsignal_new(base, SIGHUP, signal_hup_cb, base);
+	event_add(ev_term, NULL);
+	event_add(ev_int, NULL);
+	event_add(ev_hup, NULL);
+	server_start(main_server);
+	if (event_base_dispatch(base) < 0) {
+		log_error("event loop failed");
+		rc = 1;
+	}
+	log_info("heurekad stopped");
+	event_free(ev_term);
+	event_free(ev_int);
+	event_free(ev_hup);
+	server_free(main_server);
+	event_base_free(base);
+	config_free(&cf);
+	opt_free(&main_opts);
+	libevent_global_shutdown();
+	return (rc);
+}

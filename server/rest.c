@@ -1,1 +1,976 @@
-/* server/rest.c: not written yet. */
+/*
+ * rest.c: the route table of heurekad (spec §2). Requests under the three
+ * REST bases (/eureka/v2/, /eureka/, /v2/; a Netflix {version} segment is
+ * skipped) are split into URL-decoded segments and matched against one
+ * table; each handler replies exactly once. Bad input gets a 4xx with a
+ * short reason and changes nothing. Reads of the registry come from the
+ * response cache; writes go to the registry, whose observers (cache,
+ * replication) react.
+ */
+#include <sys/time.h>
+
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "buf.h"
+#include "cache.h"
+#include "clock.h"
+#include "dashboard.h"
+#include "httputil.h"
+#include "json.h"
+#include "log.h"
+#include "metrics.h"
+#include "peer.h"
+#include "registry.h"
+#include "rest.h"
+#include "server.h"
+#include "xml.h"
+#include "xmalloc.h"
+
+#define MAX_SEGMENTS	8
+#define BATCH_MAX_BODY	(8 * 1024 * 1024)
+
+/* One request in flight: what the handlers need, and what metrics record. */
+struct rctx {
+	struct server		*s;
+	struct evhttp_request	*req;
+	enum evhttp_cmd_type	 method;
+	const char		*route;
+	int64_t			 start_us;
+	int64_t			 now;		/* wall ms */
+	char			*seg[MAX_SEGMENTS];
+	int			 nseg;
+	struct evkeyvalq	 query;
+	int			 replicated;
+};
+
+static struct log_ratelim rest_rl = LOG_RATELIM_INIT(10000, 10);
+static FILE *rest_access_log;
+
+/* Microseconds on the monotonic clock, for latency. */
+static int64_t
+now_us(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
+}
+
+/* Method name for logs. */
+static const char *
+method_name(enum evhttp_cmd_type m)
+{
+	switch (m) {
+	case EVHTTP_REQ_GET: return ("GET");
+	case EVHTTP_REQ_POST: return ("POST");
+	case EVHTTP_REQ_PUT: return ("PUT");
+	case EVHTTP_REQ_DELETE: return ("DELETE");
+	case EVHTTP_REQ_HEAD: return ("HEAD");
+	default: return ("OTHER");
+	}
+}
+
+/* Record the outcome of a request (metrics and the optional access log). */
+static void
+rest_record(struct rctx *x, int code)
+{
+	int64_t	 us = now_us() - x->start_us;
+
+	if (x->s->metrics != NULL)
+		metrics_http(x->s->metrics, x->route, code, us);
+	if (rest_access_log != NULL) {
+		const char *uri = evhttp_request_get_uri(x->req);
+		char *scrub;
+
+		/* URIs are client-controlled: keep them on one line. */
+		scrub = xstrdup(uri != NULL ? uri : "-");
+		for (char *p = scrub; *p != '\0'; p++) {
+			if ((unsigned char)*p < 0x20)
+				*p = '?';
+		}
+		fprintf(rest_access_log, "%lld %s %s %d %lldus\n",
+		    (long long)x->now, method_name(x->method), scrub, code,
+		    (long long)us);
+		fflush(rest_access_log);
+		free(scrub);
+	}
+}
+
+/* Reply with a body and record it. */
+static void
+reply(struct rctx *x, int code, const char *ctype, const char *body,
+    size_t len)
+{
+	http_reply(x->req, code, ctype, body, len);
+	rest_record(x, code);
+}
+
+/* Reply with a short plain-text reason. */
+static void
+reply_error(struct rctx *x, int code, const char *reason)
+{
+	http_error(x->req, code, reason);
+	rest_record(x, code);
+	if (code >= 400 && code != 404 && code != 403)
+		log_debug("%s: %s %s -> %d %s", __func__,
+		    method_name(x->method), evhttp_request_get_uri(x->req),
+		    code, reason);
+}
+
+/* Reply with a cached body, by reference. */
+static void
+reply_body(struct rctx *x, struct cache_body *b, const struct cache_key *k)
+{
+	struct evkeyvalq	*h = evhttp_request_get_output_headers(x->req);
+	struct evbuffer		*out = evbuffer_new();
+
+	evhttp_add_header(h, "Content-Type", k->format == CACHE_JSON ?
+	    "application/json" : "application/xml");
+	if (k->gzip)
+		evhttp_add_header(h, "Content-Encoding", "gzip");
+	cache_body_send(b, out);
+	evhttp_send_reply(x->req, 200, "OK", out);
+	evbuffer_free(out);
+	rest_record(x, 200);
+}
+
+/* The cache key this request asks for. */
+static void
+request_key(struct rctx *x, struct cache_key *k, int allow_gzip)
+{
+	k->format = http_wants_json(x->req) ? CACHE_JSON : CACHE_XML;
+	k->compact = http_wants_compact(x->req);
+	k->gzip = allow_gzip && http_wants_gzip(x->req);
+}
+
+/* Encode one instance (root-wrapped) in the requested format and send it. */
+static void
+reply_instance(struct rctx *x, int code, const struct instance *in)
+{
+	struct buf	b;
+	int		json = http_wants_json(x->req);
+
+	buf_init(&b, 0);
+	if (json)
+		json_encode_instance_root(&b, in);
+	else
+		xml_encode_instance(&b, in, CODEC_FULL, 0);
+	reply(x, code, json ? "application/json" : "application/xml",
+	    b.data, b.len);
+	buf_free(&b);
+}
+
+/* Parse a decimal int64 query parameter; 0 absent, 1 ok, -1 invalid. */
+static int
+query_i64(struct rctx *x, const char *name, int64_t *out)
+{
+	const char	*v = evhttp_find_header(&x->query, name);
+	char		*end;
+	long long	 n;
+
+	if (v == NULL || *v == '\0')
+		return (0);
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return (-1);
+	*out = n;
+	return (1);
+}
+
+/* Parse a status query parameter; 0 absent, 1 ok, -1 invalid. */
+static int
+query_status(struct rctx *x, const char *name, enum instance_status *out)
+{
+	const char	*v = evhttp_find_header(&x->query, name);
+
+	if (v == NULL)
+		return (0);
+	if (instance_status_parse(v, out) != 0)
+		return (-1);
+	return (1);
+}
+
+/* App and id from the path, with the sanity checks on both. */
+static int
+path_app_id(struct rctx *x, int want_id)
+{
+	if (!instance_name_ok(x->seg[1], INSTANCE_MAX_NAME)) {
+		reply_error(x, 400, "invalid application name");
+		return (-1);
+	}
+	str_upper(x->seg[1]);
+	if (want_id && !instance_name_ok(x->seg[2], INSTANCE_MAX_NAME)) {
+		reply_error(x, 400, "invalid instance id");
+		return (-1);
+	}
+	return (0);
+}
+
+/* Reads of the registry are refused while the start-up sync runs (§6.4). */
+static int
+check_access(struct rctx *x)
+{
+	if (server_allow_access(x->s, x->now))
+		return (0);
+	reply(x, 403, NULL, NULL, 0);
+	return (-1);
+}
+
+/* GET apps */
+static void
+h_apps(struct rctx *x)
+{
+	struct cache_key	 k;
+
+	if (check_access(x) != 0)
+		return;
+	request_key(x, &k, 1);
+	reply_body(x, cache_apps(x->s->cache, &k, x->now), &k);
+}
+
+/* GET apps/delta */
+static void
+h_delta(struct rctx *x)
+{
+	struct cache_key	 k;
+
+	if (x->s->conf->disable_delta) {
+		reply(x, 403, NULL, NULL, 0);
+		return;
+	}
+	if (check_access(x) != 0)
+		return;
+	request_key(x, &k, 1);
+	reply_body(x, cache_delta(x->s->cache, &k, x->now), &k);
+}
+
+/* GET apps/{app} */
+static void
+h_app(struct rctx *x)
+{
+	struct cache_key	 k;
+	struct cache_body	*b;
+
+	if (check_access(x) != 0)
+		return;
+	request_key(x, &k, 1);
+	if ((b = cache_app(x->s->cache, &k, x->seg[1], x->now)) == NULL) {
+		reply(x, 404, NULL, NULL, 0);
+		return;
+	}
+	reply_body(x, b, &k);
+}
+
+/* GET vips/{vip} and svips/{svip}: 200 with an empty list when unknown. */
+static void
+h_vip(struct rctx *x)
+{
+	struct cache_key	 k;
+
+	if (check_access(x) != 0)
+		return;
+	request_key(x, &k, 1);
+	reply_body(x, cache_vip(x->s->cache, &k, x->seg[1],
+	    x->seg[0][0] == 's', x->now), &k);
+}
+
+/* Which codec a request body uses: 0 JSON, 1 XML, -1 unsupported. */
+static int
+body_format(struct rctx *x, const struct buf *body)
+{
+	const char	*ct = http_header(x->req, "Content-Type");
+	const char	*p;
+
+	if (ct == NULL || *ct == '\0') {
+		/* No type given: sniff, as lenient as a client could want. */
+		for (p = body->data != NULL ? body->data : ""; *p == ' ' ||
+		    *p == '\t' || *p == '\r' || *p == '\n'; p++)
+			;
+		return (*p == '{' ? 0 : *p == '<' ? 1 : -1);
+	}
+	if (strcasestr(ct, "json") != NULL)
+		return (0);
+	if (strcasestr(ct, "xml") != NULL || strncasecmp(ct, "*/*", 3) == 0)
+		return (1);
+	return (-1);
+}
+
+/*
+ * Eureka's register validation (§2.5), in its order and with its exact
+ * messages, plus heureka's own bounds. NULL when valid.
+ */
+static const char *
+validate_instance(struct server *s, struct instance *in, const char *pathapp,
+    char *msg, size_t msglen)
+{
+	if (instance_id(in)[0] == '\0')
+		return ("Missing instanceId");
+	if (in->host_name == NULL || in->host_name[0] == '\0')
+		return ("Missing hostname");
+	if (in->ip_addr == NULL || in->ip_addr[0] == '\0')
+		return ("Missing ip address");
+	if (in->app == NULL || in->app[0] == '\0')
+		return ("Missing appName");
+	if (strcmp(in->app, pathapp) != 0) {
+		snprintf(msg, msglen, "Mismatched appName, expecting %s but "
+		    "was %s", pathapp, in->app);
+		return (msg);
+	}
+	if (!in->has_dc)
+		return ("Missing dataCenterInfo");
+	if (!instance_name_ok(instance_id(in), INSTANCE_MAX_NAME))
+		return ("invalid instance id: printable characters without "
+		    "'/', '?', '#' or spaces, at most 256 bytes");
+	if ((int)in->metadata.n > s->conf->max_metadata_entries) {
+		snprintf(msg, msglen, "too many metadata entries (%zu > %d)",
+		    in->metadata.n, s->conf->max_metadata_entries);
+		return (msg);
+	}
+	return (NULL);
+}
+
+/* POST apps/{app}: register; 204 on success as Java clients require. */
+static void
+h_register(struct rctx *x)
+{
+	struct buf	 body;
+	const char	*cause = NULL, *bad;
+	char		*dcause = NULL, msg[512];
+	struct instance	*in;
+	int		 code, fmt;
+	enum registry_rc rc;
+
+	buf_init(&body, 0);
+	if ((code = http_read_body(x->req, x->s->conf->max_body_bytes, &body,
+	    &cause)) != 0) {
+		reply_error(x, code, cause);
+		goto out;
+	}
+	if ((fmt = body_format(x, &body)) < 0) {
+		reply_error(x, 415, "unsupported Content-Type: send "
+		    "application/json or application/xml");
+		goto out;
+	}
+	in = fmt == 0 ? json_decode_instance(body.data, body.len, &dcause) :
+	    xml_decode_instance(body.data, body.len, &dcause);
+	if (in == NULL) {
+		log_warnx_rl(&rest_rl, "register %s: cannot parse request "
+		    "body: %s", x->seg[1], dcause != NULL ? dcause : "?");
+		snprintf(msg, sizeof msg, fmt == 0 ?
+		    "{\"error\":\"cannot parse request body\",\"reason\":\"%s\"}" :
+		    "<error><message>cannot parse request body</message>"
+		    "<reason>%s</reason></error>", "see server log");
+		if (dcause != NULL) {
+			struct buf	e;
+
+			buf_init(&e, 0);
+			if (fmt == 0) {
+				buf_adds(&e, "{\"error\":\"cannot parse request "
+				    "body\",\"reason\":");
+				json_add_string(&e, dcause);
+				buf_adds(&e, "}");
+			} else {
+				buf_adds(&e, "<error><message>cannot parse "
+				    "request body</message><reason>");
+				xml_add_escaped(&e, dcause);
+				buf_adds(&e, "</reason></error>");
+			}
+			reply(x, 400, fmt == 0 ? "application/json" :
+			    "application/xml", e.data, e.len);
+			buf_free(&e);
+		} else
+			reply(x, 400, fmt == 0 ? "application/json" :
+			    "application/xml", msg, strlen(msg));
+		free(dcause);
+		goto out;
+	}
+	if ((bad = validate_instance(x->s, in, x->seg[1], msg,
+	    sizeof msg)) != NULL) {
+		reply_error(x, 400, bad);
+		instance_free(in);
+		goto out;
+	}
+	rc = registry_register(x->s->reg, in, x->replicated, x->now);
+	if (rc == REG_FULL)
+		reply_error(x, 503, "registry is full (eureka.server."
+		    "max-instances)");
+	else if (rc != REG_OK)
+		reply_error(x, 400, "registration refused");
+	else
+		reply(x, 204, NULL, NULL, 0);
+out:
+	buf_free(&body);
+}
+
+/* GET apps/{app}/{id}: hidden when expired (§2.6). */
+static void
+h_instance(struct rctx *x)
+{
+	const struct instance	*in;
+
+	if ((in = registry_get(x->s->reg, x->seg[1], x->seg[2],
+	    x->now)) == NULL) {
+		reply(x, 404, NULL, NULL, 0);
+		return;
+	}
+	reply_instance(x, 200, in);
+}
+
+/* GET instances/{id}: the first non-expired lease with that id. */
+static void
+h_instance_by_id(struct rctx *x)
+{
+	const struct instance	*in;
+
+	if (!instance_name_ok(x->seg[1], INSTANCE_MAX_NAME)) {
+		reply_error(x, 400, "invalid instance id");
+		return;
+	}
+	if ((in = registry_find_id(x->s->reg, x->seg[1], x->now)) == NULL) {
+		reply(x, 404, NULL, NULL, 0);
+		return;
+	}
+	reply_instance(x, 200, in);
+}
+
+/*
+ * PUT apps/{app}/{id}: heartbeat (§2.7). Eureka answers 404 for an
+ * unknown instance so the client re-registers, and 409 with its copy to a
+ * peer holding an older one. Do not "fix" either.
+ */
+static void
+h_renew(struct rctx *x)
+{
+	int64_t			 dirty = -1;
+	enum instance_status	 ov = STATUS_UNKNOWN;
+	const struct instance	*conflict = NULL;
+	enum registry_rc	 rc;
+
+	if (query_i64(x, "lastDirtyTimestamp", &dirty) < 0) {
+		reply_error(x, 400, "lastDirtyTimestamp must be a decimal "
+		    "number of milliseconds");
+		return;
+	}
+	if (query_status(x, "overriddenstatus", &ov) < 0) {
+		reply_error(x, 400, "invalid overriddenstatus");
+		return;
+	}
+	rc = registry_renew(x->s->reg, x->seg[1], x->seg[2], dirty, ov,
+	    x->replicated, x->now, &conflict);
+	switch (rc) {
+	case REG_OK:
+		reply(x, 200, NULL, NULL, 0);
+		break;
+	case REG_CONFLICT:
+		if (conflict != NULL)
+			reply_instance(x, 409, conflict);
+		else
+			reply(x, 409, NULL, NULL, 0);
+		break;
+	default:
+		reply(x, 404, NULL, NULL, 0);
+		break;
+	}
+}
+
+/* DELETE apps/{app}/{id}: cancel. */
+static void
+h_cancel(struct rctx *x)
+{
+	if (registry_cancel(x->s->reg, x->seg[1], x->seg[2], x->replicated,
+	    x->now) != REG_OK) {
+		reply(x, 404, NULL, NULL, 0);
+		return;
+	}
+	reply(x, 200, NULL, NULL, 0);
+}
+
+/* PUT apps/{app}/{id}/status?value=S: operator override (§2.9). */
+static void
+h_status_put(struct rctx *x)
+{
+	enum instance_status	 st;
+	int64_t			 dirty = 0;
+
+	if (query_status(x, "value", &st) <= 0) {
+		reply_error(x, 400, "value must be one of UP, DOWN, STARTING, "
+		    "OUT_OF_SERVICE, UNKNOWN");
+		return;
+	}
+	if (query_i64(x, "lastDirtyTimestamp", &dirty) < 0) {
+		reply_error(x, 400, "lastDirtyTimestamp must be a decimal "
+		    "number of milliseconds");
+		return;
+	}
+	if (registry_status_update(x->s->reg, x->seg[1], x->seg[2], st, dirty,
+	    x->replicated, x->now) != REG_OK) {
+		reply(x, 404, NULL, NULL, 0);
+		return;
+	}
+	reply(x, 200, NULL, NULL, 0);
+}
+
+/* DELETE apps/{app}/{id}/status[?value=S]: remove the override (§2.10). */
+static void
+h_status_delete(struct rctx *x)
+{
+	enum instance_status	 st = STATUS_UNKNOWN;
+	int64_t			 dirty = 0;
+
+	if (query_status(x, "value", &st) < 0) {
+		reply_error(x, 400, "value must be one of UP, DOWN, STARTING, "
+		    "OUT_OF_SERVICE, UNKNOWN");
+		return;
+	}
+	if (query_i64(x, "lastDirtyTimestamp", &dirty) < 0) {
+		reply_error(x, 400, "lastDirtyTimestamp must be a decimal "
+		    "number of milliseconds");
+		return;
+	}
+	if (registry_delete_override(x->s->reg, x->seg[1], x->seg[2], st,
+	    dirty, x->replicated, x->now) != REG_OK) {
+		reply(x, 404, NULL, NULL, 0);
+		return;
+	}
+	reply(x, 200, NULL, NULL, 0);
+}
+
+/* PUT apps/{app}/{id}/metadata?k=v...: merge and re-register (§2.11). */
+static void
+h_metadata(struct rctx *x)
+{
+	struct kvlist		 kv;
+	struct evkeyval		*e;
+	const struct instance	*cur;
+	int			 n = 0;
+
+	memset(&kv, 0, sizeof kv);
+	if ((cur = registry_get(x->s->reg, x->seg[1], x->seg[2],
+	    x->now)) == NULL) {
+		reply(x, 404, NULL, NULL, 0);
+		return;
+	}
+	TAILQ_FOREACH(e, &x->query, next) {
+		if (e->key[0] == '\0' || strlen(e->key) > INSTANCE_MAX_NAME ||
+		    strlen(e->value) > INSTANCE_MAX_STRING) {
+			kvlist_clear(&kv);
+			reply_error(x, 400, "invalid metadata key or value");
+			return;
+		}
+		/* Eureka takes the first value of a repeated parameter. */
+		if (kvlist_get(&kv, e->key) == NULL) {
+			kvlist_set(&kv, e->key, e->value);
+			n++;
+		}
+	}
+	if (n + (int)cur->metadata.n > x->s->conf->max_metadata_entries) {
+		size_t	i, fresh = 0;
+
+		for (i = 0; i < kv.n; i++)
+			if (kvlist_get(&cur->metadata, kv.v[i].key) == NULL)
+				fresh++;
+		if (cur->metadata.n + fresh >
+		    (size_t)x->s->conf->max_metadata_entries) {
+			kvlist_clear(&kv);
+			reply_error(x, 400, "too many metadata entries");
+			return;
+		}
+	}
+	if (registry_update_metadata(x->s->reg, x->seg[1], x->seg[2], &kv,
+	    x->now) != REG_OK)
+		reply(x, 404, NULL, NULL, 0);
+	else
+		reply(x, 200, NULL, NULL, 0);
+	kvlist_clear(&kv);
+}
+
+/* Append one override to the JSON map. */
+static void
+override_cb(const char *id, enum instance_status st, void *arg)
+{
+	struct buf	*b = arg;
+
+	if (b->len > 1)
+		buf_addc(b, ',');
+	json_add_string(b, id);
+	buf_addc(b, ':');
+	json_add_string(b, instance_status_name(st));
+}
+
+/* GET serverinfo/statusoverrides: id -> overridden status (§2.16). */
+static void
+h_overrides(struct rctx *x)
+{
+	struct buf	b;
+
+	buf_init(&b, 0);
+	buf_addc(&b, '{');
+	registry_foreach_override(x->s->reg, override_cb, &b, x->now);
+	buf_addc(&b, '}');
+	reply(x, 200, "application/json", b.data, b.len);
+	buf_free(&b);
+}
+
+/* PUT asg/{name}/status: heureka is not an AWS registry (§2.15). */
+static void
+h_asg(struct rctx *x)
+{
+	reply_error(x, 400, "ASG status is only supported by an AWS registry");
+}
+
+/* GET status: StatusInfo (§10.4), rendered by the dashboard module. */
+static void
+h_status_info(struct rctx *x)
+{
+	dashboard_status_info(x->s, x->req, http_wants_json(x->req));
+	rest_record(x, 200);
+}
+
+/* Apply a replicated register item: validation failures are swallowed. */
+static int
+batch_register(struct server *s, const struct repl_item *it, int64_t now)
+{
+	struct instance	*in;
+	char		 msg[512], app[INSTANCE_MAX_NAME + 1];
+
+	if (it->info == NULL)
+		return (200);
+	in = instance_dup(it->info);
+	snprintf(app, sizeof app, "%s", it->app_name != NULL ?
+	    it->app_name : (in->app != NULL ? in->app : ""));
+	str_upper(app);
+	if (validate_instance(s, in, app, msg, sizeof msg) != NULL) {
+		instance_free(in);
+		return (200);
+	}
+	registry_register(s->reg, in, 1, now);
+	return (200);
+}
+
+/* Apply every item of a replication batch, answering one result each. */
+void
+rest_apply_batch(struct server *s, const struct repl_list *l,
+    struct repl_response *out)
+{
+	int64_t			 now = clock_wall_ms();
+	size_t			 i;
+
+	for (i = 0; i < l->n; i++) {
+		const struct repl_item		*it = &l->items[i];
+		struct repl_response_item	*r = repl_response_add(out);
+		const struct instance		*conflict = NULL;
+		char				 app[INSTANCE_MAX_NAME + 1];
+		enum registry_rc		 rc;
+
+		if (it->app_name == NULL || it->id == NULL ||
+		    !instance_name_ok(it->app_name, INSTANCE_MAX_NAME) ||
+		    !instance_name_ok(it->id, INSTANCE_MAX_NAME)) {
+			r->status_code = it->action == REPL_REGISTER ?
+			    batch_register(s, it, now) : 400;
+			continue;
+		}
+		snprintf(app, sizeof app, "%s", it->app_name);
+		str_upper(app);
+		switch (it->action) {
+		case REPL_REGISTER:
+			r->status_code = batch_register(s, it, now);
+			break;
+		case REPL_HEARTBEAT:
+			rc = registry_renew(s->reg, app, it->id,
+			    it->has_last_dirty ? it->last_dirty_ts : -1,
+			    it->has_overridden ? it->overridden_status :
+			    STATUS_UNKNOWN, 1, now, &conflict);
+			r->status_code = rc == REG_OK ? 200 :
+			    rc == REG_CONFLICT ? 409 : 404;
+			if (rc == REG_CONFLICT && conflict != NULL)
+				r->entity = instance_dup(conflict);
+			break;
+		case REPL_CANCEL:
+			r->status_code = registry_cancel(s->reg, app, it->id, 1,
+			    now) == REG_OK ? 200 : 404;
+			break;
+		case REPL_STATUS_UPDATE:
+			if (!it->has_status) {
+				r->status_code = 400;
+				break;
+			}
+			r->status_code = registry_status_update(s->reg, app,
+			    it->id, it->status, it->has_last_dirty ?
+			    it->last_dirty_ts : 0, 1, now) == REG_OK ? 200 :
+			    404;
+			break;
+		case REPL_DELETE_STATUS_OVERRIDE:
+			r->status_code = registry_delete_override(s->reg, app,
+			    it->id, it->has_status ? it->status :
+			    STATUS_UNKNOWN, it->has_last_dirty ?
+			    it->last_dirty_ts : 0, 1, now) == REG_OK ? 200 :
+			    404;
+			break;
+		default:
+			r->status_code = 400;
+			break;
+		}
+	}
+}
+
+/* POST peerreplication/batch: a peer's ReplicationList (§6.3). */
+static void
+h_batch(struct rctx *x)
+{
+	struct buf		 body, out;
+	struct repl_list	 l;
+	struct repl_response	 r;
+	const char		*cause = NULL;
+	char			*dcause = NULL;
+	int			 code;
+
+	memset(&l, 0, sizeof l);
+	memset(&r, 0, sizeof r);
+	buf_init(&body, 0);
+	buf_init(&out, 0);
+	if ((code = http_read_body(x->req, BATCH_MAX_BODY, &body,
+	    &cause)) != 0) {
+		reply_error(x, code, cause);
+		goto out;
+	}
+	if (json_decode_repl_list(body.data, body.len, &l, &dcause) != 0) {
+		log_warnx_rl(&rest_rl, "replication batch refused: %s",
+		    dcause != NULL ? dcause : "?");
+		reply_error(x, 400, dcause != NULL ? dcause :
+		    "cannot parse replication batch");
+		free(dcause);
+		goto out;
+	}
+	rest_apply_batch(x->s, &l, &r);
+	json_encode_repl_response(&out, &r);
+	reply(x, 200, "application/json", out.data, out.len);
+out:
+	repl_list_clear(&l);
+	repl_response_clear(&r);
+	buf_free(&body);
+	buf_free(&out);
+}
+
+/* A route: method mask, pattern ("*" is any one segment), handler. */
+struct route {
+	int		 methods;
+	const char	*pattern[5];
+	const char	*label;
+	int		 app_id;	/* 1: seg[1] app, 2: + seg[2] id */
+	void		(*fn)(struct rctx *);
+};
+
+#define M_GET	EVHTTP_REQ_GET
+#define M_POST	EVHTTP_REQ_POST
+#define M_PUT	EVHTTP_REQ_PUT
+#define M_DEL	EVHTTP_REQ_DELETE
+
+static const struct route routes[] = {
+	{ M_GET, { "apps" }, "apps", 0, h_apps },
+	{ M_GET, { "apps", "delta" }, "apps_delta", 0, h_delta },
+	{ M_GET, { "apps", "*" }, "app", 1, h_app },
+	{ M_POST, { "apps", "*" }, "register", 1, h_register },
+	{ M_GET, { "apps", "*", "*" }, "instance", 2, h_instance },
+	{ M_PUT, { "apps", "*", "*" }, "renew", 2, h_renew },
+	{ M_DEL, { "apps", "*", "*" }, "cancel", 2, h_cancel },
+	{ M_PUT, { "apps", "*", "*", "status" }, "status", 2, h_status_put },
+	{ M_DEL, { "apps", "*", "*", "status" }, "status", 2,
+	    h_status_delete },
+	{ M_PUT, { "apps", "*", "*", "metadata" }, "metadata", 2,
+	    h_metadata },
+	{ M_GET, { "instances", "*" }, "instance", 0, h_instance_by_id },
+	{ M_GET, { "vips", "*" }, "vips", 0, h_vip },
+	{ M_GET, { "svips", "*" }, "vips", 0, h_vip },
+	{ M_POST, { "peerreplication", "batch" }, "batch", 0, h_batch },
+	{ M_PUT, { "asg", "*", "status" }, "asg", 0, h_asg },
+	{ M_GET, { "status" }, "status_info", 0, h_status_info },
+	{ M_GET, { "serverinfo", "statusoverrides" }, "statusoverrides", 0,
+	    h_overrides },
+};
+
+/* Whether a route's pattern matches the segments. */
+static int
+route_match(const struct route *r, struct rctx *x)
+{
+	int	i;
+
+	for (i = 0; i < x->nseg; i++) {
+		if (r->pattern[i] == NULL)
+			return (0);
+		if (strcmp(r->pattern[i], "*") != 0 &&
+		    strcmp(r->pattern[i], x->seg[i]) != 0)
+			return (0);
+	}
+	return (i < 5 ? r->pattern[i] == NULL : 1);
+}
+
+/* Split a path into URL-decoded segments; -1 if too many or undecodable. */
+static int
+split_path(struct rctx *x, const char *path)
+{
+	const char	*p = path, *e;
+
+	while (*p != '\0') {
+		char	*raw, *dec;
+		size_t	 n, declen = 0;
+
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			break;
+		e = strchr(p, '/');
+		n = e != NULL ? (size_t)(e - p) : strlen(p);
+		if (x->nseg == MAX_SEGMENTS)
+			return (-1);
+		raw = xstrndup(p, n);
+		dec = evhttp_uridecode(raw, 0, &declen);
+		free(raw);
+		if (dec == NULL)
+			return (-1);
+		/* "%00" would hide the rest of a name from C strings. */
+		if (strlen(dec) != declen) {
+			free(dec);
+			return (-1);
+		}
+		x->seg[x->nseg++] = dec;
+		p += n;
+	}
+	return (0);
+}
+
+/* Length of the REST base at the start of path, 0 if none. */
+static size_t
+rest_base(const char *path)
+{
+	size_t	n;
+
+	if (strncmp(path, "/eureka/", 8) == 0) {
+		n = 8;
+		/* Netflix: any {version} segment (v1, v2) selects v2. */
+		if ((path[n] == 'v' || path[n] == 'V') &&
+		    (path[n + 1] == '1' || path[n + 1] == '2') &&
+		    (path[n + 2] == '/' || path[n + 2] == '\0'))
+			n += path[n + 2] == '/' ? 3 : 2;
+		return (n);
+	}
+	if (strcmp(path, "/eureka") == 0)
+		return (7);
+	if (strncmp(path, "/v2/", 4) == 0)
+		return (4);
+	if (strncmp(path, "/v1/", 4) == 0)
+		return (4);
+	return (0);
+}
+
+/* Route one REST request (path is relative to the base). */
+static void
+rest_route(struct rctx *x, const char *rel)
+{
+	const struct route	*r;
+	size_t			 i;
+	int			 path_ok = 0;
+
+	if (strncmp(rel, "heureka/", 8) == 0 || strcmp(rel, "heureka") == 0) {
+		x->route = "heureka";
+		if (x->s->peers == NULL) {
+			reply(x, 404, NULL, NULL, 0);
+			return;
+		}
+		peers_http(x->s->peers, x->req, rel[7] == '/' ? rel + 8 : "");
+		rest_record(x, evhttp_request_get_response_code(x->req));
+		return;
+	}
+	if (split_path(x, rel) != 0) {
+		x->route = "other";
+		reply_error(x, 400, "malformed path");
+		return;
+	}
+	for (i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+		r = &routes[i];
+		if (!route_match(r, x))
+			continue;
+		path_ok = 1;
+		if ((r->methods & (int)x->method) == 0)
+			continue;
+		x->route = r->label;
+		if (r->app_id > 0 && path_app_id(x, r->app_id == 2) != 0)
+			return;
+		r->fn(x);
+		return;
+	}
+	x->route = "other";
+	if (path_ok)
+		reply_error(x, 405, "method not allowed");
+	else
+		reply_error(x, 404, "no such resource");
+}
+
+/* evhttp's generic callback: every request lands here. */
+void
+rest_dispatch_cb(struct evhttp_request *req, void *arg)
+{
+	struct server		*s = arg;
+	struct rctx		 x;
+	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
+	const char		*path, *q;
+	size_t			 base;
+	int			 i;
+
+	memset(&x, 0, sizeof x);
+	x.s = s;
+	x.req = req;
+	x.method = evhttp_request_get_command(req);
+	x.start_us = now_us();
+	x.now = clock_wall_ms();
+	x.route = "other";
+	TAILQ_INIT(&x.query);
+	path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
+	if (path == NULL || *path == '\0')
+		path = "/";
+	q = uri != NULL ? evhttp_uri_get_query(uri) : NULL;
+	if (q != NULL && evhttp_parse_query_str(q, &x.query) != 0) {
+		reply_error(&x, 400, "malformed query string");
+		goto out;
+	}
+	x.replicated = http_is_replication(req);
+	if ((base = rest_base(path)) == 0) {
+		x.route = "dashboard";
+		if (dashboard_handle(s, req, path)) {
+			rest_record(&x, evhttp_request_get_response_code(req));
+			goto out;
+		}
+		reply_error(&x, 404, "no such resource");
+		goto out;
+	}
+	rest_route(&x, path + base);
+out:
+	for (i = 0; i < x.nseg; i++)
+		free(x.seg[i]);
+	evhttp_clear_headers(&x.query);
+}
+
+/* Open (or close, with NULL) the access log: a path or "-" for stderr. */
+void
+rest_set_access_log(const char *path)
+{
+	if (rest_access_log != NULL && rest_access_log != stderr)
+		fclose(rest_access_log);
+	rest_access_log = NULL;
+	if (path == NULL || *path == '\0')
+		return;
+	if (strcmp(path, "-") == 0)
+		rest_access_log = stderr;
+	else if ((rest_access_log = fopen(path, "a")) == NULL)
+		log_warn("access log %s", path);
+}

@@ -18,4 +18,7 @@ void	rest_dispatch_cb(struct evhttp_request *, void *);
 void	rest_apply_batch(struct server *, const struct repl_list *,
 	    struct repl_response *);
 
+/* Open the access log: a path, "-" for stderr, NULL to close. */
+void	rest_set_access_log(const char *);
+
 #endif

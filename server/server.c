@@ -1,1 +1,342 @@
-/* server/server.c: not written yet. */
+/*
+ * server.c: heurekad's assembly. Builds the registry, the response cache,
+ * the metrics and the peers from the configuration, binds the HTTP
+ * listener (TCP_NODELAY and a large single-write limit: stock evhttp stalls
+ * ~40 ms per large response otherwise), and owns the periodic timers:
+ * eviction, the renews-per-minute bucket, delta-queue retention and the
+ * optional read-only cache refresh.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/listener.h>
+
+#include "cache.h"
+#include "clock.h"
+#include "dashboard.h"
+#include "log.h"
+#include "metrics.h"
+#include "peer.h"
+#include "registry.h"
+#include "rest.h"
+#include "server.h"
+#include "xmalloc.h"
+
+#define SINGLE_WRITE_MAX	(4 * 1024 * 1024)
+#define BODY_LIMIT_MAX		(8 * 1024 * 1024)
+
+/* The registry's settings, from the configuration. */
+static void
+server_registry_conf(const struct config *cf, struct registry_conf *rc)
+{
+	registry_conf_defaults(rc);
+	rc->self_preservation = cf->enable_self_preservation;
+	rc->renewal_percent_threshold = cf->renewal_percent_threshold;
+	rc->expected_client_renewal_interval_secs =
+	    cf->expected_client_renewal_interval_seconds;
+	rc->expected_initial = cf->expected_number_of_clients_sending_renews;
+	rc->retention_ms = cf->retention_time_in_ms_in_delta_queue;
+	rc->tombstone_ms = cf->retention_time_in_ms_in_delta_queue * 2;
+	rc->eviction_interval_ms = cf->eviction_interval_timer_in_ms;
+	rc->max_instances = cf->max_instances;
+	rc->sync_when_timestamp_differs = cf->sync_when_timestamp_differs;
+}
+
+/* A server with its registry, cache and metrics; not yet listening. */
+struct server *
+server_new(struct event_base *base, struct config *conf)
+{
+	struct server		*s = xcalloc(1, sizeof *s);
+	struct registry_conf	 rc;
+	char			 host[256];
+
+	s->base = base;
+	s->conf = conf;
+	s->start_ms = clock_wall_ms();
+	server_registry_conf(conf, &rc);
+	s->reg = registry_new(&rc, s->start_ms);
+	s->cache = cache_new(s->reg, conf->use_read_only_response_cache ?
+	    conf->response_cache_update_interval_ms : 0,
+	    conf->response_cache_auto_expiration_in_seconds * 1000);
+	s->metrics = metrics_new();
+	if (gethostname(host, sizeof host) != 0)
+		snprintf(host, sizeof host, "localhost");
+	host[sizeof host - 1] = '\0';
+	s->hostname = xstrdup(host);
+	s->ready_at_ms = INT64_MAX;
+	return (s);
+}
+
+/* Free everything the server owns (not the config, not the base). */
+void
+server_free(struct server *s)
+{
+	if (s == NULL)
+		return;
+	if (s->evict_ev != NULL)
+		event_free(s->evict_ev);
+	if (s->minute_ev != NULL)
+		event_free(s->minute_ev);
+	if (s->delta_ev != NULL)
+		event_free(s->delta_ev);
+	if (s->cache_ev != NULL)
+		event_free(s->cache_ev);
+	peers_free(s->peers);
+	if (s->http != NULL)
+		evhttp_free(s->http);
+	cache_free(s->cache);
+	registry_free(s->reg);
+	metrics_free(s->metrics);
+	free(s->hostname);
+	free(s);
+}
+
+/* New connection: low latency and large writes, and count it. */
+static struct bufferevent *
+server_bev_cb(struct event_base *base, void *arg)
+{
+	struct bufferevent	*bev;
+
+	bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (bev != NULL)
+		bufferevent_set_max_single_write(bev, SINGLE_WRITE_MAX);
+	return (bev);
+}
+
+/* Set TCP_NODELAY on an accepted socket. */
+static void
+server_nodelay(evutil_socket_t fd)
+{
+	int	one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* A connection went away. */
+static void
+server_conn_close_cb(struct evhttp_connection *evcon, void *arg)
+{
+	struct server	*s = arg;
+
+	if (s->open_connections > 0)
+		s->open_connections--;
+}
+
+/*
+ * Wraps the REST dispatcher: the first request of a connection sets its
+ * socket options and registers the close callback that keeps the
+ * open-connections gauge right.
+ */
+static void
+server_request_cb(struct evhttp_request *req, void *arg)
+{
+	struct server			*s = arg;
+	struct evhttp_connection	*evcon;
+	struct bufferevent		*bev;
+
+	evcon = evhttp_request_get_connection(req);
+	if (evcon != NULL &&
+	    (bev = evhttp_connection_get_bufferevent(evcon)) != NULL &&
+	    bufferevent_get_max_single_read(bev) != SINGLE_WRITE_MAX) {
+		/* The read limit doubles as our "seen" mark. */
+		bufferevent_set_max_single_read(bev, SINGLE_WRITE_MAX);
+		server_nodelay(bufferevent_getfd(bev));
+		evhttp_connection_set_closecb(evcon, server_conn_close_cb, s);
+		s->open_connections++;
+	}
+	rest_dispatch_cb(req, s);
+}
+
+/* Write the bound port to --port-file (tests read it). */
+static int
+server_write_port(const char *path, int port, char **cause)
+{
+	FILE	*f;
+	char	*tmp;
+
+	xasprintf(&tmp, "%s.tmp", path);
+	if ((f = fopen(tmp, "w")) == NULL) {
+		xasprintf(cause, "%s: %s", tmp, strerror(errno));
+		free(tmp);
+		return (-1);
+	}
+	fprintf(f, "%d\n", port);
+	fclose(f);
+	if (rename(tmp, path) != 0) {
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		free(tmp);
+		return (-1);
+	}
+	free(tmp);
+	return (0);
+}
+
+/* Bind the HTTP listener and create the peers (which need our port). */
+int
+server_listen(struct server *s, char **cause)
+{
+	struct evhttp_bound_socket	*bound;
+	struct sockaddr_storage		 ss;
+	socklen_t			 sl = sizeof ss;
+	evutil_socket_t			 fd;
+	size_t				 limit;
+
+	if ((s->http = evhttp_new(s->base)) == NULL) {
+		xasprintf(cause, "evhttp_new failed");
+		return (-1);
+	}
+	evhttp_set_gencb(s->http, server_request_cb, s);
+	evhttp_set_bevcb(s->http, server_bev_cb, s);
+	evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
+	    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD);
+	/* Replication batches are larger than registrations. */
+	limit = s->conf->max_body_bytes > BODY_LIMIT_MAX ?
+	    s->conf->max_body_bytes : BODY_LIMIT_MAX;
+	evhttp_set_max_body_size(s->http, (ev_ssize_t)limit);
+	evhttp_set_max_headers_size(s->http, 64 * 1024);
+	evhttp_set_timeout(s->http, 60);
+	bound = evhttp_bind_socket_with_handle(s->http,
+	    s->conf->server_address, (ev_uint16_t)s->conf->server_port);
+	if (bound == NULL) {
+		xasprintf(cause, "cannot listen on %s:%d: %s",
+		    s->conf->server_address, s->conf->server_port,
+		    strerror(errno));
+		return (-1);
+	}
+	fd = evhttp_bound_socket_get_fd(bound);
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+		if (ss.ss_family == AF_INET)
+			s->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		else if (ss.ss_family == AF_INET6)
+			s->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	}
+	if ((s->peers = peers_new(s, cause)) == NULL)
+		return (-1);
+	if (s->conf->port_file != NULL &&
+	    server_write_port(s->conf->port_file, s->port, cause) != 0)
+		return (-1);
+	rest_set_access_log(s->conf->access_log);
+	log_info("heurekad listening on %s:%d (%zu peer%s)",
+	    s->conf->server_address, s->port, peers_count(s->peers),
+	    peers_count(s->peers) == 1 ? "" : "s");
+	return (0);
+}
+
+/* Eviction timer (§5.11). */
+static void
+server_evict_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server	*s = arg;
+	int		 n;
+
+	if ((n = registry_evict(s->reg, clock_wall_ms())) > 0)
+		log_info("evicted %d expired lease%s", n, n == 1 ? "" : "s");
+}
+
+/* Roll the renews-per-minute bucket. */
+static void
+server_minute_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server	*s = arg;
+
+	registry_tick_minute(s->reg, clock_wall_ms());
+}
+
+/* Drop delta-queue entries past their retention. */
+static void
+server_delta_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server	*s = arg;
+
+	registry_purge_deltas(s->reg, clock_wall_ms());
+}
+
+/* Eureka's read-only cache layer refresh, when enabled. */
+static void
+server_cache_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server	*s = arg;
+
+	cache_refresh_read_only(s->cache, clock_wall_ms());
+}
+
+/* A persistent timer every ms milliseconds. */
+static struct event *
+server_timer(struct server *s, int64_t ms, event_callback_fn cb)
+{
+	struct event	*ev = event_new(s->base, -1, EV_PERSIST, cb, s);
+	struct timeval	 tv;
+
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	event_add(ev, &tv);
+	return (ev);
+}
+
+/* Start the timers and the start-up sync. */
+void
+server_start(struct server *s)
+{
+	const struct config	*cf = s->conf;
+
+	s->ready_at_ms = clock_wall_ms() + cf->wait_time_in_ms_when_sync_empty;
+	s->evict_ev = server_timer(s, cf->eviction_interval_timer_in_ms,
+	    server_evict_cb);
+	s->minute_ev = server_timer(s, 60000, server_minute_cb);
+	s->delta_ev = server_timer(s, cf->delta_retention_timer_interval_in_ms,
+	    server_delta_cb);
+	if (cf->use_read_only_response_cache)
+		s->cache_ev = server_timer(s,
+		    cf->response_cache_update_interval_ms, server_cache_cb);
+	peers_start(s->peers);
+}
+
+/* Start-up sync finished: open for traffic (§6.4). */
+void
+server_set_ready(struct server *s, int count)
+{
+	if (s->ready)
+		return;
+	s->ready = 1;
+	/* Spring substitutes defaultOpenForTrafficCount for an empty sync. */
+	registry_open_for_traffic(s->reg, count > 0 ? count :
+	    s->conf->default_open_for_traffic_count, clock_wall_ms());
+	log_info("registry open for traffic (%d instance%s from peers)",
+	    count, count == 1 ? "" : "s");
+	dashboard_sd_notify("READY=1");
+}
+
+/* Reads are allowed once synced, or once the empty-sync wait passed. */
+int
+server_allow_access(const struct server *s, int64_t now)
+{
+	return (s->ready || now >= s->ready_at_ms);
+}
+
+/* Shutting down: /health turns DOWN, timers stop. */
+void
+server_stop(struct server *s)
+{
+	s->shutting_down = 1;
+	dashboard_sd_notify("STOPPING=1");
+	if (s->evict_ev != NULL)
+		event_del(s->evict_ev);
+	if (s->minute_ev != NULL)
+		event_del(s->minute_ev);
+	if (s->delta_ev != NULL)
+		event_del(s->delta_ev);
+	if (s->cache_ev != NULL)
+		event_del(s->cache_ev);
+}
