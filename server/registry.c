@@ -1358,6 +1358,9 @@ registry_size(const struct registry *reg)
 char *
 registry_hashcode(const struct registry *reg)
 {
+	/* buf_steal() leaves an empty buffer unterminated: avoid it. */
+	if (reg->size == 0)
+		return (xstrdup(""));
 	return (instance_hashcode(reg->counts));
 }
 
@@ -1529,7 +1532,10 @@ registry_vip(struct registry *reg, const char *vip, int secure)
 	}
 out:
 	as->versions_delta = -1;
-	as->apps_hashcode = applications_hashcode(as);
+	if (as->n == 0)
+		as->apps_hashcode = xstrdup("");	/* see registry_hashcode */
+	else
+		as->apps_hashcode = applications_hashcode(as);
 	return (as);
 }
 

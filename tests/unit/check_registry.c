@@ -1,2 +1,1128 @@
-/* tests/unit/check_registry.c: not written yet; fails until it is. */
-int main(void) { return 1; }
+/*
+ * tests/unit/check_registry.c: the lease table, driven by hand-picked
+ * times (no sleeps): register/renew/cancel, lastDirty conflicts,
+ * overrides and the status rule chain, metadata, deltas, hash codes,
+ * VIPs, expiry, eviction and self-preservation, tombstones, observers,
+ * bounds, and a 100k-instance consistency run (REGISTRY_TEST_N shrinks
+ * it, e.g. under valgrind).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "instance.h"
+#include "registry.h"
+
+#define T0	1700000000000LL
+
+static struct registry_conf	 cf;
+
+/* Defaults, as heurekad would pass them. */
+static void
+setup(void)
+{
+	registry_conf_defaults(&cf);
+}
+
+/* A registrable instance. */
+static struct instance *
+mkinst(const char *app, const char *id, enum instance_status st,
+    int64_t dirty)
+{
+	struct instance	*in = instance_new();
+
+	in->app = strdup(app);
+	in->instance_id = strdup(id);
+	in->host_name = strdup("host.example");
+	in->ip_addr = strdup("10.0.0.1");
+	in->status = st;
+	in->last_dirty_ts = dirty;
+	in->has_lease = 1;
+	return (in);
+}
+
+/* Register n UP instances APP/i<k> at now; fail the test if refused. */
+static void
+fill_registry(struct registry *reg, int n, int64_t now)
+{
+	char	id[32];
+	int	i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(id, sizeof id, "i%d", i);
+		ck_assert_int_eq(registry_register(reg,
+		    mkinst("APP", id, STATUS_UP, 1), 0, now), REG_OK);
+	}
+}
+
+/* The hash code as a comparable string (freed here). */
+static int
+hash_is(struct registry *reg, const char *want)
+{
+	char	*h = registry_hashcode(reg);
+	int	 ok = strcmp(h, want) == 0;
+
+	if (!ok)
+		fprintf(stderr, "hashcode %s, want %s\n", h, want);
+	free(h);
+	return (ok);
+}
+
+/* Find an instance by id in a snapshot, or NULL. */
+static const struct instance *
+snap_find(const struct applications *as, const char *app, const char *id)
+{
+	struct application	*a = applications_find(as, app);
+
+	return (a == NULL ? NULL : application_find(a, id));
+}
+
+START_TEST(test_register_renew_cancel)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	const struct instance	*in;
+
+	ck_assert_int_eq(registry_register(reg, mkinst("app", "i1", STATUS_UP,
+	    5), 0, T0), REG_OK);
+	ck_assert_uint_eq(registry_size(reg), 1);
+	ck_assert_uint_eq(registry_app_count(reg), 1);
+	ck_assert_str_eq(reg_app_name(registry_app_at(reg, 0)), "APP");
+
+	in = registry_get(reg, "APP", "i1", T0);
+	ck_assert_ptr_nonnull(in);
+	ck_assert_ptr_eq(registry_get(reg, "app", "i1", T0), in);
+	ck_assert_int_eq(in->status, STATUS_UP);
+	ck_assert_int_eq(in->action_type, ACTION_ADDED);
+	ck_assert_int_eq(in->last_updated_ts, T0);
+	ck_assert(in->has_lease);
+	ck_assert_int_eq(in->lease.registration_ts, T0);
+	ck_assert_int_eq(in->lease.last_renewal_ts, T0);
+	ck_assert_int_eq(in->lease.service_up_ts, T0);
+	ck_assert_int_eq(in->lease.eviction_ts, 0);
+	ck_assert_int_eq(in->lease.duration_secs, 90);
+	ck_assert_int_eq(in->lease.renewal_interval_secs, 30);
+	ck_assert_int_eq(in->is_coordinating, 0);
+
+	ck_assert_int_eq(registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN,
+	    0, T0 + 30000, NULL), REG_OK);
+	/* Shown as Eureka does: last renewal + duration. */
+	ck_assert_int_eq(in->lease.last_renewal_ts, T0 + 30000 + 90000);
+	ck_assert_int_eq(in->lease.registration_ts, T0);
+
+	ck_assert_int_eq(registry_renew(reg, "APP", "nope", -1,
+	    STATUS_UNKNOWN, 0, T0, NULL), REG_NOT_FOUND);
+	ck_assert_int_eq(registry_renew(reg, "OTHER", "i1", -1,
+	    STATUS_UNKNOWN, 0, T0, NULL), REG_NOT_FOUND);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "i1", 0, T0 + 40000),
+	    REG_OK);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "i1", 0, T0 + 40000),
+	    REG_NOT_FOUND);
+	ck_assert_int_eq(registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN,
+	    0, T0 + 40000, NULL), REG_NOT_FOUND);
+	ck_assert_ptr_null(registry_get(reg, "APP", "i1", T0 + 40000));
+	ck_assert_uint_eq(registry_size(reg), 0);
+	ck_assert_uint_eq(registry_app_count(reg), 0);
+	ck_assert_ptr_null(registry_app_find(reg, "APP"));
+	ck_assert_int_eq(registry_status_update(reg, "APP", "i1",
+	    STATUS_DOWN, 0, 0, T0), REG_NOT_FOUND);
+	ck_assert_int_eq(registry_delete_override(reg, "APP", "i1",
+	    STATUS_UNKNOWN, 0, 0, T0), REG_NOT_FOUND);
+
+	/* Bad input is refused, not crashed on. */
+	ck_assert_int_eq(registry_register(reg, mkinst("A/B", "x", STATUS_UP,
+	    0), 0, T0), REG_INVALID);
+	ck_assert_int_eq(registry_register(reg, NULL, 0, T0), REG_INVALID);
+	ck_assert_int_eq(registry_cancel(reg, NULL, "x", 0, T0), REG_INVALID);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_reregister_older_dirty)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	struct instance		*in;
+	const struct instance	*got;
+	struct applications	*d;
+
+	in = mkinst("APP", "i1", STATUS_UP, 200);
+	kvlist_set(&in->metadata, "k", "v1");
+	registry_register(reg, in, 0, T0);
+	registry_purge_deltas(reg, T0 + 200000);
+	ck_assert_uint_eq(registry_delta_size(reg), 0);
+
+	in = mkinst("APP", "i1", STATUS_UP, 100);
+	kvlist_set(&in->metadata, "k", "v2");
+	ck_assert_int_eq(registry_register(reg, in, 1, T0 + 5000), REG_OK);
+	got = registry_get(reg, "APP", "i1", T0 + 5000);
+	ck_assert_str_eq(kvlist_get(&got->metadata, "k"), "v1");
+	ck_assert_int_eq(got->last_dirty_ts, 200);
+	/* A fresh lease, serviceUp copied. */
+	ck_assert_int_eq(got->lease.registration_ts, T0 + 5000);
+	ck_assert_int_eq(got->lease.service_up_ts, T0);
+	ck_assert_uint_eq(registry_size(reg), 1);
+
+	d = registry_delta(reg, T0 + 5000);
+	ck_assert_uint_eq(d->n, 1);
+	ck_assert_int_eq(d->apps[0]->instances[0]->action_type, ACTION_ADDED);
+	applications_free(d);
+
+	/* Equal or newer: the incoming copy replaces the stored one. */
+	in = mkinst("APP", "i1", STATUS_UP, 200);
+	kvlist_set(&in->metadata, "k", "v3");
+	registry_register(reg, in, 0, T0 + 6000);
+	got = registry_get(reg, "APP", "i1", T0 + 6000);
+	ck_assert_str_eq(kvlist_get(&got->metadata, "k"), "v3");
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_renew_dirty_timestamps)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	const struct instance	*conflict = NULL, *stored;
+
+	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 100), 0, T0);
+	stored = registry_get(reg, "APP", "i1", T0);
+
+	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 100, STATUS_UNKNOWN,
+	    1, T0 + 1000, &conflict), REG_OK);
+	ck_assert_ptr_null(conflict);
+	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 200, STATUS_UNKNOWN,
+	    0, T0 + 2000, &conflict), REG_NOT_FOUND);
+	/* The lease was renewed before the comparison. */
+	ck_assert_int_eq(stored->lease.last_renewal_ts, T0 + 2000 + 90000);
+	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 200, STATUS_UNKNOWN,
+	    1, T0 + 2000, &conflict), REG_NOT_FOUND);
+	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 50, STATUS_UNKNOWN,
+	    1, T0 + 3000, &conflict), REG_CONFLICT);
+	ck_assert_ptr_eq(conflict, stored);
+	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 50, STATUS_UNKNOWN,
+	    0, T0 + 3000, &conflict), REG_OK);
+	ck_assert_ptr_null(conflict);
+
+	/* Newer + replicated + override: the override is stored. */
+	ck_assert_int_eq(registry_override(reg, "i1", T0), STATUS_UNKNOWN);
+	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 300,
+	    STATUS_OUT_OF_SERVICE, 1, T0 + 4000, NULL), REG_NOT_FOUND);
+	ck_assert_int_eq(registry_override(reg, "i1", T0 + 4000),
+	    STATUS_OUT_OF_SERVICE);
+	ck_assert_int_eq(stored->overridden_status, STATUS_OUT_OF_SERVICE);
+
+	/* Not compared when sync_when_timestamp_differs is off. */
+	cf.sync_when_timestamp_differs = 0;
+	registry_free(reg);
+	reg = registry_new(&cf, T0);
+	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 100), 0, T0);
+	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 200, STATUS_UNKNOWN,
+	    1, T0 + 1000, NULL), REG_OK);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_override_lifecycle)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	const struct instance	*in;
+	struct applications	*d;
+	uint64_t		 gen;
+
+	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 10), 0, T0);
+	in = registry_get(reg, "APP", "i1", T0);
+
+	/* Equal to the current status: OK, but no override, no change. */
+	gen = registry_gen(reg);
+	ck_assert_int_eq(registry_status_update(reg, "APP", "i1", STATUS_UP,
+	    0, 0, T0 + 1), REG_OK);
+	ck_assert_int_eq(registry_override(reg, "i1", T0 + 1), STATUS_UNKNOWN);
+	ck_assert_uint_eq(registry_gen(reg), gen);
+
+	ck_assert_int_eq(registry_status_update(reg, "APP", "i1",
+	    STATUS_OUT_OF_SERVICE, 50, 0, T0 + 1000), REG_OK);
+	ck_assert_int_eq(in->status, STATUS_OUT_OF_SERVICE);
+	ck_assert_int_eq(in->overridden_status, STATUS_OUT_OF_SERVICE);
+	ck_assert_int_eq(in->action_type, ACTION_MODIFIED);
+	ck_assert_int_eq(in->last_dirty_ts, 50);
+	ck_assert_int_eq(in->last_updated_ts, T0 + 1000);
+	ck_assert_int_eq(registry_override(reg, "i1", T0 + 1000),
+	    STATUS_OUT_OF_SERVICE);
+	ck_assert_uint_gt(registry_gen(reg), gen);
+	ck_assert(hash_is(reg, "OUT_OF_SERVICE_1_"));
+
+	/* Renew keeps it. */
+	ck_assert_int_eq(registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN,
+	    0, T0 + 2000, NULL), REG_OK);
+	ck_assert_int_eq(in->status, STATUS_OUT_OF_SERVICE);
+
+	/* The client re-registers UP: the override still wins. */
+	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 60), 0,
+	    T0 + 3000);
+	in = registry_get(reg, "APP", "i1", T0 + 3000);
+	ck_assert_int_eq(in->status, STATUS_OUT_OF_SERVICE);
+	ck_assert_int_eq(in->overridden_status, STATUS_OUT_OF_SERVICE);
+
+	/* Deleting without a value leaves UNKNOWN; the next renew is 404. */
+	ck_assert_int_eq(registry_delete_override(reg, "APP", "i1",
+	    STATUS_UNKNOWN, 0, 0, T0 + 4000), REG_OK);
+	ck_assert_int_eq(in->status, STATUS_UNKNOWN);
+	ck_assert_int_eq(in->overridden_status, STATUS_UNKNOWN);
+	ck_assert_int_eq(in->action_type, ACTION_MODIFIED);
+	ck_assert_int_eq(registry_override(reg, "i1", T0 + 4000),
+	    STATUS_UNKNOWN);
+	ck_assert(hash_is(reg, "UNKNOWN_1_"));
+	d = registry_delta(reg, T0 + 4000);
+	ck_assert_int_eq(d->apps[0]->instances[0]->action_type,
+	    ACTION_MODIFIED);
+	applications_free(d);
+	ck_assert_int_eq(registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN,
+	    0, T0 + 5000, NULL), REG_NOT_FOUND);
+	ck_assert_uint_eq(registry_stats(reg)->renewals_not_found, 1);
+
+	/* Delete with no override present: OK, nothing changes. */
+	gen = registry_gen(reg);
+	ck_assert_int_eq(registry_delete_override(reg, "APP", "i1",
+	    STATUS_UP, 0, 0, T0 + 6000), REG_OK);
+	ck_assert_int_eq(in->status, STATUS_UNKNOWN);
+	ck_assert_uint_eq(registry_gen(reg), gen);
+
+	/* Re-registering UP fixes it. */
+	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 70), 0,
+	    T0 + 7000);
+	ck_assert(hash_is(reg, "UP_1_"));
+	ck_assert_int_eq(registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN,
+	    0, T0 + 8000, NULL), REG_OK);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_override_from_peer_and_register)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	struct instance		*in;
+	const struct instance	*got;
+
+	/* A registrant carrying an override stores it (not yet in the map). */
+	in = mkinst("APP", "i1", STATUS_UP, 10);
+	in->overridden_status = STATUS_OUT_OF_SERVICE;
+	registry_register(reg, in, 1, T0);
+	got = registry_get(reg, "APP", "i1", T0);
+	ck_assert_int_eq(got->status, STATUS_OUT_OF_SERVICE);
+	ck_assert_int_eq(registry_override(reg, "i1", T0),
+	    STATUS_OUT_OF_SERVICE);
+
+	/* DOWN from the instance is trusted over the override (rule 1). */
+	registry_register(reg, mkinst("APP", "i1", STATUS_DOWN, 20), 0,
+	    T0 + 1);
+	got = registry_get(reg, "APP", "i1", T0 + 1);
+	ck_assert_int_eq(got->status, STATUS_DOWN);
+
+	/* A peer override then a heartbeat: silent rewrite, gen bumped. */
+	registry_register(reg, mkinst("APP", "i2", STATUS_UP, 10), 0, T0);
+	registry_set_override(reg, "i2", STATUS_DOWN, T0);
+	got = registry_get(reg, "APP", "i2", T0);
+	ck_assert_int_eq(got->overridden_status, STATUS_DOWN);
+	ck_assert_int_eq(got->status, STATUS_UP);
+	ck_assert_int_eq(registry_renew(reg, "APP", "i2", -1, STATUS_UNKNOWN,
+	    0, T0 + 10, NULL), REG_OK);
+	ck_assert_int_eq(got->status, STATUS_DOWN);
+	ck_assert(hash_is(reg, "DOWN_2_"));
+
+	/* Cancel removes the override for the id. */
+	registry_cancel(reg, "APP", "i2", 0, T0 + 20);
+	ck_assert_int_eq(registry_override(reg, "i2", T0 + 20),
+	    STATUS_UNKNOWN);
+	registry_free(reg);
+}
+END_TEST
+
+/* Override map collector for registry_foreach_override. */
+static void
+count_override_cb(const char *id, enum instance_status st, void *arg)
+{
+	(void)id;
+	(void)st;
+	(*(int *)arg)++;
+}
+
+START_TEST(test_override_ttl)
+{
+	struct registry	*reg = registry_new(&cf, T0);
+	int		 n = 0;
+
+	registry_set_override(reg, "x", STATUS_OUT_OF_SERVICE, T0);
+	registry_set_override(reg, "y", STATUS_DOWN, T0);
+	registry_set_override(reg, "z", STATUS_UNKNOWN, T0);	/* ignored */
+	registry_foreach_override(reg, count_override_cb, &n, T0);
+	ck_assert_int_eq(n, 2);
+	/* An access within the hour keeps x alive for another hour. */
+	ck_assert_int_eq(registry_override(reg, "x", T0 + 3600000),
+	    STATUS_OUT_OF_SERVICE);
+	ck_assert_int_eq(registry_override(reg, "y", T0 + 3600001),
+	    STATUS_UNKNOWN);
+	ck_assert_int_eq(registry_override(reg, "x", T0 + 7200000),
+	    STATUS_OUT_OF_SERVICE);
+	n = 0;
+	registry_foreach_override(reg, count_override_cb, &n, T0 + 7200000);
+	ck_assert_int_eq(n, 1);
+	registry_purge_deltas(reg, T0 + 7200000 + 3600001);
+	n = 0;
+	registry_foreach_override(reg, count_override_cb, &n, T0 + 7200000);
+	ck_assert_int_eq(n, 0);
+	registry_free(reg);
+}
+END_TEST
+
+/* Observer log. */
+struct evlog {
+	int				n;
+	enum registry_event_type	type[32];
+	int				replicated[32];
+	int				has_inst[32];
+	enum instance_status		override[32];
+	char				id[32][16];
+};
+
+/* Record each event. */
+static void
+log_cb(const struct registry_event *ev, void *arg)
+{
+	struct evlog	*lg = arg;
+
+	if (lg->n >= 32)
+		return;
+	lg->type[lg->n] = ev->type;
+	lg->replicated[lg->n] = ev->replicated;
+	lg->has_inst[lg->n] = ev->inst != NULL;
+	lg->override[lg->n] = ev->override;
+	snprintf(lg->id[lg->n], sizeof lg->id[0], "%s", ev->id);
+	lg->n++;
+}
+
+START_TEST(test_metadata_update)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	struct kvlist		 kv = { 0 };
+	const struct instance	*in;
+	struct applications	*d;
+	struct evlog		 lg = { 0 };
+	uint64_t		 gen, agen;
+
+	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 10), 0, T0);
+	registry_status_update(reg, "APP", "i1", STATUS_DOWN, 0, 0, T0 + 1);
+	registry_add_observer(reg, log_cb, &lg);
+	gen = registry_gen(reg);
+	agen = reg_app_gen(registry_app_find(reg, "APP"));
+	kvlist_set(&kv, "zone", "a");
+	kvlist_set(&kv, "ver", "2");
+	ck_assert_int_eq(registry_update_metadata(reg, "APP", "i1", &kv,
+	    T0 + 1000), REG_OK);
+	in = registry_get(reg, "APP", "i1", T0 + 1000);
+	ck_assert_str_eq(kvlist_get(&in->metadata, "zone"), "a");
+	ck_assert_str_eq(kvlist_get(&in->metadata, "ver"), "2");
+	ck_assert_int_eq(in->action_type, ACTION_ADDED);
+	ck_assert_int_eq(in->last_dirty_ts, 10);
+	ck_assert_int_eq(in->status, STATUS_DOWN);
+	ck_assert_int_eq(in->lease.registration_ts, T0 + 1000);
+	ck_assert_uint_gt(registry_gen(reg), gen);
+	ck_assert_uint_gt(reg_app_gen(registry_app_find(reg, "APP")), agen);
+	ck_assert_int_eq(lg.n, 1);
+	ck_assert_int_eq(lg.type[0], REG_EV_METADATA);
+	ck_assert_int_eq(lg.replicated[0], 0);
+	ck_assert_int_eq(registry_expected_clients(reg), 2);
+
+	d = registry_delta(reg, T0 + 1000);
+	ck_assert_uint_eq(d->n, 1);
+	ck_assert_uint_eq(d->apps[0]->n, 1);
+	ck_assert_int_eq(d->apps[0]->instances[0]->action_type, ACTION_ADDED);
+	applications_free(d);
+
+	ck_assert_int_eq(registry_update_metadata(reg, "APP", "nope", &kv,
+	    T0), REG_NOT_FOUND);
+	kvlist_clear(&kv);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_heartbeat_keeps_gen)
+{
+	struct registry	*reg = registry_new(&cf, T0);
+	uint64_t	 gen, agen;
+
+	fill_registry(reg, 3, T0);
+	gen = registry_gen(reg);
+	agen = reg_app_gen(registry_app_at(reg, 0));
+	ck_assert_int_eq(registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN,
+	    0, T0 + 30000, NULL), REG_OK);
+	ck_assert_int_eq(registry_renew(reg, "APP", "i2", -1, STATUS_UNKNOWN,
+	    1, T0 + 30000, NULL), REG_OK);
+	ck_assert_uint_eq(registry_gen(reg), gen);
+	ck_assert_uint_eq(reg_app_gen(registry_app_at(reg, 0)), agen);
+	ck_assert_uint_eq(registry_delta_size(reg), 3);
+	registry_cancel(reg, "APP", "i0", 0, T0 + 31000);
+	ck_assert_uint_gt(registry_gen(reg), gen);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_delta_order_dedupe_retention)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	struct applications	*d;
+	const struct instance	*x;
+
+	registry_register(reg, mkinst("A1", "i1", STATUS_UP, 1), 0, T0);
+	registry_register(reg, mkinst("A2", "i2", STATUS_UP, 1), 0, T0 + 1);
+	registry_register(reg, mkinst("A1", "i3", STATUS_UP, 1), 0, T0 + 2);
+	registry_status_update(reg, "A1", "i1", STATUS_DOWN, 0, 0, T0 + 3);
+	ck_assert_uint_eq(registry_delta_size(reg), 4);
+
+	d = registry_delta(reg, T0 + 3);
+	ck_assert_ptr_null(d->apps_hashcode);
+	ck_assert_uint_eq(d->n, 2);
+	ck_assert_str_eq(d->apps[0]->name, "A1");
+	ck_assert_str_eq(d->apps[1]->name, "A2");
+	ck_assert_uint_eq(d->apps[0]->n, 2);
+	/* i1 changed last: it takes the last position. */
+	ck_assert_str_eq(d->apps[0]->instances[0]->instance_id, "i3");
+	ck_assert_str_eq(d->apps[0]->instances[1]->instance_id, "i1");
+	ck_assert_int_eq(d->apps[0]->instances[1]->action_type,
+	    ACTION_MODIFIED);
+	ck_assert_int_eq(d->apps[0]->instances[1]->status, STATUS_DOWN);
+	ck_assert(d->apps[0]->instances[1]->has_lease);
+	ck_assert_int_eq(d->apps[0]->instances[1]->lease.registration_ts, T0);
+	applications_free(d);
+
+	/* A cancelled lease stays, DELETED, with its eviction time. */
+	registry_cancel(reg, "A2", "i2", 0, T0 + 10);
+	d = registry_delta(reg, T0 + 10);
+	x = snap_find(d, "A2", "i2");
+	ck_assert_ptr_nonnull(x);
+	ck_assert_int_eq(x->action_type, ACTION_DELETED);
+	ck_assert_int_eq(x->lease.eviction_ts, T0 + 10);
+	ck_assert_int_eq(x->last_updated_ts, T0 + 10);
+	ck_assert_str_eq(d->apps[0]->name, "A1");
+	applications_free(d);
+
+	/* Cancel then register again: one entry, ADDED. */
+	registry_register(reg, mkinst("A2", "i2", STATUS_UP, 2), 0, T0 + 20);
+	d = registry_delta(reg, T0 + 20);
+	ck_assert_uint_eq(applications_count(d), 3);
+	x = snap_find(d, "A2", "i2");
+	ck_assert_int_eq(x->action_type, ACTION_ADDED);
+	ck_assert_int_eq(x->lease.eviction_ts, 0);
+	applications_free(d);
+
+	/* Retention: entries older than 180 s go, newer ones stay. */
+	registry_purge_deltas(reg, T0 + 2 + 180000);
+	ck_assert_uint_eq(registry_delta_size(reg), 4);
+	registry_purge_deltas(reg, T0 + 3 + 180001);
+	ck_assert_uint_eq(registry_delta_size(reg), 2);
+	registry_purge_deltas(reg, T0 + 20 + 180001);
+	ck_assert_uint_eq(registry_delta_size(reg), 0);
+	d = registry_delta(reg, T0 + 400000);
+	ck_assert_uint_eq(d->n, 0);
+	applications_free(d);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_hashcode_each_change)
+{
+	struct registry	*reg = registry_new(&cf, T0);
+	size_t		 counts[STATUS_COUNT];
+
+	ck_assert(hash_is(reg, ""));
+	registry_register(reg, mkinst("A", "1", STATUS_UP, 1), 0, T0);
+	ck_assert(hash_is(reg, "UP_1_"));
+	registry_register(reg, mkinst("A", "2", STATUS_DOWN, 1), 0, T0);
+	ck_assert(hash_is(reg, "DOWN_1_UP_1_"));
+	registry_register(reg, mkinst("B", "3", STATUS_STARTING, 1), 0, T0);
+	ck_assert(hash_is(reg, "DOWN_1_STARTING_1_UP_1_"));
+	registry_status_update(reg, "A", "1", STATUS_OUT_OF_SERVICE, 0, 0, T0);
+	ck_assert(hash_is(reg, "DOWN_1_OUT_OF_SERVICE_1_STARTING_1_"));
+	registry_register(reg, mkinst("B", "3", STATUS_UP, 2), 0, T0);
+	ck_assert(hash_is(reg, "DOWN_1_OUT_OF_SERVICE_1_UP_1_"));
+	registry_cancel(reg, "A", "2", 0, T0);
+	ck_assert(hash_is(reg, "OUT_OF_SERVICE_1_UP_1_"));
+	registry_delete_override(reg, "A", "1", STATUS_UP, 0, 0, T0);
+	ck_assert(hash_is(reg, "UP_2_"));
+	registry_status_counts(reg, counts);
+	ck_assert_uint_eq(counts[STATUS_UP], 2);
+	ck_assert_uint_eq(counts[STATUS_DOWN], 0);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_vip_exact_match)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	struct applications	*as;
+	struct instance		*in;
+
+	in = mkinst("A", "1", STATUS_UP, 1);
+	in->vip_address = strdup("alpha,beta,gamma");
+	in->secure_vip_address = strdup("sec");
+	registry_register(reg, in, 0, T0);
+	in = mkinst("B", "2", STATUS_UP, 1);
+	in->vip_address = strdup("beta");
+	registry_register(reg, in, 0, T0);
+	in = mkinst("B", "3", STATUS_DOWN, 1);
+	in->vip_address = strdup("Beta");
+	registry_register(reg, in, 0, T0);
+
+	as = registry_vip(reg, "beta", 0);
+	ck_assert_int_eq(as->versions_delta, -1);
+	ck_assert_uint_eq(applications_count(as), 2);
+	ck_assert_ptr_nonnull(snap_find(as, "A", "1"));
+	ck_assert_ptr_nonnull(snap_find(as, "B", "2"));
+	ck_assert_str_eq(as->apps_hashcode, "UP_2_");
+	ck_assert(snap_find(as, "A", "1")->has_lease);
+	applications_free(as);
+
+	as = registry_vip(reg, "Beta", 0);
+	ck_assert_uint_eq(applications_count(as), 1);
+	ck_assert_ptr_nonnull(snap_find(as, "B", "3"));
+	applications_free(as);
+
+	as = registry_vip(reg, "alpha,beta", 0);
+	ck_assert_uint_eq(applications_count(as), 0);
+	applications_free(as);
+	as = registry_vip(reg, "gamma", 0);
+	ck_assert_uint_eq(applications_count(as), 1);
+	applications_free(as);
+	as = registry_vip(reg, "sec", 1);
+	ck_assert_uint_eq(applications_count(as), 1);
+	applications_free(as);
+	as = registry_vip(reg, "sec", 0);
+	ck_assert_uint_eq(applications_count(as), 0);
+	ck_assert_str_eq(as->apps_hashcode, "");
+	applications_free(as);
+	as = registry_vip(reg, "alp", 0);
+	ck_assert_uint_eq(as->n, 0);
+	applications_free(as);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_expiry_after_duration)
+{
+	struct registry		*reg;
+	const struct instance	*in;
+
+	cf.self_preservation = 0;
+	reg = registry_new(&cf, T0);
+	ck_assert(registry_lease_expiration_enabled(reg));
+	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 1), 0, T0);
+	registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN, 0, T0 + 10000,
+	    NULL);
+	in = registry_get(reg, "APP", "i1", T0 + 100000);
+	ck_assert_ptr_nonnull(in);
+	ck_assert(!registry_lease_expired(in, 0, T0 + 100000));
+	ck_assert(registry_lease_expired(in, 0, T0 + 100001));
+	ck_assert(!registry_lease_expired(in, 1, T0 + 100001));
+	ck_assert_int_eq(registry_evict(reg, T0 + 100000), 0);
+	/* Hidden once expired, though not yet evicted. */
+	ck_assert_ptr_null(registry_get(reg, "APP", "i1", T0 + 100001));
+	ck_assert_ptr_null(registry_find_id(reg, "i1", T0 + 100001));
+	ck_assert_int_eq(registry_status_update(reg, "APP", "i1",
+	    STATUS_DOWN, 0, 0, T0 + 100001), REG_NOT_FOUND);
+	ck_assert_uint_eq(registry_size(reg), 1);
+	/* Eureka would wait 2 x duration after a renewal; we do not. */
+	ck_assert_int_eq(registry_evict(reg, T0 + 100001), 1);
+	ck_assert_uint_eq(registry_size(reg), 0);
+	ck_assert_uint_eq(registry_stats(reg)->evictions, 1);
+
+	/* Never renewed: duration after registration, from leaseInfo. */
+	in = NULL;
+	{
+		struct instance *x = mkinst("APP", "i2", STATUS_UP, 1);
+
+		x->lease.duration_secs = 10;
+		registry_register(reg, x, 0, T0);
+	}
+	ck_assert_ptr_nonnull(registry_get(reg, "APP", "i2", T0 + 10000));
+	ck_assert_ptr_null(registry_get(reg, "APP", "i2", T0 + 10001));
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_expired_visible_while_self_preserving)
+{
+	struct registry	*reg = registry_new(&cf, T0);
+
+	fill_registry(reg, 2, T0);
+	ck_assert(!registry_lease_expiration_enabled(reg));
+	/* Expiration disabled: expired leases are still served. */
+	ck_assert_ptr_nonnull(registry_get(reg, "APP", "i0", T0 + 500000));
+	ck_assert_ptr_nonnull(registry_find_id(reg, "i1", T0 + 500000));
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_selfpreserve_blocks_eviction)
+{
+	struct registry	*reg = registry_new(&cf, T0);
+
+	fill_registry(reg, 10, T0);		/* 10 leases renewed at T0 */
+	ck_assert_int_eq(registry_renews_last_min(reg), 0);
+	ck_assert_int_eq(registry_evict(reg, T0 + 91000), 0);
+	ck_assert(!registry_lease_expiration_enabled(reg));
+	ck_assert(registry_is_below_threshold(reg));
+	ck_assert_uint_eq(registry_size(reg), 10);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_eviction_allowed_above_threshold)
+{
+	struct registry	*reg;
+	char		 id[16];
+	int		 i, k;
+
+	cf.expected_initial = 0;
+	reg = registry_new(&cf, T0);
+	fill_registry(reg, 20, T0);
+	ck_assert_int_eq(registry_expected_clients(reg), 20);
+	ck_assert_int_eq(registry_renew_threshold(reg), 34);
+	/* Ten of them heartbeat 4 times in the minute: 40 > 34. */
+	for (k = 1; k <= 4; k++) {
+		for (i = 0; i < 10; i++) {
+			snprintf(id, sizeof id, "i%d", i);
+			ck_assert_int_eq(registry_renew(reg, "APP", id, -1,
+			    STATUS_UNKNOWN, 0, T0 + 15000 * k, NULL), REG_OK);
+		}
+	}
+	ck_assert(!registry_lease_expiration_enabled(reg));
+	registry_tick_minute(reg, T0 + 60000);
+	ck_assert_int_eq(registry_renews_last_min(reg), 40);
+	ck_assert(registry_lease_expiration_enabled(reg));
+	ck_assert(!registry_is_below_threshold(reg));
+	/* i10..i19 expired at T0 + 90000; cap 20 - (int)(17.0) = 3. */
+	ck_assert_int_eq(registry_evict(reg, T0 + 91000), 3);
+	ck_assert_uint_eq(registry_size(reg), 17);
+	ck_assert_int_eq(registry_expected_clients(reg), 17);
+	ck_assert_int_eq(registry_renew_threshold(reg), 28);
+	/* The renewing ones are never picked. */
+	for (i = 0; i < 10; i++) {
+		snprintf(id, sizeof id, "i%d", i);
+		ck_assert_ptr_nonnull(registry_get(reg, "APP", id, T0 + 91000));
+	}
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_eviction_cap_per_run)
+{
+	struct registry	*reg;
+
+	cf.self_preservation = 0;
+	reg = registry_new(&cf, T0);
+	fill_registry(reg, 100, T0);
+	ck_assert_int_eq(registry_evict(reg, T0 + 90001), 15);
+	ck_assert_uint_eq(registry_size(reg), 85);
+	ck_assert_int_eq(registry_evict(reg, T0 + 150001), 13);
+	ck_assert_uint_eq(registry_size(reg), 72);
+	ck_assert_uint_eq(registry_stats(reg)->evictions, 28);
+	ck_assert_uint_eq(registry_stats(reg)->cancels, 0);
+	ck_assert_uint_eq(registry_delta_size(reg), 128);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_eviction_compensation)
+{
+	struct registry	*reg;
+
+	cf.self_preservation = 0;
+	reg = registry_new(&cf, T0);
+	fill_registry(reg, 1, T0);		/* expires after T0 + 90000 */
+	ck_assert_int_eq(registry_evict(reg, T0 + 30000), 0);
+	/* 100 s since the last run: 40 s late, so 40 s more grace. */
+	ck_assert_int_eq(registry_evict(reg, T0 + 130000), 0);
+	ck_assert_int_eq(registry_evict(reg, T0 + 190000), 1);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_threshold_follows_registrations)
+{
+	struct registry	*reg = registry_new(&cf, T0);
+
+	ck_assert_int_eq(registry_expected_clients(reg), 1);
+	ck_assert_int_eq(registry_renew_threshold(reg), 1);
+	fill_registry(reg, 1, T0);
+	ck_assert_int_eq(registry_expected_clients(reg), 2);
+	ck_assert_int_eq(registry_renew_threshold(reg), 3);
+	/* A re-register is not a new client. */
+	fill_registry(reg, 1, T0 + 1);
+	ck_assert_int_eq(registry_expected_clients(reg), 2);
+	registry_cancel(reg, "APP", "i0", 0, T0 + 2);
+	ck_assert_int_eq(registry_expected_clients(reg), 1);
+	ck_assert_int_eq(registry_renew_threshold(reg), 1);
+	registry_open_for_traffic(reg, 10, T0 + 3);
+	ck_assert_int_eq(registry_expected_clients(reg), 10);
+	ck_assert_int_eq(registry_renew_threshold(reg), 17);
+	registry_open_for_traffic(reg, 0, T0 + 4);
+	ck_assert_int_eq(registry_renew_threshold(reg), 0);
+	/* Cancel at zero stays at zero; register from zero counts. */
+	fill_registry(reg, 1, T0 + 5);
+	ck_assert_int_eq(registry_expected_clients(reg), 1);
+	registry_cancel(reg, "APP", "i0", 0, T0 + 6);
+	registry_cancel(reg, "APP", "i0", 0, T0 + 6);
+	ck_assert_int_eq(registry_expected_clients(reg), 0);
+	registry_free(reg);
+
+	cf.expected_client_renewal_interval_secs = 10;
+	cf.renewal_percent_threshold = 0.5;
+	reg = registry_new(&cf, T0);
+	registry_open_for_traffic(reg, 7, T0);
+	ck_assert_int_eq(registry_renew_threshold(reg), 21);	/* 7*6*.5 */
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_tombstones)
+{
+	struct registry	*reg = registry_new(&cf, T0);
+
+	fill_registry(reg, 2, T0);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0), 0);
+	registry_cancel(reg, "APP", "i0", 1, T0 + 1000);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0 + 1000),
+	    T0 + 1000);
+	ck_assert_int_eq(registry_tombstone(reg, "app", "i0", T0 + 1000),
+	    T0 + 1000);
+	/* A replicated register older than the cancel leaves it. */
+	registry_register(reg, mkinst("APP", "i0", STATUS_UP, T0), 1,
+	    T0 + 2000);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0 + 2000),
+	    T0 + 1000);
+	/* A newer one clears it. */
+	registry_register(reg, mkinst("APP", "i0", STATUS_UP, T0 + 1500), 1,
+	    T0 + 3000);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0 + 3000), 0);
+
+	/* A client's own register clears it whatever its clock says. */
+	registry_cancel(reg, "APP", "i1", 0, T0 + 4000);
+	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 1), 0,
+	    T0 + 5000);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "i1", T0 + 5000), 0);
+
+	/* Expiry and purge. */
+	registry_cancel(reg, "APP", "i1", 0, T0 + 6000);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "i1",
+	    T0 + 6000 + 180000), T0 + 6000);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "i1",
+	    T0 + 6000 + 180001), 0);
+	registry_cancel(reg, "APP", "i0", 0, T0 + 7000);
+	registry_purge_deltas(reg, T0 + 7000 + 180001);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0 + 7000), 0);
+
+	/* Evictions leave no tombstone (a live peer may bring it back). */
+	cf.self_preservation = 0;
+	registry_free(reg);
+	reg = registry_new(&cf, T0);
+	fill_registry(reg, 1, T0);
+	ck_assert_int_eq(registry_evict(reg, T0 + 90001), 1);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0 + 90001), 0);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_find_id)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	const struct instance	*in;
+
+	registry_register(reg, mkinst("A", "shared", STATUS_UP, 1), 0, T0);
+	registry_register(reg, mkinst("B", "shared", STATUS_DOWN, 1), 0, T0);
+	registry_register(reg, mkinst("B", "solo", STATUS_UP, 1), 0, T0);
+	ck_assert_uint_eq(registry_size(reg), 3);
+	in = registry_find_id(reg, "solo", T0);
+	ck_assert_ptr_nonnull(in);
+	ck_assert_str_eq(in->app, "B");
+	ck_assert_ptr_nonnull(registry_find_id(reg, "shared", T0));
+	registry_cancel(reg, "A", "shared", 0, T0);
+	in = registry_find_id(reg, "shared", T0);
+	ck_assert_ptr_nonnull(in);
+	ck_assert_str_eq(in->app, "B");
+	registry_cancel(reg, "B", "shared", 0, T0);
+	ck_assert_ptr_null(registry_find_id(reg, "shared", T0));
+	ck_assert_ptr_null(registry_find_id(reg, "SOLO", T0));
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_max_instances)
+{
+	struct registry	*reg;
+
+	cf.max_instances = 3;
+	reg = registry_new(&cf, T0);
+	fill_registry(reg, 3, T0);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "x", STATUS_UP,
+	    1), 0, T0), REG_FULL);
+	ck_assert_uint_eq(registry_size(reg), 3);
+	/* Re-registering a known lease still works when full. */
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "i1", STATUS_UP,
+	    2), 0, T0 + 1), REG_OK);
+	registry_cancel(reg, "APP", "i1", 0, T0 + 2);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "x", STATUS_UP,
+	    1), 0, T0 + 3), REG_OK);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_observers)
+{
+	struct registry	*reg;
+	struct evlog	 lg = { 0 };
+
+	cf.self_preservation = 0;
+	reg = registry_new(&cf, T0);
+	registry_add_observer(reg, log_cb, &lg);
+	registry_register(reg, mkinst("APP", "a", STATUS_UP, 1), 1, T0);
+	registry_register(reg, mkinst("APP", "b", STATUS_UP, 1), 0, T0);
+	registry_status_update(reg, "APP", "a", STATUS_OUT_OF_SERVICE, 0, 1,
+	    T0 + 1);
+	registry_renew(reg, "APP", "a", -1, STATUS_UNKNOWN, 0, T0 + 2, NULL);
+	registry_renew(reg, "APP", "zz", -1, STATUS_UNKNOWN, 0, T0 + 2, NULL);
+	registry_cancel(reg, "APP", "zz", 0, T0 + 3);		/* no event */
+	registry_delete_override(reg, "APP", "a", STATUS_UP, 0, 0, T0 + 4);
+	registry_cancel(reg, "APP", "a", 1, T0 + 5);
+	registry_evict(reg, T0 + 100000);
+
+	ck_assert_int_eq(lg.n, 7);
+	ck_assert_int_eq(lg.type[0], REG_EV_REGISTER);
+	ck_assert_int_eq(lg.replicated[0], 1);
+	ck_assert(lg.has_inst[0]);
+	ck_assert_int_eq(lg.type[1], REG_EV_REGISTER);
+	ck_assert_int_eq(lg.replicated[1], 0);
+	ck_assert_int_eq(lg.type[2], REG_EV_STATUS_UPDATE);
+	ck_assert_int_eq(lg.replicated[2], 1);
+	ck_assert_int_eq(lg.override[2], STATUS_OUT_OF_SERVICE);
+	ck_assert_int_eq(lg.type[3], REG_EV_RENEW);
+	ck_assert_int_eq(lg.replicated[3], 0);
+	ck_assert_int_eq(lg.override[3], STATUS_OUT_OF_SERVICE);
+	ck_assert_str_eq(lg.id[3], "a");
+	ck_assert_int_eq(lg.type[4], REG_EV_DELETE_OVERRIDE);
+	ck_assert_int_eq(lg.override[4], STATUS_UNKNOWN);
+	ck_assert_int_eq(lg.type[5], REG_EV_CANCEL);
+	ck_assert_int_eq(lg.replicated[5], 1);
+	ck_assert(!lg.has_inst[5]);
+	ck_assert_int_eq(lg.type[6], REG_EV_EVICT);
+	ck_assert_int_eq(lg.replicated[6], 0);
+	ck_assert_str_eq(lg.id[6], "b");
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_stats)
+{
+	struct registry			*reg = registry_new(&cf, T0);
+	const struct registry_stats	*st = registry_stats(reg);
+
+	fill_registry(reg, 3, T0);
+	registry_renew(reg, "APP", "i0", -1, STATUS_UNKNOWN, 0, T0, NULL);
+	registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN, 1, T0, NULL);
+	registry_renew(reg, "APP", "no", -1, STATUS_UNKNOWN, 0, T0, NULL);
+	registry_cancel(reg, "APP", "i2", 0, T0);
+	registry_cancel(reg, "APP", "i2", 0, T0);
+	registry_status_update(reg, "APP", "i0", STATUS_DOWN, 0, 0, T0);
+	ck_assert_uint_eq(st->registrations, 3);
+	ck_assert_uint_eq(st->renewals, 2);
+	ck_assert_uint_eq(st->renewals_not_found, 1);
+	ck_assert_uint_eq(st->cancels, 1);
+	ck_assert_uint_eq(st->cancels_not_found, 1);
+	ck_assert_uint_eq(st->status_updates, 1);
+	ck_assert_uint_eq(st->evictions, 0);
+	registry_tick_minute(reg, T0 + 60000);
+	ck_assert_int_eq(registry_renews_last_min(reg), 2);
+	registry_tick_minute(reg, T0 + 120000);
+	ck_assert_int_eq(registry_renews_last_min(reg), 0);
+	registry_free(reg);
+}
+END_TEST
+
+/* Collects the ring for test_recent_rings. */
+struct ringlog {
+	int	n;
+	int64_t	first_ts;
+	char	first[64];
+};
+
+/* Count entries and keep the first (newest). */
+static void
+ring_cb(int64_t ts, const char *what, void *arg)
+{
+	struct ringlog	*rl = arg;
+
+	if (rl->n++ == 0) {
+		rl->first_ts = ts;
+		snprintf(rl->first, sizeof rl->first, "%s", what);
+	}
+}
+
+START_TEST(test_recent_rings)
+{
+	struct registry	*reg = registry_new(&cf, T0);
+	struct ringlog	 rl = { 0 };
+
+	fill_registry(reg, 1005, T0);
+	registry_register(reg, mkinst("last", "z", STATUS_UP, 1), 1, T0 + 1);
+	registry_foreach_recent(reg, 0, ring_cb, &rl);
+	ck_assert_int_eq(rl.n, REGISTRY_RECENT_MAX);
+	ck_assert_str_eq(rl.first, "LAST(z)");
+	ck_assert_int_eq(rl.first_ts, T0 + 1);
+
+	registry_cancel(reg, "APP", "i3", 0, T0 + 2);
+	registry_cancel(reg, "gone", "q", 0, T0 + 3);	/* recorded anyway */
+	memset(&rl, 0, sizeof rl);
+	registry_foreach_recent(reg, 1, ring_cb, &rl);
+	ck_assert_int_eq(rl.n, 2);
+	ck_assert_str_eq(rl.first, "GONE(q)");
+	registry_free(reg);
+}
+END_TEST
+
+/* Size of the scale test; REGISTRY_TEST_N overrides (valgrind). */
+static int
+scale_n(void)
+{
+	const char	*s = getenv("REGISTRY_TEST_N");
+	int		 n;
+
+	if (s != NULL && (n = atoi(s)) >= 100)
+		return (n);
+	return (100000);
+}
+
+START_TEST(test_scale_consistency)
+{
+	struct registry		*reg;
+	struct reg_app		*a;
+	const struct instance	*in;
+	char			 app[32], id[32], want[64];
+	size_t			 i, j, total;
+	int			 n = scale_n(), k;
+
+	cf.max_instances = (size_t)n;
+	cf.self_preservation = 0;
+	reg = registry_new(&cf, T0);
+	for (k = 0; k < n; k++) {
+		snprintf(app, sizeof app, "APP-%d", k % (n / 100));
+		snprintf(id, sizeof id, "host-%d:%d", k, k * 7);
+		ck_assert_int_eq(registry_register(reg, mkinst(app, id,
+		    STATUS_UP, k), 0, T0), REG_OK);
+	}
+	ck_assert_uint_eq(registry_size(reg), (size_t)n);
+	ck_assert_uint_eq(registry_app_count(reg), (size_t)(n / 100));
+	ck_assert_int_eq(registry_register(reg, mkinst("X", "x", STATUS_UP,
+	    1), 0, T0), REG_FULL);
+	for (k = 0; k < n; k++) {
+		snprintf(app, sizeof app, "APP-%d", k % (n / 100));
+		snprintf(id, sizeof id, "host-%d:%d", k, k * 7);
+		in = registry_get(reg, app, id, T0);
+		ck_assert_ptr_nonnull(in);
+		ck_assert_int_eq(in->last_dirty_ts, k);
+		ck_assert_ptr_eq(registry_find_id(reg, id, T0), in);
+	}
+	/* Remove every other one. */
+	for (k = 0; k < n; k += 2) {
+		snprintf(app, sizeof app, "APP-%d", k % (n / 100));
+		snprintf(id, sizeof id, "host-%d:%d", k, k * 7);
+		ck_assert_int_eq(registry_cancel(reg, app, id, 0, T0 + 1),
+		    REG_OK);
+	}
+	ck_assert_uint_eq(registry_size(reg), (size_t)(n - (n + 1) / 2));
+	snprintf(want, sizeof want, "UP_%d_", n - (n + 1) / 2);
+	ck_assert(hash_is(reg, want));
+	for (k = 0; k < n; k++) {
+		snprintf(app, sizeof app, "APP-%d", k % (n / 100));
+		snprintf(id, sizeof id, "host-%d:%d", k, k * 7);
+		in = registry_get(reg, app, id, T0 + 1);
+		if (k % 2 == 0)
+			ck_assert_ptr_null(in);
+		else
+			ck_assert_ptr_nonnull(in);
+	}
+	/* Index iteration sees each live lease once, and finds it back. */
+	total = 0;
+	for (i = 0; i < registry_app_count(reg); i++) {
+		a = registry_app_at(reg, i);
+		ck_assert_ptr_eq(registry_app_find(reg, reg_app_name(a)), a);
+		for (j = 0; j < reg_app_size(a); j++) {
+			in = reg_app_instance_at(a, j);
+			ck_assert_ptr_eq(registry_get(reg, reg_app_name(a),
+			    instance_id(in), T0 + 1), in);
+			total++;
+		}
+	}
+	ck_assert_uint_eq(total, registry_size(reg));
+	/* Evict the rest in capped runs; everything stays consistent. */
+	k = 0;
+	while (registry_size(reg) > 0 && k++ < 200)
+		registry_evict(reg, T0 + 100000 + k * 60000LL);
+	ck_assert_uint_eq(registry_size(reg), 0);
+	ck_assert_uint_eq(registry_app_count(reg), 0);
+	ck_assert(hash_is(reg, ""));
+	registry_purge_deltas(reg, T0 + 100000 + 300 * 60000LL);
+	ck_assert_uint_eq(registry_delta_size(reg), 0);
+	registry_free(reg);
+}
+END_TEST
+
+/* The suite. */
+static Suite *
+registry_suite(void)
+{
+	Suite	*s = suite_create("registry");
+	TCase	*tc = tcase_create("core");
+	TCase	*tcs = tcase_create("scale");
+
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, test_register_renew_cancel);
+	tcase_add_test(tc, test_reregister_older_dirty);
+	tcase_add_test(tc, test_renew_dirty_timestamps);
+	tcase_add_test(tc, test_override_lifecycle);
+	tcase_add_test(tc, test_override_from_peer_and_register);
+	tcase_add_test(tc, test_override_ttl);
+	tcase_add_test(tc, test_metadata_update);
+	tcase_add_test(tc, test_heartbeat_keeps_gen);
+	tcase_add_test(tc, test_delta_order_dedupe_retention);
+	tcase_add_test(tc, test_hashcode_each_change);
+	tcase_add_test(tc, test_vip_exact_match);
+	tcase_add_test(tc, test_expiry_after_duration);
+	tcase_add_test(tc, test_expired_visible_while_self_preserving);
+	tcase_add_test(tc, test_selfpreserve_blocks_eviction);
+	tcase_add_test(tc, test_eviction_allowed_above_threshold);
+	tcase_add_test(tc, test_eviction_cap_per_run);
+	tcase_add_test(tc, test_eviction_compensation);
+	tcase_add_test(tc, test_threshold_follows_registrations);
+	tcase_add_test(tc, test_tombstones);
+	tcase_add_test(tc, test_find_id);
+	tcase_add_test(tc, test_max_instances);
+	tcase_add_test(tc, test_observers);
+	tcase_add_test(tc, test_stats);
+	tcase_add_test(tc, test_recent_rings);
+	suite_add_tcase(s, tc);
+
+	tcase_add_checked_fixture(tcs, setup, NULL);
+	tcase_add_test(tcs, test_scale_consistency);
+	tcase_set_timeout(tcs, 600);
+	suite_add_tcase(s, tcs);
+	return (s);
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(registry_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+}
