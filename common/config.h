@@ -126,12 +126,27 @@ int	config_set(struct config *, const char *key, const char *value,
 int	config_load_file(struct config *, const char *path, char **cause);
 /* Apply environment variables (relaxed binding) from envp. */
 int	config_load_env(struct config *, char **envp, char **cause);
-/* Cross-field checks after everything is loaded. */
+/*
+ * Cross-field checks after everything is loaded. Also fills the settings
+ * that default to another one: instance_non_secure_port 0 -> server_port,
+ * expected_client_renewal_interval_seconds <= 0 -> 30 (as Eureka).
+ */
 int	config_validate(struct config *, char **cause);
 /* Write every key with its current value (--check-config, /info). */
 void	config_dump(const struct config *, FILE *);
 
-/* Split the comma-separated service URL list; returns count, fills urls. */
+/*
+ * Split the comma-separated service URL list (trimmed, empties dropped,
+ * each ending in '/'); returns the count. *urls is a new array of new
+ * strings, NULL when the count is 0: free each string, then the array.
+ */
 size_t	config_service_urls(const struct config *, char ***urls);
+
+/* List every key with type, default, bounds, aliases, help (--help-config). */
+void	config_help(FILE *);
+/* Canonical (Spring) name for any accepted spelling; NULL if unknown. */
+const char *config_canonical_name(const char *key);
+/* Self-check of the table (no two rows share a spelling); for tests. */
+int	config_table_check(char **cause);
 
 #endif
