@@ -26,6 +26,7 @@
 #include <expat.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "instance.h"
 #include "json.h"
 #include "log.h"
@@ -160,6 +161,9 @@ struct xml_ctx {
 	struct buf		 text;		/* current K_TEXT value */
 	char			*err;
 	int			 dc_named;	/* <name> seen in dataCenterInfo */
+	int			 seen_updated;	/* lastUpdatedTimestamp given */
+	int			 seen_dirty;	/* lastDirtyTimestamp given */
+	int64_t			 now;		/* default for absent timestamps */
 	struct applications	*apps;
 	struct application	*app;
 	struct instance		*inst;
@@ -185,7 +189,7 @@ static int	xml_parse_i64(const char *, int64_t *);
 static int	xml_parse_i32(const char *, int32_t *);
 static enum instance_status xml_status(const char *);
 static char	*xml_decode_name(const char *);
-static void	xml_spring_id(struct instance *);
+static void	xml_finish_instance(struct xml_ctx *);
 static void	xml_apps_take(struct applications *, struct application *);
 static void	xml_set_text(struct xml_ctx *, const struct xml_frame *,
 		    const char *);
@@ -800,25 +804,34 @@ xml_decode_name(const char *name)
 }
 
 /*
- * Spring Cloud's rewrite (§4.1.7): no instanceId but metadata.instanceId
- * set means the id is that value, prefixed "<hostName>:" unless it already
- * starts with the host name.
+ * An instance is complete. Absent timestamps mean "now", as the Java
+ * builder's defaults. Then Spring Cloud's rewrite (§4.1.7): no instanceId
+ * (null or empty, as the JSON reader and instance_id() treat it) but a
+ * metadata.instanceId means the id is that value, prefixed "<hostName>:"
+ * unless it already starts with the host name.
  */
 static void
-xml_spring_id(struct instance *in)
+xml_finish_instance(struct xml_ctx *ctx)
 {
+	struct instance	*in = ctx->inst;
 	const char	*mid;
+	size_t		 hl;
 
-	if (in->instance_id != NULL)
+	if (!ctx->seen_updated)
+		in->last_updated_ts = ctx->now;
+	if (!ctx->seen_dirty)
+		in->last_dirty_ts = ctx->now;
+	if (in->instance_id != NULL && in->instance_id[0] != '\0')
 		return;
 	mid = kvlist_get(&in->metadata, "instanceId");
 	if (mid == NULL || *mid == '\0')
 		return;
-	if (in->host_name != NULL &&
-	    strncmp(mid, in->host_name, strlen(in->host_name)) != 0)
-		xasprintf(&in->instance_id, "%s:%s", in->host_name, mid);
-	else
+	free(in->instance_id);
+	hl = in->host_name != NULL ? strlen(in->host_name) : 0;
+	if (hl == 0 || strncmp(mid, in->host_name, hl) == 0)
 		in->instance_id = xstrdup(mid);
+	else
+		xasprintf(&in->instance_id, "%s:%s", in->host_name, mid);
 }
 
 /* Add a parsed application; a repeated name merges into the first one. */
@@ -882,7 +895,8 @@ xml_set_text(struct xml_ctx *ctx, const struct xml_frame *f, const char *name)
 		str_replace(&in->ip_addr, t);
 		break;
 	case F_SID:
-		str_replace(&in->sid, t);
+		/* NULL is the model's "na". */
+		str_replace(&in->sid, strcmp(t, "na") == 0 ? NULL : t);
 		break;
 	case F_STATUS:
 		in->status = xml_status(t);
@@ -935,10 +949,12 @@ xml_set_text(struct xml_ctx *ctx, const struct xml_frame *f, const char *name)
 		in->is_coordinating = strcasecmp(t, "true") == 0;
 		break;
 	case F_LAST_UPDATED:
+		ctx->seen_updated = 1;
 		if (xml_parse_i64(t, &in->last_updated_ts) != 0)
 			xml_fail(ctx, "lastUpdatedTimestamp is not a number");
 		break;
 	case F_LAST_DIRTY:
+		ctx->seen_dirty = 1;
 		if (xml_parse_i64(t, &in->last_dirty_ts) != 0)
 			xml_fail(ctx, "lastDirtyTimestamp is not a number");
 		break;
@@ -1063,6 +1079,7 @@ xml_start_cb(void *arg, const XML_Char *name, const XML_Char **atts)
 		break;
 	case K_INST:
 		ctx->inst = instance_new();
+		ctx->seen_updated = ctx->seen_dirty = 0;
 		break;
 	case K_DC:
 		ctx->inst->has_dc = 1;
@@ -1124,7 +1141,7 @@ xml_end_cb(void *arg, const XML_Char *name)
 			l->duration_secs = 90;
 		break;
 	case K_INST:
-		xml_spring_id(ctx->inst);
+		xml_finish_instance(ctx);
 		if (ctx->depth > 0) {
 			application_add(ctx->app, ctx->inst);
 			ctx->inst = NULL;
@@ -1219,6 +1236,7 @@ xml_run(struct xml_ctx *ctx, enum xml_kind root, const char *data, size_t len,
 
 	memset(ctx, 0, sizeof *ctx);
 	ctx->root = root;
+	ctx->now = clock_wall_ms();
 	buf_init(&ctx->text, INSTANCE_MAX_STRING);
 	if ((p = XML_ParserCreate(NULL)) == NULL)
 		fatalx("%s: out of memory", __func__);

@@ -13,6 +13,7 @@
 #include <check.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "instance.h"
 #include "json.h"
 #include "xmalloc.h"
@@ -544,7 +545,8 @@ START_TEST(test_decode_defaults)
 	    "<dataCenterInfo><name>MyOwn</name><metadata><a>1</a></metadata>"
 	    "</dataCenterInfo><metadata><instanceId>h:x</instanceId>"
 	    "</metadata><hostName>h</hostName></instance>";
-	const char	*d2 = "<instance><instanceId></instanceId>"
+	int64_t		 before = clock_wall_ms();
+	const char	*d2 = "<instance><instanceId></instanceId><sid>na</sid>"
 	    "<metadata><instanceId>x</instanceId></metadata></instance>";
 
 	in = xml_decode_instance(d1, strlen(d1), &cause);
@@ -563,7 +565,12 @@ START_TEST(test_decode_defaults)
 
 	in = xml_decode_instance(d2, strlen(d2), &cause);
 	ck_assert_msg(in != NULL, "decode: %s", cause);
-	ck_assert_str_eq(in->instance_id, "");	/* set, so no rewrite */
+	ck_assert_str_eq(in->instance_id, "x");	/* empty counts as absent */
+	ck_assert_ptr_null(in->sid);		/* "na" is NULL */
+	/* Absent timestamps are the decode time. */
+	ck_assert_int_ge(in->last_updated_ts, before);
+	ck_assert_int_ge(in->last_dirty_ts, before);
+	ck_assert_int_le(in->last_dirty_ts, clock_wall_ms());
 	instance_free(in);
 }
 END_TEST
