@@ -66,7 +66,7 @@ struct frame {
 	int				 secure;	/* F_PORT */
 	int				 seen_updated;	/* F_INSTANCE */
 	int				 seen_dirty;	/* F_INSTANCE */
-	struct instance			*in;		/* owned if F_INSTANCE */
+	struct instance			*in;	/* owned if F_INSTANCE */
 	struct kvlist			*kv;		/* F_META */
 	struct application		*app;		/* owned if F_APP */
 	struct applications		*apps;		/* F_APPS */
@@ -86,7 +86,7 @@ enum jv_type {
 struct jv {
 	enum jv_type	 type;
 	int		 b;
-	const char	*s;		/* NUL-terminated copy for NUM and STR */
+	const char	*s;		/* NUL-terminated, NUM and STR */
 	size_t		 len;
 };
 
@@ -94,10 +94,10 @@ struct jctx {
 	enum json_doc		 doc;
 	struct frame		 st[JSON_MAX_DEPTH + 1];
 	int			 depth;		/* frames in use */
-	char			*key;		/* pending key, NULL when none */
+	char			*key;		/* pending key or NULL */
 	char			*err;		/* our own cause */
 	int			 found;		/* the wanted object was seen */
-	int64_t			 now;		/* default for absent timestamps */
+	int64_t			 now;		/* for absent timestamps */
 
 	struct instance		*inst;		/* DOC_INSTANCE result */
 	struct application	*app;		/* DOC_APPLICATION result */
@@ -310,7 +310,8 @@ json_add_instance_full(struct buf *b, const struct instance *in)
 	if (in->vip_address != NULL)
 		json_add_kv(b, ",\"vipAddress\":", in->vip_address);
 	if (in->secure_vip_address != NULL)
-		json_add_kv(b, ",\"secureVipAddress\":", in->secure_vip_address);
+		json_add_kv(b, ",\"secureVipAddress\":",
+		    in->secure_vip_address);
 	buf_adds(b, in->is_coordinating ?
 	    ",\"isCoordinatingDiscoveryServer\":\"true\"" :
 	    ",\"isCoordinatingDiscoveryServer\":\"false\"");
@@ -351,7 +352,8 @@ json_add_instance_compact(struct buf *b, const struct instance *in)
 	if (in->vip_address != NULL)
 		json_add_kv(b, ",\"vipAddress\":", in->vip_address);
 	if (in->secure_vip_address != NULL)
-		json_add_kv(b, ",\"secureVipAddress\":", in->secure_vip_address);
+		json_add_kv(b, ",\"secureVipAddress\":",
+		    in->secure_vip_address);
 	buf_adds(b, ",\"lastUpdatedTimestamp\":");
 	buf_add_i64(b, in->last_updated_ts);
 	if ((at = action_type_name(in->action_type)) != NULL)
@@ -1135,6 +1137,9 @@ jctx_open(struct jctx *cx, int is_map)
 			goto bad;
 		break;
 	case F_LEASE:
+		if (strstr(k, "Timestamp") != NULL ||
+		    strstr(k, "InSecs") != NULL)
+			goto bad;
 		break;
 	case F_ROOT_APP:
 	case F_APPS:
@@ -1210,7 +1215,8 @@ jctx_open(struct jctx *cx, int is_map)
 			goto done;
 		}
 		if (strcmp(k, "action") == 0 || strcmp(k, "appName") == 0 ||
-		    strcmp(k, "id") == 0 || strcmp(k, "lastDirtyTimestamp") == 0)
+		    strcmp(k, "id") == 0 ||
+		    strcmp(k, "lastDirtyTimestamp") == 0)
 			goto bad;
 		break;
 	case F_ROOT_RESP:
@@ -1329,6 +1335,7 @@ jctx_close(struct jctx *cx)
 }
 
 /* yajl callbacks: each converts its event and calls the state machine. */
+/* JSON null. */
 static int
 json_null_cb(void *arg)
 {
@@ -1337,6 +1344,7 @@ json_null_cb(void *arg)
 	return (jctx_scalar(arg, &v));
 }
 
+/* true or false. */
 static int
 json_boolean_cb(void *arg, int b)
 {
@@ -1361,6 +1369,7 @@ jctx_copy(struct jctx *cx, const unsigned char *s, size_t len)
 	return (xstrndup((const char *)s, len));
 }
 
+/* Any number, as its raw text, so longs are parsed without a double. */
 static int
 json_number_cb(void *arg, const char *s, size_t len)
 {
@@ -1377,6 +1386,7 @@ json_number_cb(void *arg, const char *s, size_t len)
 	return (rc);
 }
 
+/* A string value (yajl has already checked it is valid UTF-8). */
 static int
 json_string_cb(void *arg, const unsigned char *s, size_t len)
 {
@@ -1393,6 +1403,7 @@ json_string_cb(void *arg, const unsigned char *s, size_t len)
 	return (rc);
 }
 
+/* An object key: kept until the value that follows consumes it. */
 static int
 json_map_key_cb(void *arg, const unsigned char *s, size_t len)
 {
@@ -1404,18 +1415,21 @@ json_map_key_cb(void *arg, const unsigned char *s, size_t len)
 	return (1);
 }
 
+/* '{' */
 static int
 json_start_map_cb(void *arg)
 {
 	return (jctx_open(arg, 1));
 }
 
+/* '[' */
 static int
 json_start_array_cb(void *arg)
 {
 	return (jctx_open(arg, 0));
 }
 
+/* '}' or ']': both just pop a frame. */
 static int
 json_end_cb(void *arg)
 {

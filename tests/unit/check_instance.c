@@ -1,2 +1,338 @@
-/* tests/unit/check_instance.c: not written yet; fails until it is. */
-int main(void) { return 1; }
+/*
+ * check_instance.c: unit tests for the data model in common/instance.c:
+ * enum spellings, the §0 instance id fallback, ordered metadata maps, the
+ * application/registry containers and the reconcile hash code (§5.10).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "instance.h"
+#include "xmalloc.h"
+
+/* An instance with a host name and, optionally, an explicit id. */
+static struct instance *
+mk(const char *host, const char *id, enum instance_status st)
+{
+	struct instance	*in = instance_new();
+
+	in->host_name = xstrdup(host);
+	if (id != NULL)
+		in->instance_id = xstrdup(id);
+	in->status = st;
+	return (in);
+}
+
+START_TEST(test_enums)
+{
+	enum instance_status	s;
+	enum action_type	a;
+	enum dc_name		d;
+
+	ck_assert_str_eq(instance_status_name(STATUS_OUT_OF_SERVICE),
+	    "OUT_OF_SERVICE");
+	ck_assert_str_eq(instance_status_name((enum instance_status)42),
+	    "UNKNOWN");
+	ck_assert_int_eq(instance_status_parse("STARTING", &s), 0);
+	ck_assert_int_eq(s, STATUS_STARTING);
+	ck_assert_int_eq(instance_status_parse("up", &s), -1);
+	ck_assert_ptr_null(action_type_name(ACTION_NONE));
+	ck_assert_str_eq(action_type_name(ACTION_DELETED), "DELETED");
+	ck_assert_int_eq(action_type_parse("MODIFIED", &a), 0);
+	ck_assert_int_eq(a, ACTION_MODIFIED);
+	ck_assert_int_eq(action_type_parse("Added", &a), -1);
+	ck_assert_str_eq(dc_name_str(DC_AMAZON), "Amazon");
+	ck_assert_int_eq(dc_name_parse("Netflix", &d), 0);
+	ck_assert_int_eq(d, DC_NETFLIX);
+	ck_assert_int_eq(dc_name_parse("amazon", &d), -1);
+}
+END_TEST
+
+START_TEST(test_defaults)
+{
+	struct instance	*in = instance_new();
+
+	ck_assert_int_eq(in->status, STATUS_UP);
+	ck_assert_int_eq(in->overridden_status, STATUS_UNKNOWN);
+	ck_assert_int_eq(in->port, 7001);
+	ck_assert_int_eq(in->port_enabled, 1);
+	ck_assert_int_eq(in->secure_port, 7002);
+	ck_assert_int_eq(in->secure_port_enabled, 0);
+	ck_assert_int_eq(in->country_id, 1);
+	ck_assert_int_eq(in->lease.renewal_interval_secs, 30);
+	ck_assert_int_eq(in->lease.duration_secs, 90);
+	ck_assert_int_eq(in->action_type, ACTION_NONE);
+	ck_assert_ptr_null(in->sid);
+	instance_free(in);
+	instance_free(NULL);
+}
+END_TEST
+
+START_TEST(test_instance_id_rule)
+{
+	struct instance	*in = mk("host1", NULL, STATUS_UP);
+
+	/* 3. host name when nothing else is set. */
+	ck_assert_str_eq(instance_id(in), "host1");
+	/* 2. Amazon instance-id beats the host name... */
+	in->dc_name = DC_AMAZON;
+	kvlist_set(&in->dc_metadata, "instance-id", "i-123");
+	ck_assert_str_eq(instance_id(in), "i-123");
+	/* ...but only for Amazon... */
+	in->dc_name = DC_MYOWN;
+	ck_assert_str_eq(instance_id(in), "host1");
+	/* ...and only when non-empty. */
+	in->dc_name = DC_AMAZON;
+	kvlist_set(&in->dc_metadata, "instance-id", "");
+	ck_assert_str_eq(instance_id(in), "host1");
+	kvlist_set(&in->dc_metadata, "instance-id", "i-123");
+	/* 1. an empty instanceId does not count, a non-empty one wins. */
+	in->instance_id = xstrdup("");
+	ck_assert_str_eq(instance_id(in), "i-123");
+	str_replace(&in->instance_id, "explicit");
+	ck_assert_str_eq(instance_id(in), "explicit");
+	instance_free(in);
+
+	/* Never NULL, even with nothing set. */
+	in = instance_new();
+	ck_assert_str_eq(instance_id(in), "");
+	instance_free(in);
+}
+END_TEST
+
+START_TEST(test_dup)
+{
+	struct instance	*in = mk("h", "id", STATUS_DOWN), *d;
+
+	in->app = xstrdup("APP");
+	kvlist_set(&in->metadata, "a", "1");
+	kvlist_set(&in->dc_metadata, "instance-id", "i-1");
+	in->vip_address = xstrdup("vip");
+	d = instance_dup(in);
+	ck_assert_ptr_ne(d->host_name, in->host_name);
+	ck_assert_str_eq(d->host_name, "h");
+	ck_assert_str_eq(d->app, "APP");
+	ck_assert_ptr_ne(d->metadata.v, in->metadata.v);
+	ck_assert_str_eq(kvlist_get(&d->metadata, "a"), "1");
+	ck_assert_str_eq(kvlist_get(&d->dc_metadata, "instance-id"), "i-1");
+	ck_assert_int_eq(d->status, STATUS_DOWN);
+	ck_assert_ptr_null(d->asg_name);
+	instance_free(in);
+	ck_assert_str_eq(d->vip_address, "vip");	/* still valid */
+	instance_free(d);
+}
+END_TEST
+
+START_TEST(test_str_helpers)
+{
+	char	*s = xstrdup("order-service_1");
+
+	str_upper(s);
+	ck_assert_str_eq(s, "ORDER-SERVICE_1");
+	str_upper(NULL);
+	str_replace(&s, "x");
+	ck_assert_str_eq(s, "x");
+	str_replace(&s, NULL);
+	ck_assert_ptr_null(s);
+}
+END_TEST
+
+START_TEST(test_kvlist)
+{
+	struct kvlist	l = { 0 }, c = { 0 };
+
+	kvlist_set(&l, "b", "1");
+	kvlist_set(&l, "a", "2");
+	kvlist_set(&l, "c", NULL);
+	ck_assert_uint_eq(l.n, 3);
+	ck_assert_str_eq(kvlist_get(&l, "c"), "");
+	ck_assert_ptr_null(kvlist_get(&l, "zz"));
+	/* Replacing keeps the position (LinkedHashMap order). */
+	kvlist_set(&l, "b", "3");
+	ck_assert_uint_eq(l.n, 3);
+	ck_assert_str_eq(l.v[0].key, "b");
+	ck_assert_str_eq(l.v[0].value, "3");
+	ck_assert_str_eq(l.v[1].key, "a");
+	/* Grows past the initial capacity. */
+	kvlist_set(&l, "d", "4");
+	kvlist_set(&l, "e", "5");
+	ck_assert_uint_eq(l.n, 5);
+	ck_assert_str_eq(kvlist_get(&l, "e"), "5");
+
+	kvlist_set(&c, "a", "old");
+	kvlist_set(&c, "z", "keep");
+	kvlist_copy(&c, &l);
+	ck_assert_uint_eq(c.n, 6);
+	ck_assert_str_eq(kvlist_get(&c, "a"), "2");
+	ck_assert_str_eq(kvlist_get(&c, "z"), "keep");
+	ck_assert_str_eq(c.v[2].key, "b");
+	kvlist_clear(&l);
+	ck_assert_uint_eq(l.n, 0);
+	ck_assert_ptr_null(l.v);
+	ck_assert_str_eq(kvlist_get(&c, "b"), "3");	/* a real copy */
+	kvlist_clear(&c);
+	kvlist_clear(&c);
+}
+END_TEST
+
+START_TEST(test_application)
+{
+	struct application	*a = application_new("order-service");
+	struct instance		*in;
+
+	ck_assert_str_eq(a->name, "ORDER-SERVICE");
+	application_add(a, mk("h1", "id1", STATUS_UP));
+	application_add(a, mk("h2", NULL, STATUS_UP));
+	application_add(a, mk("h3", "id3", STATUS_UP));
+	application_add(a, mk("h4", "id4", STATUS_UP));
+	application_add(a, mk("h5", "id5", STATUS_UP));
+	ck_assert_uint_eq(a->n, 5);
+	ck_assert_ptr_nonnull(application_find(a, "h2"));
+	ck_assert_ptr_null(application_find(a, "h1"));	/* by id, not host */
+
+	/* Same id replaces in place. */
+	application_add(a, mk("other", "id1", STATUS_DOWN));
+	ck_assert_uint_eq(a->n, 5);
+	in = application_find(a, "id1");
+	ck_assert_ptr_nonnull(in);
+	ck_assert_int_eq(in->status, STATUS_DOWN);
+	ck_assert_ptr_eq(a->instances[0], in);
+
+	/* Remove keeps order of the rest. */
+	ck_assert_int_eq(application_remove(a, "id3"), 0);
+	ck_assert_int_eq(application_remove(a, "id3"), -1);
+	ck_assert_uint_eq(a->n, 4);
+	ck_assert_str_eq(instance_id(a->instances[2]), "id4");
+	ck_assert_str_eq(instance_id(a->instances[3]), "id5");
+	application_free(a);
+	application_free(NULL);
+
+	a = application_new(NULL);
+	ck_assert_str_eq(a->name, "");
+	application_free(a);
+}
+END_TEST
+
+START_TEST(test_applications)
+{
+	struct applications	*as = applications_new();
+	struct application	*a;
+	char			*h;
+	int			 i;
+
+	ck_assert_int_eq(as->versions_delta, -1);
+	h = applications_hashcode(as);
+	ck_assert_str_eq(h, "");
+	free(h);
+
+	a = applications_get(as, "one");
+	ck_assert_ptr_eq(applications_get(as, "ONE"), a);
+	ck_assert_ptr_eq(applications_find(as, "One"), a);
+	ck_assert_ptr_null(applications_find(as, "two"));
+	application_add(a, mk("h1", NULL, STATUS_UP));
+	application_add(a, mk("h2", NULL, STATUS_DOWN));
+	application_add(a, mk("h3", NULL, STATUS_UP));
+	a = applications_get(as, "two");
+	application_add(a, mk("h4", NULL, STATUS_OUT_OF_SERVICE));
+	application_add(a, mk("h5", NULL, STATUS_STARTING));
+	application_add(a, mk("h6", NULL, STATUS_UNKNOWN));
+	/* More apps than the initial capacity. */
+	for (i = 0; i < 10; i++) {
+		char	name[16];
+
+		snprintf(name, sizeof name, "app%d", i);
+		applications_get(as, name);
+	}
+	ck_assert_uint_eq(as->n, 12);
+	ck_assert_uint_eq(applications_count(as), 6);
+	/* Alphabetical status order, every count followed by '_'. */
+	h = applications_hashcode(as);
+	ck_assert_str_eq(h,
+	    "DOWN_1_OUT_OF_SERVICE_1_STARTING_1_UNKNOWN_1_UP_2_");
+	free(h);
+	applications_free(as);
+	applications_free(NULL);
+}
+END_TEST
+
+START_TEST(test_hashcode)
+{
+	size_t	 counts[STATUS_COUNT] = { 0 };
+	char	*h;
+
+	h = instance_hashcode(counts);
+	ck_assert_str_eq(h, "");
+	free(h);
+	counts[STATUS_UP] = 3;
+	counts[STATUS_DOWN] = 1;
+	h = instance_hashcode(counts);
+	ck_assert_str_eq(h, "DOWN_1_UP_3_");	/* not UP_3_DOWN_1_ */
+	free(h);
+	counts[STATUS_UP] = 0;
+	counts[STATUS_OUT_OF_SERVICE] = 12;
+	h = instance_hashcode(counts);
+	ck_assert_str_eq(h, "DOWN_1_OUT_OF_SERVICE_12_");
+	free(h);
+}
+END_TEST
+
+START_TEST(test_name_ok)
+{
+	char	long_name[300];
+
+	ck_assert(instance_name_ok("ORDER-SERVICE", INSTANCE_MAX_NAME));
+	ck_assert(instance_name_ok("host:app:8080", INSTANCE_MAX_NAME));
+	ck_assert(!instance_name_ok("", INSTANCE_MAX_NAME));
+	ck_assert(!instance_name_ok(NULL, INSTANCE_MAX_NAME));
+	ck_assert(!instance_name_ok("a/b", INSTANCE_MAX_NAME));
+	ck_assert(!instance_name_ok("a b", INSTANCE_MAX_NAME));
+	ck_assert(!instance_name_ok("a?b", INSTANCE_MAX_NAME));
+	ck_assert(!instance_name_ok("a#b", INSTANCE_MAX_NAME));
+	ck_assert(!instance_name_ok("a\tb", INSTANCE_MAX_NAME));
+	ck_assert(!instance_name_ok("a\x7f", INSTANCE_MAX_NAME));
+	memset(long_name, 'a', sizeof long_name - 1);
+	long_name[sizeof long_name - 1] = '\0';
+	ck_assert(!instance_name_ok(long_name, INSTANCE_MAX_NAME));
+	long_name[INSTANCE_MAX_NAME] = '\0';
+	ck_assert(instance_name_ok(long_name, INSTANCE_MAX_NAME));
+	long_name[INSTANCE_MAX_NAME] = 'a';
+	long_name[INSTANCE_MAX_NAME + 1] = '\0';
+	ck_assert(!instance_name_ok(long_name, INSTANCE_MAX_NAME));
+}
+END_TEST
+
+/* The data-model suite. */
+static Suite *
+instance_suite(void)
+{
+	Suite	*s = suite_create("instance");
+	TCase	*tc = tcase_create("model");
+
+	tcase_add_test(tc, test_enums);
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_instance_id_rule);
+	tcase_add_test(tc, test_dup);
+	tcase_add_test(tc, test_str_helpers);
+	tcase_add_test(tc, test_kvlist);
+	tcase_add_test(tc, test_application);
+	tcase_add_test(tc, test_applications);
+	tcase_add_test(tc, test_hashcode);
+	tcase_add_test(tc, test_name_ok);
+	suite_add_tcase(s, tc);
+	return (s);
+}
+
+/* Run the suite; the exit status is the verdict. */
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(instance_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+}

@@ -17,6 +17,8 @@
 #include "json.h"
 #include "xmalloc.h"
 
+#define ID_A	"host-a.example.com:order-service:8080"
+
 /* Read a fixture into a NUL-terminated string. */
 static char *
 read_fixture(const char *name, size_t *lenp)
@@ -80,10 +82,11 @@ assert_bad(const char *s, const char *want)
 START_TEST(test_roundtrip_instance)
 {
 	size_t		 len;
-	char		*data = read_fixture("instance.json", &len), *cause = NULL;
+	char		*data, *cause = NULL;
 	struct instance	*in;
 	struct buf	 b;
 
+	data = read_fixture("instance.json", &len);
 	in = json_decode_instance(data, len, &cause);
 	ck_assert_msg(in != NULL, "%s", cause);
 	buf_init(&b, 0);
@@ -303,13 +306,13 @@ END_TEST
 START_TEST(test_register_java)
 {
 	size_t		 len;
-	char		*data = read_fixture("register-request-java-client.json",
-			    &len), *cause = NULL;
+	char		*data, *cause = NULL;
 	struct instance	*in;
 
+	data = read_fixture("register-request-java-client.json", &len);
 	in = json_decode_instance(data, len, &cause);
 	ck_assert_msg(in != NULL, "%s", cause);
-	ck_assert_str_eq(in->instance_id, "host-a.example.com:order-service:8080");
+	ck_assert_str_eq(in->instance_id, ID_A);
 	ck_assert_str_eq(in->host_name, "host-a.example.com");
 	ck_assert_str_eq(in->app, "ORDER-SERVICE");
 	ck_assert_str_eq(in->ip_addr, "10.0.0.11");
@@ -350,7 +353,7 @@ START_TEST(test_register_spring)
 	data = read_fixture("register-request-spring-cloud-client.json", &len);
 	in = json_decode_instance(data, len, &cause);
 	ck_assert_msg(in != NULL, "%s", cause);
-	ck_assert_str_eq(in->instance_id, "host-a.example.com:order-service:8080");
+	ck_assert_str_eq(in->instance_id, ID_A);
 	ck_assert_str_eq(in->host_name, "host-a.example.com");
 	ck_assert_ptr_null(in->app_group_name);
 	ck_assert_ptr_null(in->sid);
@@ -553,6 +556,8 @@ START_TEST(test_bad_inputs)
 	    "cannot parse request body");
 	assert_bad("{\"instance\":{\"leaseInfo\":{\"durationInSecs\":\"x\"}}}",
 	    "invalid leaseInfo");
+	assert_bad("{\"instance\":{\"leaseInfo\":{\"evictionTimestamp\":[]}}}",
+	    "invalid evictionTimestamp");
 	/* Metadata with a failing later field: everything is freed. */
 	assert_bad("{\"instance\":{\"metadata\":{\"a\":\"1\",\"b\":\"2\"},"
 	    "\"dataCenterInfo\":{\"name\":\"Mars\"}}}", "dataCenterInfo");
@@ -891,6 +896,7 @@ json_suite(void)
 	return (s);
 }
 
+/* Run the suite; the exit status is the verdict. */
 int
 main(void)
 {
