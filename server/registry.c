@@ -455,7 +455,8 @@ registry_lookup(const struct registry *reg, const char *app, const char *id)
 		if (n->hash != h)
 			continue;
 		l = CONTAINER_OF(n, struct lease, key_node);
-		if (strcmp(l->id, id) == 0 && strcasecmp(l->app->name, app) == 0)
+		if (strcmp(l->id, id) == 0 &&
+		    strcasecmp(l->app->name, app) == 0)
 			return (l);
 	}
 	return (NULL);
@@ -1511,6 +1512,7 @@ registry_vip(struct registry *reg, const char *vip, int secure)
 	struct application	*out;
 	struct reg_app		*a;
 	const struct instance	*in;
+	const char		*list;
 	size_t			 i, j;
 
 	if (vip == NULL)
@@ -1520,8 +1522,9 @@ registry_vip(struct registry *reg, const char *vip, int secure)
 		out = NULL;
 		for (j = 0; j < a->n; j++) {
 			in = a->leases[j]->inst;
-			if (!registry_vip_match(secure ? in->secure_vip_address :
-			    in->vip_address, vip))
+			list = secure ? in->secure_vip_address :
+			    in->vip_address;
+			if (!registry_vip_match(list, vip))
 				continue;
 			if (out == NULL) {
 				out = application_new(a->name);
@@ -1533,7 +1536,7 @@ registry_vip(struct registry *reg, const char *vip, int secure)
 out:
 	as->versions_delta = -1;
 	if (as->n == 0)
-		as->apps_hashcode = xstrdup("");	/* see registry_hashcode */
+		as->apps_hashcode = xstrdup("");   /* see registry_hashcode */
 	else
 		as->apps_hashcode = applications_hashcode(as);
 	return (as);
@@ -1561,7 +1564,8 @@ registry_evict(struct registry *reg, int64_t now)
 	int64_t		  extra = 0;
 
 	if (reg->evicted_once) {
-		extra = now - reg->last_evict_ts - reg->conf.eviction_interval_ms;
+		extra = now - reg->last_evict_ts -
+		    reg->conf.eviction_interval_ms;
 		if (extra < 0)
 			extra = 0;
 	}
@@ -1573,8 +1577,9 @@ registry_evict(struct registry *reg, int64_t now)
 	exp = xreallocarray(NULL, reg->size, sizeof *exp);
 	for (i = 0; i < reg->napps; i++) {
 		for (j = 0; j < reg->apps[i]->n; j++) {
-			if (lease_is_expired(reg->apps[i]->leases[j], extra, now))
-				exp[nexp++] = reg->apps[i]->leases[j];
+			t = reg->apps[i]->leases[j];
+			if (lease_is_expired(t, extra, now))
+				exp[nexp++] = t;
 		}
 	}
 	limit = reg->size - (size_t)((double)reg->size *

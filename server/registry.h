@@ -10,6 +10,10 @@
  * not. Every const struct instance * returned is borrowed and valid until
  * the next mutating call. Observers are told about every change after it
  * is applied.
+ *
+ * App names are matched ignoring case (they are stored upper case); ids
+ * are case-sensitive. An app whose last lease goes is dropped, so app
+ * pointers and indexes are also valid only until the next mutating call.
  */
 #ifndef REGISTRY_H
 #define REGISTRY_H
@@ -31,7 +35,8 @@ struct registry_conf {
 	int64_t	 override_ttl_ms;		/* 3600000 */
 	int64_t	 tombstone_ms;			/* >= retention_ms */
 	int64_t	 eviction_interval_ms;		/* compensation baseline */
-	size_t	 max_instances;			/* hard bound, register refuses */
+	size_t	 max_instances;			/* hard bound, register refuses;
+						   0: 1000000 */
 	int	 sync_when_timestamp_differs;	/* true */
 };
 
@@ -59,7 +64,8 @@ struct registry_event {
 	enum registry_event_type	 type;
 	const char			*app;
 	const char			*id;
-	const struct instance		*inst;	/* stored copy; NULL if gone */
+	const struct instance		*inst;	/* stored copy; NULL if gone
+						   (always for CANCEL, EVICT) */
 	int				 replicated;
 	enum instance_status		 override;	/* current override or UNKNOWN */
 	int64_t				 now;
@@ -97,7 +103,11 @@ enum registry_rc registry_renew(struct registry *, const char *app,
 		     int64_t now, const struct instance **conflict);
 enum registry_rc registry_cancel(struct registry *, const char *app,
 		     const char *id, int replicated, int64_t now);
-/* §5.6; last_dirty <= 0 means not given. */
+/*
+ * §5.6; last_dirty <= 0 means not given. This, delete_override and
+ * update_metadata answer REG_NOT_FOUND also for a lease hidden as expired
+ * (§2.9: getInstanceByAppAndId), so rest.c needs no lookup first.
+ */
 enum registry_rc registry_status_update(struct registry *, const char *app,
 		     const char *id, enum instance_status, int64_t last_dirty,
 		     int replicated, int64_t now);
@@ -105,7 +115,10 @@ enum registry_rc registry_status_update(struct registry *, const char *app,
 enum registry_rc registry_delete_override(struct registry *, const char *app,
 		     const char *id, enum instance_status, int64_t last_dirty,
 		     int replicated, int64_t now);
-/* §2.11: merge metadata, then re-register as a non-replicated register. */
+/*
+ * §2.11: merge metadata, then re-register as a non-replicated register.
+ * REG_INVALID, nothing changed, past INSTANCE_MAX_METADATA entries.
+ */
 enum registry_rc registry_update_metadata(struct registry *, const char *app,
 		     const char *id, const struct kvlist *, int64_t now);
 /* Store an override learnt from a peer (§6.2 sync-from-peer). */
@@ -135,7 +148,13 @@ struct reg_app	*registry_app_find(const struct registry *, const char *);
 const char	*reg_app_name(const struct reg_app *);
 size_t		 reg_app_size(const struct reg_app *);
 const struct instance *reg_app_instance_at(const struct reg_app *, size_t);
-/* Bumped on every change that invalidates this app's encodings. */
+/*
+ * Bumped on every change that invalidates this app's encodings. Values
+ * come from the registry-wide counter, so a dropped and re-created app
+ * never reuses one. Heartbeats do not bump; a heartbeat that rewrites the
+ * status silently (§5.4) and a peer override that changes an instance's
+ * overriddenStatus do, since our caches never expire by time.
+ */
 uint64_t	 reg_app_gen(const struct reg_app *);
 /* Bumped on every change that invalidates any encoding. */
 uint64_t	 registry_gen(const struct registry *);
@@ -170,7 +189,13 @@ int		 registry_renew_threshold(const struct registry *);
 long		 registry_renews_last_min(const struct registry *);
 const struct registry_stats *registry_stats(const struct registry *);
 
-/* Tombstones: when (app, id) was cancelled, 0 if not within tombstone_ms. */
+/*
+ * Tombstones: when (app, id) was cancelled, 0 if not within tombstone_ms.
+ * Set by cancels (not evictions: a live peer may rightly bring an evicted
+ * lease back); cleared by a client's own register, or by a replicated one
+ * whose lastDirtyTimestamp is newer than the cancel. The registry never
+ * refuses on a tombstone: the caller decides.
+ */
 int64_t		 registry_tombstone(struct registry *, const char *app,
 		     const char *id, int64_t now);
 
