@@ -980,7 +980,9 @@ delta_done(int status, const char *body, size_t len, void *arg)
 	hk_merge_delta(c->apps, d, change_cb, c);
 	c->apps->versions_delta = d->versions_delta;
 	shuffle(c);
-	hash = applications_hashcode(c->apps);
+	/* buf_steal leaves an empty string unterminated: avoid "". */
+	hash = applications_count(c->apps) == 0 ? xstrdup("") :
+	    applications_hashcode(c->apps);
 	mismatch = d->apps_hashcode != NULL &&
 	    strcmp(hash, d->apps_hashcode) != 0;
 	if (mismatch)

@@ -1,2 +1,740 @@
-/* tests/unit/check_client.c: not written yet; fails until it is. */
-int main(void) { return 1; }
+/*
+ * check_client.c: libheureka's protocol logic driven through a fake
+ * transport (requests are recorded; the test answers them) and a fake
+ * scheduler (time moves only when the test says so): delta merge, hash
+ * code reconcile, non-200 delta, the dirty-flag race, the rate limiter,
+ * the supervisor back-off, failover and quarantine, 404 heartbeats and
+ * cancel on stop.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "config.h"
+#include "instance.h"
+#include "json.h"
+#include "xmalloc.h"
+
+#include "heureka.h"
+#include "internal.h"
+
+#define T0	1700000000000LL
+#define MAXREQ	256
+#define MAXTIM	32
+
+struct freq {
+	char		*url;
+	char		*method;
+	char		*path;
+	char		*body;
+	hk_done_cb	 done;
+	void		*arg;
+	int		 pending;
+};
+static struct freq	reqs[MAXREQ];
+static int		nreqs;
+
+struct ftimer {
+	void	(*cb)(void *);
+	void	*arg;
+	int64_t	 due;
+	int	 armed;
+	int	 used;
+};
+static struct ftimer	timers[MAXTIM];
+static int64_t		now_ms;
+static int		stopped;
+
+/* Fake transport: record the request. */
+static void *
+f_send(void *ctx, const char *url, const char *method, const char *path,
+    const char *body, size_t len, hk_done_cb done, void *arg)
+{
+	struct freq	*r;
+
+	ck_assert_int_lt(nreqs, MAXREQ);
+	r = &reqs[nreqs++];
+	r->url = xstrdup(url);
+	r->method = xstrdup(method);
+	r->path = xstrdup(path);
+	r->body = body != NULL ? xstrdup(body) : NULL;
+	r->done = done;
+	r->arg = arg;
+	r->pending = 1;
+	return (r);
+}
+
+/* Fake transport: forget a request. */
+static void
+f_cancel(void *ctx, void *h)
+{
+	((struct freq *)h)->pending = 0;
+}
+
+/* Fake transport: nothing to free (requests freed by reset). */
+static void
+f_free(void *ctx)
+{
+}
+
+/* Fake scheduler. */
+static void *
+f_timer_new(void *ctx, void (*cb)(void *), void *arg)
+{
+	int	i;
+
+	for (i = 0; i < MAXTIM; i++) {
+		if (!timers[i].used) {
+			timers[i].used = 1;
+			timers[i].cb = cb;
+			timers[i].arg = arg;
+			timers[i].armed = 0;
+			return (&timers[i]);
+		}
+	}
+	ck_abort_msg("too many timers");
+	return (NULL);
+}
+
+static void
+f_timer_add(void *ctx, void *t, int64_t ms)
+{
+	((struct ftimer *)t)->armed = 1;
+	((struct ftimer *)t)->due = now_ms + ms;
+}
+
+static void
+f_timer_del(void *ctx, void *t)
+{
+	((struct ftimer *)t)->armed = 0;
+}
+
+static void
+f_timer_free(void *ctx, void *t)
+{
+	memset(t, 0, sizeof(struct ftimer));
+}
+
+static int64_t
+f_now(void *ctx)
+{
+	return (now_ms);
+}
+
+static void
+f_sched_free(void *ctx)
+{
+}
+
+/* Move time forward, firing due timers in order. */
+static void
+advance(int64_t ms)
+{
+	int64_t	 target = now_ms + ms;
+	int	 i, best;
+
+	for (;;) {
+		best = -1;
+		for (i = 0; i < MAXTIM; i++) {
+			if (timers[i].used && timers[i].armed &&
+			    timers[i].due <= target && (best == -1 ||
+			    timers[i].due < timers[best].due))
+				best = i;
+		}
+		if (best == -1)
+			break;
+		now_ms = timers[best].due;
+		timers[best].armed = 0;
+		timers[best].cb(timers[best].arg);
+	}
+	now_ms = target;
+}
+
+/* Answer request i. */
+static void
+reply(int i, int status, const char *body)
+{
+	ck_assert_int_lt(i, nreqs);
+	ck_assert_msg(reqs[i].pending, "request %d not pending", i);
+	reqs[i].pending = 0;
+	reqs[i].done(status, body != NULL ? body : "",
+	    body != NULL ? strlen(body) : 0, reqs[i].arg);
+}
+
+/* Index of the last request. */
+static int
+last(void)
+{
+	ck_assert_int_gt(nreqs, 0);
+	return (nreqs - 1);
+}
+
+static void
+reset(void)
+{
+	int	i;
+
+	for (i = 0; i < nreqs; i++) {
+		free(reqs[i].url);
+		free(reqs[i].method);
+		free(reqs[i].path);
+		free(reqs[i].body);
+	}
+	memset(reqs, 0, sizeof reqs);
+	nreqs = 0;
+	memset(timers, 0, sizeof timers);
+	now_ms = T0;
+	stopped = 0;
+}
+
+/* A client on the fakes. */
+static struct heureka_client *
+mkclient(const char *urls, int reg, int fetch)
+{
+	struct config		 cf;
+	struct hk_transport	 tr = { f_send, f_cancel, f_free, NULL };
+	struct hk_sched		 sc = { f_timer_new, f_timer_add, f_timer_del,
+				    f_timer_free, f_now, f_sched_free, NULL };
+	struct heureka_client	*c;
+	char			*cause = NULL;
+
+	reset();
+	config_defaults(&cf);
+	str_replace(&cf.instance_appname, "hello");
+	str_replace(&cf.instance_hostname, "h1");
+	str_replace(&cf.instance_ip_address, "10.0.0.1");
+	str_replace(&cf.service_url_default_zone, urls);
+	cf.instance_non_secure_port = 8080;
+	cf.register_with_eureka = reg;
+	cf.fetch_registry = fetch;
+	c = hk_client_new_with(&cf, &tr, &sc, &cause);
+	ck_assert_msg(c != NULL, "client: %s", cause);
+	config_free(&cf);
+	return (c);
+}
+
+/* A model instance. */
+static struct instance *
+mkinst(const char *app, const char *id, enum instance_status st,
+    enum action_type at)
+{
+	struct instance	*in = instance_new();
+
+	in->app = xstrdup(app);
+	in->instance_id = xstrdup(id);
+	in->host_name = xstrdup(id);
+	in->ip_addr = xstrdup("10.1.1.1");
+	in->status = st;
+	in->action_type = at;
+	in->has_dc = 1;
+	in->last_updated_ts = T0;
+	return (in);
+}
+
+/* JSON body of a registry with the given version and hash. */
+static char *
+apps_json(struct applications *as, int64_t version, const char *hash)
+{
+	struct buf	 b;
+	char		*s;
+
+	as->versions_delta = version;
+	free(as->apps_hashcode);
+	as->apps_hashcode = hash != NULL ? xstrdup(hash) :
+	    applications_hashcode(as);
+	buf_init(&b, 0);
+	json_encode_applications(&b, as, CODEC_FULL);
+	s = buf_steal(&b, NULL);
+	applications_free(as);
+	return (s);
+}
+
+static int	nchanges[4];
+
+static void
+count_cb(enum action_type at, const struct instance *in, void *arg)
+{
+	nchanges[at]++;
+}
+
+static void
+stop_done(void *arg)
+{
+	stopped++;
+}
+
+START_TEST(test_merge_actions)
+{
+	struct applications	*local = applications_new(), *d;
+	struct application	*a;
+
+	a = applications_get(local, "A");
+	application_add(a, mkinst("A", "a1", STATUS_UP, ACTION_ADDED));
+	application_add(a, mkinst("A", "a2", STATUS_UP, ACTION_ADDED));
+	a = applications_get(local, "C");
+	application_add(a, mkinst("C", "c1", STATUS_UP, ACTION_ADDED));
+
+	d = applications_new();
+	application_add(applications_get(d, "B"),
+	    mkinst("B", "b1", STATUS_UP, ACTION_ADDED));
+	application_add(applications_get(d, "A"),
+	    mkinst("A", "a1", STATUS_DOWN, ACTION_MODIFIED));
+	application_add(applications_get(d, "A"),
+	    mkinst("A", "a2", STATUS_UP, ACTION_DELETED));
+	application_add(applications_get(d, "C"),
+	    mkinst("C", "c1", STATUS_UP, ACTION_DELETED));
+	memset(nchanges, 0, sizeof nchanges);
+	hk_merge_delta(local, d, count_cb, NULL);
+
+	ck_assert_ptr_nonnull(applications_find(local, "B"));
+	ck_assert_ptr_null(applications_find(local, "C"));	/* emptied */
+	a = applications_find(local, "A");
+	ck_assert_uint_eq(a->n, 1);
+	ck_assert_int_eq(application_find(a, "a1")->status, STATUS_DOWN);
+	ck_assert_int_eq(nchanges[ACTION_ADDED], 1);
+	ck_assert_int_eq(nchanges[ACTION_MODIFIED], 1);
+	ck_assert_int_eq(nchanges[ACTION_DELETED], 2);
+
+	/* The same delta again changes nothing (deltas repeat). */
+	memset(nchanges, 0, sizeof nchanges);
+	hk_merge_delta(local, d, count_cb, NULL);
+	ck_assert_int_eq(nchanges[ACTION_ADDED] + nchanges[ACTION_MODIFIED] +
+	    nchanges[ACTION_DELETED], 0);
+	ck_assert_uint_eq(applications_count(local), 2);
+	applications_free(d);
+	applications_free(local);
+}
+END_TEST
+
+/* Full fetch, then a delta whose hash does not match: a full fetch. */
+START_TEST(test_hash_mismatch_full_fetch)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 0, 1);
+	struct applications	*as;
+	char			*body;
+	int			 i;
+
+	ck_assert_int_eq(hk_client_start(c), 0);
+	i = last();
+	ck_assert_str_eq(reqs[i].path, "apps/");
+	as = applications_new();
+	application_add(applications_get(as, "A"),
+	    mkinst("A", "a1", STATUS_UP, ACTION_ADDED));
+	body = apps_json(as, 1, NULL);
+	reply(i, 200, body);
+	free(body);
+	ck_assert_int_eq(heureka_client_count(c), 1);
+
+	advance(30000);
+	i = last();
+	ck_assert_str_eq(reqs[i].path, "apps/delta");
+	as = applications_new();
+	application_add(applications_get(as, "A"),
+	    mkinst("A", "a2", STATUS_UP, ACTION_ADDED));
+	body = apps_json(as, 2, "UP_5_");		/* we will have UP_2_ */
+	reply(i, 200, body);
+	free(body);
+	ck_assert_int_eq(heureka_client_count(c), 2);
+	i = last();
+	ck_assert_str_eq(reqs[i].path, "apps/");
+	ck_assert(reqs[i].pending);
+
+	/* A matching delta does not. */
+	as = applications_new();
+	application_add(applications_get(as, "A"),
+	    mkinst("A", "a1", STATUS_UP, ACTION_ADDED));
+	body = apps_json(as, 3, NULL);
+	reply(i, 200, body);
+	free(body);
+	ck_assert_int_eq(heureka_client_count(c), 1);
+	advance(30000);
+	i = last();
+	ck_assert_str_eq(reqs[i].path, "apps/delta");
+	as = applications_new();
+	application_add(applications_get(as, "A"),
+	    mkinst("A", "a3", STATUS_DOWN, ACTION_ADDED));
+	body = apps_json(as, 4, "DOWN_1_UP_1_");
+	reply(i, 200, body);
+	free(body);
+	ck_assert_int_eq(last(), i);
+	ck_assert_int_eq(heureka_client_count(c), 2);
+	heureka_client_free(c);
+}
+END_TEST
+
+/* A delta answered 403 falls back to a full fetch. */
+START_TEST(test_delta_non200_full)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 0, 1);
+	struct applications	*as;
+	char			*body;
+	int			 i;
+
+	hk_client_start(c);
+	as = applications_new();
+	application_add(applications_get(as, "A"),
+	    mkinst("A", "a1", STATUS_UP, ACTION_ADDED));
+	body = apps_json(as, 1, NULL);
+	reply(last(), 200, body);
+	free(body);
+	advance(30000);
+	i = last();
+	ck_assert_str_eq(reqs[i].path, "apps/delta");
+	reply(i, 403, NULL);
+	ck_assert_int_eq(last(), i + 1);
+	ck_assert_str_eq(reqs[i + 1].path, "apps/");
+	ck_assert_str_eq(reqs[i + 1].method, "GET");
+	heureka_client_free(c);
+}
+END_TEST
+
+/* An empty local copy always fetches in full. */
+START_TEST(test_empty_copy_full)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 0, 1);
+	char			*body;
+
+	hk_client_start(c);
+	body = apps_json(applications_new(), 1, "");
+	reply(last(), 200, body);
+	free(body);
+	advance(30000);
+	ck_assert_str_eq(reqs[last()].path, "apps/");
+	heureka_client_free(c);
+}
+END_TEST
+
+/* Dirtied again while a registration is in flight: stays dirty. */
+START_TEST(test_dirty_race)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 1, 0);
+	int64_t			 ts;
+	int			 i;
+
+	hk_client_start(c);
+	i = last();
+	ck_assert_str_eq(reqs[i].method, "POST");
+	ck_assert_str_eq(reqs[i].path, "apps/HELLO");
+	ck_assert_ptr_nonnull(strstr(reqs[i].body, "\"h1:hello:8080\""));
+	ck_assert(hk_client_is_dirty(c, NULL));
+	advance(5);
+	hk_client_mark_dirty(c);		/* during the registration */
+	reply(i, 204, NULL);
+	ck_assert(hk_client_is_dirty(c, &ts));
+	ck_assert_int_eq(ts, T0 + 5);
+
+	/* The replicator's run (40 s) registers again, then it is clean. */
+	advance(40000);
+	i = last();
+	ck_assert_str_eq(reqs[i].method, "POST");
+	reply(i, 204, NULL);
+	ck_assert(!hk_client_is_dirty(c, NULL));
+	heureka_client_free(c);
+}
+END_TEST
+
+/* A status change during a registration registers again after it. */
+START_TEST(test_status_on_demand)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 1, 0);
+	int			 i;
+
+	hk_client_start(c);
+	i = last();
+	ck_assert_int_eq(heureka_client_set_status(c, "DOWN"), 0);
+	advance(0);			/* the on-demand kick */
+	ck_assert_int_eq(last(), i);	/* one registration at a time */
+	reply(i, 204, NULL);
+	ck_assert(hk_client_is_dirty(c, NULL));
+	i = last();
+	ck_assert_int_eq(i, 1);
+	ck_assert_ptr_nonnull(strstr(reqs[i].body, "\"DOWN\""));
+	reply(i, 204, NULL);
+	ck_assert(!hk_client_is_dirty(c, NULL));
+	ck_assert_int_eq(heureka_client_set_status(c, "BOGUS"), -1);
+	heureka_client_free(c);
+}
+END_TEST
+
+START_TEST(test_ratelim)
+{
+	struct hk_ratelim	rl;
+
+	hk_ratelim_init(&rl, 2, 4);
+	ck_assert(hk_ratelim_acquire(&rl, T0));
+	ck_assert(hk_ratelim_acquire(&rl, T0));
+	ck_assert(!hk_ratelim_acquire(&rl, T0));	/* burst spent */
+	ck_assert(!hk_ratelim_acquire(&rl, T0 + 14999));
+	ck_assert(hk_ratelim_acquire(&rl, T0 + 15000));	/* 4/min */
+	ck_assert(!hk_ratelim_acquire(&rl, T0 + 20000));
+	ck_assert(hk_ratelim_acquire(&rl, T0 + 30000));
+	ck_assert(!hk_ratelim_acquire(&rl, T0 + 30000));
+	/* A long pause refills only up to the burst. */
+	ck_assert(hk_ratelim_acquire(&rl, T0 + 600000));
+	ck_assert(hk_ratelim_acquire(&rl, T0 + 600000));
+	ck_assert(!hk_ratelim_acquire(&rl, T0 + 600000));
+}
+END_TEST
+
+/* Status changes beyond the limiter's budget wait for the replicator. */
+START_TEST(test_status_rate_limited)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 1, 0);
+	const char		*st[] = { "DOWN", "UP", "DOWN" };
+	int			 i, k;
+
+	hk_client_start(c);
+	reply(last(), 204, NULL);
+	for (k = 0; k < 3; k++) {
+		i = nreqs;
+		heureka_client_set_status(c, st[k]);
+		advance(0);
+		if (k < 2) {
+			ck_assert_int_eq(nreqs, i + 1);
+			reply(last(), 204, NULL);
+		} else
+			ck_assert_int_eq(nreqs, i);	/* limited */
+	}
+	ck_assert(hk_client_is_dirty(c, NULL));
+	heureka_client_free(c);
+}
+END_TEST
+
+START_TEST(test_backoff)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 1, 0);
+	struct hk_backoff	 bo;
+	int			 i;
+
+	hk_backoff_init(&bo, 30000, 10);
+	ck_assert_int_eq(hk_backoff_timeout(&bo), 60000);
+	ck_assert_int_eq(hk_backoff_timeout(&bo), 120000);
+	ck_assert_int_eq(hk_backoff_timeout(&bo), 240000);
+	ck_assert_int_eq(hk_backoff_timeout(&bo), 300000);	/* cap */
+	ck_assert_int_eq(hk_backoff_timeout(&bo), 300000);
+	ck_assert_int_eq(hk_backoff_done(&bo), 30000);
+
+	/* The heartbeat task: unanswered heartbeats double the delay. */
+	hk_client_start(c);
+	reply(last(), 204, NULL);
+	advance(30000);
+	i = last();
+	ck_assert_str_eq(reqs[i].method, "PUT");
+	advance(30000);				/* timeout */
+	ck_assert(!reqs[i].pending);		/* cancelled */
+	ck_assert_int_eq(hk_client_heartbeat_delay(c), 60000);
+	advance(60000);
+	i = last();
+	ck_assert_str_eq(reqs[i].method, "PUT");
+	advance(30000);
+	ck_assert_int_eq(hk_client_heartbeat_delay(c), 120000);
+	advance(120000);
+	advance(30000);
+	ck_assert_int_eq(hk_client_heartbeat_delay(c), 240000);
+	advance(240000);
+	advance(30000);
+	ck_assert_int_eq(hk_client_heartbeat_delay(c), 300000);
+	advance(300000);
+	i = last();
+	ck_assert(reqs[i].pending);
+	reply(i, 200, NULL);			/* any completion resets */
+	ck_assert_int_eq(hk_client_heartbeat_delay(c), 30000);
+	heureka_client_free(c);
+}
+END_TEST
+
+START_TEST(test_quarantine)
+{
+	struct hk_endpoints	ep;
+	int			c[HK_MAX_URLS];
+
+	hk_endpoints_init(&ep, "http://a/eureka,http://b/eureka/, http://c/"
+	    ",http://d/,http://e/");
+	ck_assert_uint_eq(ep.n, 5);
+	ck_assert_str_eq(ep.urls[0], "http://a/eureka/");
+	ck_assert_uint_eq(hk_endpoints_candidates(&ep, c), 5);
+	hk_endpoints_failed(&ep, 0);
+	hk_endpoints_failed(&ep, 2);
+	/* floor(5 * 0.66) = 3: two quarantined are skipped. */
+	ck_assert_uint_eq(hk_endpoints_candidates(&ep, c), 3);
+	ck_assert_int_eq(c[0], 1);
+	ck_assert_int_eq(c[1], 3);
+	hk_endpoints_failed(&ep, 1);
+	/* Three reach the threshold: cleared, everyone is a candidate. */
+	ck_assert_uint_eq(hk_endpoints_candidates(&ep, c), 5);
+	ck_assert_int_eq(c[0], 0);
+	hk_endpoints_clear(&ep);
+
+	ck_assert(hk_req_accepted(HK_REQ_HEARTBEAT, 404));
+	ck_assert(!hk_req_accepted(HK_REQ_FULL, 403));
+	ck_assert(hk_req_accepted(HK_REQ_DELTA, 403));
+	ck_assert(hk_req_accepted(HK_REQ_CANCEL, 500));
+	ck_assert(!hk_req_accepted(HK_REQ_CANCEL, 0));
+	ck_assert(!hk_req_accepted(HK_REQ_REGISTER, 500));
+}
+END_TEST
+
+/* Failover order over live requests, pinning and quarantine. */
+START_TEST(test_failover)
+{
+	struct heureka_client	*c = mkclient(
+	    "http://a/e/,http://b/e/,http://c/e/,http://d/e/,http://e/e/",
+	    1, 0);
+	int			 i;
+
+	hk_client_start(c);
+	i = last();
+	ck_assert_str_eq(reqs[i].url, "http://a/e/");
+	reply(i, 0, NULL);			/* connection refused */
+	ck_assert_str_eq(reqs[last()].url, "http://b/e/");
+	reply(last(), 503, NULL);
+	ck_assert_str_eq(reqs[last()].url, "http://c/e/");
+	reply(last(), 204, NULL);		/* pinned to c */
+	ck_assert(!hk_client_is_dirty(c, NULL));
+
+	advance(30000);
+	ck_assert_str_eq(reqs[last()].url, "http://c/e/");
+	reply(last(), 500, NULL);		/* c quarantined too: 3 >= 3 */
+	ck_assert_str_eq(reqs[last()].url, "http://a/e/");
+	reply(last(), 500, NULL);
+	ck_assert_str_eq(reqs[last()].url, "http://b/e/");
+	i = nreqs;
+	reply(last(), 500, NULL);		/* three tries, then give up */
+	ck_assert_int_eq(nreqs, i);
+
+	/* Quarantine {a, b}: the next request starts at c. */
+	advance(30000);
+	ck_assert_str_eq(reqs[last()].url, "http://c/e/");
+	reply(last(), 200, NULL);
+	heureka_client_free(c);
+}
+END_TEST
+
+/* A 404 heartbeat registers again at once, with a new dirty timestamp. */
+START_TEST(test_heartbeat_404)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 1, 0);
+	int64_t			 ts0, ts1;
+	int			 i;
+	char			 want[128];
+
+	hk_client_start(c);
+	reply(last(), 204, NULL);
+	hk_client_is_dirty(c, &ts0);
+	advance(30000);
+	i = last();
+	snprintf(want, sizeof want, "apps/HELLO/h1:hello:8080?status=UP&"
+	    "lastDirtyTimestamp=%lld", (long long)ts0);
+	ck_assert_str_eq(reqs[i].path, want);
+	reply(i, 404, NULL);
+	ck_assert_int_eq(last(), i + 1);
+	ck_assert_str_eq(reqs[i + 1].method, "POST");
+	ck_assert(hk_client_is_dirty(c, &ts1));
+	ck_assert_int_gt(ts1, ts0);
+	reply(i + 1, 204, NULL);
+	ck_assert(!hk_client_is_dirty(c, NULL));
+	heureka_client_free(c);
+}
+END_TEST
+
+/* Stop: DELETE our registration, then free and call back. */
+START_TEST(test_cancel_on_stop)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 1, 1);
+	int			 i, j;
+
+	hk_client_start(c);
+	reply(1, 204, NULL);		/* 0 is the full fetch, 1 register */
+	ck_assert(reqs[0].pending);
+	heureka_client_stop(c, stop_done, NULL);
+	ck_assert(!reqs[0].pending);	/* the fetch was cancelled */
+	i = last();
+	ck_assert_str_eq(reqs[i].method, "DELETE");
+	ck_assert_str_eq(reqs[i].path, "apps/HELLO/h1:hello:8080");
+	ck_assert_int_eq(stopped, 0);
+	reply(i, 200, NULL);
+	advance(0);
+	ck_assert_int_eq(stopped, 1);
+	for (j = 0; j < MAXTIM; j++)
+		ck_assert(!timers[j].used);	/* every timer freed */
+}
+END_TEST
+
+/* Lookups: only UP, round robin, VIPs, ids. */
+START_TEST(test_lookups)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 0, 1);
+	struct applications	*as = applications_new();
+	struct application	*a = applications_get(as, "A");
+	struct heureka_instance	*list, *x, *y, *z;
+	struct instance		*in;
+	char			*body;
+	size_t			 n;
+
+	application_add(a, mkinst("A", "a1", STATUS_UP, ACTION_ADDED));
+	application_add(a, mkinst("A", "a2", STATUS_UP, ACTION_ADDED));
+	in = mkinst("A", "a3", STATUS_DOWN, ACTION_ADDED);
+	in->vip_address = xstrdup("x,alpha");
+	application_add(a, in);
+	hk_client_start(c);
+	body = apps_json(as, 1, NULL);
+	reply(last(), 200, body);
+	free(body);
+	n = heureka_client_get_app(c, "a", &list);
+	ck_assert_uint_eq(n, 2);
+	heureka_instances_free(list, n);
+	x = heureka_client_next_up(c, "A");
+	y = heureka_client_next_up(c, "A");
+	z = heureka_client_next_up(c, "A");
+	ck_assert_str_ne(x->instance_id, y->instance_id);
+	ck_assert_str_eq(x->instance_id, z->instance_id);
+	heureka_instance_free(x);
+	heureka_instance_free(y);
+	heureka_instance_free(z);
+	ck_assert_uint_eq(heureka_client_get_vip(c, "ALPHA", &list), 0);
+	x = heureka_client_get_instance(c, "a3");
+	ck_assert_ptr_nonnull(x);
+	ck_assert_str_eq(x->status, "DOWN");
+	heureka_instance_free(x);
+	ck_assert_ptr_null(heureka_client_next_up(c, "NOPE"));
+	heureka_client_free(c);
+}
+END_TEST
+
+static Suite *
+client_suite(void)
+{
+	Suite	*s = suite_create("client");
+	TCase	*tc = tcase_create("core");
+
+	tcase_add_test(tc, test_merge_actions);
+	tcase_add_test(tc, test_hash_mismatch_full_fetch);
+	tcase_add_test(tc, test_delta_non200_full);
+	tcase_add_test(tc, test_empty_copy_full);
+	tcase_add_test(tc, test_dirty_race);
+	tcase_add_test(tc, test_status_on_demand);
+	tcase_add_test(tc, test_ratelim);
+	tcase_add_test(tc, test_status_rate_limited);
+	tcase_add_test(tc, test_backoff);
+	tcase_add_test(tc, test_quarantine);
+	tcase_add_test(tc, test_failover);
+	tcase_add_test(tc, test_heartbeat_404);
+	tcase_add_test(tc, test_cancel_on_stop);
+	tcase_add_test(tc, test_lookups);
+	suite_add_tcase(s, tc);
+	return (s);
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(client_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	reset();
+	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+}
