@@ -174,6 +174,7 @@ static void	xml_nl(struct buf *, int);
 static void	xml_elem(struct buf *, int, const char *, const char *);
 static void	xml_elem_i64(struct buf *, int, const char *, int64_t);
 static void	xml_port(struct buf *, int, const char *, int32_t, int);
+static int	xml_map_shows(const struct kvlist *, size_t, const char **);
 static void	xml_map(struct buf *, int, const struct kvlist *,
 		    const char **);
 static void	xml_dc(struct buf *, int, const struct instance *, int);
@@ -442,6 +443,23 @@ xml_add_escaped(struct buf *b, const char *s)
 	buf_add(b, run, (size_t)(p - run));
 }
 
+/* Is entry i of l written: a safe name, and in keep if keep is given? */
+static int
+xml_map_shows(const struct kvlist *l, size_t i, const char **keep)
+{
+	size_t	j;
+
+	if (!xml_name_ok(l->v[i].key))
+		return (0);
+	if (keep == NULL)
+		return (1);
+	for (j = 0; keep[j] != NULL; j++) {
+		if (strcmp(keep[j], l->v[i].key) == 0)
+			return (1);
+	}
+	return (0);
+}
+
 /*
  * <metadata> with one child per entry, or the EmptyMap form. keep, if not
  * NULL, is the list of keys to write (compact AmazonInfo). Keys that are
@@ -451,33 +469,20 @@ xml_add_escaped(struct buf *b, const char *s)
 static void
 xml_map(struct buf *b, int indent, const struct kvlist *l, const char **keep)
 {
-	size_t	i, j, shown = 0;
-	int	*ok;
+	size_t	i;
 
-	ok = l->n > 0 ? xcalloc(l->n, sizeof *ok) : NULL;
 	for (i = 0; i < l->n; i++) {
-		if (!xml_name_ok(l->v[i].key))
-			continue;
-		if (keep != NULL) {
-			for (j = 0; keep[j] != NULL; j++) {
-				if (strcmp(keep[j], l->v[i].key) == 0)
-					break;
-			}
-			if (keep[j] == NULL)
-				continue;
-		}
-		ok[i] = 1;
-		shown++;
+		if (xml_map_shows(l, i, keep))
+			break;
 	}
 	xml_nl(b, indent);
-	if (shown == 0) {
+	if (i == l->n) {
 		buf_adds(b, XML_EMPTY_MAP);
-		free(ok);
 		return;
 	}
 	buf_adds(b, "<metadata>");
-	for (i = 0; i < l->n; i++) {
-		if (!ok[i])
+	for (; i < l->n; i++) {
+		if (!xml_map_shows(l, i, keep))
 			continue;
 		xml_nl(b, indent + 1);
 		buf_addc(b, '<');
@@ -490,7 +495,6 @@ xml_map(struct buf *b, int indent, const struct kvlist *l, const char **keep)
 	}
 	xml_nl(b, indent);
 	buf_adds(b, "</metadata>");
-	free(ok);
 }
 
 /* <dataCenterInfo class="..."> with name (and Amazon metadata). */

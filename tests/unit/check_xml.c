@@ -234,6 +234,86 @@ START_TEST(test_stitch_equals_whole)
 }
 END_TEST
 
+/*
+ * The XML and JSON fixtures describe the same registries: XML in, JSON out
+ * must give the JSON fixture, and the other way round.
+ */
+static const char *twin_fixtures[] = {
+	"applications", "applications-empty", "delta"
+};
+
+START_TEST(test_cross_codec)
+{
+	char			 name[64], *xml, *json, *cause = NULL;
+	size_t			 xlen, jlen;
+	struct applications	*as;
+	struct buf		 b;
+
+	snprintf(name, sizeof name, "%s.xml", twin_fixtures[_i]);
+	xml = read_fixture(name, &xlen);
+	snprintf(name, sizeof name, "%s.json", twin_fixtures[_i]);
+	json = read_fixture(name, &jlen);
+	while (jlen > 0 && json[jlen - 1] == '\n')
+		json[--jlen] = '\0';
+	buf_init(&b, 0);
+
+	as = xml_decode_applications(xml, xlen, &cause);
+	ck_assert_msg(as != NULL, "xml: %s", cause);
+	json_encode_applications(&b, as, CODEC_FULL);
+	assert_same(&b, json, jlen);
+	applications_free(as);
+
+	buf_reset(&b);
+	as = json_decode_applications(json, jlen, &cause);
+	ck_assert_msg(as != NULL, "json: %s", cause);
+	xml_encode_applications(&b, as, CODEC_FULL);
+	assert_same(&b, xml, xlen);
+	applications_free(as);
+
+	buf_free(&b);
+	free(xml);
+	free(json);
+}
+END_TEST
+
+/* Same for the single instance and application fixtures. */
+START_TEST(test_cross_codec_single)
+{
+	char			*xml, *json, *cause = NULL;
+	size_t			 xlen, jlen;
+	struct instance		*in;
+	struct application	*a;
+	struct buf		 b;
+
+	buf_init(&b, 0);
+	xml = read_fixture("instance.xml", &xlen);
+	json = read_fixture("instance.json", &jlen);
+	while (jlen > 0 && json[jlen - 1] == '\n')
+		json[--jlen] = '\0';
+	in = xml_decode_instance(xml, xlen, &cause);
+	ck_assert_msg(in != NULL, "xml: %s", cause);
+	json_encode_instance_root(&b, in);
+	assert_same(&b, json, jlen);
+	instance_free(in);
+	free(xml);
+	free(json);
+
+	buf_reset(&b);
+	xml = read_fixture("application.xml", &xlen);
+	json = read_fixture("application.json", &jlen);
+	while (jlen > 0 && json[jlen - 1] == '\n')
+		json[--jlen] = '\0';
+	a = json_decode_application(json, jlen, &cause);
+	ck_assert_msg(a != NULL, "json: %s", cause);
+	xml_encode_application(&b, a, CODEC_FULL, 0);
+	assert_same(&b, xml, xlen);
+	application_free(a);
+	free(xml);
+	free(json);
+	buf_free(&b);
+}
+END_TEST
+
 /* Empty registries, full and compact. */
 START_TEST(test_empty_registry)
 {
@@ -788,6 +868,9 @@ xml_suite(void)
 	    sizeof apps_fixtures / sizeof *apps_fixtures);
 	tcase_add_test(tc, test_decode_applications_fields);
 	tcase_add_test(tc, test_stitch_equals_whole);
+	tcase_add_loop_test(tc, test_cross_codec, 0,
+	    sizeof twin_fixtures / sizeof *twin_fixtures);
+	tcase_add_test(tc, test_cross_codec_single);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("writer");
