@@ -204,6 +204,12 @@ load_config(const struct options *o, struct config *cf, char **cause)
 	size_t	i;
 
 	config_defaults(cf);
+	/*
+	 * The table's default service URL is the client's (Spring's
+	 * localhost:8761). A server has no peers unless it is given some.
+	 */
+	free(cf->service_url_default_zone);
+	cf->service_url_default_zone = NULL;
 	if (o->file != NULL && config_load_file(cf, o->file, cause) != 0)
 		return (-1);
 	if (config_load_env(cf, environ, cause) != 0)
