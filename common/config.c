@@ -45,7 +45,7 @@
 #define nitems(a)	(sizeof (a) / sizeof (a)[0])
 #endif
 
-#define CONFIG_KEY_MAX		256	/* longest key, normalised or not */
+#define CONFIG_KEY_MAX		256	/* longest key */
 #define CONFIG_VALUE_MAX	65536	/* longest single value */
 #define CONFIG_FILE_MAX		(4 * 1024 * 1024)
 #define CONFIG_YAML_DEPTH	32
@@ -63,7 +63,7 @@ enum config_type {
 };
 
 struct config_opt {
-	const char		*names[CONFIG_NAMES];	/* [0]: canonical */
+	const char		*names[CONFIG_NAMES];	/* [0] canonical */
 	enum config_type	 type;
 	size_t			 off;
 	double			 min;
@@ -82,9 +82,9 @@ struct config_opt {
 #define N(...)		{ __VA_ARGS__ }
 #define BOOL(n, f, d, h)	{ n, CONF_BOOL, OFF(f), 0, 1, d, h, 0 }
 #define INT(n, f, lo, hi, d, h)	{ n, CONF_INT, OFF(f), lo, hi, d, h, 0 }
-#define I64(n, f, lo, hi, d, h)	{ n, CONF_INT64, OFF(f), lo, hi, d, h, 0 }
+#define I64(n, f, lo, hi, d, h) { n, CONF_INT64, OFF(f), lo, hi, d, h, 0 }
 #define SIZE(n, f, lo, hi, d, h) { n, CONF_SIZE, OFF(f), lo, hi, d, h, 0 }
-#define DBL(n, f, lo, hi, d, h)	{ n, CONF_DOUBLE, OFF(f), lo, hi, d, h, 0 }
+#define DBL(n, f, lo, hi, d, h) { n, CONF_DOUBLE, OFF(f), lo, hi, d, h, 0 }
 #define STR(n, f, d, h)		{ n, CONF_STRING, OFF(f), 0, 0, d, h, 0 }
 #define URLS(n, f, d, h)	{ n, CONF_URLLIST, OFF(f), 0, 0, d, h, 0 }
 #define MAP(n, f, h)		{ n, CONF_MAP, OFF(f), 0, 0, NULL, h, 0 }
@@ -291,7 +291,8 @@ static const struct config_opt config_opts[] = {
 	INT(N("eureka.instance.non-secure-port", "eureka.port"),
 	    instance_non_secure_port, 0, 65535, "0",
 	    "service port (0: server.port)"),
-	BOOL(N("eureka.instance.non-secure-port-enabled", "eureka.port.enabled"),
+	BOOL(N("eureka.instance.non-secure-port-enabled",
+	    "eureka.port.enabled"),
 	    instance_non_secure_port_enabled, "true",
 	    "the plain port is enabled"),
 	INT(N("eureka.instance.secure-port", "eureka.securePort"),
@@ -336,7 +337,7 @@ static const struct config_opt config_opts[] = {
 	MAP(N("eureka.instance.metadata-map.*", "eureka.metadata.*"),
 	    instance_metadata, "metadata entries (key case is kept)"),
 
-	/* Accepted, ignored: AWS, thread pools, remote regions, rate limiter. */
+	/* Accepted, ignored: AWS, pools, remote regions, rate limiter. */
 	IGN(N("eureka.server.initial-capacity-of-response-cache",
 	    "eureka.initialCapacityOfResponseCache"), "Java cache sizing"),
 	IGN(N("eureka.server.peer-node-total-connections",
@@ -429,7 +430,8 @@ static const struct config_opt config_opts[] = {
 	    "eureka.awsAccessId", "eureka.awsSecretKey"), "AWS"),
 	IGN(N("eureka.server.use-aws-asg-api", "eureka.shouldUseAwsAsgApi",
 	    "eureka.server.asg-query-timeout-ms", "eureka.asgQueryTimeoutMs",
-	    "eureka.server.asg-update-interval-ms", "eureka.asgUpdateIntervalMs"),
+	    "eureka.server.asg-update-interval-ms",
+	    "eureka.asgUpdateIntervalMs"),
 	    "AWS ASG"),
 	IGN(N("eureka.server.asg-cache-expiry-timeout-ms",
 	    "eureka.asgCacheExpiryTimeoutMs",
@@ -1093,7 +1095,7 @@ out:
 /* A YAML nesting level being flattened. */
 struct yaml_frame {
 	int	is_seq;
-	size_t	base;		/* key path length for this level's keys */
+	size_t	base;		/* key length where this level's keys go */
 	int	have_key;
 };
 

@@ -171,9 +171,9 @@ START_TEST(test_env_relaxed_binding)
 		"SERVER_PORT=9999",
 		"SERVER_ADDRESS=127.0.0.1",
 		"SPRING_APPLICATION_NAME=svc",
-		"HEUREKA_PORT_FILE=/tmp/port",	/* dots-insensitive fallback */
+		"HEUREKA_PORT_FILE=/tmp/port",	/* dots ignored */
 		"EUREKA_CLIENT_SERVICEURL_DEFAULTZONE=http://a/eureka/",
-		"EUREKA_UNRELATED_THING=1",	/* unknown: warned, skipped */
+		"EUREKA_UNRELATED_THING=1",	/* warned, skipped */
 		"LOGGING_LEVEL_ROOT=debug",
 		"EUREKA_INSTANCE_METADATAMAP_ZONE=z1",
 		"EUREKA_SERVER_ENABLESELFPRESERVATION=off",
@@ -351,14 +351,14 @@ START_TEST(test_precedence)
 	char		*env[] = { "SERVER_PORT=8763",
 			    "EUREKA_SERVER_PEERNODEREADTIMEOUTMS=400", NULL };
 
-	ck_assert_int_eq(cf.server_port, 8761);			/* default */
+	ck_assert_int_eq(cf.server_port, 8761);		/* default */
 	ck_assert_msg(config_load_file(&cf, p, &cause) == 0, "%s", cause);
-	ck_assert_int_eq(cf.server_port, 8762);			/* file */
+	ck_assert_int_eq(cf.server_port, 8762);		/* file */
 	ck_assert_int_eq(cf.peer_node_read_timeout_ms, 300);
 	ck_assert_msg(config_load_env(&cf, env, &cause) == 0, "%s", cause);
-	ck_assert_int_eq(cf.server_port, 8763);			/* env */
+	ck_assert_int_eq(cf.server_port, 8763);		/* env */
 	ck_assert_int_eq(cf.peer_node_read_timeout_ms, 400);
-	set_ok("server.port", "8764");				/* cmdline */
+	set_ok("server.port", "8764");			/* cmdline */
 	ck_assert_int_eq(cf.server_port, 8764);
 	ck_assert_int_eq(cf.peer_node_read_timeout_ms, 400);
 	ck_assert_str_eq(cf.server_address, "10.0.0.1");	/* file only */
@@ -372,7 +372,7 @@ START_TEST(test_unknown_key)
 	    "1"), "unknown key 'eureka.server.evictionIntervalTimerInM' "
 	    "(did you mean 'eureka.server.eviction-interval-timer-in-ms'?)");
 	set_fail("", "1");
-	set_fail("eureka.instance.metadata-map", "1");	/* map needs a key */
+	set_fail("eureka.instance.metadata-map", "1");	/* needs a key */
 	/* Keys that do not apply are accepted. */
 	set_ok("eureka.server.eip-bind-rebind-retries", "3");
 	set_ok("eureka.server.rate-limiter-enabled", "true");
@@ -409,7 +409,7 @@ START_TEST(test_out_of_range)
 	ck_assert_int_eq(cf.server_port, 8761);
 	set_ok("server.port", " 0 ");
 	ck_assert_int_eq(cf.server_port, 0);
-	set_ok("eureka.server.my-url", "");		/* no default: NULL */
+	set_ok("eureka.server.my-url", "");	/* no default: NULL */
 	ck_assert_ptr_null(cf.my_url);
 }
 END_TEST
@@ -541,7 +541,8 @@ START_TEST(test_dump_hides_credentials)
 	FILE	*f;
 
 	set_ok("eureka.client.service-url.defaultZone",
-	    "http://user:secret@host1:8761/eureka/, https://u2:p2@host2/eureka/");
+	    "http://user:secret@host1:8761/eureka/, "
+	    "https://u2:p2@host2/eureka/");
 	set_ok("eureka.server.my-url", "http://me:pw@self:8761/eureka/");
 	set_ok("eureka.instance.metadata-map.db", "postgres://a:dbpw@db/x");
 	ck_assert_ptr_nonnull(f = open_memstream(&out, &len));
