@@ -1,2 +1,424 @@
-/* tests/unit/check_cache.c: not written yet; fails until it is. */
-int main(void) { return 1; }
+/*
+ * tests/unit/check_cache.c: the response cache. Stitched full bodies must
+ * equal a from-scratch encode of the same registry (JSON and XML, full and
+ * compact), gzip bodies must inflate to the plain ones, a change must
+ * re-encode only its application, heartbeats must not invalidate, deltas
+ * must carry a fresh version, and the read-only layer must stay stale
+ * until its refresh. Time is passed by hand.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "buf.h"
+#include "cache.h"
+#include "gzip.h"
+#include "instance.h"
+#include "json.h"
+#include "registry.h"
+#include "xml.h"
+
+#define T0	1700000000000LL
+
+static struct registry	*reg;
+static struct cache	*cache;
+
+/* A valid instance of app with id. */
+static struct instance *
+mkinst(const char *app, const char *id, enum instance_status st)
+{
+	struct instance	*in = instance_new();
+
+	in->app = strdup(app);
+	in->instance_id = strdup(id);
+	in->host_name = strdup("host.example");
+	in->ip_addr = strdup("10.0.0.1");
+	in->vip_address = strdup("vip-a,vip-b");
+	in->status = st;
+	in->has_dc = 1;
+	in->has_lease = 1;
+	in->last_dirty_ts = T0;
+	kvlist_set(&in->metadata, "zone", "z1");
+	return (in);
+}
+
+/* Registry with apps A0..A(napps-1), per instances each. */
+static void
+setup_n(int napps, int per)
+{
+	struct registry_conf	rc;
+	char			app[32], id[32];
+	int			a, i;
+
+	registry_conf_defaults(&rc);
+	reg = registry_new(&rc, T0);
+	for (a = 0; a < napps; a++) {
+		snprintf(app, sizeof app, "APP%d", a);
+		for (i = 0; i < per; i++) {
+			snprintf(id, sizeof id, "app%d-i%d", a, i);
+			ck_assert_int_eq(registry_register(reg, mkinst(app, id,
+			    i % 3 == 0 ? STATUS_DOWN : STATUS_UP), 0, T0),
+			    REG_OK);
+		}
+	}
+	cache = cache_new(reg, 0, 180000);
+}
+
+/* Fixture: 5 apps x 4 instances. */
+static void
+setup(void)
+{
+	setup_n(5, 4);
+}
+
+/* Free the fixture. */
+static void
+teardown(void)
+{
+	cache_free(cache);
+	registry_free(reg);
+}
+
+/* The registry as a struct applications, encoded from scratch. */
+static char *
+scratch(int xml, int flags, size_t *len)
+{
+	struct applications	*as = applications_new();
+	struct buf		 b;
+	size_t			 i, j;
+
+	for (i = 0; i < registry_app_count(reg); i++) {
+		struct reg_app		*ra = registry_app_at(reg, i);
+		struct application	*a = application_new(reg_app_name(ra));
+
+		for (j = 0; j < reg_app_size(ra); j++)
+			application_add(a,
+			    instance_dup(reg_app_instance_at(ra, j)));
+		applications_add(as, a);
+	}
+	as->versions_delta = 1;
+	as->apps_hashcode = registry_hashcode(reg);
+	buf_init(&b, 0);
+	if (xml)
+		xml_encode_applications(&b, as, flags);
+	else
+		json_encode_applications(&b, as, flags);
+	applications_free(as);
+	return (buf_steal(&b, len));
+}
+
+/* Fetch a body through the cache as a string. */
+static char *
+fetch(enum cache_format f, int compact, int gz, size_t *len)
+{
+	struct cache_key	 k = { f, compact, gz };
+	struct cache_body	*b = cache_apps(cache, &k, T0 + 1000);
+	char			*p;
+
+	ck_assert_ptr_nonnull(b);
+	p = cache_body_copy(b, len);
+	cache_body_unref(b);
+	return (p);
+}
+
+/* Inflate a gzip body. */
+static char *
+gunzip(const char *p, size_t len, size_t *outlen)
+{
+	struct buf	b;
+
+	buf_init(&b, 0);
+	ck_assert_int_eq(gzip_inflate(p, len, &b, 1 << 28), 0);
+	return (buf_steal(&b, outlen));
+}
+
+START_TEST(test_stitched_equals_scratch)
+{
+	int	xml, compact;
+
+	for (xml = 0; xml <= 1; xml++) {
+		for (compact = 0; compact <= 1; compact++) {
+			size_t	 l1, l2, l3;
+			char	*want = scratch(xml, compact ? CODEC_COMPACT :
+			    CODEC_FULL, &l1);
+			char	*got = fetch(xml ? CACHE_XML : CACHE_JSON,
+			    compact, 0, &l2);
+			char	*gz = fetch(xml ? CACHE_XML : CACHE_JSON,
+			    compact, 1, &l3);
+			char	*plain;
+
+			ck_assert_uint_eq(l1, l2);
+			ck_assert_str_eq(want, got);
+			plain = gunzip(gz, l3, &l3);
+			ck_assert_uint_eq(l3, l1);
+			ck_assert_str_eq(plain, want);
+			free(want);
+			free(got);
+			free(gz);
+			free(plain);
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_stitched_parses)
+{
+	size_t			 len;
+	char			*p, *cause = NULL;
+	struct applications	*as;
+
+	p = fetch(CACHE_XML, 0, 0, &len);
+	as = xml_decode_applications(p, len, &cause);
+	ck_assert_msg(as != NULL, "xml: %s", cause);
+	ck_assert_uint_eq(applications_count(as), 20);
+	ck_assert_str_eq(as->apps_hashcode, "DOWN_10_UP_10_");
+	applications_free(as);
+	free(p);
+	p = fetch(CACHE_JSON, 0, 0, &len);
+	as = json_decode_applications(p, len, &cause);
+	ck_assert_msg(as != NULL, "json: %s", cause);
+	ck_assert_uint_eq(applications_count(as), 20);
+	applications_free(as);
+	free(p);
+}
+END_TEST
+
+START_TEST(test_change_reencodes_one_app)
+{
+	size_t		 len;
+	char		*p;
+	uint64_t	 before;
+
+	p = fetch(CACHE_JSON, 0, 1, &len);
+	free(p);
+	before = cache_stats(cache)->fragment_encodes;
+	ck_assert_uint_eq(before, 5);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP3", "new", STATUS_UP),
+	    0, T0 + 500), REG_OK);
+	p = fetch(CACHE_JSON, 0, 1, &len);
+	free(p);
+	ck_assert_uint_eq(cache_stats(cache)->fragment_encodes, before + 1);
+	/* And the result is still exactly a from-scratch encode. */
+	{
+		size_t	 l1, l2;
+		char	*want = scratch(0, CODEC_FULL, &l1);
+		char	*gz = fetch(CACHE_JSON, 0, 1, &l2);
+		char	*got = gunzip(gz, l2, &l2);
+
+		ck_assert_str_eq(want, got);
+		free(want);
+		free(gz);
+		free(got);
+	}
+}
+END_TEST
+
+START_TEST(test_heartbeat_does_not_invalidate)
+{
+	size_t			 len;
+	char			*p;
+	uint64_t		 builds;
+	const struct instance	*c = NULL;
+
+	p = fetch(CACHE_XML, 0, 0, &len);
+	free(p);
+	builds = cache_stats(cache)->full_builds;
+	ck_assert_int_eq(registry_renew(reg, "APP1", "app1-i1", -1,
+	    STATUS_UNKNOWN, 0, T0 + 2000, &c), REG_OK);
+	p = fetch(CACHE_XML, 0, 0, &len);
+	free(p);
+	ck_assert_uint_eq(cache_stats(cache)->full_builds, builds);
+	ck_assert_int_eq(registry_cancel(reg, "APP1", "app1-i1", 0, T0 + 3000),
+	    REG_OK);
+	p = fetch(CACHE_XML, 0, 0, &len);
+	ck_assert_ptr_null(strstr(p, "app1-i1<"));
+	free(p);
+	ck_assert_uint_eq(cache_stats(cache)->full_builds, builds + 1);
+}
+END_TEST
+
+START_TEST(test_delta_version_and_hash)
+{
+	struct cache_key	 k = { CACHE_JSON, 0, 0 };
+	struct cache_body	*b;
+	char			*p, *cause = NULL;
+	struct applications	*as;
+	size_t			 len;
+
+	b = cache_delta(cache, &k, T0 + 10);
+	p = cache_body_copy(b, &len);
+	cache_body_unref(b);
+	as = json_decode_applications(p, len, &cause);
+	ck_assert_ptr_nonnull(as);
+	ck_assert_int_eq(as->versions_delta, 1);
+	ck_assert_str_eq(as->apps_hashcode, "DOWN_10_UP_10_");
+	ck_assert_uint_eq(applications_count(as), 20);
+	applications_free(as);
+	free(p);
+	ck_assert_int_eq(registry_cancel(reg, "APP0", "app0-i0", 0, T0 + 20),
+	    REG_OK);
+	b = cache_delta(cache, &k, T0 + 30);
+	p = cache_body_copy(b, &len);
+	cache_body_unref(b);
+	as = json_decode_applications(p, len, &cause);
+	ck_assert_ptr_nonnull(as);
+	ck_assert_int_eq(as->versions_delta, 2);
+	ck_assert_str_eq(as->apps_hashcode, "DOWN_9_UP_10_");
+	ck_assert_int_eq(application_find(applications_find(as, "APP0"),
+	    "app0-i0")->action_type, ACTION_DELETED);
+	applications_free(as);
+	free(p);
+}
+END_TEST
+
+START_TEST(test_app_and_vip)
+{
+	struct cache_key	 k = { CACHE_JSON, 0, 0 };
+	struct cache_body	*b;
+	char			*p, *cause = NULL;
+	size_t			 len;
+	struct application	*a;
+	struct applications	*as;
+
+	ck_assert_ptr_null(cache_app(cache, &k, "NOPE", T0));
+	b = cache_app(cache, &k, "APP2", T0);
+	ck_assert_ptr_nonnull(b);
+	p = cache_body_copy(b, &len);
+	cache_body_unref(b);
+	ck_assert(strncmp(p, "{\"application\":{\"name\":\"APP2\"", 29) == 0);
+	a = json_decode_application(p, len, &cause);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(a->n, 4);
+	application_free(a);
+	free(p);
+
+	b = cache_vip(cache, &k, "vip-b", 0, T0);
+	p = cache_body_copy(b, &len);
+	cache_body_unref(b);
+	as = json_decode_applications(p, len, &cause);
+	ck_assert_ptr_nonnull(as);
+	ck_assert_int_eq(as->versions_delta, -1);
+	ck_assert_uint_eq(applications_count(as), 20);
+	applications_free(as);
+	free(p);
+	b = cache_vip(cache, &k, "VIP-B", 0, T0);	/* case-sensitive */
+	p = cache_body_copy(b, &len);
+	cache_body_unref(b);
+	ck_assert_ptr_nonnull(strstr(p, "\"application\":[]"));
+	free(p);
+}
+END_TEST
+
+START_TEST(test_read_only_layer)
+{
+	struct cache		*ro = cache_new(reg, 30000, 180000);
+	struct cache_key	 k = { CACHE_JSON, 0, 0 };
+	struct cache_body	*b;
+	char			*p;
+	size_t			 len;
+
+	b = cache_apps(ro, &k, T0);
+	p = cache_body_copy(b, &len);
+	cache_body_unref(b);
+	ck_assert_ptr_nonnull(strstr(p, "app4-i3"));
+	free(p);
+	ck_assert_int_eq(registry_cancel(reg, "APP4", "app4-i3", 0, T0 + 1),
+	    REG_OK);
+	b = cache_apps(ro, &k, T0 + 2);
+	p = cache_body_copy(b, &len);
+	cache_body_unref(b);
+	ck_assert_ptr_nonnull(strstr(p, "app4-i3"));	/* stale, as Eureka */
+	free(p);
+	cache_refresh_read_only(ro, T0 + 30000);
+	b = cache_apps(ro, &k, T0 + 30001);
+	p = cache_body_copy(b, &len);
+	cache_body_unref(b);
+	ck_assert_ptr_null(strstr(p, "app4-i3"));
+	free(p);
+	cache_free(ro);
+}
+END_TEST
+
+START_TEST(test_empty_registry)
+{
+	struct registry_conf	 rc;
+	size_t			 len;
+	char			*p;
+	FILE			*f;
+	char			 want[512];
+	size_t			 n;
+
+	cache_free(cache);
+	registry_free(reg);
+	registry_conf_defaults(&rc);
+	reg = registry_new(&rc, T0);
+	cache = cache_new(reg, 0, 180000);
+	p = fetch(CACHE_XML, 0, 0, &len);
+	f = fopen(TEST_DATA_DIR "/applications-empty.xml", "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(want, 1, sizeof want - 1, f);
+	fclose(f);
+	want[n] = '\0';
+	ck_assert_str_eq(p, want);
+	free(p);
+	p = fetch(CACHE_JSON, 0, 0, &len);
+	f = fopen(TEST_DATA_DIR "/applications-empty.json", "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(want, 1, sizeof want - 1, f);
+	fclose(f);
+	want[n] = '\0';
+	ck_assert_str_eq(p, want);
+	free(p);
+}
+END_TEST
+
+START_TEST(test_large_registry_segments)
+{
+	size_t	 l1, l2;
+	char	*want, *got;
+
+	teardown();
+	setup_n(200, 10);	/* > 128 KiB: served as fragment references */
+	want = scratch(0, CODEC_FULL, &l1);
+	got = fetch(CACHE_JSON, 0, 0, &l2);
+	ck_assert_uint_eq(l1, l2);
+	ck_assert(memcmp(want, got, l1) == 0);
+	free(want);
+	free(got);
+}
+END_TEST
+
+/* The suite. */
+static Suite *
+cache_suite(void)
+{
+	Suite	*s = suite_create("cache");
+	TCase	*tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_stitched_equals_scratch);
+	tcase_add_test(tc, test_stitched_parses);
+	tcase_add_test(tc, test_change_reencodes_one_app);
+	tcase_add_test(tc, test_heartbeat_does_not_invalidate);
+	tcase_add_test(tc, test_delta_version_and_hash);
+	tcase_add_test(tc, test_app_and_vip);
+	tcase_add_test(tc, test_read_only_layer);
+	tcase_add_test(tc, test_empty_registry);
+	tcase_add_test(tc, test_large_registry_segments);
+	suite_add_tcase(s, tc);
+	return (s);
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(cache_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+}
