@@ -407,6 +407,8 @@ START_TEST(test_metadata_update)
 	struct applications	*d;
 	struct evlog		 lg = { 0 };
 	uint64_t		 gen, agen;
+	char			 key[16];
+	int			 i;
 
 	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 10), 0, T0);
 	registry_status_update(reg, "APP", "i1", STATUS_DOWN, 0, 0, T0 + 1);
@@ -439,6 +441,18 @@ START_TEST(test_metadata_update)
 
 	ck_assert_int_eq(registry_update_metadata(reg, "APP", "nope", &kv,
 	    T0), REG_NOT_FOUND);
+	kvlist_clear(&kv);
+
+	/* Past the metadata bound: refused, nothing merged. */
+	for (i = 0; i < INSTANCE_MAX_METADATA; i++) {
+		snprintf(key, sizeof key, "k%d", i);
+		kvlist_set(&kv, key, "v");
+	}
+	gen = registry_gen(reg);
+	ck_assert_int_eq(registry_update_metadata(reg, "APP", "i1", &kv,
+	    T0 + 2000), REG_INVALID);
+	ck_assert_uint_eq(in->metadata.n, 2);
+	ck_assert_uint_eq(registry_gen(reg), gen);
 	kvlist_clear(&kv);
 	registry_free(reg);
 }
@@ -609,6 +623,7 @@ START_TEST(test_expiry_after_duration)
 {
 	struct registry		*reg;
 	const struct instance	*in;
+	struct instance		*x;
 
 	cf.self_preservation = 0;
 	reg = registry_new(&cf, T0);
@@ -634,13 +649,9 @@ START_TEST(test_expiry_after_duration)
 	ck_assert_uint_eq(registry_stats(reg)->evictions, 1);
 
 	/* Never renewed: duration after registration, from leaseInfo. */
-	in = NULL;
-	{
-		struct instance *x = mkinst("APP", "i2", STATUS_UP, 1);
-
-		x->lease.duration_secs = 10;
-		registry_register(reg, x, 0, T0);
-	}
+	x = mkinst("APP", "i2", STATUS_UP, 1);
+	x->lease.duration_secs = 10;
+	registry_register(reg, x, 0, T0);
 	ck_assert_ptr_nonnull(registry_get(reg, "APP", "i2", T0 + 10000));
 	ck_assert_ptr_null(registry_get(reg, "APP", "i2", T0 + 10001));
 	registry_free(reg);
