@@ -343,6 +343,52 @@ START_TEST(test_properties_error_line)
 }
 END_TEST
 
+START_TEST(test_bad_input_no_crash)
+{
+	char		 deep[40 * 34 + 16], *big;
+	const char	*p;
+	size_t		 i, n = 0;
+	FILE		*f;
+
+	/* Nesting beyond the bound is refused. */
+	for (i = 0; i < 40; i++)
+		n += (size_t)snprintf(deep + n, sizeof deep - n, "%*sk%zu:\n",
+		    (int)i, "", i);
+	p = write_file("deep.yml", deep);
+	ck_assert_int_eq(config_load_file(&cf, p, &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "deep.yml:"));
+	free(cause);
+	cause = NULL;
+
+	/* Binary junk in either format. */
+	p = write_file("junk.yml", "\x01\x02\xff\xfe: [\n\t{");
+	ck_assert_int_eq(config_load_file(&cf, p, &cause), -1);
+	free(cause);
+	cause = NULL;
+	p = write_file("junk.properties", "\xff\xfe\x01=\\u12\n=\n:\n");
+	ck_assert_int_eq(config_load_file(&cf, p, &cause), -1);
+	free(cause);
+	cause = NULL;
+
+	/* An over-long key and an over-long value. */
+	big = malloc(70000);
+	ck_assert_ptr_nonnull(big);
+	memset(big, 'a', 69999);
+	big[69999] = '\0';
+	set_fail(big, "1");
+	ck_assert_ptr_nonnull(strstr(cause, "key too long"));
+	set_fail("eureka.server.my-url", big);
+	ck_assert_ptr_nonnull(strstr(cause, "too long"));
+	p = write_file("big.yml", "");
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	fprintf(f, "eureka.environment: %s\n", big);
+	fclose(f);
+	ck_assert_int_eq(config_load_file(&cf, p, &cause), -1);
+	free(big);
+	ck_assert_str_eq(cf.environment, "test");
+}
+END_TEST
+
 START_TEST(test_precedence)
 {
 	const char	*p = write_file("p.yml",
@@ -699,6 +745,7 @@ config_suite(void)
 	tcase_add_test(tc, test_properties);
 	tcase_add_test(tc, test_properties_error_line);
 	tcase_add_test(tc, test_precedence);
+	tcase_add_test(tc, test_bad_input_no_crash);
 	tcase_add_test(tc, test_sample_config_loads);
 	suite_add_tcase(s, tc);
 
