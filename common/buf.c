@@ -137,8 +137,10 @@ buf_steal(struct buf *b, size_t *lenp)
 {
 	char	*p;
 
-	if (b->data == NULL)
+	if (b->data == NULL) {
 		buf_reserve(b, 0);
+		b->data[0] = '\0';
+	}
 	p = b->data;
 	if (lenp != NULL)
 		*lenp = b->len;
