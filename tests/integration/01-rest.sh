@@ -41,7 +41,7 @@ assert_http 204 POST "${U}apps/ORDER-SERVICE" -H "Content-Type: application/xml"
 [ ! -s "$HK_BODY" ] || fail "register 204 (XML) must have no body"
 
 hk_log "register: the Java and Spring client fixtures"
-for c in java spring; do
+for c in java spring-cloud; do
 	C=$(echo "$c" | tr a-z A-Z)
 	sed -e "s/host-a.example.com:order-service:8080/$c-1/" \
 	    -e "s/ORDER-SERVICE/$C-CLIENT/g; s/order-service/$c-client/g" \
@@ -57,7 +57,7 @@ assert_http 200 GET "${U}apps" -H "$J"
 assert_eq "1" "$(hk_json 'd["applications"]["versions__delta"]')" "versions__delta is the string 1"
 assert_eq "UP_4_" "$(hk_json 'd["applications"]["apps__hashcode"]')" "apps__hashcode"
 assert_eq "list" "$(hk_json 'type(d["applications"]["application"]).__name__')" "application is an array"
-assert_eq '["JAVA-CLIENT","ORDER-SERVICE","SPRING-CLIENT"]' \
+assert_eq '["JAVA-CLIENT","ORDER-SERVICE","SPRING-CLOUD-CLIENT"]' \
     "$(hk_json 'sorted(a["name"] for a in d["applications"]["application"])')" "app names"
 assert_eq "list" "$(hk_json '[type(a["instance"]).__name__ for a in d["applications"]["application"]][0]')" \
     "instance is an array"

@@ -22,7 +22,7 @@ hk_instance_json SVC new1 >"$d/good.json"
 # Print good.json with python statement STMT applied to d (the document).
 mutate()
 {
-	python3 -c 'import json, sys
+	"$HK_PYTHON" -c 'import json, sys
 d = json.load(open(sys.argv[2]))
 i = d["instance"]
 exec(sys.argv[1])
@@ -73,13 +73,13 @@ mutate 'i["leaseInfo"] = {"durationInSecs": "soon"}' >"$d/m9"
 post_bad 400 SVC "$CT" "$d/m9" "non-numeric lease duration"
 mutate 'i["metadata"] = {"a": {"b": "c"}}' >"$d/m10"
 post_bad 400 SVC "$CT" "$d/m10" "metadata value is an object"
-python3 -c 'import sys; sys.stdout.write("{\"instance\":{\"metadata\":{\"a\":" + "[" * 200 + "]" * 200 + "}}}")' >"$d/deep1"
+"$HK_PYTHON" -c 'import sys; sys.stdout.write("{\"instance\":{\"metadata\":{\"a\":" + "[" * 200 + "]" * 200 + "}}}")' >"$d/deep1"
 post_bad 400 SVC "$CT" "$d/deep1" "deep JSON inside the instance"
-python3 -c 'import sys; sys.stdout.write("[" * 60000 + "]" * 60000)' >"$d/deep2"
+"$HK_PYTHON" -c 'import sys; sys.stdout.write("[" * 60000 + "]" * 60000)' >"$d/deep2"
 assert_http 413 POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/deep2"	# 120 KB
-python3 -c 'import sys; sys.stdout.write("{\"a\":" * 10000 + "1" + "}" * 10000)' >"$d/deep3"
+"$HK_PYTHON" -c 'import sys; sys.stdout.write("{\"a\":" * 10000 + "1" + "}" * 10000)' >"$d/deep3"
 post_bad 400 SVC "$CT" "$d/deep3" "10000-deep objects under the size cap"
-python3 -c 'import sys; sys.stdout.buffer.write(open(sys.argv[1], "rb").read().replace(b"new1.example", b"new1\xff\xfe.example"))' \
+"$HK_PYTHON" -c 'import sys; sys.stdout.buffer.write(open(sys.argv[1], "rb").read().replace(b"new1.example", b"new1\xff\xfe.example"))' \
     "$d/good.json" >"$d/utf8"
 post_bad 400 SVC "$CT" "$d/utf8" "invalid UTF-8"
 

@@ -78,7 +78,7 @@ edit 's|<lastDirtyTimestamp>[^<]*<|<lastDirtyTimestamp>abc<|' >"$d/n1"
 post_bad 400 "$d/n1" "non-numeric lastDirtyTimestamp"
 edit 's|<port enabled="true">8080</port>|<port enabled="true">http</port>|' >"$d/n2"
 post_bad 400 "$d/n2" "non-numeric port"
-python3 -c 'import sys; sys.stdout.write("<instance>" + "<metadata>" * 2000 + "</metadata>" * 2000 + "</instance>")' >"$d/deep"
+"$HK_PYTHON" -c 'import sys; sys.stdout.write("<instance>" + "<metadata>" * 2000 + "</metadata>" * 2000 + "</instance>")' >"$d/deep"
 post_bad 400 "$d/deep" "deeply nested XML"
 
 hk_log "missing required fields"
@@ -92,7 +92,7 @@ edit '/<app>/d' >"$d/f4"
 post_msg "Missing appName" "$d/f4"
 edit 's|<app>SVC</app>|<app>OTHER</app>|' >"$d/f5"
 post_msg "Mismatched appName, expecting SVC but was OTHER" "$d/f5"
-python3 -c 'import re, sys; s = open(sys.argv[1]).read(); sys.stdout.write(re.sub(r"<dataCenterInfo.*?</dataCenterInfo>", "", s, flags=re.S))' \
+"$HK_PYTHON" -c 'import re, sys; s = open(sys.argv[1]).read(); sys.stdout.write(re.sub(r"<dataCenterInfo.*?</dataCenterInfo>", "", s, flags=re.S))' \
     "$d/good.xml" >"$d/f6"
 post_msg "Missing dataCenterInfo" "$d/f6"
 edit '/<name>MyOwn<\/name>/d' >"$d/f7"

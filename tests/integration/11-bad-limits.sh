@@ -19,7 +19,7 @@ hk_instance_json SVC n1 >"$d/good.json"
 # Print good.json with python statement STMT applied (i = the instance).
 mutate()
 {
-	python3 -c 'import json, sys
+	"$HK_PYTHON" -c 'import json, sys
 d = json.load(open(sys.argv[2]))
 i = d["instance"]
 exec(sys.argv[1])
@@ -43,10 +43,10 @@ hk_log "oversized bodies"
 mutate 'i["metadata"]["big"] = "x" * 70000' >"$d/big"
 assert_http 413 POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/big"
 hk_alive s
-python3 -c 'import sys; sys.stdout.write(" " * (65 * 1024))' >"$d/spaces"
+"$HK_PYTHON" -c 'import sys; sys.stdout.write(" " * (65 * 1024))' >"$d/spaces"
 cat "$d/good.json" >>"$d/spaces"
 assert_http 413 POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/spaces"
-python3 -c 'import sys; sys.stdout.write("<instance><hostName>" + "x" * 70000 + "</hostName></instance>")' >"$d/big.xml"
+"$HK_PYTHON" -c 'import sys; sys.stdout.write("<instance><hostName>" + "x" * 70000 + "</hostName></instance>")' >"$d/big.xml"
 assert_http 413 POST "${U}apps/SVC" -H "Content-Type: application/xml" --data-binary @"$d/big.xml"
 hk_alive s
 # A chunked upload has no Content-Length: the cap must still hold.
@@ -76,7 +76,7 @@ mutate 'i["homePageUrl"] = "http://x/" + "y" * 10000' >"$d/s1"
 assert_4xx -X POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/s1"
 mutate 'i["metadata"] = {"k%d" % n: "v" for n in range(200)}' >"$d/m1"
 assert_4xx -X POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/m1"
-q=$(python3 -c 'print("&".join("k%d=v" % n for n in range(200)))')
+q=$("$HK_PYTHON" -c 'print("&".join("k%d=v" % n for n in range(200)))')
 assert_4xx -X PUT "${U}apps/SVC/base1/metadata?$q"
 assert_4xx -X PUT "${U}apps/SVC/base1/metadata?k=$(printf 'v%.0s' $(seq 5000))"
 

@@ -43,6 +43,7 @@ set -eu
 : "${HK_CURL_MAX_TIME:=10}"
 : "${HK_START_TIMEOUT:=15}"
 : "${HK_STOP_TIMEOUT:=15}"
+: "${HK_PYTHON:=$(command -v /usr/bin/python3 || command -v python3 || echo python3)}"
 
 if [ -z "$HEUREKAD" ]; then
 	# Outside make check: look for the usual out-of-tree build folders.
@@ -348,7 +349,7 @@ hk_alive()
 # result is printed as is, anything else as compact JSON.
 hk_json()
 {
-	python3 -c '
+	"$HK_PYTHON" -c '
 import json, sys
 try:
     d = json.load(open(sys.argv[2], encoding="utf-8"))
@@ -369,7 +370,7 @@ hk_snapshot()
 	f=$HK_ROOT/snapshot.json
 	hk_curl -o "$f" -H 'Accept: application/json' "${base}apps" ||
 	    fail "hk_snapshot: GET ${base}apps failed"
-	python3 -c '
+	"$HK_PYTHON" -c '
 import json, sys
 d = json.load(open(sys.argv[1]))["applications"]
 out = ["hash=" + d["apps__hashcode"]]
