@@ -18,6 +18,7 @@
 
 #include "heureka-config.h"
 
+#include "clock.h"
 #include "config.h"
 #include "log.h"
 #include "peer.h"
@@ -324,6 +325,8 @@ main(int argc, char **argv)
 		return (0);
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* Eviction picks leases with random(); peers jitter their back-off. */
+	srandom((unsigned)(getpid() ^ clock_wall_ms()));
 	log_take_libevent();
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new failed");
