@@ -383,7 +383,10 @@ START_TEST(test_bad_input_no_crash)
 	ck_assert_ptr_nonnull(f = fopen(p, "w"));
 	fprintf(f, "eureka.environment: %s\n", big);
 	fclose(f);
+	free(cause);
+	cause = NULL;
 	ck_assert_int_eq(config_load_file(&cf, p, &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "big.yml:1: "));
 	free(big);
 	ck_assert_str_eq(cf.environment, "test");
 }
