@@ -21,9 +21,11 @@
  * Start-up sync (§6.4) asks every peer for its registry at once and is
  * done when a ready peer answered (or every peer answered, ready or not:
  * a cluster starting together has nothing to copy), then the server is
- * told it is ready. With no peer answering, reads stay refused until the
- * server's ready_at_ms (waitTimeInMsWhenSyncEmpty) or until an
- * anti-entropy round with some peer succeeds, whichever comes first.
+ * told it is ready. With no peer answering, reads stay refused (403,
+ * §6.4) until the server's ready_at_ms (waitTimeInMsWhenSyncEmpty) or
+ * until some peer answers: after the configured attempts (Spring: one) the
+ * sync is retried every second, and a successful anti-entropy round counts
+ * as well. A node with no peers is ready at once.
  *
  * Anti-entropy (a heureka extension; Java peers never call it): every
  * anti_entropy_interval_ms a node asks each peer for GET heureka/digest,
@@ -82,6 +84,7 @@
 #define PEER_REPL_BODY_MAX	(16 * 1024 * 1024)
 #define PEER_CTL_BODY_MAX	(512 * 1024 * 1024)
 #define PEER_DEFAULT_LEASE_MS	90000
+#define PEER_LATE_SYNC_MS	1000	/* sync retry once attempts are used */
 
 struct peer_queue {
 	struct peer_task	 *head;		/* oldest */
@@ -1351,11 +1354,21 @@ peer_ctl_error_cb(enum evhttp_request_error err, void *arg)
 		c->timed_out = 1;
 }
 
-/* One peer's part of the start-up sync finished. */
+/*
+ * One peer's part of a start-up sync round finished. When no peer answered
+ * and the configured attempts (Spring: 1) are used up, heureka keeps
+ * asking once a second until some peer answers: otherwise the first node
+ * of a cluster started one node at a time would refuse reads for the whole
+ * waitTimeInMsWhenSyncEmpty (5 min) although its peers come up seconds
+ * later.
+ */
 static void
 peers_sync_one_done(struct peers *ps, int answered, int peer_ready)
 {
-	if (ps->sync_done)
+	struct timeval	tv;
+	int64_t		w;
+
+	if (ps->ready)
 		return;
 	if (answered)
 		ps->sync_answered = 1;
@@ -1373,18 +1386,19 @@ peers_sync_one_done(struct peers *ps, int answered, int peer_ready)
 		peers_set_ready(ps, "synced (no peer was ready yet)");
 		return;
 	}
-	if (ps->sync_attempts <= ps->s->conf->registry_sync_retries) {
-		struct timeval	tv;
-		int64_t		w = ps->s->conf->registry_sync_retry_wait_ms;
-
-		tv.tv_sec = w / 1000;
-		tv.tv_usec = (w % 1000) * 1000;
-		evtimer_add(ps->sync_ev, &tv);
-		return;
+	if (ps->sync_attempts <= ps->s->conf->registry_sync_retries)
+		w = ps->s->conf->registry_sync_retry_wait_ms;
+	else {
+		if (!ps->sync_done)
+			log_warnx("start-up sync: no peer answered; reads "
+			    "refused until one does or "
+			    "waitTimeInMsWhenSyncEmpty has passed");
+		ps->sync_done = 1;
+		w = PEER_LATE_SYNC_MS;
 	}
-	ps->sync_done = 1;
-	log_warnx("start-up sync: no peer answered; reads refused until "
-	    "waitTimeInMsWhenSyncEmpty has passed or a peer answers");
+	tv.tv_sec = w / 1000;
+	tv.tv_usec = (w % 1000) * 1000;
+	evtimer_add(ps->sync_ev, &tv);
 }
 
 /* A sync or anti-entropy GET came back. */
@@ -1537,7 +1551,7 @@ peers_sync_round(struct peers *ps)
 	ps->sync_attempts++;
 	ps->sync_pending = ps->n;
 	ps->sync_answered = 0;
-	for (i = 0; i < ps->n && !ps->sync_done; i++)
+	for (i = 0; i < ps->n && !ps->ready; i++)
 		peer_ctl_get(ps->v[i], PEER_CTL_SYNC, 0);
 }
 
@@ -1545,9 +1559,12 @@ peers_sync_round(struct peers *ps)
 static void
 peers_sync_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct peers	*ps = arg;
+
 	(void)fd;
 	(void)what;
-	peers_sync_round(arg);
+	if (!ps->ready)
+		peers_sync_round(ps);
 }
 
 /* Anti-entropy timer: ask every idle peer for its digest. */

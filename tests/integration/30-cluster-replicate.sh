@@ -1,0 +1,111 @@
+#!/bin/sh
+# 30-cluster-replicate.sh: three peers on 127.0.0.1 replicate every kind of
+# write (register, heartbeat, cancel, status override, override deletion,
+# metadata) to each other (issue 3, scenario 1), and nothing is ever
+# re-replicated: for every write exactly one item per peer leaves the node
+# that took it, and none leaves the others (scenario 2, the loop check,
+# read from GET {base}heureka/stats). Anti-entropy is off here so that
+# replication alone is measured. Also prints the register -> visible-on-
+# every-peer latency.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/cluster-lib.sh"
+
+set -- $(cl_ports 3)
+PA=$1 PB=$2 PC=$3
+PEERS="http://127.0.0.1:$PA/eureka/,http://127.0.0.1:$PB/eureka/,http://127.0.0.1:$PC/eureka/"
+NOAE="-D eureka.server.anti-entropy-interval-ms=0 -D eureka.server.eviction-interval-timer-in-ms=500"
+cl_start A "$PA" "$PEERS" $NOAE
+cl_start B "$PB" "$PEERS" $NOAE
+cl_start C "$PC" "$PEERS" $NOAE
+A=$HK_URL_A B=$HK_URL_B C=$HK_URL_C
+
+# Every node sees the two others and not itself.
+for n in A B C; do
+	eval "u=\$HK_URL_$n"
+	assert_eq 2 "$(cl_stats "$u" 'len(d["peers"])')" "peers of $n"
+done
+assert_eq "false" "$(cl_stats "$A" 'any(str(":'"$PA"'/") in p["url"] for p in d["peers"])')" "A lists itself"
+
+# The loop check: items sent by each node, expected exactly.
+EA=0 EB=0 EC=0
+check_items()
+{
+	wait_until 3 test "$(cl_stats "$A" 'str(d["itemsSent"])')" = "$EA"
+	wait_until 3 test "$(cl_stats "$B" 'str(d["itemsSent"])')" = "$EB"
+	wait_until 3 test "$(cl_stats "$C" 'str(d["itemsSent"])')" = "$EC"
+	sleep 0.3	# nothing more may follow (a loop would)
+	assert_eq "$EA $EB $EC" "$(cl_stats "$A" 'str(d["itemsSent"])') $(cl_stats "$B" 'str(d["itemsSent"])') $(cl_stats "$C" 'str(d["itemsSent"])')" "items sent by A B C after: $1"
+}
+
+hk_log "register on A -> B and C within 1 s"
+hk_register "$A" SVC i-1 UP 6
+wait_until 1 cl_has "$B" SVC i-1
+wait_until 1 cl_has "$C" SVC i-1
+EA=$((EA + 2))
+check_items register
+
+hk_log "heartbeats on A keep the lease alive on B and C"
+for i in 1 2 3 4 5 6 7 8; do
+	assert_http 200 PUT "${A}apps/SVC/i-1"
+	EA=$((EA + 2))
+	sleep 0.5
+done
+cl_has "$B" SVC i-1 || fail "lease expired on B despite heartbeats on A"
+cl_has "$C" SVC i-1 || fail "lease expired on C despite heartbeats on A"
+check_items heartbeats
+# The rest uses a normal lease, so slow checks cannot let it expire.
+hk_register "$A" SVC i-1 UP 90
+EA=$((EA + 2))
+check_items re-register
+
+hk_log "status override on C -> A and B"
+assert_http 200 PUT "${C}apps/SVC/i-1/status?value=OUT_OF_SERVICE"
+EC=$((EC + 2))
+for u in "$A" "$B"; do
+	wait_until 2 test "$(cl_field "$u" SVC i-1 status)" = OUT_OF_SERVICE
+	assert_eq OUT_OF_SERVICE "$(cl_field "$u" SVC i-1 overriddenStatus)" "override on $u"
+done
+check_items override
+
+hk_log "override deletion on B -> A and C"
+assert_http 200 DELETE "${B}apps/SVC/i-1/status?value=UP"
+EB=$((EB + 2))
+for u in "$A" "$C"; do
+	wait_until 2 test "$(cl_field "$u" SVC i-1 status)" = UP
+	assert_eq UNKNOWN "$(cl_field "$u" SVC i-1 overriddenStatus)" "override left on $u"
+done
+check_items override-deletion
+
+hk_log "metadata update on A -> B and C"
+assert_http 200 PUT "${A}apps/SVC/i-1/metadata?color=blue"
+EA=$((EA + 2))
+for u in "$B" "$C"; do
+	wait_until 2 sh -c "curl -s -H 'Accept: application/json' '${u}apps/SVC/i-1' | grep -q '\"color\":\"blue\"'"
+done
+check_items metadata
+
+hk_log "cancel on B -> gone everywhere"
+assert_http 200 DELETE "${B}apps/SVC/i-1"
+EB=$((EB + 2))
+for u in "$A" "$C"; do
+	wait_until 1 sh -c "! curl -s -o /dev/null -w '%{http_code}' '${u}apps/SVC/i-1' | grep -q 200"
+done
+check_items cancel
+
+hk_log "evictions are not replicated"
+hk_register "$C" SVC i-2 UP 1
+EC=$((EC + 2))
+wait_until 2 cl_has "$A" SVC i-2
+wait_until 10 sh -c "! curl -s -o /dev/null -w '%{http_code}' '${A}apps/SVC/i-2' | grep -q 200"
+wait_until 10 sh -c "! curl -s -o /dev/null -w '%{http_code}' '${B}apps/SVC/i-2' | grep -q 200"
+wait_until 10 sh -c "! curl -s -o /dev/null -w '%{http_code}' '${C}apps/SVC/i-2' | grep -q 200"
+check_items eviction
+
+hk_log "measure: register on A -> visible on B and C"
+echo "MEASURE register->visible on both peers: $(cl_measure_register "$A" LAT 20 "$B" "$C")" >&2
+EA=$((EA + 40))
+check_items latency
+
+hk_stop A
+hk_stop B
+hk_stop C
