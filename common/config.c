@@ -847,7 +847,8 @@ config_apply(struct config *cf, const struct config_opt *o,
 		}
 		sp = field;
 		if (*v == '\0') {
-			if (o->def != NULL) {
+			/* An empty URL list is allowed: "no peers". */
+			if (o->def != NULL && o->type == CONF_STRING) {
 				xasprintf(cause, "%s: must not be empty", name);
 				goto out;
 			}

@@ -660,6 +660,10 @@ START_TEST(test_service_urls)
 	set_ok("eureka.client.service-url.defaultZone", " , ");
 	ck_assert_uint_eq(config_service_urls(&cf, &u), 0);
 	ck_assert_ptr_null(u);
+	set_ok("eureka.client.service-url.defaultZone", "");
+	ck_assert_ptr_null(cf.service_url_default_zone);
+	ck_assert_uint_eq(config_service_urls(&cf, &u), 0);
+	ck_assert_ptr_null(u);
 }
 END_TEST
 
