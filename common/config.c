@@ -277,8 +277,8 @@ static const struct config_opt config_opts[] = {
 
 	/* eureka.instance.* (spec 8.3) */
 	STR(N("eureka.instance.appname", "spring.application.name",
-	    "eureka.name"), instance_appname, "unknown",
-	    "application name to register under"),
+	    "eureka.name"), instance_appname, NULL,
+	    "application name to register under (Eureka: unknown)"),
 	STR(N("eureka.instance.instance-id", "eureka.instanceId"), instance_id,
 	    NULL, "instance id (unset: host:app:port)"),
 	STR(N("eureka.instance.hostname", "eureka.hostname"),

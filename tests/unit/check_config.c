@@ -543,7 +543,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(cf.cache_refresh_executor_exponential_back_off_bound,
 	    10);
 	ck_assert_str_eq(cf.region, "us-east-1");
-	ck_assert_str_eq(cf.instance_appname, "unknown");
+	ck_assert_ptr_null(cf.instance_appname);
 	ck_assert_ptr_null(cf.instance_id);
 	ck_assert_int_eq(cf.instance_prefer_ip_address, 0);
 	ck_assert_int_eq(cf.instance_non_secure_port_enabled, 1);
