@@ -1427,8 +1427,7 @@ dash_self_instance(struct server *s)
 	inst->has_lease = 1;
 	inst->lease.registration_ts = s->start_ms;
 	inst->lease.last_renewal_ts = s->start_ms;
-	inst->lease.service_up_ts = s->ready_at_ms > 0 ? s->ready_at_ms :
-	    s->start_ms;
+	inst->lease.service_up_ts = s->ready ? s->start_ms : 0;
 	inst->last_updated_ts = s->start_ms;
 	inst->last_dirty_ts = s->start_ms;
 	if (s->shutting_down)

@@ -27,8 +27,8 @@
  */
 static const char *metrics_routes[] = {
 	"apps", "apps_delta", "app", "instance", "register", "renew",
-	"cancel", "status", "metadata", "vips", "batch", "dashboard",
-	"peer", "health", "metrics", "other",
+	"cancel", "status", "metadata", "vips", "batch", "asg",
+	"status_info", "statusoverrides", "heureka", "dashboard", "other",
 };
 #define METRICS_NROUTES	(sizeof metrics_routes / sizeof metrics_routes[0])
 #define METRICS_OTHER	(METRICS_NROUTES - 1)
