@@ -34,6 +34,8 @@ function makeLogger(name) {
   const log = (level) => (...args) => {
     const line = `[${name} ${level}] ` + args.map((a) =>
       (a instanceof Error ? a.stack : (typeof a === 'string' ? a : JSON.stringify(a)))).join(' ');
+    /* The client warns on every lookup that finds nothing: not news. */
+    if (/Unable to retrieve/.test(line)) return;
     clientLog.push(line);
     if (clientLog.length > 200) clientLog.shift();
     if (VERBOSE) console.error(line);
