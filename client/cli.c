@@ -320,7 +320,8 @@ cmd_apps(int argc, char **argv)
 	if ((i = parse_qopts(argc, argv, &q, cmds[1].usage,
 	    "List every registered instance.\n"
 	    "  --json        print the server's JSON document\n"
-	    "  --server URL  Eureka server (repeatable, or a comma list)\n")) < 0)
+	    "  --server URL  Eureka server (repeatable, or a comma list)\n"))
+	    < 0)
 		return (CLI_EXIT_USAGE);
 	if (i != argc) {
 		fprintf(stderr, "usage: heureka %s\n", cmds[1].usage);
@@ -351,7 +352,8 @@ cmd_get(int argc, char **argv)
 	    "Show one application's instances, or one instance.\n"
 	    "Exit status: 0 found, 1 not found, 2 unreachable.\n"
 	    "  --json        print the server's JSON document\n"
-	    "  --server URL  Eureka server (repeatable, or a comma list)\n")) < 0)
+	    "  --server URL  Eureka server (repeatable, or a comma list)\n"))
+	    < 0)
 		return (CLI_EXIT_USAGE);
 	if (argc - i < 1 || argc - i > 2) {
 		fprintf(stderr, "usage: heureka %s\n", cmds[2].usage);
@@ -409,7 +411,8 @@ cmd_vip(int argc, char **argv)
 	    "Show the instances whose vipAddress lists VIP.\n"
 	    "Exit status: 0 found, 1 none, 2 unreachable.\n"
 	    "  --json        print the server's JSON document\n"
-	    "  --server URL  Eureka server (repeatable, or a comma list)\n")) < 0)
+	    "  --server URL  Eureka server (repeatable, or a comma list)\n"))
+	    < 0)
 		return (CLI_EXIT_USAGE);
 	if (argc - i != 1) {
 		fprintf(stderr, "usage: heureka %s\n", cmds[3].usage);
@@ -447,7 +450,8 @@ cmd_status(int argc, char **argv)
 	    "Set (PUT) or remove (--delete) an operator status override.\n"
 	    "VALUE is UP, DOWN, STARTING, OUT_OF_SERVICE or UNKNOWN.\n"
 	    "Exit status: 0 done, 1 no such instance, 2 unreachable.\n"
-	    "  --server URL  Eureka server (repeatable, or a comma list)\n")) < 0)
+	    "  --server URL  Eureka server (repeatable, or a comma list)\n"))
+	    < 0)
 		return (CLI_EXIT_USAGE);
 	if (argc - i != (q.del ? 2 : 3) || (!q.del &&
 	    instance_status_parse(argv[i + 2], &st) != 0)) {

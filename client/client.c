@@ -146,6 +146,8 @@ static void	 register_now(struct heureka_client *);
 static void	 fetch_start(struct heureka_client *, int);
 static void	 final_step(struct heureka_client *);
 static void	 client_free(struct heureka_client *);
+static void	 merge_one(struct applications *, const char *,
+		     const struct instance *, hk_change_cb, void *);
 
 /* ---- rate limiter, back-off, endpoints: small pure pieces ---- */
 
@@ -347,6 +349,41 @@ hk_apps_remove(struct applications *as, const char *name)
 	}
 }
 
+/* Apply one delta instance to the local copy. */
+static void
+merge_one(struct applications *local, const char *name,
+    const struct instance *in, hk_change_cb cb, void *arg)
+{
+	struct application	*a;
+	const struct instance	*old;
+	const char		*id = instance_id(in);
+
+	switch (in->action_type) {
+	case ACTION_ADDED:
+	case ACTION_MODIFIED:
+		a = applications_get(local, name);
+		old = application_find(a, id);
+		if (cb != NULL && old == NULL)
+			cb(ACTION_ADDED, in, arg);
+		else if (cb != NULL && inst_changed(old, in))
+			cb(ACTION_MODIFIED, in, arg);
+		application_add(a, instance_dup(in));
+		break;
+	case ACTION_DELETED:
+		a = applications_find(local, name);
+		if (a == NULL || application_find(a, id) == NULL)
+			break;
+		if (cb != NULL)
+			cb(ACTION_DELETED, in, arg);
+		application_remove(a, id);
+		if (a->n == 0)
+			hk_apps_remove(local, a->name);
+		break;
+	case ACTION_NONE:
+		break;
+	}
+}
+
 /*
  * Apply a delta (§7.5): ADDED and MODIFIED replace by id, creating the
  * application; DELETED removes, and an application left empty goes too.
@@ -358,8 +395,7 @@ hk_merge_delta(struct applications *local, const struct applications *delta,
     hk_change_cb cb, void *arg)
 {
 	const struct application	*da;
-	const struct instance		*in, *old;
-	struct application		*a;
+	const struct instance		*in;
 	const char			*name;
 	size_t				 i, j;
 
@@ -368,33 +404,8 @@ hk_merge_delta(struct applications *local, const struct applications *delta,
 		for (j = 0; j < da->n; j++) {
 			in = da->instances[j];
 			name = in->app != NULL ? in->app : da->name;
-			if (name == NULL)
-				continue;
-			switch (in->action_type) {
-			case ACTION_ADDED:
-			case ACTION_MODIFIED:
-				a = applications_get(local, name);
-				old = application_find(a, instance_id(in));
-				if (cb != NULL && old == NULL)
-					cb(ACTION_ADDED, in, arg);
-				else if (cb != NULL && inst_changed(old, in))
-					cb(ACTION_MODIFIED, in, arg);
-				application_add(a, instance_dup(in));
-				break;
-			case ACTION_DELETED:
-				if ((a = applications_find(local, name)) == NULL)
-					break;
-				if (application_find(a, instance_id(in)) == NULL)
-					break;
-				if (cb != NULL)
-					cb(ACTION_DELETED, in, arg);
-				application_remove(a, instance_id(in));
-				if (a->n == 0)
-					hk_apps_remove(local, a->name);
-				break;
-			case ACTION_NONE:
-				break;
-			}
+			if (name != NULL)
+				merge_one(local, name, in, cb, arg);
 		}
 	}
 }

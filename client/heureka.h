@@ -58,11 +58,11 @@ struct heureka_client;
  * terminated array), then the named fields below.
  */
 struct heureka_options {
-	const char		*app_name;	/* required unless no_register */
+	const char		*app_name;	/* unless no_register */
 	int			 port;		/* non-secure port */
 	const char		*service_url;	/* comma list of server URLs */
 	const char		*host_name;	/* default: gethostname() */
-	const char		*ip_addr;	/* default: first non-loopback */
+	const char		*ip_addr;	/* default: non-loopback */
 	const char		*instance_id;	/* default: host:app:port */
 	const char		*config_file;
 	int			 use_env;
