@@ -27,8 +27,10 @@
  * With heureka_client_start_thread the client runs its own loop on its own
  * thread; then every function here may be called from any thread (lookups
  * and setters take the client's lock). Callbacks run on the loop's thread,
- * with the client's lock held: they may call lookups, setters and
- * heureka_client_stop, but not heureka_client_free.
+ * with the client's lock held: they may call lookups and setters, and
+ * (on the caller's loop only) heureka_client_stop; never
+ * heureka_client_free, and never heureka_client_stop of a threaded client
+ * (it joins the very thread the callback runs on).
  *
  * No function here blocks on the network, except heureka_client_stop for
  * a threaded client, which waits (bounded by the read timeout) for the
