@@ -365,8 +365,8 @@ h_register(struct rctx *x)
 	in = fmt == 0 ? json_decode_instance(body.data, body.len, &dcause) :
 	    xml_decode_instance(body.data, body.len, &dcause);
 	if (in == NULL) {
-		log_warnx_rl(&rest_rl, "register %s: cannot parse request "
-		    "body: %s", x->seg[1], dcause != NULL ? dcause : "?");
+		log_warnx_rl(&rest_rl, "register %s: %s", x->seg[1],
+		    dcause != NULL ? dcause : "cannot parse request body");
 		snprintf(msg, sizeof msg, fmt == 0 ?
 		    "{\"error\":\"cannot parse request body\",\"reason\":\"%s\"}" :
 		    "<error><message>cannot parse request body</message>"
