@@ -1441,6 +1441,15 @@ peer_ctl_done_cb(struct evhttp_request *req, void *arg)
 	}
 	p->reachable = 1;
 	p->last_success_ms = clock_wall_ms();
+	if (p->bo.failures > 0) {
+		/*
+		 * The peer answers again: end the replication pause now
+		 * rather than up to 30 s later. This probe runs once per
+		 * anti-entropy interval, so it cannot become a retry storm.
+		 */
+		peer_backoff_ok(&p->bo);
+		peer_kick(p, 0);
+	}
 	switch (kind) {
 	case PEER_CTL_DIGEST:
 		p->ae_rounds++;
