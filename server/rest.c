@@ -38,6 +38,8 @@
 
 #define MAX_SEGMENTS	8
 #define BATCH_MAX_BODY	(8 * 1024 * 1024)
+#define BAD_STATUS	"value must be one of UP, DOWN, STARTING, " \
+			"OUT_OF_SERVICE, UNKNOWN"
 
 /* One request in flight: what the handlers need, and what metrics record. */
 struct rctx {
@@ -201,6 +203,17 @@ query_status(struct rctx *x, const char *name, enum instance_status *out)
 	return (1);
 }
 
+/* The optional lastDirtyTimestamp parameter; -1 after a 400 was sent. */
+static int
+query_dirty(struct rctx *x, int64_t *out)
+{
+	if (query_i64(x, "lastDirtyTimestamp", out) >= 0)
+		return (0);
+	reply_error(x, 400, "lastDirtyTimestamp must be a decimal number of "
+	    "milliseconds");
+	return (-1);
+}
+
 /* App and id from the path, with the sanity checks on both. */
 static int
 path_app_id(struct rctx *x, int want_id)
@@ -340,6 +353,34 @@ validate_instance(struct server *s, struct instance *in, const char *pathapp,
 	return (NULL);
 }
 
+/*
+ * Eureka's unparsable-body answer (§2.5) in the body's own format, with
+ * heureka's reason added so a developer sees what was wrong.
+ */
+static void
+reply_parse_error(struct rctx *x, int json, const char *cause)
+{
+	struct buf	e;
+
+	if (cause == NULL)
+		cause = "cannot parse request body";
+	buf_init(&e, 0);
+	if (json) {
+		buf_adds(&e, "{\"error\":\"cannot parse request body\","
+		    "\"reason\":");
+		json_add_string(&e, cause);
+		buf_addc(&e, '}');
+	} else {
+		buf_adds(&e, "<error><message>cannot parse request body"
+		    "</message><reason>");
+		xml_add_escaped(&e, cause);
+		buf_adds(&e, "</reason></error>");
+	}
+	reply(x, 400, json ? "application/json" : "application/xml", e.data,
+	    e.len);
+	buf_free(&e);
+}
+
 /* POST apps/{app}: register; 204 on success as Java clients require. */
 static void
 h_register(struct rctx *x)
@@ -367,31 +408,7 @@ h_register(struct rctx *x)
 	if (in == NULL) {
 		log_warnx_rl(&rest_rl, "register %s: %s", x->seg[1],
 		    dcause != NULL ? dcause : "cannot parse request body");
-		snprintf(msg, sizeof msg, fmt == 0 ?
-		    "{\"error\":\"cannot parse request body\",\"reason\":\"%s\"}" :
-		    "<error><message>cannot parse request body</message>"
-		    "<reason>%s</reason></error>", "see server log");
-		if (dcause != NULL) {
-			struct buf	e;
-
-			buf_init(&e, 0);
-			if (fmt == 0) {
-				buf_adds(&e, "{\"error\":\"cannot parse request "
-				    "body\",\"reason\":");
-				json_add_string(&e, dcause);
-				buf_adds(&e, "}");
-			} else {
-				buf_adds(&e, "<error><message>cannot parse "
-				    "request body</message><reason>");
-				xml_add_escaped(&e, dcause);
-				buf_adds(&e, "</reason></error>");
-			}
-			reply(x, 400, fmt == 0 ? "application/json" :
-			    "application/xml", e.data, e.len);
-			buf_free(&e);
-		} else
-			reply(x, 400, fmt == 0 ? "application/json" :
-			    "application/xml", msg, strlen(msg));
+		reply_parse_error(x, fmt == 0, dcause);
 		free(dcause);
 		goto out;
 	}
@@ -457,11 +474,8 @@ h_renew(struct rctx *x)
 	const struct instance	*conflict = NULL;
 	enum registry_rc	 rc;
 
-	if (query_i64(x, "lastDirtyTimestamp", &dirty) < 0) {
-		reply_error(x, 400, "lastDirtyTimestamp must be a decimal "
-		    "number of milliseconds");
+	if (query_dirty(x, &dirty) != 0)
 		return;
-	}
 	if (query_status(x, "overriddenstatus", &ov) < 0) {
 		reply_error(x, 400, "invalid overriddenstatus");
 		return;
@@ -504,15 +518,11 @@ h_status_put(struct rctx *x)
 	int64_t			 dirty = 0;
 
 	if (query_status(x, "value", &st) <= 0) {
-		reply_error(x, 400, "value must be one of UP, DOWN, STARTING, "
-		    "OUT_OF_SERVICE, UNKNOWN");
+		reply_error(x, 400, BAD_STATUS);
 		return;
 	}
-	if (query_i64(x, "lastDirtyTimestamp", &dirty) < 0) {
-		reply_error(x, 400, "lastDirtyTimestamp must be a decimal "
-		    "number of milliseconds");
+	if (query_dirty(x, &dirty) != 0)
 		return;
-	}
 	if (registry_status_update(x->s->reg, x->seg[1], x->seg[2], st, dirty,
 	    x->replicated, x->now) != REG_OK) {
 		reply(x, 404, NULL, NULL, 0);
@@ -529,15 +539,11 @@ h_status_delete(struct rctx *x)
 	int64_t			 dirty = 0;
 
 	if (query_status(x, "value", &st) < 0) {
-		reply_error(x, 400, "value must be one of UP, DOWN, STARTING, "
-		    "OUT_OF_SERVICE, UNKNOWN");
+		reply_error(x, 400, BAD_STATUS);
 		return;
 	}
-	if (query_i64(x, "lastDirtyTimestamp", &dirty) < 0) {
-		reply_error(x, 400, "lastDirtyTimestamp must be a decimal "
-		    "number of milliseconds");
+	if (query_dirty(x, &dirty) != 0)
 		return;
-	}
 	if (registry_delete_override(x->s->reg, x->seg[1], x->seg[2], st,
 	    dirty, x->replicated, x->now) != REG_OK) {
 		reply(x, 404, NULL, NULL, 0);
