@@ -1,0 +1,53 @@
+#!/bin/sh
+# 13-process.sh: the heurekad process contract: SIGTERM and SIGINT end it
+# cleanly with exit 0 (also with clients connected and data registered),
+# unknown keys and out-of-range values are refused with exit 78 before it
+# listens, --check-config/--help/--version exit 0.
+. "$(dirname "$0")/lib.sh"
+
+d=$(hk_tmp)
+
+hk_log "SIGTERM with registrations and an idle keep-alive connection"
+hk_start a
+hk_register "$HK_URL_a" P p1
+# An idle client connection must not hold up shutdown.
+(exec 3<>"/dev/tcp/127.0.0.1/$HK_PORT_a" && sleep 5) &
+idle=$!
+sleep 0.2
+hk_stop a
+kill "$idle" 2>/dev/null || true
+wait "$idle" 2>/dev/null || true
+
+hk_log "SIGINT"
+hk_start b
+hk_register "$HK_URL_b" P p1
+kill -INT "$HK_PID_b"
+_hk_reap "$HK_PID_b"
+HK_PID_b=
+assert_eq 0 "$HK_RC" "exit status after SIGINT"
+
+hk_log "configuration errors: exit 78 before listening"
+for bad in "-D eureka.server.no-such-key=1" "-D eureka.server.eviction-interval-timer-in-ms=-5" \
+    "-D eureka.server.enable-self-preservation=maybe"; do
+	rc=0
+	# shellcheck disable=SC2086
+	timeout 10 "$HEUREKAD" -b 127.0.0.1 -p 0 --port-file "$d/port" $bad \
+	    >"$d/out" 2>&1 || rc=$?
+	assert_eq 78 "$rc" "exit status for [$bad] ($(head -c 300 "$d/out"))"
+	[ ! -s "$d/port" ] || fail "[$bad]: port file written although the config is bad"
+	[ -s "$d/out" ] || fail "[$bad]: no message"
+done
+rc=0
+timeout 10 "$HEUREKAD" --no-such-option >"$d/out" 2>&1 || rc=$?
+assert_eq 78 "$rc" "unknown option"
+
+hk_log "--check-config, --help, --version"
+timeout 10 "$HEUREKAD" --check-config -D eureka.server.eviction-interval-timer-in-ms=1000 \
+    >"$d/out" 2>&1 || fail "--check-config of a good config: $(cat "$d/out")"
+rc=0
+timeout 10 "$HEUREKAD" --check-config -D eureka.server.bogus=1 >"$d/out" 2>&1 || rc=$?
+assert_eq 78 "$rc" "--check-config of a bad config"
+timeout 10 "$HEUREKAD" --help >"$d/out" 2>&1 || fail "--help exit status"
+assert_contains "--port-file" "$(cat "$d/out")" "--help lists the options"
+timeout 10 "$HEUREKAD" --version >"$d/out" 2>&1 || fail "--version exit status"
+[ -s "$d/out" ] || fail "--version prints nothing"
