@@ -69,6 +69,7 @@ struct instance {
 	uint8_t			 port_enabled;
 	uint8_t			 secure_port_enabled;
 	uint8_t			 has_dc;	/* dataCenterInfo present */
+	uint8_t			 has_dc_name;	/* ... and it had a name */
 	uint8_t			 has_lease;	/* leaseInfo present */
 	uint8_t			 is_coordinating;
 	int32_t			 country_id;

@@ -939,8 +939,10 @@ jctx_scalar(struct jctx *cx, const struct jv *v)
 			if (v->type != JV_STR || dc_name_parse(v->s, &dc) != 0)
 				rc = jctx_fail(cx,
 				    "invalid dataCenterInfo name");
-			else
+			else {
 				f->in->dc_name = dc;
+				f->in->has_dc_name = 1;
+			}
 		} else if (strcmp(cx->key, "metadata") == 0)
 			rc = jctx_fail(cx, "invalid dataCenterInfo metadata");
 		break;

@@ -160,10 +160,9 @@ struct xml_ctx {
 	int			 depth;
 	struct buf		 text;		/* current K_TEXT value */
 	char			*err;
-	int			 dc_named;	/* <name> seen in dataCenterInfo */
 	int			 seen_updated;	/* lastUpdatedTimestamp given */
 	int			 seen_dirty;	/* lastDirtyTimestamp given */
-	int64_t			 now;		/* default for absent timestamps */
+	int64_t			 now;		/* for absent timestamps */
 	struct applications	*apps;
 	struct application	*app;
 	struct instance		*inst;
@@ -971,7 +970,7 @@ xml_set_text(struct xml_ctx *ctx, const struct xml_frame *f, const char *name)
 		str_replace(&in->asg_name, t);
 		break;
 	case F_DC_NAME:
-		ctx->dc_named = 1;
+		in->has_dc_name = 1;
 		if (strcasecmp(t, "Amazon") == 0)
 			in->dc_name = DC_AMAZON;
 		else if (dc_name_parse(t, &in->dc_name) != 0)
@@ -1041,7 +1040,8 @@ xml_start_cb(void *arg, const XML_Char *name, const XML_Char **atts)
 	parent = ctx->depth == 0 ? K_ROOT : ctx->stack[ctx->depth - 1].kind;
 	switch (parent) {
 	case K_ROOT:
-		if ((ctx->root == K_APPS && strcmp(name, "applications") == 0) ||
+		if ((ctx->root == K_APPS &&
+		    strcmp(name, "applications") == 0) ||
 		    (ctx->root == K_APP && strcmp(name, "application") == 0) ||
 		    (ctx->root == K_INST && strcmp(name, "instance") == 0))
 			f.kind = ctx->root;
@@ -1087,7 +1087,7 @@ xml_start_cb(void *arg, const XML_Char *name, const XML_Char **atts)
 		break;
 	case K_DC:
 		ctx->inst->has_dc = 1;
-		ctx->dc_named = 0;
+		ctx->inst->has_dc_name = 0;
 		kvlist_clear(&ctx->inst->dc_metadata);
 		break;
 	case K_LEASE:
@@ -1102,7 +1102,7 @@ xml_start_cb(void *arg, const XML_Char *name, const XML_Char **atts)
 			if (strcmp(atts[i], "enabled") == 0)
 				enabled = atts[i + 1];
 		}
-		/* <port> is on unless "false", <securePort> off unless "true". */
+		/* <port> is on unless "false"; <securePort> needs "true". */
 		if (f.field == F_PORT)
 			f.enabled = enabled == NULL || strcmp(enabled, "false");
 		else if (f.field == F_SECURE_PORT)
@@ -1131,9 +1131,11 @@ xml_end_cb(void *arg, const XML_Char *name)
 		xml_set_text(ctx, &f, name);
 		break;
 	case K_DC:
-		if (!ctx->dc_named)
-			xml_fail(ctx, "dataCenterInfo without a name");
-		else if (ctx->inst->dc_name != DC_AMAZON)
+		/*
+		 * A nameless dataCenterInfo decodes (has_dc_name = 0) so that
+		 * rest.c can answer Eureka's own 400 message for it.
+		 */
+		if (ctx->inst->dc_name != DC_AMAZON)
 			kvlist_clear(&ctx->inst->dc_metadata);
 		break;
 	case K_LEASE:

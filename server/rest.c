@@ -312,6 +312,15 @@ body_format(struct rctx *x, const struct buf *body)
 			;
 		return (*p == '{' ? 0 : *p == '<' ? 1 : -1);
 	}
+	/* Eureka decodes UTF-8 and ISO-8859-1 only (§2, Content-Type). */
+	if ((p = strcasestr(ct, "charset=")) != NULL) {
+		p += 8;
+		if (*p == '"')
+			p++;
+		if (strncasecmp(p, "utf-8", 5) != 0 &&
+		    strncasecmp(p, "iso-8859-1", 10) != 0)
+			return (-1);
+	}
 	if (strcasestr(ct, "json") != NULL)
 		return (0);
 	if (strcasestr(ct, "xml") != NULL || strncasecmp(ct, "*/*", 3) == 0)
@@ -342,6 +351,8 @@ validate_instance(struct server *s, struct instance *in, const char *pathapp,
 	}
 	if (!in->has_dc)
 		return ("Missing dataCenterInfo");
+	if (!in->has_dc_name)
+		return ("Missing dataCenterInfo Name");
 	if (!instance_name_ok(instance_id(in), INSTANCE_MAX_NAME))
 		return ("invalid instance id: printable characters without "
 		    "'/', '?', '#' or spaces, at most 256 bytes");
@@ -400,7 +411,7 @@ h_register(struct rctx *x)
 	}
 	if ((fmt = body_format(x, &body)) < 0) {
 		reply_error(x, 415, "unsupported Content-Type: send "
-		    "application/json or application/xml");
+		    "application/json or application/xml in UTF-8");
 		goto out;
 	}
 	in = fmt == 0 ? json_decode_instance(body.data, body.len, &dcause) :
