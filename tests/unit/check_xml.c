@@ -86,13 +86,15 @@ sample_instance(void)
 START_TEST(test_roundtrip_instance)
 {
 	size_t		 len;
-	char		*data = read_fixture("instance.xml", &len), *cause = NULL;
+	char		*data, *cause = NULL;
 	struct instance	*in;
 	struct buf	 b;
 
+	data = read_fixture("instance.xml", &len);
 	in = xml_decode_instance(data, len, &cause);
 	ck_assert_msg(in != NULL, "decode: %s", cause);
-	ck_assert_str_eq(in->instance_id, "host-a.example.com:order-service:8080");
+	ck_assert_str_eq(in->instance_id,
+	    "host-a.example.com:order-service:8080");
 	ck_assert_int_eq(in->port, 8080);
 	ck_assert_int_eq(in->secure_port, 443);
 	ck_assert(in->port_enabled && !in->secure_port_enabled);
@@ -625,6 +627,8 @@ START_TEST(test_decode_defaults)
 	    "<dataCenterInfo><name>MyOwn</name><metadata><a>1</a></metadata>"
 	    "</dataCenterInfo><metadata><instanceId>h:x</instanceId>"
 	    "</metadata><hostName>h</hostName></instance>";
+	const char	*d3 = "<instance><dataCenterInfo class=\"x\"/>"
+	    "</instance>";
 	int64_t		 before = clock_wall_ms();
 	const char	*d2 = "<instance><instanceId></instanceId><sid>na</sid>"
 	    "<metadata><instanceId>x</instanceId></metadata></instance>";
@@ -639,8 +643,15 @@ START_TEST(test_decode_defaults)
 	ck_assert_int_eq(in->secure_port_enabled, 0);
 	ck_assert_int_eq(in->dc_name, DC_MYOWN);
 	ck_assert_uint_eq(in->dc_metadata.n, 0);	/* not Amazon */
+	ck_assert(in->has_dc && in->has_dc_name);
 	ck_assert(!in->has_lease);
 	ck_assert_str_eq(in->instance_id, "h:x");	/* already prefixed */
+	instance_free(in);
+
+	/* No name: decoded, flagged, left to rest.c's 400. */
+	in = xml_decode_instance(d3, strlen(d3), &cause);
+	ck_assert_msg(in != NULL, "decode: %s", cause);
+	ck_assert(in->has_dc && !in->has_dc_name);
 	instance_free(in);
 
 	in = xml_decode_instance(d2, strlen(d2), &cause);
@@ -677,8 +688,6 @@ static const char *bad_docs[] = {
 	/* unknown data center */
 	"<instance><dataCenterInfo><name>Moon</name></dataCenterInfo>"
 	"</instance>",
-	/* data center without a name */
-	"<instance><dataCenterInfo class=\"x\"/></instance>",
 	/* non-numeric timestamps, port, country */
 	"<instance><lastDirtyTimestamp>yesterday</lastDirtyTimestamp>"
 	"</instance>",
