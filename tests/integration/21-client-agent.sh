@@ -16,7 +16,7 @@ PORT_S=$HK_PORT_S
 # A health endpoint we control: 200 while $T/healthy exists, else 503.
 touch "$T/healthy"
 python3 -c '
-import http.server, os, sys
+import http.server, os, socketserver, sys
 flag, portfile = sys.argv[1], sys.argv[2]
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
@@ -25,14 +25,15 @@ class H(http.server.BaseHTTPRequestHandler):
         self.end_headers()
     def log_message(self, *a):
         pass
-s = http.server.HTTPServer(("127.0.0.1", 0), H)
-open(portfile + ".tmp", "w").write(str(s.server_port))
+# TCPServer, not HTTPServer: that one does a reverse DNS lookup at bind.
+s = socketserver.TCPServer(("127.0.0.1", 0), H)
+open(portfile + ".tmp", "w").write(str(s.server_address[1]))
 os.rename(portfile + ".tmp", portfile)
 s.serve_forever()
 ' "$T/healthy" "$T/hport" &
 PY=$!
 MYPIDS="$PY"
-wait_until 10 test -s "$T/hport"
+wait_until 20 test -s "$T/hport"
 HPORT=$(cat "$T/hport")
 
 "$HEUREKA" agent --app sidecar --port 19090 --hostname sidecar.local \
