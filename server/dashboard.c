@@ -1019,7 +1019,7 @@ dash_html_apps(struct dash_ctx *c)
 	const struct instance	*inst;
 	struct dash_zones	  z;
 	size_t			  napps, i, j, k, n, counts[STATUS_COUNT];
-	size_t			  listed = 0;
+	size_t			  listed = 0, detailed = 0;
 	int			  st;
 
 	apps = dash_sorted_apps(c->s, &napps);
@@ -1084,12 +1084,14 @@ dash_html_apps(struct dash_ctx *c)
 				c->b->len -= 2;
 			buf_adds(c->b, "</div>\n");
 		}
-		if (listed < DASH_MAX_LISTED) {
+		if (detailed < DASH_MAX_LISTED) {
 			buf_addf(c->b, "<details class=\"inst-details\">"
 			    "<summary>Details (%zu)</summary>\n", n);
-			for (j = 0; j < n && listed < DASH_MAX_LISTED; j++) {
-				if ((inst = reg_app_instance_at(app, j)) != NULL)
-					dash_html_instance(c, inst);
+			for (j = 0; j < n && detailed < DASH_MAX_LISTED; j++) {
+				if ((inst = reg_app_instance_at(app, j)) == NULL)
+					continue;
+				dash_html_instance(c, inst);
+				detailed++;
 			}
 			buf_adds(c->b, "</details>");
 		}
@@ -1252,7 +1254,7 @@ dash_feed(struct server *s, struct evhttp_request *req, int64_t now)
 	struct buf		 b;
 	size_t			 i, j, n, napps, listed = 0;
 	char			 tmp[64], *url;
-	int			 truncated = 0;
+	int			 truncated = 0, first;
 
 	buf_init(&b, DASH_MAX_BODY);
 	buf_adds(&b, "{");
@@ -1350,15 +1352,18 @@ dash_feed(struct server *s, struct evhttp_request *req, int64_t now)
 			buf_addf(&b, ",%zu]", z.count[j]);
 		}
 		buf_adds(&b, "],\"instances\":[");
+		first = 1;
 		for (j = 0; j < n; j++) {
 			if ((inst = reg_app_instance_at(apps[i], j)) == NULL)
 				continue;
-			if (listed++ >= DASH_MAX_LISTED) {
+			if (listed >= DASH_MAX_LISTED) {
 				truncated = 1;
 				break;
 			}
-			if (j > 0)
+			listed++;
+			if (!first)
 				buf_addc(&b, ',');
+			first = 0;
 			dash_json_instance(&b, s, inst, now);
 		}
 		buf_adds(&b, "]}");
