@@ -24,7 +24,7 @@ while :; do
 	assert_http 200 GET "${U}apps" -H "$J"
 	ids=$(hk_json 'sorted(i["instanceId"] for a in d["applications"]["application"] for i in a["instance"])')
 	[ "$ids" = '["k1"]' ] && break
-	[ "$(date +%s)" -lt "$deadline" ] || fail "expired leases not evicted within 15 s: $ids"
+	[ "$(date +%s)" -lt "$deadline" ] || fail "want only the renewing k1 left within 15 s, have: $ids"
 	sleep 0.2
 done
 assert_eq UP_1_ "$(hk_json 'd["applications"]["apps__hashcode"]')" "hashcode after eviction"
@@ -44,8 +44,8 @@ hk_register "$U" EVICT e1 UP 30
 assert_http 200 PUT "${U}apps/EVICT/e1"
 assert_http 200 GET "${U}apps/EVICT/e1" -H "$J"
 
-hk_log "the renewing instance survived"
-assert_http 200 PUT "${U}apps/KEEP/k1"
-assert_http 200 GET "${U}apps/KEEP/k1" -H "$J"
+# (k1 surviving while renewing was checked by the loop: it ends only when
+# k1 is the one instance left. Not re-checked here, where no heartbeats
+# are sent and a loaded machine may take longer than its 5 s lease.)
 hk_alive s
 hk_stop s
