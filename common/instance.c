@@ -2,7 +2,10 @@
  * instance.c: the Eureka data model's constructors, destructors, enum
  * spellings, containers and the reconcile hash code. No I/O here.
  */
+#include <sys/types.h>
+
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -277,6 +280,27 @@ kvlist_copy(struct kvlist *dst, const struct kvlist *src)
 		kvlist_set(dst, src->v[i].key, src->v[i].value);
 }
 
+/* One slot of an application's id index: the id's hash and a position. */
+struct app_slot {
+	uint32_t	hash;
+	uint32_t	pos;	/* UINT32_MAX: empty */
+};
+
+#define APP_INDEX_MIN	16	/* below this a linear scan is cheaper */
+
+/* FNV-1a of an instance id. */
+static uint32_t
+id_hash(const char *s)
+{
+	uint32_t	h = 2166136261u;
+
+	for (; *s != '\0'; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	return (h);
+}
+
 /* A new, empty application called name (stored upper-cased). */
 struct application *
 application_new(const char *name)
@@ -299,23 +323,104 @@ application_free(struct application *a)
 	for (i = 0; i < a->n; i++)
 		instance_free(a->instances[i]);
 	free(a->instances);
+	free(a->index);
 	free(a->name);
 	free(a);
+}
+
+/* Put position pos (with its id's hash) into the index. */
+static void
+app_index_put(struct application *a, uint32_t h, size_t pos)
+{
+	size_t	i = h & (a->index_cap - 1);
+
+	while (a->index[i].pos != UINT32_MAX)
+		i = (i + 1) & (a->index_cap - 1);
+	a->index[i].hash = h;
+	a->index[i].pos = (uint32_t)pos;
+}
+
+/* Rebuild the index over every entry, sized for growth. */
+static void
+app_index_rebuild(struct application *a)
+{
+	size_t	i, cap = 64;
+
+	while (cap < a->n * 2 + 2)
+		cap *= 2;
+	if (cap != a->index_cap) {
+		free(a->index);
+		a->index = xreallocarray(NULL, cap, sizeof *a->index);
+		a->index_cap = cap;
+	}
+	for (i = 0; i < cap; i++)
+		a->index[i].pos = UINT32_MAX;
+	for (i = 0; i < a->n; i++) {
+		if (a->instances[i] != NULL)
+			app_index_put(a, id_hash(instance_id(a->instances[i])),
+			    i);
+	}
+	a->indexed = a->n;
+}
+
+/*
+ * Position of id, or -1. Uses the index once the application is large;
+ * a slot whose entry no longer hashes to what it recorded means someone
+ * moved entries by hand, so the index is rebuilt and the probe repeated.
+ */
+static ssize_t
+app_lookup(struct application *a, const char *id)
+{
+	uint32_t	h;
+	size_t		i, tries;
+
+	if (a->n < APP_INDEX_MIN) {
+		for (i = 0; i < a->n; i++) {
+			if (a->instances[i] != NULL &&
+			    strcmp(instance_id(a->instances[i]), id) == 0)
+				return ((ssize_t)i);
+		}
+		return (-1);
+	}
+	h = id_hash(id);
+	for (tries = 0; tries < 2; tries++) {
+		int	stale = 0;
+
+		if (a->index == NULL || a->indexed != a->n ||
+		    a->index_cap < a->n * 2 + 2)
+			app_index_rebuild(a);
+		for (i = h & (a->index_cap - 1); a->index[i].pos != UINT32_MAX;
+		    i = (i + 1) & (a->index_cap - 1)) {
+			struct instance	*in;
+
+			if (a->index[i].hash != h)
+				continue;
+			if (a->index[i].pos >= a->n ||
+			    (in = a->instances[a->index[i].pos]) == NULL ||
+			    id_hash(instance_id(in)) != h) {
+				stale = 1;
+				break;
+			}
+			if (strcmp(instance_id(in), id) == 0)
+				return ((ssize_t)a->index[i].pos);
+		}
+		if (!stale)
+			return (-1);
+		a->indexed = 0;		/* force a rebuild */
+	}
+	return (-1);
 }
 
 /* Add or replace (by id) an instance; takes ownership. */
 void
 application_add(struct application *a, struct instance *in)
 {
-	size_t		 i;
-	const char	*id = instance_id(in);
+	ssize_t	pos = app_lookup(a, instance_id(in));
 
-	for (i = 0; i < a->n; i++) {
-		if (strcmp(instance_id(a->instances[i]), id) == 0) {
-			instance_free(a->instances[i]);
-			a->instances[i] = in;
-			return;
-		}
+	if (pos >= 0) {
+		instance_free(a->instances[pos]);
+		a->instances[pos] = in;
+		return;
 	}
 	if (a->n == a->cap) {
 		a->cap = a->cap == 0 ? 4 : a->cap * 2;
@@ -323,37 +428,37 @@ application_add(struct application *a, struct instance *in)
 		    sizeof *a->instances);
 	}
 	a->instances[a->n++] = in;
+	if (a->index != NULL && a->indexed == a->n - 1 &&
+	    a->index_cap >= a->n * 2 + 2) {
+		app_index_put(a, id_hash(instance_id(in)), a->n - 1);
+		a->indexed = a->n;
+	}
 }
 
 /* Borrowed instance with that id, or NULL. */
 struct instance *
 application_find(const struct application *a, const char *id)
 {
-	size_t	i;
+	/* The index is a cache: updating it does not change the contents. */
+	ssize_t	pos = app_lookup((struct application *)(uintptr_t)a, id);
 
-	for (i = 0; i < a->n; i++) {
-		if (strcmp(instance_id(a->instances[i]), id) == 0)
-			return (a->instances[i]);
-	}
-	return (NULL);
+	return (pos >= 0 ? a->instances[pos] : NULL);
 }
 
 /* Remove and free the instance with that id; 0 if found, -1 if not. */
 int
 application_remove(struct application *a, const char *id)
 {
-	size_t	i;
+	ssize_t	pos = app_lookup(a, id);
 
-	for (i = 0; i < a->n; i++) {
-		if (strcmp(instance_id(a->instances[i]), id) == 0) {
-			instance_free(a->instances[i]);
-			memmove(&a->instances[i], &a->instances[i + 1],
-			    (a->n - i - 1) * sizeof *a->instances);
-			a->n--;
-			return (0);
-		}
-	}
-	return (-1);
+	if (pos < 0)
+		return (-1);
+	instance_free(a->instances[pos]);
+	memmove(&a->instances[pos], &a->instances[pos + 1],
+	    (a->n - (size_t)pos - 1) * sizeof *a->instances);
+	a->n--;
+	a->indexed = 0;		/* positions moved: rebuild on next lookup */
+	return (0);
 }
 
 /* A new, empty registry copy (version -1: never fetched). */

@@ -95,6 +95,14 @@ struct application {
 	struct instance	**instances;
 	size_t		  n;
 	size_t		  cap;
+	/*
+	 * Lookup index by id (private to instance.c). Code that moves
+	 * instances[] entries by hand may leave it stale: lookups notice and
+	 * rebuild it, so they stay correct and O(1) amortised.
+	 */
+	struct app_slot	 *index;
+	size_t		  index_cap;
+	size_t		  indexed;	/* entries [0, indexed) are in it */
 };
 
 struct applications {
