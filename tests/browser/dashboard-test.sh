@@ -226,6 +226,11 @@ for text in ("<script>document.title='PWNED'", "<img id=xssmeta",
     esc = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     if esc not in dom:
         bad.append("payload %r not shown as text" % text)
+# Instance details: lease timestamps, override, metadata.
+for text in ("<caption>Metadata</caption>", "<th>Last renewal</th>",
+             "<th>Override in force</th>", "<th>Overridden status</th>"):
+    if text not in dom:
+        bad.append("instance detail %r missing" % text)
 if "EMERGENCY! EUREKA MAY BE INCORRECTLY CLAIMING INSTANCES ARE UP" not in dom:
     bad.append("self-preservation EMERGENCY banner missing (renews 0 <= threshold)")
 for b in bad:
