@@ -562,6 +562,19 @@ dash_uptime(int64_t ms, char *out, size_t len)
 }
 
 /*
+ * Eureka's isBelowRenewThreshold (§5.11): renewals at or under the
+ * threshold, counted only once the server has been up longer than the
+ * empty-sync wait, so a freshly started server shows no EMERGENCY.
+ */
+static int
+dashboard_below_threshold(const struct server *s, int64_t now)
+{
+	if (s->reg == NULL || !registry_is_below_threshold(s->reg))
+		return (0);
+	return (now - s->start_ms > s->conf->wait_time_in_ms_when_sync_empty);
+}
+
+/*
  * The banners of §10.5 (Eureka's own wording, kept so operators and search
  * engines recognise it) plus a plain-language explanation of each.
  */
@@ -572,7 +585,7 @@ dash_banners(struct server *s, int64_t now, struct dash_banner *bn)
 	int	self_pres, below;
 
 	self_pres = s->conf != NULL ? s->conf->enable_self_preservation : 1;
-	below = s->reg != NULL && registry_is_below_threshold(s->reg);
+	below = dashboard_below_threshold(s, clock_wall_ms());
 
 	if (s->shutting_down) {
 		bn[n].kind = "warning";
@@ -1279,8 +1292,7 @@ dash_feed(struct server *s, struct evhttp_request *req, int64_t now)
 	    s->reg != NULL ? registry_renews_last_min(s->reg) : 0,
 	    s->conf == NULL || s->conf->enable_self_preservation ?
 	    "true" : "false",
-	    s->reg != NULL && registry_is_below_threshold(s->reg) ?
-	    "true" : "false",
+	    dashboard_below_threshold(s, now) ? "true" : "false",
 	    server_allow_access(s, now) ? "true" : "false",
 	    s->ready ? "true" : "false", s->shutting_down ? "true" : "false");
 
