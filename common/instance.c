@@ -288,17 +288,26 @@ struct app_slot {
 
 #define APP_INDEX_MIN	16	/* below this a linear scan is cheaper */
 
-/* FNV-1a of an instance id. */
-static uint32_t
-id_hash(const char *s)
+/* FNV-1a (64 bit): cheap, and good enough for ids, names and task keys. */
+uint64_t
+str_hash(const char *s)
 {
-	uint32_t	h = 2166136261u;
+	uint64_t	h = 1469598103934665603ULL;
 
 	for (; *s != '\0'; s++) {
 		h ^= (unsigned char)*s;
-		h *= 16777619u;
+		h *= 1099511628211ULL;
 	}
 	return (h);
+}
+
+/* Hash of an instance id as the index stores it. */
+static uint32_t
+id_hash(const char *s)
+{
+	uint64_t	h = str_hash(s);
+
+	return ((uint32_t)(h ^ (h >> 32)));
 }
 
 /* A new, empty application called name (stored upper-cased). */

@@ -164,6 +164,9 @@ size_t			 applications_count(const struct applications *);
 char	*instance_hashcode(const size_t counts[STATUS_COUNT]);
 char	*applications_hashcode(const struct applications *);
 
+/* FNV-1a over a string: the one string hash of the code base. */
+uint64_t str_hash(const char *);
+
 /* Sane-charset check for app names and ids: printable, no '/', bounded. */
 int	 instance_name_ok(const char *, size_t);
 

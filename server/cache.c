@@ -351,24 +351,11 @@ cache_stats(const struct cache *c)
 	return (&c->stats);
 }
 
-/* FNV-1a over a NUL-terminated string. */
-static uint32_t
-hash_str(const char *s)
-{
-	uint32_t	h = 2166136261u;
-
-	for (; *s != '\0'; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
-	}
-	return (h);
-}
-
 /* The fragment record of an application, created on demand. */
 static struct appfrag *
 frag_lookup(struct cache *c, const char *name)
 {
-	uint32_t	 b = hash_str(name) % FRAG_BUCKETS;
+	size_t		 b = str_hash(name) % FRAG_BUCKETS;
 	struct appfrag	*af;
 
 	for (af = c->frags[b]; af != NULL; af = af->next) {

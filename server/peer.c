@@ -230,17 +230,11 @@ peer_task_free(struct peer_task *t)
 	free(t);
 }
 
-/* FNV-1a: cheap and good enough for task ids. */
+/* Task ids hash with the common string hash. */
 static size_t
 peer_hash(const char *s)
 {
-	uint64_t	h = 1469598103934665603ULL;
-
-	for (; *s != '\0'; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return ((size_t)h);
+	return ((size_t)str_hash(s));
 }
 
 /* A queue holding at most max tasks (at least one). */
