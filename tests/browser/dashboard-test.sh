@@ -51,7 +51,7 @@ register_raw()
 	local base=$1 app=$2 id=$3 status=$4 spu=$5 body enc
 	shift 5
 	body=$HK_ROOT/reg.json
-	python3 - "$app" "$id" "$status" "$spu" "$@" >"$body" <<'EOF'
+	"$HK_PYTHON" - "$app" "$id" "$status" "$spu" "$@" >"$body" <<'EOF'
 import json, sys
 app, iid, status, spu = sys.argv[1:5]
 meta = dict(kv.split("=", 1) for kv in sys.argv[5:])
@@ -69,7 +69,7 @@ print(json.dumps({"instance": {
     "vipAddress": "evil", "secureVipAddress": "evil",
     "isCoordinatingDiscoveryServer": "false"}}))
 EOF
-	enc=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$app")
+	enc=$("$HK_PYTHON" -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$app")
 	assert_http 204 POST "${base}apps/$enc" \
 	    -H 'Content-Type: application/json' --data-binary @"$body"
 }
@@ -124,7 +124,7 @@ dump_dom "$R/" >"$HK_ROOT/dom.html" || fail "chromium --dump-dom failed: $(tail 
 [ -s "$HK_ROOT/dom.html" ] || fail "empty DOM from chromium"
 cp "$HK_ROOT/dom.html" "$ARTIFACTS/dashboard-dom.html"
 
-python3 - "$HK_ROOT/dom.html" <<'EOF' || fail "rendered DOM (see above)"
+"$HK_PYTHON" - "$HK_ROOT/dom.html" <<'EOF' || fail "rendered DOM (see above)"
 import re, sys
 from html.parser import HTMLParser
 

@@ -15,7 +15,7 @@ PORT_S=$HK_PORT_S
 
 # A health endpoint we control: 200 while $T/healthy exists, else 503.
 touch "$T/healthy"
-python3 -c '
+"$HK_PYTHON" -c '
 import http.server, os, socketserver, sys
 flag, portfile = sys.argv[1], sys.argv[2]
 class H(http.server.BaseHTTPRequestHandler):

@@ -146,7 +146,7 @@ EOF
 
 hk_log "/info and StatusInfo"
 assert_http 200 GET "$R/info"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["build"]["version"]; assert d["start"]["epochMs"] > 0' \
+"$HK_PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["build"]["version"]; assert d["start"]["epochMs"] > 0' \
     "$HK_BODY" || fail "/info JSON"
 assert_http 200 GET "${U}status"
 assert_contains "<com.netflix.eureka.util.StatusInfo>" "$(cat "$HK_BODY")" "StatusInfo XML root"
@@ -154,7 +154,7 @@ assert_contains "<generalStats>" "$(cat "$HK_BODY")" "StatusInfo generalStats"
 assert_contains "<instanceInfo>" "$(cat "$HK_BODY")" "StatusInfo instanceInfo"
 assert_not_contains tiger "$(cat "$HK_BODY")" "peer password in StatusInfo"
 assert_http 200 GET "${U}status" -H "Accept: application/json"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "generalStats" in d and "applicationStats" in d and "instanceInfo" in d' \
+"$HK_PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "generalStats" in d and "applicationStats" in d and "instanceInfo" in d' \
     "$HK_BODY" || fail "StatusInfo JSON"
 
 hk_log "dashboard feed hides peer credentials"

@@ -34,7 +34,7 @@ assert_contains '&lt;script&gt;x&lt;/script&gt;' "$PAGE" "metadata escaped"
 assert_not_contains '<script>x' "$PAGE" "raw metadata"
 assert_http 200 GET "$R/heureka-assets/status.json"
 assert_contains application/json "$(hk_header Content-Type)" "feed content type"
-python3 -c '
+"$HK_PYTHON" -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 apps = {a["name"]: a for a in d["apps"]}

@@ -7,7 +7,7 @@
 
 T=$(hk_tmp)
 SOCK=$T/notify
-python3 - "$SOCK" "$T/got" <<'EOF2' &
+"$HK_PYTHON" - "$SOCK" "$T/got" <<'EOF2' &
 import os, socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.bind(sys.argv[1])

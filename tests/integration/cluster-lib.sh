@@ -51,7 +51,7 @@ cl_now_ms()
 # N free ports (bound then released; the tests start at once after).
 cl_ports()
 {
-	python3 -c '
+	"$HK_PYTHON" -c '
 import socket, sys
 socks = []
 for _ in range(int(sys.argv[1])):
@@ -78,7 +78,7 @@ cl_proxy()
 	pf=$HK_ROOT/proxy-$name.port
 	ctl=$HK_ROOT/proxy-$name.ctl
 	echo pass >"$ctl"
-	python3 "$CL_DIR/faultproxy.py" --target "127.0.0.1:$target" \
+	"$HK_PYTHON" "$CL_DIR/faultproxy.py" --target "127.0.0.1:$target" \
 	    --listen "${3:-0}" --port-file "$pf" --control "$ctl" \
 	    2>>"$HK_ROOT/proxy-$name.log" &
 	CL_PROXY_PIDS="$CL_PROXY_PIDS $!"
@@ -117,7 +117,7 @@ cl_has()
 cl_field()
 {
 	hk_curl -H 'Accept: application/json' "${1}apps/$2/$3" |
-	    python3 -c 'import json,sys; print(json.load(sys.stdin)["instance"].get(sys.argv[1], ""))' "$4"
+	    "$HK_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["instance"].get(sys.argv[1], ""))' "$4"
 }
 
 # Are the full registries of all given nodes identical?
@@ -144,7 +144,7 @@ cl_rss()
 # N registrations (or heartbeats) of APP/PREFIX-i on BASE over keep-alive.
 cl_bulk()
 {
-	python3 - "$@" <<'PY' || fail "cl_bulk $*"
+	"$HK_PYTHON" - "$@" <<'PY' || fail "cl_bulk $*"
 import http.client, json, sys, time, urllib.parse
 base, what, app, prefix, n = sys.argv[1:6]
 u = urllib.parse.urlparse(base)
@@ -178,7 +178,7 @@ PY
 # process start-up): "mean M ms, worst W ms".
 cl_measure_register()
 {
-	python3 - "$@" <<'PY' || fail "cl_measure_register $*"
+	"$HK_PYTHON" - "$@" <<'PY' || fail "cl_measure_register $*"
 import http.client, json, sys, time, urllib.parse
 src, app, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 dsts = sys.argv[4:]
@@ -211,4 +211,13 @@ for i in range(n):
     times.append((time.monotonic() - t0) * 1000)
 print("mean %.1f ms, worst %.1f ms" % (sum(times) / len(times), max(times)))
 PY
+}
+
+# Does the output of CMD... equal WANT? For wait_until, which must re-run
+# the command on every poll (a "$(...)" argument is evaluated only once).
+cl_eq()
+{
+	local want=$1
+	shift
+	[ "$("$@")" = "$want" ]
 }
