@@ -93,6 +93,7 @@ struct peer_queue {
 	size_t			  nbuckets;	/* power of two */
 	size_t			  len;
 	size_t			  max;
+	size_t			  urgent;	/* tasks other than heartbeats */
 	struct peer_queue_stats	  stats;
 };
 
@@ -138,6 +139,7 @@ struct peer {
 	struct peer_batch	*inflight;
 	struct peer_ctl		*ctl;
 	int			 no_ae;		/* peer lacks the extension */
+	int			 ae_mismatch;	/* digest rounds that differed */
 
 	int			 reachable;
 	int64_t			 last_success_ms;
@@ -305,6 +307,8 @@ peer_queue_unlink(struct peer_queue *q, struct peer_task *t)
 	}
 	t->prev = t->next = t->hnext = NULL;
 	q->len--;
+	if (t->item.action != REPL_HEARTBEAT)
+		q->urgent--;
 }
 
 /* Hash t (already linked in order). */
@@ -316,6 +320,8 @@ peer_queue_hash(struct peer_queue *q, struct peer_task *t)
 	t->hnext = q->buckets[b];
 	q->buckets[b] = t;
 	q->len++;
+	if (t->item.action != REPL_HEARTBEAT)
+		q->urgent++;
 }
 
 /* Append a task, coalescing by key and dropping the oldest when full. */
@@ -353,6 +359,8 @@ peer_queue_push(struct peer_queue *q, struct peer_task *t, int64_t now)
 			}
 		}
 		q->len--;
+		if (old->item.action != REPL_HEARTBEAT)
+			q->urgent--;
 		peer_queue_hash(q, t);
 		peer_task_free(old);
 		q->stats.coalesced++;
@@ -382,6 +390,13 @@ size_t
 peer_queue_len(const struct peer_queue *q)
 {
 	return (q->len);
+}
+
+/* Number of pending tasks that change what clients see (not heartbeats). */
+size_t
+peer_queue_urgent(const struct peer_queue *q)
+{
+	return (q->urgent);
 }
 
 /* Drop and overflow counters. */
@@ -1215,7 +1230,13 @@ peer_timer_cb(evutil_socket_t fd, short what, void *arg)
 		peer_kick(p, p->bo.until - mono);
 		return;
 	}
-	due = peer_queue_due(p->q, mono, PEER_DISPATCH_MS);
+	/*
+	 * Changes go out within PEER_DISPATCH_MS; heartbeats alone wait up
+	 * to Eureka's PEER_BATCH_AGE_MS (or a full batch), so a heartbeat
+	 * storm costs one request per 250 renewals, not one per 20 ms.
+	 */
+	due = peer_queue_due(p->q, mono, peer_queue_urgent(p->q) > 0 ?
+	    PEER_DISPATCH_MS : PEER_BATCH_AGE_MS);
 	if (due < 0)
 		return;
 	if (due > 0) {
@@ -1453,11 +1474,25 @@ peer_ctl_done_cb(struct evhttp_request *req, void *arg)
 			break;
 		}
 		peer_digest(ps->s->reg, clock_wall_ms(), mine, &n);
-		if (strcmp(mine, theirs) != 0) {
+		if (strcmp(mine, theirs) == 0) {
+			p->ae_mismatch = 0;
+			if (!ps->ready)
+				peers_set_ready(ps, "in sync with a peer");
+			break;
+		}
+		/*
+		 * A pull decodes the peer's whole registry on the loop, so it
+		 * is kept for differences replication will not fix: ones that
+		 * outlive a round while nothing is queued for or in flight to
+		 * that peer. Under churn the digests differ all the time and
+		 * replication is already converging them.
+		 */
+		if (!ps->ready || (++p->ae_mismatch >= 2 &&
+		    peer_queue_urgent(p->q) == 0 && p->inflight == NULL)) {
+			p->ae_mismatch = 0;
 			p->ae_pulls++;
 			peer_ctl_get(p, PEER_CTL_PULL, 0);
-		} else if (!ps->ready)
-			peers_set_ready(ps, "in sync with a peer");
+		}
 		break;
 	case PEER_CTL_SYNC:
 	case PEER_CTL_PULL:

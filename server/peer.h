@@ -104,6 +104,8 @@ void		 peer_queue_free(struct peer_queue *);	/* frees tasks */
 enum peer_push	 peer_queue_push(struct peer_queue *, struct peer_task *,
 		     int64_t now);
 size_t		 peer_queue_len(const struct peer_queue *);
+/* Pending tasks other than heartbeats (they make a batch urgent). */
+size_t		 peer_queue_urgent(const struct peer_queue *);
 const struct peer_queue_stats *peer_queue_stats(const struct peer_queue *);
 /*
  * Whether a batch should go now: the oldest task has waited `min_age` ms

@@ -217,6 +217,42 @@ START_TEST(test_requeue_front_skips_expired_and_superseded)
 }
 END_TEST
 
+START_TEST(test_urgent_count_and_due)
+{
+	struct peer_queue	*q = peer_queue_new(100);
+	struct peer_task	*out[10];
+	size_t			 n;
+
+	/* Heartbeats alone are not urgent: they wait for Eureka's age. */
+	peer_queue_push(q, hb("a", 1, T0 + 9999), T0);
+	peer_queue_push(q, hb("a", 2, T0 + 9999), T0 + 1);	/* coalesced */
+	ck_assert_uint_eq(peer_queue_urgent(q), 0);
+	ck_assert_int_eq(peer_queue_due(q, T0 + PEER_DISPATCH_MS,
+	    peer_queue_urgent(q) > 0 ? PEER_DISPATCH_MS : PEER_BATCH_AGE_MS),
+	    PEER_BATCH_AGE_MS - PEER_DISPATCH_MS);
+	/* A registration makes the batch go at once, heartbeats with it. */
+	peer_queue_push(q, peer_task_new(REPL_REGISTER, "APP", "b", T0 + 9999),
+	    T0 + 2);
+	peer_queue_push(q, peer_task_new(REPL_REGISTER, "APP", "b", T0 + 9999),
+	    T0 + 3);					/* coalesced */
+	ck_assert_uint_eq(peer_queue_urgent(q), 1);
+	ck_assert_int_eq(peer_queue_due(q, T0 + PEER_DISPATCH_MS,
+	    peer_queue_urgent(q) > 0 ? PEER_DISPATCH_MS : PEER_BATCH_AGE_MS), 0);
+	/* Taken, then put back after a failure: the count follows. */
+	n = peer_queue_take(q, out, 10, T0 + 30);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(peer_queue_urgent(q), 0);
+	peer_queue_requeue(q, out, n, T0 + 40);
+	ck_assert_uint_eq(peer_queue_urgent(q), 1);
+	ck_assert_uint_eq(peer_queue_len(q), 2);
+	n = peer_queue_take(q, out, 10, T0 + 50);
+	while (n > 0)
+		peer_task_free(out[--n]);
+	ck_assert_uint_eq(peer_queue_urgent(q), 0);
+	peer_queue_free(q);
+}
+END_TEST
+
 START_TEST(test_requeue_bounded)
 {
 	struct peer_queue	*q = peer_queue_new(2);
@@ -477,6 +513,7 @@ peer_suite(void)
 
 	tc = tcase_create("queue");
 	tcase_add_test(tc, test_task_key);
+	tcase_add_test(tc, test_urgent_count_and_due);
 	tcase_add_test(tc, test_coalesce_keeps_position_newest_wins);
 	tcase_add_test(tc, test_different_actions_do_not_coalesce);
 	tcase_add_test(tc, test_bound_drops_oldest_and_counts);
