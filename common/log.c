@@ -253,19 +253,26 @@ log_warnx_rl(struct log_ratelim *rl, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* libevent's internal messages, mapped onto our levels. */
+/*
+ * libevent's internal messages, mapped onto our levels. Clients can
+ * trigger them (an accept() failing with EMFILE is retried, and logged,
+ * thousands of times a second), so all but debug go through a rate limit.
+ */
 static void
 log_libevent_cb(int severity, const char *msg)
 {
+	static struct log_ratelim	rl = LOG_RATELIM_INIT(10000, 10);
+
 	switch (severity) {
 	case EVENT_LOG_DEBUG:
 		log_debug("libevent: %s", msg);
 		break;
 	case EVENT_LOG_MSG:
-		log_info("libevent: %s", msg);
+		if (log_ratelim_allow(&rl))
+			log_info("libevent: %s", msg);
 		break;
 	default:
-		log_warnx("libevent: %s", msg);
+		log_warnx_rl(&rl, "libevent: %s", msg);
 		break;
 	}
 }
