@@ -24,8 +24,13 @@
 # same iteration count sends the same requests. Each failure prints the
 # request (repr, cut to 600 bytes) so it can be replayed by hand.
 #
+# At the end, with --flood N, it opens N idle connections (the script has
+# lowered the server's descriptor limit below N): the server must serve
+# again once some close, keep its log (--log) from flooding and not spin.
+#
 # Usage: fuzz.py --port PORT --pid PID --seeded APP/ID[,APP/ID...]
 #                [--seed N] [--iterations N] [--rss-max-kb N] [--timeout S]
+#                [--log FILE --flood N]
 
 import argparse
 import gzip
@@ -41,7 +46,7 @@ import zlib
 
 # Issues found by this fuzzer whose fix belongs to the lead-owned files;
 # see known(). Emptied as the fixes land.
-KNOWN_ISSUES = {"query-nul"}
+KNOWN_ISSUES = {"query-nul", "accept-spin"}
 
 BASES = ["/eureka/", "/eureka/v2/", "/v2/", "/", "/eureka/v1/", "/v1/",
          "/eureka", "/eureka/V2/", "//eureka//", "/eureka/v3/"]
@@ -92,6 +97,8 @@ class Fuzzer:
         self.n = 0
         self.state = None
         self.current = None
+        self.log_path = a.log
+        self.flood_count = a.flood
         self.kind = None
         self.times = {}
         self.half_open = []
@@ -814,6 +821,59 @@ class Fuzzer:
             s.close()
         self.half_open = []
 
+    # ---- connection flood -----------------------------------------------
+
+    def cpu_ticks(self):
+        with open("/proc/%d/stat" % self.pid) as f:
+            st = f.read().rsplit(")", 1)[1].split()
+        return int(st[11]) + int(st[12])
+
+    def log_lines(self):
+        if not self.log_path:
+            return 0
+        with open(self.log_path, "rb") as f:
+            return f.read().count(b"\n")
+
+    def flood(self, count):
+        """More idle connections than the server has descriptors (the
+        script lowers its RLIMIT_NOFILE): it must keep serving once some
+        close, must not flood its log, and should not spin on accept()."""
+        lines0 = self.log_lines()
+        socks = []
+        for _ in range(count):
+            try:
+                s = socket.create_connection(("127.0.0.1", self.port),
+                                             timeout=2)
+                s.sendall(b"GET /eureka/apps HTTP/1.1\r\nX-Slow: ")
+                socks.append(s)
+            except OSError:
+                break
+        time.sleep(0.3)
+        c0 = self.cpu_ticks()
+        time.sleep(1.0)
+        spin = self.cpu_ticks() - c0
+        for s in socks[:count // 2]:
+            s.close()
+        time.sleep(0.3)
+        self.probe()
+        for s in socks[count // 2:]:
+            s.close()
+        grown = self.log_lines() - lines0
+        log("fuzz: flood of %d connections: %d CPU ticks in 1 s, %d log "
+            "lines" % (len(socks), spin, grown))
+        self.stats["flood connections"] = len(socks)
+        if grown > 100:
+            self.fail("%d log lines during a connection flood" % grown,
+                      "flood")
+        if spin > 20:
+            if "accept-spin" in KNOWN_ISSUES and \
+                    os.environ.get("FUZZ_STRICT") != "1":
+                self.stats["KNOWN ISSUE accept-spin"] = spin
+            else:
+                self.fail("busy loop at the descriptor limit: %d CPU "
+                          "ticks in 1 s" % spin, "flood")
+        self.probe()
+
     # ---- main loop ------------------------------------------------------
 
     def one(self):
@@ -909,7 +969,7 @@ class Fuzzer:
                 raise Failure("connection refused: heurekad is down")
             dt = time.monotonic() - t1
             self.times[self.kind] = self.times.get(self.kind, 0) + dt
-            if dt > 1.0 and self.kind != "request-line":
+            if dt > 2.0 and self.kind != "request-line":
                 log("fuzz: slow (%.1f s) %s: %r" % (dt, self.kind,
                     repr(self.current)[:300]))
             if self.n % 25 == 0:
@@ -917,6 +977,8 @@ class Fuzzer:
                 self.probe()
                 self.slowloris_drip()
         self.slowloris_close()
+        if self.flood_count > 0:
+            self.flood(self.flood_count)
         self.alive()
         self.probe()
         return time.monotonic() - t0
@@ -934,7 +996,13 @@ class Fuzzer:
             if a["name"] in seeded_apps:
                 continue
             for i in a["instance"]:
-                iid = i.get("instanceId", "")
+                # The id is instanceId, else the AWS instance-id, else
+                # the hostName (InstanceInfo.getId()).
+                dcm = (i.get("dataCenterInfo") or {}).get("metadata") or {}
+                iid = i.get("instanceId") or \
+                    (dcm.get("instance-id") if dcm and
+                     (i.get("dataCenterInfo") or {}).get("name") == "Amazon"
+                     else None) or i.get("hostName", "")
                 p = "/eureka/apps/%s/%s" % (
                     urllib.parse.quote(a["name"], safe=""),
                     urllib.parse.quote(iid, safe=""))
@@ -956,8 +1024,13 @@ def main():
     ap.add_argument("--iterations", type=int,
                     default=int(os.environ.get("FUZZ_ITERATIONS") or 3000))
     ap.add_argument("--time-budget", type=float, default=50.0)
-    ap.add_argument("--rss-max-kb", type=int, default=256 * 1024)
+    ap.add_argument("--rss-max-kb", type=int,
+                    default=int(os.environ.get("FUZZ_RSS_MAX_KB") or
+                                256 * 1024))
     ap.add_argument("--timeout", type=float, default=5.0)
+    ap.add_argument("--log", help="the server's log file (flood check)")
+    ap.add_argument("--flood", type=int, default=0,
+                    help="idle connections to open at the end (0: none)")
     a = ap.parse_args()
     log("fuzz: seed %d, %d iterations (replay: FUZZ_SEED=%d "
         "FUZZ_ITERATIONS=%d)" % (a.seed, a.iterations, a.seed, a.iterations))
