@@ -854,7 +854,9 @@ class Fuzzer:
         spin = self.cpu_ticks() - c0
         for s in socks[:count // 2]:
             s.close()
-        time.sleep(0.3)
+        # A server that pauses accepting for a second at the limit (as
+        # tmux does) has resumed by now.
+        time.sleep(1.2)
         self.probe()
         for s in socks[count // 2:]:
             s.close()
