@@ -933,6 +933,39 @@ rest_route(struct rctx *x, const char *rel)
 		reply_error(x, 404, "no such resource");
 }
 
+/*
+ * Parse a query string into headers, decoding keys as well as values
+ * (evhttp_parse_query_str decodes only values) and refusing a decoded
+ * NUL, CR or LF, which would cut or split a value in C strings and
+ * headers. -1 on a malformed query.
+ */
+static int
+parse_query(const char *q, struct evkeyvalq *out)
+{
+	char	*copy, *p, *part, *eq, *k, *v;
+	size_t	 klen, vlen;
+	int	 rc = 0;
+
+	copy = p = xstrdup(q);
+	while (rc == 0 && (part = strsep(&p, "&")) != NULL) {
+		if (*part == '\0')
+			continue;
+		if ((eq = strchr(part, '=')) != NULL)
+			*eq++ = '\0';
+		k = evhttp_uridecode(part, 1, &klen);
+		v = evhttp_uridecode(eq != NULL ? eq : "", 1, &vlen);
+		if (k == NULL || v == NULL || strlen(k) != klen ||
+		    strlen(v) != vlen || strpbrk(k, "\r\n") != NULL ||
+		    strpbrk(v, "\r\n") != NULL ||
+		    evhttp_add_header(out, k, v) != 0)
+			rc = -1;
+		free(k);
+		free(v);
+	}
+	free(copy);
+	return (rc);
+}
+
 /* evhttp's generic callback: every request lands here. */
 void
 rest_dispatch_cb(struct evhttp_request *req, void *arg)
@@ -956,7 +989,7 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	if (path == NULL || *path == '\0')
 		path = "/";
 	q = uri != NULL ? evhttp_uri_get_query(uri) : NULL;
-	if (q != NULL && evhttp_parse_query_str(q, &x.query) != 0) {
+	if (q != NULL && parse_query(q, &x.query) != 0) {
 		reply_error(&x, 400, "malformed query string");
 		goto out;
 	}

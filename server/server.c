@@ -35,6 +35,9 @@
 #include "xmalloc.h"
 
 #define SINGLE_WRITE_MAX	(4 * 1024 * 1024)
+
+/* The server whose listener the accept error callback pauses (one). */
+static struct server	*server_accept_owner;
 #define BODY_LIMIT_MAX		(8 * 1024 * 1024)
 
 /* The registry's settings, from the configuration. */
@@ -93,6 +96,10 @@ server_free(struct server *s)
 		event_free(s->delta_ev);
 	if (s->cache_ev != NULL)
 		event_free(s->cache_ev);
+	if (s->accept_ev != NULL)
+		event_free(s->accept_ev);
+	if (server_accept_owner == s)
+		server_accept_owner = NULL;
 	peers_free(s->peers);
 	if (s->http != NULL)
 		evhttp_free(s->http);
@@ -124,7 +131,37 @@ server_nodelay(evutil_socket_t fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-/* A connection went away. */
+/* Accept again after a pause (descriptors freed, or under the cap). */
+static void
+server_accept_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server	*s = arg;
+
+	if (s->listener != NULL &&
+	    s->open_connections < (unsigned)s->conf->max_connections)
+		evconnlistener_enable(s->listener);
+}
+
+/*
+ * accept() failed with EMFILE, ENFILE or ENOBUFS: the socket stays
+ * readable, so without a pause the loop would spin on it. Stop accepting
+ * for a second (tmux's back-off).
+ */
+static void
+server_accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	/* arg is evhttp's own: the listener's callback argument is its. */
+	struct server	*s = server_accept_owner;
+	struct timeval	 tv = { 1, 0 };
+	static struct log_ratelim rl = LOG_RATELIM_INIT(60000, 1);
+
+	log_warnx_rl(&rl, "accept: %s; pausing new connections for 1 s",
+	    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+	evconnlistener_disable(l);
+	evtimer_add(s->accept_ev, &tv);
+}
+
+/* A connection went away; accept again if the cap had stopped us. */
 static void
 server_conn_close_cb(struct evhttp_connection *evcon, void *arg)
 {
@@ -132,6 +169,9 @@ server_conn_close_cb(struct evhttp_connection *evcon, void *arg)
 
 	if (s->open_connections > 0)
 		s->open_connections--;
+	if (s->listener != NULL &&
+	    s->open_connections + 1 == (unsigned)s->conf->max_connections)
+		evconnlistener_enable(s->listener);
 }
 
 /*
@@ -154,7 +194,13 @@ server_request_cb(struct evhttp_request *req, void *arg)
 		bufferevent_set_max_single_read(bev, SINGLE_WRITE_MAX);
 		server_nodelay(bufferevent_getfd(bev));
 		evhttp_connection_set_closecb(evcon, server_conn_close_cb, s);
-		s->open_connections++;
+		/*
+		 * eureka.server.max-connections: at the cap, leave further
+		 * connections in the kernel's backlog until one closes.
+		 */
+		if (++s->open_connections >=
+		    (unsigned)s->conf->max_connections && s->listener != NULL)
+			evconnlistener_disable(s->listener);
 	}
 	rest_dispatch_cb(req, s);
 }
@@ -215,6 +261,10 @@ server_listen(struct server *s, char **cause)
 		    strerror(errno));
 		return (-1);
 	}
+	s->listener = evhttp_bound_socket_get_listener(bound);
+	s->accept_ev = evtimer_new(s->base, server_accept_resume_cb, s);
+	server_accept_owner = s;
+	evconnlistener_set_error_cb(s->listener, server_accept_error_cb);
 	fd = evhttp_bound_socket_get_fd(bound);
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
 		if (ss.ss_family == AF_INET)

@@ -18,6 +18,7 @@
 struct cache;
 struct peers;
 struct metrics;
+struct evconnlistener;
 
 struct server {
 	struct event_base	*base;
@@ -41,6 +42,8 @@ struct server {
 	struct event		*minute_ev;
 	struct event		*delta_ev;
 	struct event		*cache_ev;	/* read-only cache refresh */
+	struct event		*accept_ev;	/* resume accepting */
+	struct evconnlistener	*listener;
 };
 
 struct server	*server_new(struct event_base *, struct config *);
