@@ -41,6 +41,7 @@ struct options {
 };
 
 static struct server	*main_server;
+static volatile int	 main_exit_status;
 static struct options	 main_opts;
 
 /* Usage text. */
@@ -242,6 +243,22 @@ apply_logging(const struct config *cf, char **cause)
 	return (0);
 }
 
+/*
+ * The loop is done and every reply has gone out; what is left only frees
+ * memory. Should that ever stall, say so and end with the status the loop
+ * earned rather than hang a service manager's stop.
+ */
+static void
+cleanup_stalled(int sig)
+{
+	static const char msg[] = "heurekad: cleanup after the event loop "
+	    "stalled for 5 s; exiting\n";
+
+	(void)sig;
+	(void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+	_exit(main_exit_status);
+}
+
 /* SIGTERM/SIGINT: stop the loop cleanly (exit status 0). */
 static void
 signal_stop_cb(evutil_socket_t sig, short what, void *arg)
@@ -353,6 +370,9 @@ main(int argc, char **argv)
 		rc = 1;
 	}
 	log_info("heurekad stopped");
+	main_exit_status = rc;
+	signal(SIGALRM, cleanup_stalled);
+	alarm(5);
 	event_free(ev_term);
 	event_free(ev_int);
 	event_free(ev_hup);

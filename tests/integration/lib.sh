@@ -383,3 +383,10 @@ for a in d["application"]:
 print("\n".join(sorted(out)))
 ' "$f" || fail "hk_snapshot: bad registry document"
 }
+
+# True when $HEUREKAD is an AddressSanitizer build: its allocator holds
+# freed memory in quarantine, so RSS-growth checks do not apply.
+hk_asan()
+{
+	ldd "$HEUREKAD" 2>/dev/null | grep -q libasan
+}
