@@ -80,6 +80,8 @@
 #include "server.h"
 #include "xmalloc.h"
 
+#define PEER_DROP_SCAN		64	/* tasks looked at for a heartbeat
+					   to drop when a queue is full */
 #define PEER_CTL_TIMEOUT_MIN_MS	2000	/* sync/anti-entropy requests */
 #define PEER_REPL_BODY_MAX	(16 * 1024 * 1024)
 #define PEER_CTL_BODY_MAX	(512 * 1024 * 1024)
@@ -367,7 +369,18 @@ peer_queue_push(struct peer_queue *q, struct peer_task *t, int64_t now)
 		return (PEER_PUSH_REPLACED);
 	}
 	if (q->len >= q->max) {
-		old = q->head;
+		/*
+		 * Full: drop the oldest heartbeat near the head rather than a
+		 * registration or cancel (a lost heartbeat is repaired by the
+		 * next one; a lost registration is not). The scan is bounded.
+		 */
+		size_t	 scan = 0;
+
+		for (old = q->head; old != NULL && scan < PEER_DROP_SCAN &&
+		    old->item.action != REPL_HEARTBEAT; old = old->next)
+			scan++;
+		if (old == NULL || old->item.action != REPL_HEARTBEAT)
+			old = q->head;
 		peer_queue_unlink(q, old);
 		peer_task_free(old);
 		q->stats.overflow++;

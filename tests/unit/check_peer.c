@@ -253,6 +253,46 @@ START_TEST(test_urgent_count_and_due)
 }
 END_TEST
 
+START_TEST(test_full_queue_drops_heartbeats_first)
+{
+	struct peer_queue	*q = peer_queue_new(3);
+	struct peer_task	*out[10];
+	size_t			 n;
+
+	peer_queue_push(q, peer_task_new(REPL_REGISTER, "APP", "r", T0 + 9999),
+	    T0);
+	peer_queue_push(q, hb("h", 1, T0 + 9999), T0 + 1);
+	peer_queue_push(q, peer_task_new(REPL_CANCEL, "APP", "c", T0 + 9999),
+	    T0 + 2);
+	/* Full: the heartbeat goes, not the older registration. */
+	ck_assert_int_eq(peer_queue_push(q, hb("x", 1, T0 + 9999), T0 + 3),
+	    PEER_PUSH_DROPPED);
+	ck_assert_uint_eq(peer_queue_stats(q)->overflow, 1);
+	n = peer_queue_take(q, out, 10, T0 + 4);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(out[0]->item.id, "r");
+	ck_assert_str_eq(out[1]->item.id, "c");
+	ck_assert_str_eq(out[2]->item.id, "x");
+	while (n > 0)
+		peer_task_free(out[--n]);
+	/* Only changes queued: the oldest of them is dropped. */
+	peer_queue_push(q, peer_task_new(REPL_REGISTER, "APP", "a", T0 + 9999),
+	    T0);
+	peer_queue_push(q, peer_task_new(REPL_REGISTER, "APP", "b", T0 + 9999),
+	    T0);
+	peer_queue_push(q, peer_task_new(REPL_REGISTER, "APP", "c", T0 + 9999),
+	    T0);
+	peer_queue_push(q, peer_task_new(REPL_REGISTER, "APP", "d", T0 + 9999),
+	    T0);
+	n = peer_queue_take(q, out, 10, T0 + 4);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(out[0]->item.id, "b");
+	while (n > 0)
+		peer_task_free(out[--n]);
+	peer_queue_free(q);
+}
+END_TEST
+
 START_TEST(test_requeue_bounded)
 {
 	struct peer_queue	*q = peer_queue_new(2);
@@ -514,6 +554,7 @@ peer_suite(void)
 	tc = tcase_create("queue");
 	tcase_add_test(tc, test_task_key);
 	tcase_add_test(tc, test_urgent_count_and_due);
+	tcase_add_test(tc, test_full_queue_drops_heartbeats_first);
 	tcase_add_test(tc, test_coalesce_keeps_position_newest_wins);
 	tcase_add_test(tc, test_different_actions_do_not_coalesce);
 	tcase_add_test(tc, test_bound_drops_oldest_and_counts);
