@@ -548,6 +548,7 @@ build_full(struct cache *c, int v, int gz, int64_t now, int64_t *oldest)
 	for (i = 0; i < napps; i++) {
 		struct reg_app	*app = registry_app_at(c->reg, i);
 		struct appfrag	*af;
+		struct blob	*bl;
 
 		if (reg_app_size(app) == 0)
 			continue;
@@ -566,8 +567,7 @@ build_full(struct cache *c, int v, int gz, int64_t now, int64_t *oldest)
 				c->sep[v]->refs++;
 				body_push(cb, &cap, c->sep[v]);
 			}
-			struct blob *bl = frag_plain(c, af, app, v);
-
+			bl = frag_plain(c, af, app, v);
 			bl->refs++;
 			body_push(cb, &cap, bl);
 		}
