@@ -168,6 +168,7 @@ add_setting(char **settings, int *n, const char *key, const char *value)
 	settings[*n] = NULL;
 }
 
+/* heureka agent: keep a non-C service registered until SIGTERM/SIGINT. */
 int
 agent_main(int argc, char **argv)
 {

@@ -560,6 +560,7 @@ cmd_watch(int argc, char **argv)
 	return (0);
 }
 
+/* Dispatch to the subcommand named by argv[1]. */
 int
 main(int argc, char **argv)
 {

@@ -316,6 +316,7 @@ signal_hup_cb(evutil_socket_t sig, short what, void *arg)
 	config_free(&cf);
 }
 
+/* Parse the configuration, bind, run the loop until a stop signal. */
 int
 main(int argc, char **argv)
 {

@@ -65,6 +65,7 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	h->client = NULL;
 }
 
+/* Register, look up OTHER periodically, deregister on a signal. */
 int
 main(int argc, char **argv)
 {

@@ -124,6 +124,7 @@ term_cb(evutil_socket_t fd, short ev, void *arg)
 	event_base_loopbreak(arg);
 }
 
+/* Serve 204s and the preloaded body until killed. */
 int
 main(int argc, char **argv)
 {
