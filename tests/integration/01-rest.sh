@@ -167,4 +167,53 @@ assert_http 404 GET "${U}apps/ORDER-SERVICE" -H "$J"
 assert_http 200 GET "${U}apps" -H "$J"
 assert_eq "UP_2_" "$(hk_json 'd["applications"]["apps__hashcode"]')" "hashcode after cancels"
 
+
+hk_log "byte-exact output: the fixtures' instances registered again (§4.1, §4.2)"
+hk_start f
+F=$HK_URL_f
+"$HK_PYTHON" - "$TEST_DATA_DIR/applications.json" "$HK_ROOT" <<'EOF' >"$HK_ROOT/fx.list"
+import json, sys
+apps = json.load(open(sys.argv[1]))["applications"]["application"]
+n = 0
+for a in apps:
+    for i in a["instance"]:
+        i = dict(i)
+        i.pop("actionType", None)
+        n += 1
+        open("%s/fx%d.json" % (sys.argv[2], n), "w").write(
+            json.dumps({"instance": i}))
+        print(a["name"], n)
+EOF
+while read -r app n; do
+	assert_http 204 POST "${F}apps/$app" -H "Content-Type: application/json" \
+	    --data-binary @"$HK_ROOT/fx$n.json"
+done <"$HK_ROOT/fx.list"
+# Server-set times differ; everything else must match byte for byte.
+fx_norm()
+{
+	sed -E 's/(Timestamp"?[:>]"?)[0-9]{13}/\1T/g' "$1"
+}
+for c in "applications.json apps $J" "applications.xml apps" \
+    "application.json apps/order-service $J" "application.xml apps/order-service"; do
+	set -- $c
+	f=$1 path=$2
+	shift 2
+	assert_http 200 GET "${F}$path" ${1:+-H "$*"}
+	assert_eq "$(fx_norm "$TEST_DATA_DIR/$f")" "$(fx_norm "$HK_BODY")" "$f byte for byte"
+done
+
+hk_log "XML names and escaping: metadata keys with _ and \$, special values"
+cat >"$HK_ROOT/esc.json" <<'EOF'
+{"instance":{"instanceId":"esc-1","hostName":"esc.example","app":"ESC","ipAddr":"10.9.9.9","dataCenterInfo":{"@class":"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo","name":"MyOwn"},"metadata":{"@class":"ignored","a_b":"x<y&z\"'>","c$d":"v\r1"}}}
+EOF
+assert_http 204 POST "${F}apps/ESC" -H "Content-Type: application/json" \
+    --data-binary @"$HK_ROOT/esc.json"
+assert_http 200 GET "${F}apps/ESC/esc-1"
+assert_contains '<a__b>x&lt;y&amp;z&quot;&apos;&gt;</a__b>' "$(cat "$HK_BODY")" "XML _ coding and escaping"
+assert_contains '<c_-d>v&#xd;1</c_-d>' "$(cat "$HK_BODY")" "XML \$ coding and CR"
+assert_http 200 GET "${F}apps/ESC/esc-1" -H "$J"
+assert_contains '"metadata":{"a_b":"x<y&z\"'"'"'>","c$d":"v\r1"},' "$(cat "$HK_BODY")" \
+    "JSON metadata keeps the names, drops @class"
+hk_stop f
+
 hk_stop s
