@@ -7,6 +7,10 @@
 --   BENCH_PER    instances per application (the preloader's layout)
 --   BENCH_TOKEN  a per-round string, so registrations are unique per run
 --   BENCH_PATH, BENCH_ACCEPT, BENCH_GZIP   for get
+--   BENCH_INTERVAL_MS  when set, each connection sends one request per
+--                that many ms (fractional allowed): an offered rate of
+--                connections x 1000 / interval requests/s instead of
+--                as fast as the server answers (wrk's delay() hook)
 --
 -- Instance i of the preloaded layout is app BENCH-<i // PER>, id
 -- bench-<i>; heartbeats walk the instances in order (each thread from its
@@ -81,6 +85,22 @@ local function register()
 			      counter % 250, math.floor(counter / 250) % 250,
 			      (tid or 0) % 250, host, host, host, vip, vip)
    return wrk.format("POST", "/eureka/apps/" .. app, regheaders, body)
+end
+
+-- Paced mode: wrk waits delay() ms after each response before the next
+-- request on that connection. delay() returns whole ms, so the fraction
+-- is carried over to keep the mean interval exact. The response time is
+-- not subtracted (wrk's Lua has no clock), so the achieved rate is a
+-- little below the offered one; the driver reports both.
+local interval = tonumber(os.getenv("BENCH_INTERVAL_MS") or "")
+if interval then
+   local carry = 0
+   function delay()
+      carry = carry + interval
+      local d = math.floor(carry)
+      carry = carry - d
+      return d
+   end
 end
 
 function request()
