@@ -172,11 +172,23 @@ reply_instance(struct rctx *x, int code, const struct instance *in)
 	buf_free(&b);
 }
 
+/* First value of a query parameter; names are case-sensitive as in Jersey. */
+static const char *
+query_get(struct rctx *x, const char *name)
+{
+	struct evkeyval	*e;
+
+	TAILQ_FOREACH(e, &x->query, next)
+		if (strcmp(e->key, name) == 0)
+			return (e->value);
+	return (NULL);
+}
+
 /* Parse a decimal int64 query parameter; 0 absent, 1 ok, -1 invalid. */
 static int
 query_i64(struct rctx *x, const char *name, int64_t *out)
 {
-	const char	*v = evhttp_find_header(&x->query, name);
+	const char	*v = query_get(x, name);
 	char		*end;
 	long long	 n;
 
@@ -194,7 +206,7 @@ query_i64(struct rctx *x, const char *name, int64_t *out)
 static int
 query_status(struct rctx *x, const char *name, enum instance_status *out)
 {
-	const char	*v = evhttp_find_header(&x->query, name);
+	const char	*v = query_get(x, name);
 
 	if (v == NULL)
 		return (0);
@@ -364,6 +376,19 @@ validate_instance(struct server *s, struct instance *in, const char *pathapp,
 	return (NULL);
 }
 
+/* Eureka fills a blank Amazon instance-id with the instance's id (§2.5). */
+static void
+amazon_fill_id(struct instance *in)
+{
+	const char	*v;
+
+	if (in->dc_name != DC_AMAZON)
+		return;
+	if ((v = kvlist_get(&in->dc_metadata, "instance-id")) == NULL ||
+	    *v == '\0')
+		kvlist_set(&in->dc_metadata, "instance-id", instance_id(in));
+}
+
 /*
  * Eureka's unparsable-body answer (§2.5) in the body's own format, with
  * heureka's reason added so a developer sees what was wrong.
@@ -429,6 +454,7 @@ h_register(struct rctx *x)
 		instance_free(in);
 		goto out;
 	}
+	amazon_fill_id(in);
 	rc = registry_register(x->s->reg, in, x->replicated, x->now);
 	if (rc == REG_FULL)
 		reply_error(x, 503, "registry is full (eureka.server."
@@ -671,6 +697,7 @@ batch_register(struct server *s, const struct repl_item *it, int64_t now)
 		instance_free(in);
 		return (200);
 	}
+	amazon_fill_id(in);
 	registry_register(s->reg, in, 1, now);
 	return (200);
 }
@@ -918,7 +945,9 @@ rest_route(struct rctx *x, const char *rel)
 		if (!route_match(r, x))
 			continue;
 		path_ok = 1;
-		if ((r->methods & (int)x->method) == 0)
+		/* Jersey answers HEAD wherever GET is allowed. */
+		if ((r->methods & (int)(x->method == EVHTTP_REQ_HEAD ?
+		    EVHTTP_REQ_GET : x->method)) == 0)
 			continue;
 		x->route = r->label;
 		if (r->app_id > 0 && path_app_id(x, r->app_id == 2) != 0)

@@ -214,6 +214,21 @@ assert_contains '<c_-d>v&#xd;1</c_-d>' "$(cat "$HK_BODY")" "XML \$ coding and CR
 assert_http 200 GET "${F}apps/ESC/esc-1" -H "$J"
 assert_contains '"metadata":{"a_b":"x<y&z\"'"'"'>","c$d":"v\r1"},' "$(cat "$HK_BODY")" \
     "JSON metadata keeps the names, drops @class"
+
+hk_log "HEAD as GET; query parameter names are case-sensitive; Amazon id"
+assert_http 200 HEAD "${F}apps/ESC"
+assert_http 404 HEAD "${F}apps/NO-SUCH-APP"
+# An unknown parameter (wrong case) is ignored: this is a plain heartbeat.
+assert_http 200 PUT "${F}apps/ESC/esc-1?LastDirtyTimestamp=99999999999999"
+assert_http 400 PUT "${F}apps/ESC/esc-1/status?Value=UP"
+cat >"$HK_ROOT/amz.json" <<'EOF'
+{"instance":{"instanceId":"amz-1","hostName":"amz.example","app":"AMZ","ipAddr":"10.9.9.8","dataCenterInfo":{"@class":"com.netflix.appinfo.AmazonInfo","name":"Amazon","metadata":{}}}}
+EOF
+assert_http 204 POST "${F}apps/AMZ" -H "Content-Type: application/json" \
+    --data-binary @"$HK_ROOT/amz.json"
+assert_http 200 GET "${F}apps/AMZ/amz-1" -H "$J"
+assert_contains '"metadata":{"instance-id":"amz-1"}' "$(cat "$HK_BODY")" \
+    "a blank Amazon instance-id is filled with the id"
 hk_stop f
 
 hk_stop s
