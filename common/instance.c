@@ -288,6 +288,47 @@ struct app_slot {
 
 #define APP_INDEX_MIN	16	/* below this a linear scan is cheaper */
 
+/*
+ * Strict UTF-8 check. Names and values reach the JSON and XML encoders
+ * from URL paths and queries too, where nothing else validated them.
+ */
+int
+utf8_valid(const char *s)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	uint32_t		 cp;
+	int			 n, i;
+
+	while (*p != '\0') {
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		if ((*p & 0xe0) == 0xc0) {
+			n = 1;
+			cp = *p & 0x1f;
+		} else if ((*p & 0xf0) == 0xe0) {
+			n = 2;
+			cp = *p & 0x0f;
+		} else if ((*p & 0xf8) == 0xf0) {
+			n = 3;
+			cp = *p & 0x07;
+		} else
+			return (0);
+		for (i = 1; i <= n; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return (0);
+			cp = (cp << 6) | (p[i] & 0x3f);
+		}
+		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) ||
+		    (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return (0);
+		p += n + 1;
+	}
+	return (1);
+}
+
 /* FNV-1a (64 bit): cheap, and good enough for ids, names and task keys. */
 uint64_t
 str_hash(const char *s)

@@ -164,6 +164,9 @@ size_t			 applications_count(const struct applications *);
 char	*instance_hashcode(const size_t counts[STATUS_COUNT]);
 char	*applications_hashcode(const struct applications *);
 
+/* Strict UTF-8 (no overlong forms, surrogates or code points > 0x10FFFF). */
+int	 utf8_valid(const char *);
+
 /* FNV-1a over a string: the one string hash of the code base. */
 uint64_t str_hash(const char *);
 

@@ -882,8 +882,11 @@ split_path(struct rctx *x, const char *path)
 		free(raw);
 		if (dec == NULL)
 			return (-1);
-		/* "%00" would hide the rest of a name from C strings. */
-		if (strlen(dec) != declen) {
+		/*
+		 * "%00" would hide the rest of a name from C strings, and
+		 * names go into JSON and XML, which must stay valid UTF-8.
+		 */
+		if (strlen(dec) != declen || !utf8_valid(dec)) {
 			free(dec);
 			return (-1);
 		}
@@ -966,7 +969,7 @@ rest_route(struct rctx *x, const char *rel)
  * Parse a query string into headers, decoding keys as well as values
  * (evhttp_parse_query_str decodes only values) and refusing a decoded
  * NUL, CR or LF, which would cut or split a value in C strings and
- * headers. -1 on a malformed query.
+ * headers, or invalid UTF-8. -1 on a malformed query.
  */
 static int
 parse_query(const char *q, struct evkeyvalq *out)
@@ -985,7 +988,8 @@ parse_query(const char *q, struct evkeyvalq *out)
 		v = evhttp_uridecode(eq != NULL ? eq : "", 1, &vlen);
 		if (k == NULL || v == NULL || strlen(k) != klen ||
 		    strlen(v) != vlen || strpbrk(k, "\r\n") != NULL ||
-		    strpbrk(v, "\r\n") != NULL ||
+		    strpbrk(v, "\r\n") != NULL || !utf8_valid(k) ||
+		    !utf8_valid(v) ||
 		    evhttp_add_header(out, k, v) != 0)
 			rc = -1;
 		free(k);

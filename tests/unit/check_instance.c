@@ -25,6 +25,21 @@ mk(const char *host, const char *id, enum instance_status st)
 	return (in);
 }
 
+START_TEST(test_utf8_valid)
+{
+	ck_assert(utf8_valid(""));
+	ck_assert(utf8_valid("plain ascii"));
+	ck_assert(utf8_valid("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
+	ck_assert(!utf8_valid("\xc0\x80"));		/* overlong NUL */
+	ck_assert(!utf8_valid("\xe0\x80\xaf"));	/* overlong '/' */
+	ck_assert(!utf8_valid("\xed\xa0\x80"));	/* surrogate */
+	ck_assert(!utf8_valid("\xf4\x90\x80\x80"));	/* > U+10FFFF */
+	ck_assert(!utf8_valid("\xc3"));			/* truncated */
+	ck_assert(!utf8_valid("\xff"));
+	ck_assert(!utf8_valid("a\x80" "b"));		/* lone continuation */
+}
+END_TEST
+
 START_TEST(test_enums)
 {
 	enum instance_status	s;
@@ -311,6 +326,7 @@ instance_suite(void)
 	TCase	*tc = tcase_create("model");
 
 	tcase_add_test(tc, test_enums);
+	tcase_add_test(tc, test_utf8_valid);
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_instance_id_rule);
 	tcase_add_test(tc, test_dup);
