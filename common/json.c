@@ -1355,10 +1355,16 @@ json_boolean_cb(void *arg, int b)
 	return (jctx_scalar(arg, &v));
 }
 
-/* Copy a yajl string, refusing oversize ones and embedded NULs. */
+/*
+ * Copy a yajl string, refusing oversize ones, embedded NULs and invalid
+ * UTF-8 (yajl checks only the byte structure, so overlong forms such as
+ * C0 AF and surrogates would otherwise reach our output).
+ */
 static char *
 jctx_copy(struct jctx *cx, const unsigned char *s, size_t len)
 {
+	char	*copy;
+
 	if (len > INSTANCE_MAX_STRING) {
 		jctx_fail(cx, "string too long (over %d bytes)",
 		    INSTANCE_MAX_STRING);
@@ -1368,7 +1374,13 @@ jctx_copy(struct jctx *cx, const unsigned char *s, size_t len)
 		jctx_fail(cx, "string contains NUL");
 		return (NULL);
 	}
-	return (xstrndup((const char *)s, len));
+	copy = xstrndup((const char *)s, len);
+	if (!utf8_valid(copy)) {
+		free(copy);
+		jctx_fail(cx, "string is not valid UTF-8");
+		return (NULL);
+	}
+	return (copy);
 }
 
 /* Any number, as its raw text, so longs are parsed without a double. */

@@ -527,6 +527,11 @@ START_TEST(test_bad_inputs)
 	assert_bad("{\"instance\":{\"hostName\":\"h\"", "premature EOF");
 	assert_bad("{\"instance\":{\"hostName\":\"\xff\xfe\"}}",
 	    "cannot parse request body");
+	/* Well-formed bytes, invalid UTF-8: overlong '/', a surrogate. */
+	assert_bad("{\"instance\":{\"hostName\":\"fz\xc0\xaf" "m\"}}",
+	    "not valid UTF-8");
+	assert_bad("{\"instance\":{\"\xed\xa0\x80\":\"x\"}}",
+	    "not valid UTF-8");
 	assert_bad("[1,2]", "expected a JSON object");
 	assert_bad("\"str\"", "expected a JSON object");
 	assert_bad("42", "expected a JSON object");
