@@ -288,6 +288,14 @@ struct app_slot {
 
 #define APP_INDEX_MIN	16	/* below this a linear scan is cheaper */
 
+/* Whether a sid is written: Java omits its defaults "na" and "unknown". */
+int
+instance_sid_shown(const char *sid)
+{
+	return (sid != NULL && strcmp(sid, "na") != 0 &&
+	    strcmp(sid, "unknown") != 0);
+}
+
 /*
  * Strict UTF-8 check. Names and values reach the JSON and XML encoders
  * from URL paths and queries too, where nothing else validated them.

@@ -164,6 +164,9 @@ size_t			 applications_count(const struct applications *);
 char	*instance_hashcode(const size_t counts[STATUS_COUNT]);
 char	*applications_hashcode(const struct applications *);
 
+/* Whether sid is written: Java omits its defaults "na" and "unknown". */
+int	 instance_sid_shown(const char *);
+
 /* Strict UTF-8 (no overlong forms, surrogates or code points > 0x10FFFF). */
 int	 utf8_valid(const char *);
 

@@ -240,14 +240,6 @@ json_add_dc(struct buf *b, const struct instance *in, int compact)
 	buf_addc(b, '}');
 }
 
-/* Is this sid worth writing? Java omits "na" and "unknown". */
-static int
-json_sid_shown(const char *sid)
-{
-	return (sid != NULL && strcmp(sid, "na") != 0 &&
-	    strcmp(sid, "unknown") != 0);
-}
-
 /* The legacy codec's instance object, keys in §4.1.4 order. */
 static void
 json_add_instance_full(struct buf *b, const struct instance *in)
@@ -263,7 +255,7 @@ json_add_instance_full(struct buf *b, const struct instance *in)
 	json_add_kv(b, "\"hostName\":", in->host_name);
 	json_add_kv(b, ",\"app\":", in->app);
 	json_add_kv(b, ",\"ipAddr\":", in->ip_addr);
-	if (json_sid_shown(in->sid))
+	if (instance_sid_shown(in->sid))
 		json_add_kv(b, ",\"sid\":", in->sid);
 	json_add_kv(b, ",\"status\":", instance_status_name(in->status));
 	json_add_kv(b, ",\"overriddenStatus\":",

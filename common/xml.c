@@ -181,7 +181,6 @@ static void	xml_instance_full(struct buf *, const struct instance *, int);
 static void	xml_instance_compact(struct buf *, const struct instance *,
 		    int);
 static int	xml_name_ok(const char *);
-static int	xml_sid_shown(const char *);
 static size_t	xml_utf8_len(const unsigned char *, uint32_t *);
 static void	xml_fail(struct xml_ctx *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
@@ -514,14 +513,6 @@ xml_dc(struct buf *b, int indent, const struct instance *in, int compact)
 	buf_adds(b, "</dataCenterInfo>");
 }
 
-/* Does sid get written? Not when it is Java's default "na" or "unknown". */
-static int
-xml_sid_shown(const char *sid)
-{
-	return (sid != NULL && strcmp(sid, "na") != 0 &&
-	    strcmp(sid, "unknown") != 0);
-}
-
 /* InstanceInfoConverter.marshal's children, in its order (§4.2). */
 static void
 xml_instance_full(struct buf *b, const struct instance *in, int i)
@@ -533,7 +524,7 @@ xml_instance_full(struct buf *b, const struct instance *in, int i)
 	xml_elem(b, i, "hostName", in->host_name);
 	xml_elem(b, i, "app", in->app);
 	xml_elem(b, i, "ipAddr", in->ip_addr);
-	if (xml_sid_shown(in->sid))
+	if (instance_sid_shown(in->sid))
 		xml_elem(b, i, "sid", in->sid);
 	xml_elem(b, i, "status", instance_status_name(in->status));
 	xml_elem(b, i, "overriddenstatus",

@@ -8,6 +8,7 @@
  * is one source of truth and nothing to keep in sync.
  */
 #include <stdint.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,12 +194,39 @@ metrics_render_http(struct metrics *m, struct buf *b)
 	}
 }
 
+/* The registry's counters: exposition name, help, field. */
+static const struct {
+	const char	*name;
+	const char	*help;
+	size_t		 off;
+} counters[] = {
+	{ "heureka_registrations_total",
+	    "Registrations received (local and replicated).",
+	    offsetof(struct registry_stats, registrations) },
+	{ "heureka_renewals_total",
+	    "Heartbeats received (local and replicated).",
+	    offsetof(struct registry_stats, renewals) },
+	{ "heureka_renewals_not_found_total",
+	    "Heartbeats for unknown instances (answered 404).",
+	    offsetof(struct registry_stats, renewals_not_found) },
+	{ "heureka_cancels_total",
+	    "Cancels received (local and replicated).",
+	    offsetof(struct registry_stats, cancels) },
+	{ "heureka_evictions_total",
+	    "Leases evicted because they expired.",
+	    offsetof(struct registry_stats, evictions) },
+	{ "heureka_status_updates_total",
+	    "Status overrides set.",
+	    offsetof(struct registry_stats, status_updates) },
+};
+
 /* Lease counters and the self-preservation gauges, from the registry. */
 static void
 metrics_render_registry(struct server *s, struct buf *b)
 {
 	const struct registry_stats	*st;
 	static const struct registry_stats zero;
+	size_t				 i;
 	int				 active = 0;
 	long				 threshold = 0, last_min = 0;
 
@@ -210,30 +238,13 @@ metrics_render_registry(struct server *s, struct buf *b)
 		last_min = registry_renews_last_min(s->reg);
 	}
 
-	metrics_header(b, "heureka_registrations_total", "counter",
-	    "Registrations received (local and replicated).");
-	buf_addf(b, "heureka_registrations_total %llu\n",
-	    (unsigned long long)st->registrations);
-	metrics_header(b, "heureka_renewals_total", "counter",
-	    "Heartbeats received (local and replicated).");
-	buf_addf(b, "heureka_renewals_total %llu\n",
-	    (unsigned long long)st->renewals);
-	metrics_header(b, "heureka_renewals_not_found_total", "counter",
-	    "Heartbeats for unknown instances (answered 404).");
-	buf_addf(b, "heureka_renewals_not_found_total %llu\n",
-	    (unsigned long long)st->renewals_not_found);
-	metrics_header(b, "heureka_cancels_total", "counter",
-	    "Cancels received (local and replicated).");
-	buf_addf(b, "heureka_cancels_total %llu\n",
-	    (unsigned long long)st->cancels);
-	metrics_header(b, "heureka_evictions_total", "counter",
-	    "Leases evicted because they expired.");
-	buf_addf(b, "heureka_evictions_total %llu\n",
-	    (unsigned long long)st->evictions);
-	metrics_header(b, "heureka_status_updates_total", "counter",
-	    "Status overrides set.");
-	buf_addf(b, "heureka_status_updates_total %llu\n",
-	    (unsigned long long)st->status_updates);
+	for (i = 0; i < sizeof counters / sizeof counters[0]; i++) {
+		metrics_header(b, counters[i].name, "counter",
+		    counters[i].help);
+		buf_addf(b, "%s %llu\n", counters[i].name,
+		    (unsigned long long)*(const uint64_t *)(const void *)
+		    ((const char *)st + counters[i].off));
+	}
 
 	metrics_header(b, "heureka_self_preservation_active", "gauge",
 	    "1 while eviction is suspended because renewals are below the "
