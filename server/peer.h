@@ -163,8 +163,9 @@ int		 peer_url_is_self(const char *raw, const struct peer_url *,
 		     int (*is_local)(const char *, void *), void *);
 
 /*
- * The anti-entropy digest: SHA-256 (hex) over the sorted lines
- * "APP\tid\tlastDirtyTimestamp\tSTATUS\n" of every unexpired instance.
+ * The anti-entropy digest (64 hex digits): four lanes, each the sum of a
+ * hash of (APP, id, lastDirtyTimestamp, status) over every unexpired
+ * instance, so equal registries give equal digests in any order.
  */
 void		 peer_digest(struct registry *, int64_t now, char hex[65],
 		     size_t *count);
