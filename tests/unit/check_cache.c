@@ -18,6 +18,7 @@
 #include "instance.h"
 #include "json.h"
 #include "registry.h"
+#include "testutil.h"
 #include "xml.h"
 
 #define T0	1700000000000LL
@@ -344,11 +345,8 @@ END_TEST
 START_TEST(test_empty_registry)
 {
 	struct registry_conf	 rc;
-	size_t			 len;
-	char			*p;
-	FILE			*f;
-	char			 want[512];
-	size_t			 n;
+	size_t			 len, wlen;
+	char			*p, *want;
 
 	cache_free(cache);
 	registry_free(reg);
@@ -356,20 +354,14 @@ START_TEST(test_empty_registry)
 	reg = registry_new(&rc, T0);
 	cache = cache_new(reg, 0, 180000);
 	p = fetch(CACHE_XML, 0, 0, &len);
-	f = fopen(TEST_DATA_DIR "/applications-empty.xml", "r");
-	ck_assert_ptr_nonnull(f);
-	n = fread(want, 1, sizeof want - 1, f);
-	fclose(f);
-	want[n] = '\0';
+	want = read_fixture("applications-empty.xml", &wlen);
 	ck_assert_str_eq(p, want);
+	free(want);
 	free(p);
 	p = fetch(CACHE_JSON, 0, 0, &len);
-	f = fopen(TEST_DATA_DIR "/applications-empty.json", "r");
-	ck_assert_ptr_nonnull(f);
-	n = fread(want, 1, sizeof want - 1, f);
-	fclose(f);
-	want[n] = '\0';
+	want = read_fixture("applications-empty.json", &wlen);
 	ck_assert_str_eq(p, want);
+	free(want);
 	free(p);
 }
 END_TEST

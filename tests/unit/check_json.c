@@ -15,33 +15,11 @@
 #include "clock.h"
 #include "instance.h"
 #include "json.h"
+#include "testutil.h"
 #include "xmalloc.h"
 
 #define ID_A	"host-a.example.com:order-service:8080"
 
-/* Read a fixture into a NUL-terminated string. */
-static char *
-read_fixture(const char *name, size_t *lenp)
-{
-	char	 path[1024];
-	FILE	*f;
-	char	*data;
-	long	 n;
-
-	snprintf(path, sizeof path, "%s/%s", TEST_DATA_DIR, name);
-	f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open %s", path);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	ck_assert_int_ge(n, 0);
-	rewind(f);
-	data = xmalloc((size_t)n + 1);
-	ck_assert_uint_eq(fread(data, 1, (size_t)n, f), (size_t)n);
-	data[n] = '\0';
-	fclose(f);
-	*lenp = (size_t)n;
-	return (data);
-}
 
 /* Decode an instance from a C string; the test fails if it does not parse. */
 static struct instance *

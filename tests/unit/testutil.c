@@ -1,0 +1,35 @@
+/*
+ * testutil.c: fixture loading for the check unit tests. Failures are
+ * test failures (ck_assert), never silent.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <check.h>
+
+#include "testutil.h"
+#include "xmalloc.h"
+
+/* Whole fixture file, NUL-terminated; *len without the NUL. */
+char *
+read_fixture(const char *name, size_t *len)
+{
+	char	 path[1024];
+	FILE	*f;
+	char	*data;
+	long	 n;
+
+	snprintf(path, sizeof path, "%s/%s", TEST_DATA_DIR, name);
+	f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	ck_assert_int_ge(n, 0);
+	rewind(f);
+	data = xmalloc((size_t)n + 1);
+	ck_assert_uint_eq(fread(data, 1, (size_t)n, f), (size_t)n);
+	data[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return (data);
+}
