@@ -596,7 +596,9 @@ h_metadata(struct rctx *x)
 	struct kvlist		 kv;
 	struct evkeyval		*e;
 	const struct instance	*cur;
-	int			 n = 0;
+	size_t			 max = (size_t)x->s->conf->max_metadata_entries;
+	size_t			 fresh = 0;
+	enum registry_rc	 rc;
 
 	memset(&kv, 0, sizeof kv);
 	if ((cur = registry_get(x->s->reg, x->seg[1], x->seg[2],
@@ -612,26 +614,22 @@ h_metadata(struct rctx *x)
 			return;
 		}
 		/* Eureka takes the first value of a repeated parameter. */
-		if (kvlist_get(&kv, e->key) == NULL) {
-			kvlist_set(&kv, e->key, e->value);
-			n++;
-		}
-	}
-	if (n + (int)cur->metadata.n > x->s->conf->max_metadata_entries) {
-		size_t	i, fresh = 0;
-
-		for (i = 0; i < kv.n; i++)
-			if (kvlist_get(&cur->metadata, kv.v[i].key) == NULL)
-				fresh++;
-		if (cur->metadata.n + fresh >
-		    (size_t)x->s->conf->max_metadata_entries) {
+		if (kvlist_get(&kv, e->key) != NULL)
+			continue;
+		/* Stop at the bound: the merged map must stay within it. */
+		if (kvlist_get(&cur->metadata, e->key) == NULL &&
+		    cur->metadata.n + ++fresh > max) {
 			kvlist_clear(&kv);
 			reply_error(x, 400, "too many metadata entries");
 			return;
 		}
+		kvlist_set(&kv, e->key, e->value);
 	}
-	if (registry_update_metadata(x->s->reg, x->seg[1], x->seg[2], &kv,
-	    x->now) != REG_OK)
+	rc = registry_update_metadata(x->s->reg, x->seg[1], x->seg[2], &kv,
+	    x->now);
+	if (rc == REG_INVALID)
+		reply_error(x, 400, "too many metadata entries");
+	else if (rc != REG_OK)
 		reply(x, 404, NULL, NULL, 0);
 	else
 		reply(x, 200, NULL, NULL, 0);
