@@ -67,6 +67,7 @@ struct slot {
 	size_t		 dsize;		/* delta queue length when built */
 	int64_t		 expires;
 	struct cache_body *body;
+	struct cache_body *src;		/* gzip slot: the plain body it packs */
 };
 
 enum side_kind {
@@ -335,6 +336,7 @@ cache_free(struct cache *c)
 		for (g = 0; g < 2; g++) {
 			cache_body_unref(c->full[v][g].body);
 			cache_body_unref(c->delta[v][g].body);
+			cache_body_unref(c->delta[v][g].src);
 		}
 		blob_unref(c->sep[v]);
 		gzip_frag_clear(&c->gzsep[v]);
@@ -640,10 +642,38 @@ encode_applications(const struct applications *as, int v, int gz)
 static struct cache_body *
 cache_delta_live(struct cache *c, const struct cache_key *k, int64_t now)
 {
-	int			 v = variant(k), g = k->gzip ? 1 : 0;
-	struct slot		*s = &c->delta[v][g];
+	int			 v = variant(k);
+	struct slot		*s = &c->delta[v][0], *z = &c->delta[v][1];
 	struct applications	*as;
+	struct cache_key	 plain = *k;
+	struct cache_body	*src;
+	char			*p;
+	size_t			 len;
+	struct buf		 b;
 
+	if (k->gzip) {
+		/*
+		 * Eureka keeps a payload and its gzip in one cache value, so
+		 * both carry the same delta version: compress the plain body
+		 * rather than building the delta a second time. z holds a
+		 * reference to its source, so the pointer test is sound.
+		 */
+		plain.gzip = 0;
+		src = cache_delta_live(c, &plain, now);
+		if (z->body == NULL || z->src != src) {
+			cache_body_unref(z->body);
+			cache_body_unref(z->src);
+			p = cache_body_copy(src, &len);
+			buf_init(&b, 0);
+			gzip_compress(p, len, &b, GZIP_LEVEL);
+			free(p);
+			z->body = body_from_buf(&b);
+			z->src = body_ref(src);
+		} else
+			c->stats.hits++;
+		cache_body_unref(src);
+		return (body_ref(z->body));
+	}
 	if (s->body != NULL && s->gen == registry_gen(c->reg) &&
 	    s->dsize == registry_delta_size(c->reg) && now < s->expires) {
 		c->stats.hits++;
@@ -655,7 +685,7 @@ cache_delta_live(struct cache *c, const struct cache_key *k, int64_t now)
 	as->versions_delta = ++c->delta_version;
 	free(as->apps_hashcode);
 	as->apps_hashcode = registry_hashcode(c->reg);
-	s->body = encode_applications(as, v, g);
+	s->body = encode_applications(as, v, 0);
 	applications_free(as);
 	s->gen = registry_gen(c->reg);
 	s->dsize = registry_delta_size(c->reg);

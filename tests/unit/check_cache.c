@@ -274,6 +274,29 @@ START_TEST(test_delta_version_and_hash)
 }
 END_TEST
 
+START_TEST(test_delta_gzip_is_the_plain_delta)
+{
+	struct cache_key	 kp = { CACHE_JSON, 0, 0 }, kz = { CACHE_JSON, 0, 1 };
+	struct cache_body	*b;
+	char			*plain, *gz, *inflated;
+	size_t			 lp, lz, li;
+
+	b = cache_delta(cache, &kz, T0 + 10);	/* gzip first */
+	gz = cache_body_copy(b, &lz);
+	cache_body_unref(b);
+	b = cache_delta(cache, &kp, T0 + 11);
+	plain = cache_body_copy(b, &lp);
+	cache_body_unref(b);
+	inflated = gunzip(gz, lz, &li);
+	/* One delta build, one version: the gzip packs the same payload. */
+	ck_assert_str_eq(inflated, plain);
+	ck_assert_uint_eq(cache_stats(cache)->delta_builds, 1);
+	free(plain);
+	free(gz);
+	free(inflated);
+}
+END_TEST
+
 START_TEST(test_app_and_vip)
 {
 	struct cache_key	 k = { CACHE_JSON, 0, 0 };
@@ -395,6 +418,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_change_reencodes_one_app);
 	tcase_add_test(tc, test_heartbeat_does_not_invalidate);
 	tcase_add_test(tc, test_delta_version_and_hash);
+	tcase_add_test(tc, test_delta_gzip_is_the_plain_delta);
 	tcase_add_test(tc, test_app_and_vip);
 	tcase_add_test(tc, test_read_only_layer);
 	tcase_add_test(tc, test_empty_registry);
