@@ -296,7 +296,13 @@ _hk_reap()
 			sleep 0.1
 			i=$((i + 1))
 		done
-		echo timeout >"$HK_ROOT/reap.$pid"
+		# Say what the process was doing before killing it.
+		{
+			echo timeout
+			grep -E '^(State|Threads)' "/proc/$pid/status"
+			echo "wchan: $(cat "/proc/$pid/wchan" 2>/dev/null)"
+			cat "/proc/$pid/stack" 2>/dev/null
+		} >"$HK_ROOT/reap.$pid" 2>&1
 		kill -9 "$pid" 2>/dev/null
 	) >/dev/null 2>&1 &
 	wd=$!
@@ -306,6 +312,7 @@ _hk_reap()
 	wait "$wd" 2>/dev/null || true
 	if [ -f "$HK_ROOT/reap.$pid" ]; then
 		HK_RC=timeout
+		sed 's/^/reap: /' "$HK_ROOT/reap.$pid" >&2
 	fi
 }
 
