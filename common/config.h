@@ -60,6 +60,14 @@ struct config {
 	size_t		 max_instances;			/* heureka: 1000000 */
 	int		 max_metadata_entries;		/* heureka: 128 */
 	int		 max_connections;		/* heureka: 10000 */
+	size_t		 max_instance_bytes;		/* heureka: 131072 */
+	int		 max_metadata_key_bytes;	/* heureka: 256 */
+	int		 max_metadata_value_bytes;	/* heureka: 4096 */
+	size_t		 max_memory_bytes;		/* heureka: 0, RAM / 2 */
+	size_t		 max_delta_queue_bytes;		/* heureka: 64 MiB */
+	double		 register_rate_per_second;	/* heureka: 500 */
+	int		 register_rate_burst;		/* heureka: 5000 */
+	int		 max_metric_applications;	/* heureka: 5000 */
 
 	/* eureka.dashboard.*, eureka.environment, eureka.datacenter */
 	char		*dashboard_path;		/* "/" */

@@ -136,6 +136,7 @@ http_reason(int code)
 	case 409: return ("Conflict");
 	case 413: return ("Payload Too Large");
 	case 415: return ("Unsupported Media Type");
+	case 429: return ("Too Many Requests");
 	case 500: return ("Internal Server Error");
 	case 503: return ("Service Unavailable");
 	default: return ("Unknown");

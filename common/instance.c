@@ -187,6 +187,78 @@ instance_dup(const struct instance *src)
 }
 
 /*
+ * The few fields a DELETED delta record needs (who, where, which status,
+ * when), for the registry's recently-changed queue: metadata, URLs and
+ * data-center metadata are left out so a cancelled lease costs a few
+ * hundred bytes there, whatever it carried. The id is fixed explicitly, so
+ * the Amazon fallback of instance_id() still names the same lease.
+ */
+struct instance *
+instance_dup_compact(const struct instance *src)
+{
+	struct instance	*in = xmalloc(sizeof *in);
+
+	*in = *src;
+	in->instance_id = xstrdup(instance_id(src));
+	in->host_name = dup_or_null(src->host_name);
+	in->app = dup_or_null(src->app);
+	in->ip_addr = dup_or_null(src->ip_addr);
+	in->sid = dup_or_null(src->sid);
+	memset(&in->dc_metadata, 0, sizeof in->dc_metadata);
+	memset(&in->metadata, 0, sizeof in->metadata);
+	in->app_group_name = NULL;
+	in->home_page_url = NULL;
+	in->status_page_url = NULL;
+	in->health_check_url = NULL;
+	in->secure_health_check_url = NULL;
+	in->vip_address = dup_or_null(src->vip_address);
+	in->secure_vip_address = dup_or_null(src->secure_vip_address);
+	in->asg_name = NULL;
+	return (in);
+}
+
+/* Heap bytes of one string, with the allocator's per-chunk overhead. */
+static size_t
+str_bytes(const char *s)
+{
+	return (s != NULL ? strlen(s) + 1 + INSTANCE_ALLOC_OVERHEAD : 0);
+}
+
+/* Heap bytes of a string map: its array and every key and value. */
+static size_t
+kvlist_bytes(const struct kvlist *kv)
+{
+	size_t	i, n = 0;
+
+	if (kv->cap > 0)
+		n += kv->cap * sizeof *kv->v + INSTANCE_ALLOC_OVERHEAD;
+	for (i = 0; i < kv->n; i++)
+		n += str_bytes(kv->v[i].key) + str_bytes(kv->v[i].value);
+	return (n);
+}
+
+/*
+ * What an instance costs on the heap, in O(fields): the struct, every
+ * string and both maps, each allocation with the allocator's overhead.
+ * The registry keeps running totals of this, so nothing walks to count.
+ */
+size_t
+instance_stored_size(const struct instance *in)
+{
+	if (in == NULL)
+		return (0);
+	return (sizeof *in + INSTANCE_ALLOC_OVERHEAD +
+	    str_bytes(in->instance_id) + str_bytes(in->host_name) +
+	    str_bytes(in->app) + str_bytes(in->ip_addr) + str_bytes(in->sid) +
+	    kvlist_bytes(&in->dc_metadata) + kvlist_bytes(&in->metadata) +
+	    str_bytes(in->app_group_name) + str_bytes(in->home_page_url) +
+	    str_bytes(in->status_page_url) + str_bytes(in->health_check_url) +
+	    str_bytes(in->secure_health_check_url) +
+	    str_bytes(in->vip_address) + str_bytes(in->secure_vip_address) +
+	    str_bytes(in->asg_name));
+}
+
+/*
  * The registry key (§0): instanceId if set, else the Amazon instance-id,
  * else the host name. May return "" but never NULL.
  */

@@ -117,6 +117,7 @@ struct applications {
 #define INSTANCE_MAX_STRING	4096	/* any single string value */
 #define INSTANCE_MAX_NAME	256	/* app names and instance ids */
 #define INSTANCE_MAX_METADATA	128	/* metadata entries */
+#define INSTANCE_ALLOC_OVERHEAD	16	/* malloc's cost per allocation */
 
 /* Enum names. */
 const char	*instance_status_name(enum instance_status);
@@ -130,6 +131,10 @@ int		 dc_name_parse(const char *, enum dc_name *);
 struct instance	*instance_new(void);
 void		 instance_free(struct instance *);
 struct instance	*instance_dup(const struct instance *);
+/* A copy without metadata, URLs or data-center metadata (delta records). */
+struct instance	*instance_dup_compact(const struct instance *);
+/* Heap bytes the instance holds, allocator overhead included; O(fields). */
+size_t		 instance_stored_size(const struct instance *);
 const char	*instance_id(const struct instance *);	/* §0 fallback rule */
 void		 str_upper(char *);
 void		 str_replace(char **, const char *);	/* free old, dup new */

@@ -107,6 +107,13 @@ struct cache {
 	struct cache_stats stats;
 };
 
+/*
+ * Bytes of every live blob, in the cache or still in flight to a client:
+ * one running total kept by the blob functions, reported through
+ * cache_bytes() so the registry's memory budget can count encodings.
+ */
+static size_t	cache_blob_bytes;
+
 static struct cache_body *cache_apps_live(struct cache *,
 		     const struct cache_key *, int64_t);
 static struct cache_body *cache_delta_live(struct cache *,
@@ -124,6 +131,7 @@ blob_from_buf(struct buf *b)
 
 	bl->refs = 1;
 	bl->data = buf_steal(b, &bl->len);
+	cache_blob_bytes += bl->len;
 	return (bl);
 }
 
@@ -138,6 +146,7 @@ blob_copy(const char *p, size_t len)
 	bl->data = xmalloc(len + 1);
 	memcpy(bl->data, p, len);
 	bl->data[len] = '\0';
+	cache_blob_bytes += bl->len;
 	return (bl);
 }
 
@@ -147,6 +156,7 @@ blob_unref(struct blob *bl)
 {
 	if (bl == NULL || --bl->refs > 0)
 		return;
+	cache_blob_bytes -= bl->len;
 	free(bl->data);
 	free(bl);
 }
@@ -351,6 +361,14 @@ const struct cache_stats *
 cache_stats(const struct cache *c)
 {
 	return (&c->stats);
+}
+
+/* Bytes of the encoded bodies alive, cached or in flight (all caches). */
+size_t
+cache_bytes(const struct cache *c)
+{
+	(void)c;
+	return (cache_blob_bytes);
 }
 
 /* The fragment record of an application, created on demand. */
@@ -684,7 +702,9 @@ cache_delta_live(struct cache *c, const struct cache_key *k, int64_t now)
 	/* Eureka bumps the delta version on every generation (§5.12). */
 	as->versions_delta = ++c->delta_version;
 	free(as->apps_hashcode);
-	as->apps_hashcode = registry_hashcode(c->reg);
+	/* A delta that may lack a dropped change must not reconcile. */
+	as->apps_hashcode = registry_delta_complete(c->reg, now) ?
+	    registry_hashcode(c->reg) : xstrdup(REGISTRY_HASHCODE_TRUNCATED);
 	s->body = encode_applications(as, v, 0);
 	applications_free(as);
 	s->gen = registry_gen(c->reg);

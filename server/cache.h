@@ -65,6 +65,8 @@ struct cache_body *cache_vip(struct cache *, const struct cache_key *,
 /* The read-only layer's timer: refresh every snapshot it holds. */
 void		 cache_refresh_read_only(struct cache *, int64_t now);
 const struct cache_stats *cache_stats(const struct cache *);
+/* Bytes of the encoded bodies alive, for the registry's memory budget. */
+size_t		 cache_bytes(const struct cache *);
 
 size_t		 cache_body_len(const struct cache_body *);
 void		 cache_body_unref(struct cache_body *);

@@ -15,8 +15,10 @@
 
 #include "buf.h"
 #include "instance.h"
+#include "log.h"
 #include "xmalloc.h"
 
+#include "cache.h"
 #include "metrics.h"
 #include "peer.h"
 #include "registry.h"
@@ -49,7 +51,17 @@ struct metrics {
 	uint64_t	bucket[METRICS_NROUTES][METRICS_NBUCKETS];
 	uint64_t	count[METRICS_NROUTES];
 	double		sum[METRICS_NROUTES];		/* seconds */
+	uint64_t	limits[METRICS_NLIMITS];
+	size_t		apps_omitted;		/* at the last scrape */
 };
+
+/* Label values of heureka_limit_rejections_total, by enum metrics_limit. */
+static const char *metrics_limit_names[METRICS_NLIMITS] = {
+	"register-rate", "max-metadata-bytes", "max-metric-applications",
+};
+
+/* The series cap is hit on every scrape: say so once a minute at most. */
+static struct log_ratelim metrics_rl = LOG_RATELIM_INIT(60000, 1);
 
 static size_t	metrics_route_index(const char *);
 static void	metrics_add_label(struct buf *, const char *);
@@ -57,8 +69,11 @@ static void	metrics_header(struct buf *, const char *, const char *,
 		    const char *);
 static void	metrics_render_http(struct metrics *, struct buf *);
 static void	metrics_render_registry(struct server *, struct buf *);
-static void	metrics_render_instances(struct server *, struct buf *);
+static void	metrics_render_instances(struct metrics *, struct server *,
+		    struct buf *);
 static void	metrics_render_peers(struct server *, struct buf *);
+static void	metrics_render_limits(struct metrics *, struct server *,
+		    struct buf *);
 
 /* A zeroed metrics table. */
 struct metrics *
@@ -87,6 +102,23 @@ metrics_route_index(const char *route)
 			return (i);
 	}
 	return (METRICS_OTHER);
+}
+
+/* Count n hits of a limit. */
+void
+metrics_limit(struct metrics *m, enum metrics_limit l, uint64_t n)
+{
+	if (m != NULL && (unsigned)l < METRICS_NLIMITS)
+		m->limits[l] += n;
+}
+
+/* Hits of a limit so far. */
+uint64_t
+metrics_limit_count(const struct metrics *m, enum metrics_limit l)
+{
+	if (m == NULL || (unsigned)l >= METRICS_NLIMITS)
+		return (0);
+	return (m->limits[l]);
 }
 
 /* Count one served request; usec is its handling time. */
@@ -261,24 +293,30 @@ metrics_render_registry(struct server *s, struct buf *b)
 /*
  * Instances by application and status, under our name and under the name
  * Spring Cloud's server exposes, so existing Grafana boards keep working.
- * Only non-zero series are written.
+ * Only non-zero series are written. Past max-metric-applications apps the
+ * rest are summed into application="other" (lower case, so no app name,
+ * stored upper case, can be it), and the number folded is counted.
  */
 static void
-metrics_render_instances(struct server *s, struct buf *b)
+metrics_render_instances(struct metrics *m, struct server *s,
+    struct buf *b)
 {
 	static const char	*names[] = {
 		"heureka_instances", "eureka_server_instances",
 	};
 	struct reg_app		*app;
 	const struct instance	*inst;
-	size_t			 counts[STATUS_COUNT];
-	size_t			 n, i, j, k, napps;
+	size_t			 counts[STATUS_COUNT], other[STATUS_COUNT];
+	size_t			 n, i, j, k, napps, cap, omitted = 0;
 	int			 st;
 
 	napps = s->reg != NULL ? registry_app_count(s->reg) : 0;
+	cap = s->conf != NULL && s->conf->max_metric_applications >= 0 ?
+	    (size_t)s->conf->max_metric_applications : napps;
 	for (k = 0; k < sizeof names / sizeof names[0]; k++) {
 		metrics_header(b, names[k], "gauge",
 		    "Registered instances by application and status.");
+		memset(other, 0, sizeof other);
 		for (i = 0; i < napps; i++) {
 			app = registry_app_at(s->reg, i);
 			memset(counts, 0, sizeof counts);
@@ -292,13 +330,85 @@ metrics_render_instances(struct server *s, struct buf *b)
 			for (st = 0; st < STATUS_COUNT; st++) {
 				if (counts[st] == 0)
 					continue;
+				if (i >= cap) {
+					other[st] += counts[st];
+					continue;
+				}
 				buf_addf(b, "%s{application=", names[k]);
 				metrics_add_label(b, reg_app_name(app));
 				buf_addf(b, ",status=\"%s\"} %zu\n",
 				    instance_status_name(st), counts[st]);
 			}
 		}
+		for (st = 0; st < STATUS_COUNT; st++) {
+			if (other[st] > 0)
+				buf_addf(b, "%s{application=\"other\","
+				    "status=\"%s\"} %zu\n", names[k],
+				    instance_status_name(st), other[st]);
+		}
 	}
+	if (napps > cap)
+		omitted = napps - cap;
+	if (m != NULL) {
+		m->apps_omitted = omitted;
+		if (omitted > 0) {
+			m->limits[METRICS_LIMIT_METRIC_APPS] += omitted;
+			if (log_ratelim_allow(&metrics_rl))
+				log_warnx("metrics: %zu applications past "
+				    "eureka.server.max-metric-applications "
+				    "(%zu) summed as application=\"other\"",
+				    omitted, cap);
+		}
+	}
+	metrics_header(b, "heureka_metrics_applications_omitted", "gauge",
+	    "Applications summed into application=\"other\" by the "
+	    "series cap.");
+	buf_addf(b, "heureka_metrics_applications_omitted %zu\n", omitted);
+}
+
+/*
+ * Every bound that refused or dropped something, one series per limit;
+ * the registry's come from its stats, the rest from metrics_limit().
+ */
+static void
+metrics_render_limits(struct metrics *m, struct server *s, struct buf *b)
+{
+	static const struct registry_stats zero;
+	const struct registry_stats	*st = &zero;
+	size_t				 i;
+
+	if (s->reg != NULL)
+		st = registry_stats(s->reg);
+	metrics_header(b, "heureka_limit_rejections_total", "counter",
+	    "Requests refused or records dropped because a bound was hit.");
+	buf_addf(b, "heureka_limit_rejections_total"
+	    "{limit=\"max-instance-bytes\"} %llu\n",
+	    (unsigned long long)st->refused_too_large);
+	buf_addf(b, "heureka_limit_rejections_total"
+	    "{limit=\"max-memory-bytes\"} %llu\n",
+	    (unsigned long long)st->refused_memory);
+	buf_addf(b, "heureka_limit_rejections_total"
+	    "{limit=\"max-delta-queue-bytes\"} %llu\n",
+	    (unsigned long long)st->delta_dropped);
+	for (i = 0; i < METRICS_NLIMITS; i++)
+		buf_addf(b, "heureka_limit_rejections_total{limit=\"%s\"} "
+		    "%llu\n", metrics_limit_names[i],
+		    (unsigned long long)(m != NULL ? m->limits[i] : 0));
+
+	metrics_header(b, "heureka_memory_bytes", "gauge",
+	    "Bytes counted against eureka.server.max-memory-bytes, by part.");
+	if (s->reg != NULL) {
+		buf_addf(b, "heureka_memory_bytes{part=\"registry\"} %zu\n",
+		    registry_bytes(s->reg));
+		buf_addf(b, "heureka_memory_bytes{part=\"delta-queue\"} %zu\n",
+		    registry_delta_bytes(s->reg));
+	}
+	if (s->cache != NULL)
+		buf_addf(b, "heureka_memory_bytes{part=\"encodings\"} %zu\n",
+		    cache_bytes(s->cache));
+	metrics_header(b, "heureka_memory_budget_bytes", "gauge",
+	    "The memory budget past which new registrations get 503.");
+	buf_addf(b, "heureka_memory_budget_bytes %zu\n", s->memory_budget);
 }
 
 /* Per-peer replication counters and queue depth. */
@@ -379,7 +489,8 @@ metrics_render(struct metrics *m, struct server *s, struct buf *b)
 	buf_addf(b, "heureka_open_connections %u\n", s->open_connections);
 
 	metrics_render_registry(s, b);
-	metrics_render_instances(s, b);
+	metrics_render_instances(m, s, b);
+	metrics_render_limits(m, s, b);
 	metrics_render_peers(s, b);
 	if (m != NULL)
 		metrics_render_http(m, b);

@@ -17,6 +17,21 @@ void		 metrics_free(struct metrics *);
 /* One HTTP request served: route is a fixed label such as "apps". */
 void		 metrics_http(struct metrics *, const char *route, int status,
 		     int64_t usec);
+/*
+ * Limits counted here (those the registry refuses are read from its
+ * stats): each hit is one heureka_limit_rejections_total{limit=...}.
+ */
+enum metrics_limit {
+	METRICS_LIMIT_REGISTER_RATE = 0,	/* 429 per client address */
+	METRICS_LIMIT_METADATA,			/* key or value too long */
+	METRICS_LIMIT_METRIC_APPS,		/* apps folded into "other" */
+};
+#define METRICS_NLIMITS	3
+void		 metrics_limit(struct metrics *, enum metrics_limit,
+		     uint64_t n);
+uint64_t	 metrics_limit_count(const struct metrics *,
+		     enum metrics_limit);
+
 /* Render the whole exposition. */
 void		 metrics_render(struct metrics *, struct server *, struct buf *);
 

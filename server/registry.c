@@ -32,6 +32,8 @@
 #define REGISTRY_DEFAULT_INTERVAL	30	/* LeaseInfo default, seconds */
 #define REGISTRY_DEFAULT_MAX		1000000
 #define REGISTRY_QUEUE_SLACK		4096	/* delta queue above 4 x max */
+#define REGISTRY_DEFAULT_INSTANCE_BYTES	131072	/* 2 x the default body cap */
+#define REGISTRY_DEFAULT_DELTA_BYTES	(64 * 1024 * 1024)
 
 #define CONTAINER_OF(p, type, member) \
 	((type *)(void *)((char *)(p) - offsetof(type, member)))
@@ -69,6 +71,8 @@ struct lease {
 	int64_t		 service_up_ts;
 	unsigned	 refs;
 	int		 renewed;	/* renewed since registration */
+	size_t		 bytes;		/* accounted: in reg->bytes while
+					   registered, then in reg->qbytes */
 };
 
 struct reg_app {
@@ -150,6 +154,11 @@ struct registry {
 	size_t			 qn;
 	size_t			 qcap;
 	size_t			 qmax;
+	size_t			 qbytes;	/* cancelled leases it holds */
+	int64_t			 qtrunc_ts;	/* newest record dropped early */
+
+	size_t			 bytes;		/* registered leases */
+	size_t			 ext_bytes;	/* the caller's encodings */
 
 	struct recent_ring	 registered;
 	struct recent_ring	 cancelled;
@@ -179,7 +188,9 @@ static struct lease *registry_visible(struct registry *, const char *,
 		    const char *, int64_t);
 static struct reg_app *registry_app_get(struct registry *, const char *);
 static void	registry_app_drop(struct registry *, struct reg_app *);
-static void	lease_unref(struct lease *);
+static void	lease_unref(struct registry *, struct lease *);
+static size_t	lease_cost(const struct lease *);
+static void	registry_dequeue(struct registry *, int64_t, int);
 static int	lease_is_expired(const struct lease *, int64_t, int64_t);
 static void	lease_display(struct lease *);
 static void	lease_renew(struct lease *, int64_t);
@@ -229,6 +240,8 @@ registry_conf_defaults(struct registry_conf *rc)
 	rc->eviction_interval_ms = 60000;
 	rc->max_instances = REGISTRY_DEFAULT_MAX;
 	rc->sync_when_timestamp_differs = 1;
+	rc->max_instance_bytes = REGISTRY_DEFAULT_INSTANCE_BYTES;
+	rc->max_delta_bytes = REGISTRY_DEFAULT_DELTA_BYTES;
 }
 
 /* Seeded FNV-1a with a final avalanche; fold upper-cases (app names). */
@@ -371,7 +384,7 @@ registry_free(struct registry *reg)
 		a = reg->apps[i];
 		for (j = 0; j < a->n; j++) {
 			a->leases[j]->app = NULL;
-			lease_unref(a->leases[j]);
+			lease_unref(reg, a->leases[j]);
 		}
 		free(a->leases);
 		free(a->name);
@@ -379,7 +392,7 @@ registry_free(struct registry *reg)
 	}
 	free(reg->apps);
 	for (i = 0; i < reg->qn; i++)
-		lease_unref(reg->q[(reg->qhead + i) % reg->qcap].lease);
+		lease_unref(reg, reg->q[(reg->qhead + i) % reg->qcap].lease);
 	free(reg->q);
 	while ((o = TAILQ_FIRST(&reg->override_lru)) != NULL) {
 		TAILQ_REMOVE(&reg->override_lru, o, entry);
@@ -521,12 +534,18 @@ registry_app_drop(struct registry *reg, struct reg_app *a)
 	free(a);
 }
 
-/* Drop one reference; the last one frees the lease and its instance. */
+/*
+ * Drop one reference; the last one frees the lease and its instance. A
+ * cancelled lease (app NULL) was held by the delta queue: its bytes leave
+ * the queue's count.
+ */
 static void
-lease_unref(struct lease *l)
+lease_unref(struct registry *reg, struct lease *l)
 {
 	if (--l->refs > 0)
 		return;
+	if (l->app == NULL && reg->qbytes >= l->bytes)
+		reg->qbytes -= l->bytes;
 	instance_free(l->inst);
 	free(l->id);
 	free(l);
@@ -606,18 +625,47 @@ registry_update_threshold(struct registry *reg)
 	    reg->conf.renewal_percent_threshold);
 }
 
-/* Append to the recently-changed queue; full means the oldest goes. */
+/* What a lease costs on the heap: itself, its key and its instance. */
+static size_t
+lease_cost(const struct lease *l)
+{
+	return (sizeof *l + INSTANCE_ALLOC_OVERHEAD + strlen(l->id) + 1 +
+	    INSTANCE_ALLOC_OVERHEAD + instance_stored_size(l->inst));
+}
+
+/*
+ * Drop the oldest queue record. early: it goes before its retention time
+ * (a bound was hit), so deltas stay marked incomplete until it would have
+ * expired anyway, and encodings are invalidated to carry the mark.
+ */
+static void
+registry_dequeue(struct registry *reg, int64_t now, int early)
+{
+	struct change	*c = &reg->q[reg->qhead];
+
+	if (early && c->ts >= now - reg->conf.retention_ms) {
+		if (c->ts > reg->qtrunc_ts)
+			reg->qtrunc_ts = c->ts;
+		reg->stats.delta_dropped++;
+		registry_touch(reg, NULL);
+	}
+	lease_unref(reg, c->lease);
+	reg->qhead = (reg->qhead + 1) % reg->qcap;
+	reg->qn--;
+}
+
+/*
+ * Append to the recently-changed queue; past the count or the byte bound
+ * the oldest records go (never the one just added).
+ */
 static void
 registry_enqueue(struct registry *reg, struct lease *l, int64_t now)
 {
 	struct change	*nq;
 	size_t		 i, ncap;
 
-	if (reg->qn == reg->qmax) {
-		lease_unref(reg->q[reg->qhead].lease);
-		reg->qhead = (reg->qhead + 1) % reg->qcap;
-		reg->qn--;
-	}
+	if (reg->qn == reg->qmax)
+		registry_dequeue(reg, now, 1);
 	if (reg->qn == reg->qcap) {
 		ncap = reg->qcap == 0 ? 64 : reg->qcap * 2;
 		if (ncap > reg->qmax)
@@ -634,6 +682,9 @@ registry_enqueue(struct registry *reg, struct lease *l, int64_t now)
 	reg->q[(reg->qhead + reg->qn) % reg->qcap].lease = l;
 	reg->q[(reg->qhead + reg->qn) % reg->qcap].ts = now;
 	reg->qn++;
+	while (reg->conf.max_delta_bytes > 0 && reg->qn > 1 &&
+	    registry_delta_bytes(reg) > reg->conf.max_delta_bytes)
+		registry_dequeue(reg, now, 1);
 }
 
 /*
@@ -846,6 +897,7 @@ registry_do_register(struct registry *reg, struct instance *in,
 	const char		*id;
 	int64_t			 duration_ms, in_dirty;
 	uint64_t		 ah, ih;
+	size_t			 size;
 	int			 has_existing = 0;
 
 	if (in->app == NULL || !instance_name_ok(in->app, INSTANCE_MAX_NAME) ||
@@ -857,6 +909,15 @@ registry_do_register(struct registry *reg, struct instance *in,
 	}
 	str_upper(in->app);
 	id = instance_id(in);
+	size = instance_stored_size(in);
+	if (reg->conf.max_instance_bytes > 0 &&
+	    size > reg->conf.max_instance_bytes) {
+		reg->stats.refused_too_large++;
+		if ((l = registry_lookup(reg, in->app, id)) == NULL ||
+		    l->inst != in)
+			instance_free(in);
+		return (REG_TOO_LARGE);
+	}
 	duration_ms = (in->has_lease && in->lease.duration_secs > 0 ?
 	    in->lease.duration_secs : REGISTRY_DEFAULT_DURATION) * 1000LL;
 	in_dirty = in->last_dirty_ts;
@@ -864,6 +925,15 @@ registry_do_register(struct registry *reg, struct instance *in,
 	if ((l = registry_lookup(reg, in->app, id)) != NULL) {
 		has_existing = 1;
 		existing = l->inst->status;
+		if (in != l->inst && reg->conf.max_bytes > 0 &&
+		    size > instance_stored_size(l->inst) &&
+		    registry_memory_used(reg) + size >
+		    reg->conf.max_bytes) {
+			/* Growing an existing lease is a new allocation. */
+			reg->stats.refused_memory++;
+			instance_free(in);
+			return (REG_NO_MEMORY);
+		}
 		if (in != l->inst) {
 			if (l->inst->last_dirty_ts > in->last_dirty_ts) {
 				/* Eureka keeps the stored InstanceInfo. */
@@ -880,6 +950,12 @@ registry_do_register(struct registry *reg, struct instance *in,
 		if (reg->size >= reg->conf.max_instances) {
 			instance_free(in);
 			return (REG_FULL);
+		}
+		if (reg->conf.max_bytes > 0 && registry_memory_used(reg) +
+		    size > reg->conf.max_bytes) {
+			reg->stats.refused_memory++;
+			instance_free(in);
+			return (REG_NO_MEMORY);
 		}
 		a = registry_app_get(reg, in->app);
 		l = xcalloc(1, sizeof *l);
@@ -908,6 +984,9 @@ registry_do_register(struct registry *reg, struct instance *in,
 	}
 	r = l->inst;
 	id = l->id;
+	reg->bytes -= l->bytes;
+	l->bytes = lease_cost(l);
+	reg->bytes += l->bytes;
 
 	/* A fresh lease; serviceUpTimestamp survives re-registration. */
 	l->registration_ts = now;
@@ -1026,6 +1105,7 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 {
 	struct reg_app	*a = l->app;
 	struct lease	*last;
+	struct instance	*r;
 
 	recent_add(&reg->cancelled, now, a->name, l->id);
 	override_del(reg, l->id);
@@ -1039,6 +1119,17 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 	last->idx = l->idx;
 	a->n--;
 	l->app = NULL;
+
+	/*
+	 * The queue keeps a compact copy: a DELETED record needs no
+	 * metadata, so churn of large instances cannot pile up there.
+	 */
+	reg->bytes -= l->bytes;
+	r = instance_dup_compact(l->inst);
+	instance_free(l->inst);
+	l->inst = r;
+	l->bytes = lease_cost(l);
+	reg->qbytes += l->bytes;
 
 	l->eviction_ts = now;
 	l->inst->action_type = ACTION_DELETED;
@@ -1064,7 +1155,7 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 	/* inst is NULL: the instance is gone from the registry. */
 	registry_notify(reg, evict ? REG_EV_EVICT : REG_EV_CANCEL,
 	    l->inst->app, l->id, NULL, evict ? 0 : replicated, now);
-	lease_unref(l);		/* the registry's; the queue keeps one */
+	lease_unref(reg, l);	/* the registry's; the queue keeps one */
 }
 
 /* Cancel (§5.5): 404 when absent; the recent ring records it anyway. */
@@ -1164,14 +1255,16 @@ registry_delete_override(struct registry *reg, const char *app,
 /*
  * Metadata update (§2.11): merge, then re-register the stored instance as
  * a non-replicated registration (delta action ADDED, lastDirty unchanged).
- * REG_INVALID, with nothing changed, if the merge would pass the bound.
+ * REG_INVALID, REG_TOO_LARGE or REG_NO_MEMORY, with nothing changed, if
+ * the merge would pass a bound.
  */
 enum registry_rc
 registry_update_metadata(struct registry *reg, const char *app,
     const char *id, const struct kvlist *kv, int64_t now)
 {
 	struct lease	*l;
-	size_t		 i, added = 0;
+	const char	*old;
+	size_t		 i, added = 0, size, grow = 0;
 
 	if (app == NULL || id == NULL || kv == NULL)
 		return (REG_INVALID);
@@ -1180,11 +1273,29 @@ registry_update_metadata(struct registry *reg, const char *app,
 	for (i = 0; i < kv->n; i++) {
 		if (kv->v[i].key == NULL)
 			return (REG_INVALID);
-		if (kvlist_get(&l->inst->metadata, kv->v[i].key) == NULL)
+		old = kvlist_get(&l->inst->metadata, kv->v[i].key);
+		if (old == NULL) {
 			added++;
+			grow += strlen(kv->v[i].key) + 1 + sizeof(struct kv) +
+			    2 * INSTANCE_ALLOC_OVERHEAD;
+		}
+		grow += kv->v[i].value != NULL ? strlen(kv->v[i].value) + 1 :
+		    0;
 	}
 	if (l->inst->metadata.n + added > INSTANCE_MAX_METADATA)
 		return (REG_INVALID);
+	/* The merged copy must fit the same bounds as a registration. */
+	size = instance_stored_size(l->inst) + grow;
+	if (reg->conf.max_instance_bytes > 0 &&
+	    size > reg->conf.max_instance_bytes) {
+		reg->stats.refused_too_large++;
+		return (REG_TOO_LARGE);
+	}
+	if (reg->conf.max_bytes > 0 && added > 0 &&
+	    registry_memory_used(reg) + grow > reg->conf.max_bytes) {
+		reg->stats.refused_memory++;
+		return (REG_NO_MEMORY);
+	}
 	for (i = 0; i < kv->n; i++)
 		kvlist_set(&l->inst->metadata, kv->v[i].key, kv->v[i].value);
 	return (registry_do_register(reg, l->inst, 0, REG_EV_METADATA, now));
@@ -1467,11 +1578,8 @@ registry_purge_deltas(struct registry *reg, int64_t now)
 	struct tombstone	*t;
 
 	while (reg->qn > 0 &&
-	    reg->q[reg->qhead].ts < now - reg->conf.retention_ms) {
-		lease_unref(reg->q[reg->qhead].lease);
-		reg->qhead = (reg->qhead + 1) % reg->qcap;
-		reg->qn--;
-	}
+	    reg->q[reg->qhead].ts < now - reg->conf.retention_ms)
+		registry_dequeue(reg, now, 0);
 	while ((t = TAILQ_FIRST(&reg->tomb_fifo)) != NULL &&
 	    now - t->ts > reg->conf.tombstone_ms)
 		tomb_del(reg, t);
@@ -1483,6 +1591,42 @@ size_t
 registry_delta_size(const struct registry *reg)
 {
 	return (reg->qn);
+}
+
+/* 0 while a record younger than the retention time was dropped early. */
+int
+registry_delta_complete(const struct registry *reg, int64_t now)
+{
+	return (reg->qtrunc_ts == 0 ||
+	    reg->qtrunc_ts < now - reg->conf.retention_ms);
+}
+
+/* Bytes of the delta queue: its ring and the cancelled leases it holds. */
+size_t
+registry_delta_bytes(const struct registry *reg)
+{
+	return (reg->qcap * sizeof *reg->q + reg->qbytes);
+}
+
+/* Bytes of the registered leases. */
+size_t
+registry_bytes(const struct registry *reg)
+{
+	return (reg->bytes);
+}
+
+/* The caller's bytes counted against max_bytes (the cache's encodings). */
+void
+registry_set_external_bytes(struct registry *reg, size_t n)
+{
+	reg->ext_bytes = n;
+}
+
+/* Everything max_bytes covers: leases, the delta queue, encodings. */
+size_t
+registry_memory_used(const struct registry *reg)
+{
+	return (reg->bytes + registry_delta_bytes(reg) + reg->ext_bytes);
 }
 
 /* 1 if the comma-separated list holds vip exactly (String.split(",")). */

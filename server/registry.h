@@ -38,6 +38,11 @@ struct registry_conf {
 	size_t	 max_instances;			/* hard bound, register refuses;
 						   0: 1000000 */
 	int	 sync_when_timestamp_differs;	/* true */
+	size_t	 max_instance_bytes;		/* one instance's stored size;
+						   0: no bound */
+	size_t	 max_bytes;			/* memory budget for new leases;
+						   0: no bound */
+	size_t	 max_delta_bytes;		/* delta queue; 0: no bound */
 };
 
 void	registry_conf_defaults(struct registry_conf *);
@@ -48,6 +53,8 @@ enum registry_rc {
 	REG_CONFLICT,		/* 409: *conflict holds the stored copy */
 	REG_FULL,		/* max_instances reached */
 	REG_INVALID,		/* bad argument */
+	REG_TOO_LARGE,		/* instance above max_instance_bytes */
+	REG_NO_MEMORY,		/* a new lease would pass max_bytes */
 };
 
 enum registry_event_type {
@@ -81,6 +88,9 @@ struct registry_stats {
 	uint64_t	cancels_not_found;
 	uint64_t	evictions;
 	uint64_t	status_updates;
+	uint64_t	refused_too_large;	/* REG_TOO_LARGE answers */
+	uint64_t	refused_memory;		/* REG_NO_MEMORY answers */
+	uint64_t	delta_dropped;		/* records dropped early */
 };
 
 struct registry	*registry_new(const struct registry_conf *, int64_t now);
@@ -117,7 +127,8 @@ enum registry_rc registry_delete_override(struct registry *, const char *app,
 		     int replicated, int64_t now);
 /*
  * §2.11: merge metadata, then re-register as a non-replicated register.
- * REG_INVALID, nothing changed, past INSTANCE_MAX_METADATA entries.
+ * REG_INVALID, nothing changed, past INSTANCE_MAX_METADATA entries;
+ * REG_TOO_LARGE or REG_NO_MEMORY, nothing changed, past the byte bounds.
  */
 enum registry_rc registry_update_metadata(struct registry *, const char *app,
 		     const char *id, const struct kvlist *, int64_t now);
@@ -172,6 +183,31 @@ void		 registry_status_counts(const struct registry *,
 struct applications *registry_delta(struct registry *, int64_t now);
 void		 registry_purge_deltas(struct registry *, int64_t now);
 size_t		 registry_delta_size(const struct registry *);
+/*
+ * The delta queue holds compact records: a reference to the live lease,
+ * or, once it is cancelled, a copy without metadata or URLs. It is bounded
+ * by max_delta_bytes (and a count); past the bound the oldest records go
+ * before their retention time. While such a dropped record is younger
+ * than retention_ms, some client's delta may lack it, so deltas are
+ * incomplete: the caller then serves REGISTRY_HASHCODE_TRUNCATED as the
+ * apps hash code, which no registry produces (zero counts are never
+ * written), and every client's reconciliation falls back to a full fetch.
+ */
+#define REGISTRY_HASHCODE_TRUNCATED	"DELTA_TRUNCATED_0_"
+int		 registry_delta_complete(const struct registry *, int64_t now);
+size_t		 registry_delta_bytes(const struct registry *);
+
+/*
+ * Memory accounting: running byte counters kept on every insert, replace
+ * and remove (instance_stored_size plus the lease), never a walk. The
+ * budget max_bytes covers the leases, the delta queue and the external
+ * bytes the caller reports (the response cache's encodings); past it a
+ * NEW lease is refused with REG_NO_MEMORY, while re-registrations that do
+ * not grow, heartbeats and everything else keep working.
+ */
+size_t		 registry_bytes(const struct registry *);	/* leases */
+void		 registry_set_external_bytes(struct registry *, size_t);
+size_t		 registry_memory_used(const struct registry *);
 
 /* VIP / SVIP (§2.13): instances whose comma-separated list holds vip. */
 struct applications *registry_vip(struct registry *, const char *vip,

@@ -30,6 +30,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "peer.h"
+#include "ratelimit.h"
 #include "registry.h"
 #include "rest.h"
 #include "server.h"
@@ -56,7 +57,15 @@ struct rctx {
 };
 
 static struct log_ratelim rest_rl = LOG_RATELIM_INIT(10000, 10);
+/* Limits are logged once a minute each, whatever the request rate. */
+static struct log_ratelim limit_rate_rl = LOG_RATELIM_INIT(60000, 1);
+static struct log_ratelim limit_size_rl = LOG_RATELIM_INIT(60000, 1);
+static struct log_ratelim limit_memory_rl = LOG_RATELIM_INIT(60000, 1);
+static struct log_ratelim limit_meta_rl = LOG_RATELIM_INIT(60000, 1);
 static FILE *rest_access_log;
+
+static const char *metadata_check(struct server *, const struct kvlist *,
+		    char *, size_t);
 
 /* Microseconds on the monotonic clock, for latency. */
 static int64_t
@@ -373,7 +382,97 @@ validate_instance(struct server *s, struct instance *in, const char *pathapp,
 		    in->metadata.n, s->conf->max_metadata_entries);
 		return (msg);
 	}
+	return (metadata_check(s, &in->metadata, msg, msglen));
+}
+
+/*
+ * The metadata key and value length bounds; NULL when within them. A hit
+ * is counted and logged once a minute.
+ */
+static const char *
+metadata_check(struct server *s, const struct kvlist *kv, char *msg,
+    size_t msglen)
+{
+	size_t	i, kl, vl;
+
+	for (i = 0; i < kv->n; i++) {
+		kl = kv->v[i].key != NULL ? strlen(kv->v[i].key) : 0;
+		vl = kv->v[i].value != NULL ? strlen(kv->v[i].value) : 0;
+		if (kl <= (size_t)s->conf->max_metadata_key_bytes &&
+		    vl <= (size_t)s->conf->max_metadata_value_bytes)
+			continue;
+		metrics_limit(s->metrics, METRICS_LIMIT_METADATA, 1);
+		snprintf(msg, msglen, "metadata key or value too long (key %zu "
+		    "bytes, value %zu; bounds eureka.server.max-metadata-key-"
+		    "bytes %d, max-metadata-value-bytes %d)", kl, vl,
+		    s->conf->max_metadata_key_bytes,
+		    s->conf->max_metadata_value_bytes);
+		log_warnx_rl(&limit_meta_rl, "limit: %s", msg);
+		return (msg);
+	}
 	return (NULL);
+}
+
+/*
+ * The per-address registration limit (token bucket): 1, with the 429 and
+ * its Retry-After sent, when hit. Peers' replication is never limited.
+ */
+static int
+register_rate_limited(struct rctx *x)
+{
+	struct evhttp_connection	*conn;
+	char				*addr = NULL, ra[32], msg[160];
+	ev_uint16_t			 port = 0;
+	int64_t				 wait;
+
+	if (x->replicated ||
+	    (conn = evhttp_request_get_connection(x->req)) == NULL)
+		return (0);
+	evhttp_connection_get_peer(conn, &addr, &port);
+	if (addr == NULL || (wait = ratelimit_take(x->s->register_rl, addr,
+	    clock_mono_ms())) == 0)
+		return (0);
+	metrics_limit(x->s->metrics, METRICS_LIMIT_REGISTER_RATE, 1);
+	log_warnx_rl(&limit_rate_rl, "limit: registrations from %s above "
+	    "eureka.server.register-rate-per-second (%g/s, burst %d): 429",
+	    addr, x->s->conf->register_rate_per_second,
+	    x->s->conf->register_rate_burst);
+	snprintf(ra, sizeof ra, "%lld", (long long)((wait + 999) / 1000));
+	evhttp_add_header(evhttp_request_get_output_headers(x->req),
+	    "Retry-After", ra);
+	snprintf(msg, sizeof msg, "too many registrations from this address "
+	    "(eureka.server.register-rate-per-second); retry after %s s", ra);
+	reply_error(x, 429, msg);
+	return (1);
+}
+
+/* The answer for a registration the registry refused for its bounds. */
+static int
+register_refusal(struct server *s, enum registry_rc rc, const char *app,
+    const char *id, char *msg, size_t msglen)
+{
+	if (rc == REG_TOO_LARGE) {
+		snprintf(msg, msglen, "instance too large (eureka.server."
+		    "max-instance-bytes %zu)", s->conf->max_instance_bytes);
+		log_warnx_rl(&limit_size_rl, "limit: %s/%s refused: %s", app,
+		    id, msg);
+		return (413);
+	}
+	if (rc == REG_NO_MEMORY) {
+		snprintf(msg, msglen, "memory budget reached (eureka.server."
+		    "max-memory-bytes %zu): new registrations refused, "
+		    "registered instances keep renewing", s->memory_budget);
+		log_warnx_rl(&limit_memory_rl, "limit: %s/%s refused: %s", app,
+		    id, msg);
+		return (503);
+	}
+	if (rc == REG_FULL) {
+		snprintf(msg, msglen, "registry is full (eureka.server."
+		    "max-instances)");
+		return (503);
+	}
+	snprintf(msg, msglen, "registration refused");
+	return (400);
 }
 
 /* Eureka fills a blank Amazon instance-id with the instance's id (§2.5). */
@@ -429,6 +528,8 @@ h_register(struct rctx *x)
 	enum registry_rc rc;
 
 	buf_init(&body, 0);
+	if (register_rate_limited(x))
+		goto out;
 	if ((code = http_read_body(x->req, x->s->conf->max_body_bytes, &body,
 	    &cause)) != 0) {
 		reply_error(x, code, cause);
@@ -455,13 +556,16 @@ h_register(struct rctx *x)
 		goto out;
 	}
 	amazon_fill_id(in);
+	snprintf(msg, sizeof msg, "%s", instance_id(in));
+	registry_set_external_bytes(x->s->reg, cache_bytes(x->s->cache));
 	rc = registry_register(x->s->reg, in, x->replicated, x->now);
-	if (rc == REG_FULL)
-		reply_error(x, 503, "registry is full (eureka.server."
-		    "max-instances)");
-	else if (rc != REG_OK)
-		reply_error(x, 400, "registration refused");
-	else
+	if (rc != REG_OK) {
+		char	reason[256];
+
+		code = register_refusal(x->s, rc, x->seg[1], msg, reason,
+		    sizeof reason);
+		reply_error(x, code, reason);
+	} else
 		reply(x, 204, NULL, NULL, 0);
 out:
 	buf_free(&body);
@@ -599,6 +703,8 @@ h_metadata(struct rctx *x)
 	size_t			 max = (size_t)x->s->conf->max_metadata_entries;
 	size_t			 fresh = 0;
 	enum registry_rc	 rc;
+	char			 msg[256];
+	int			 code;
 
 	memset(&kv, 0, sizeof kv);
 	if ((cur = registry_get(x->s->reg, x->seg[1], x->seg[2],
@@ -613,6 +719,15 @@ h_metadata(struct rctx *x)
 			reply_error(x, 400, "invalid metadata key or value");
 			return;
 		}
+		if (strlen(e->key) > (size_t)x->s->conf->max_metadata_key_bytes ||
+		    strlen(e->value) >
+		    (size_t)x->s->conf->max_metadata_value_bytes) {
+			kvlist_set(&kv, e->key, e->value);
+			reply_error(x, 400, metadata_check(x->s, &kv, msg,
+			    sizeof msg));
+			kvlist_clear(&kv);
+			return;
+		}
 		/* Eureka takes the first value of a repeated parameter. */
 		if (kvlist_get(&kv, e->key) != NULL)
 			continue;
@@ -625,11 +740,16 @@ h_metadata(struct rctx *x)
 		}
 		kvlist_set(&kv, e->key, e->value);
 	}
+	registry_set_external_bytes(x->s->reg, cache_bytes(x->s->cache));
 	rc = registry_update_metadata(x->s->reg, x->seg[1], x->seg[2], &kv,
 	    x->now);
 	if (rc == REG_INVALID)
 		reply_error(x, 400, "too many metadata entries");
-	else if (rc != REG_OK)
+	else if (rc == REG_TOO_LARGE || rc == REG_NO_MEMORY) {
+		code = register_refusal(x->s, rc, x->seg[1], x->seg[2], msg,
+		    sizeof msg);
+		reply_error(x, code, msg);
+	} else if (rc != REG_OK)
 		reply(x, 404, NULL, NULL, 0);
 	else
 		reply(x, 200, NULL, NULL, 0);
@@ -684,6 +804,8 @@ batch_register(struct server *s, const struct repl_item *it, int64_t now)
 {
 	struct instance	*in;
 	char		 msg[512], app[INSTANCE_MAX_NAME + 1];
+	char		 id[INSTANCE_MAX_NAME + 1];
+	enum registry_rc rc;
 
 	if (it->info == NULL)
 		return (200);
@@ -696,7 +818,12 @@ batch_register(struct server *s, const struct repl_item *it, int64_t now)
 		return (200);
 	}
 	amazon_fill_id(in);
-	registry_register(s->reg, in, 1, now);
+	snprintf(id, sizeof id, "%s", instance_id(in));
+	registry_set_external_bytes(s->reg, cache_bytes(s->cache));
+	/* The same per-instance and memory bounds as a REST register. */
+	rc = registry_register(s->reg, in, 1, now);
+	if (rc == REG_TOO_LARGE || rc == REG_NO_MEMORY)
+		return (register_refusal(s, rc, app, id, msg, sizeof msg));
 	return (200);
 }
 

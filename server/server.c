@@ -29,12 +29,15 @@
 #include "log.h"
 #include "metrics.h"
 #include "peer.h"
+#include "ratelimit.h"
 #include "registry.h"
 #include "rest.h"
 #include "server.h"
 #include "xmalloc.h"
 
 #define SINGLE_WRITE_MAX	(4 * 1024 * 1024)
+#define RATELIMIT_ENTRIES	65536	/* client addresses tracked */
+#define CGROUP_MEMORY_MAX	"/sys/fs/cgroup/memory.max"
 
 /* The server whose listener the accept error callback pauses (one). */
 static struct server	*server_accept_owner;
@@ -55,6 +58,35 @@ server_registry_conf(const struct config *cf, struct registry_conf *rc)
 	rc->eviction_interval_ms = cf->eviction_interval_timer_in_ms;
 	rc->max_instances = cf->max_instances;
 	rc->sync_when_timestamp_differs = cf->sync_when_timestamp_differs;
+	rc->max_instance_bytes = cf->max_instance_bytes;
+	rc->max_bytes = cf->max_memory_bytes > 0 ? cf->max_memory_bytes :
+	    server_default_memory_budget();
+	rc->max_delta_bytes = cf->max_delta_queue_bytes;
+}
+
+/* Half the RAM, or half the cgroup v2 limit when lower (containers). */
+size_t
+server_default_memory_budget(void)
+{
+	unsigned long long	 lim;
+	long			 pages, psize;
+	size_t			 ram = 0;
+	FILE			*f;
+
+	pages = sysconf(_SC_PHYS_PAGES);
+	psize = sysconf(_SC_PAGESIZE);
+	if (pages > 0 && psize > 0)
+		ram = (size_t)pages * (size_t)psize;
+	if ((f = fopen(CGROUP_MEMORY_MAX, "r")) != NULL) {
+		/* "max" (no limit) does not parse and leaves ram as is. */
+		if (fscanf(f, "%llu", &lim) == 1 && lim > 0 &&
+		    (ram == 0 || lim < ram))
+			ram = (size_t)lim;
+		fclose(f);
+	}
+	if (ram == 0)
+		ram = (size_t)1 << 30;		/* unknown: assume 1 GiB */
+	return (ram / 2);
 }
 
 /* A server with its registry, cache and metrics; not yet listening. */
@@ -69,7 +101,10 @@ server_new(struct event_base *base, struct config *conf)
 	s->conf = conf;
 	s->start_ms = clock_wall_ms();
 	server_registry_conf(conf, &rc);
+	s->memory_budget = rc.max_bytes;
 	s->reg = registry_new(&rc, s->start_ms);
+	s->register_rl = ratelimit_new(conf->register_rate_per_second,
+	    conf->register_rate_burst, RATELIMIT_ENTRIES);
 	s->cache = cache_new(s->reg, conf->use_read_only_response_cache ?
 	    conf->response_cache_update_interval_ms : 0,
 	    conf->response_cache_auto_expiration_in_seconds * 1000);
@@ -106,6 +141,7 @@ server_free(struct server *s)
 	cache_free(s->cache);
 	registry_free(s->reg);
 	metrics_free(s->metrics);
+	ratelimit_free(s->register_rl);
 	free(s->hostname);
 	free(s);
 }
@@ -309,8 +345,19 @@ static void
 server_delta_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct server	*s = arg;
+	uint64_t	 dropped;
 
 	registry_purge_deltas(s->reg, clock_wall_ms());
+	/* Once per retention interval, not per record. */
+	dropped = registry_stats(s->reg)->delta_dropped;
+	if (dropped != s->delta_dropped_seen) {
+		log_warnx("delta queue: %llu change records dropped before "
+		    "their retention time (eureka.server."
+		    "max-delta-queue-bytes %zu); clients fall back to full "
+		    "fetches", (unsigned long long)(dropped -
+		    s->delta_dropped_seen), s->conf->max_delta_queue_bytes);
+		s->delta_dropped_seen = dropped;
+	}
 }
 
 /* Eureka's read-only cache layer refresh, when enabled. */

@@ -18,6 +18,7 @@
 struct cache;
 struct peers;
 struct metrics;
+struct ratelimit;
 struct evconnlistener;
 
 struct server {
@@ -28,6 +29,9 @@ struct server {
 	struct cache		*cache;
 	struct peers		*peers;
 	struct metrics		*metrics;
+	struct ratelimit	*register_rl;	/* per client address */
+	size_t			 memory_budget;	/* resolved max-memory-bytes */
+	uint64_t		 delta_dropped_seen;	/* logged up to here */
 
 	int64_t			 start_ms;	/* wall clock at start */
 	int			 port;		/* bound port */
@@ -53,6 +57,11 @@ void		 server_start(struct server *);	/* timers, peers, sync */
 void		 server_stop(struct server *);	/* stop accepting, flush */
 /* Reads (apps, delta, app, vips) are allowed (§6.4 shouldAllowAccess). */
 int		 server_allow_access(const struct server *, int64_t now);
+/*
+ * The default of eureka.server.max-memory-bytes: half the physical RAM,
+ * or half the cgroup's memory.max when that is lower.
+ */
+size_t		 server_default_memory_budget(void);
 /* Start-up sync done (or given up): called by peer.c. */
 void		 server_set_ready(struct server *, int count);
 

@@ -1,0 +1,148 @@
+/*
+ * ratelimit.c: token buckets per key in a bounded table. Each entry keeps
+ * its token count and when it was last refilled; entries sit in a hash
+ * table (chained, a power-of-two bucket array sized for max_entries) and
+ * on a least-recently-used list. An entry idle long enough to have
+ * refilled to the burst is the same as no entry, so those are dropped
+ * from the cold end as the table is used; when the table is still full,
+ * the least recently used key goes and starts over with a full bucket.
+ * Memory is thus bounded by max_entries, whatever the keys.
+ */
+#include <sys/queue.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "instance.h"
+#include "ratelimit.h"
+#include "xmalloc.h"
+
+/* One key's bucket. */
+struct rl_entry {
+	struct rl_entry		*next;		/* hash chain */
+	TAILQ_ENTRY(rl_entry)	 lru;		/* least recently used first */
+	uint64_t		 hash;
+	char			*key;
+	double			 tokens;
+	int64_t			 last;		/* refilled up to this ms */
+};
+TAILQ_HEAD(rl_list, rl_entry);
+
+struct ratelimit {
+	double		  rate;		/* tokens per second */
+	double		  burst;
+	size_t		  max;
+	struct rl_entry	**b;
+	size_t		  nb;
+	size_t		  n;
+	struct rl_list	  lru;
+};
+
+static void	ratelimit_drop(struct ratelimit *, struct rl_entry *);
+
+/* A limiter; rate <= 0 makes ratelimit_take() always allow. */
+struct ratelimit *
+ratelimit_new(double rate, double burst, size_t max_entries)
+{
+	struct ratelimit	*rl = xcalloc(1, sizeof *rl);
+
+	rl->rate = rate;
+	rl->burst = burst < 1 ? 1 : burst;
+	rl->max = max_entries < 1 ? 1 : max_entries;
+	for (rl->nb = 16; rl->nb < rl->max; rl->nb *= 2)
+		;
+	rl->b = xcalloc(rl->nb, sizeof *rl->b);
+	TAILQ_INIT(&rl->lru);
+	return (rl);
+}
+
+/* Free the limiter and every entry; NULL is fine. */
+void
+ratelimit_free(struct ratelimit *rl)
+{
+	struct rl_entry	*e;
+
+	if (rl == NULL)
+		return;
+	while ((e = TAILQ_FIRST(&rl->lru)) != NULL)
+		ratelimit_drop(rl, e);
+	free(rl->b);
+	free(rl);
+}
+
+/* Unlink and free one entry. */
+static void
+ratelimit_drop(struct ratelimit *rl, struct rl_entry *e)
+{
+	struct rl_entry	**pp;
+
+	for (pp = &rl->b[e->hash & (rl->nb - 1)]; *pp != NULL;
+	    pp = &(*pp)->next) {
+		if (*pp == e) {
+			*pp = e->next;
+			break;
+		}
+	}
+	TAILQ_REMOVE(&rl->lru, e, lru);
+	rl->n--;
+	free(e->key);
+	free(e);
+}
+
+/* Take a token for key; 0 when allowed, else ms until one is available. */
+int64_t
+ratelimit_take(struct ratelimit *rl, const char *key, int64_t now)
+{
+	struct rl_entry	*e;
+	uint64_t	 h;
+	int64_t		 idle_ms, wait;
+
+	if (rl == NULL || rl->rate <= 0 || key == NULL)
+		return (0);
+	/* Entries refilled to the burst by now carry no state: forget. */
+	idle_ms = (int64_t)(rl->burst / rl->rate * 1000.0) + 1;
+	while ((e = TAILQ_FIRST(&rl->lru)) != NULL && now - e->last >= idle_ms)
+		ratelimit_drop(rl, e);
+
+	h = str_hash(key);
+	for (e = rl->b[h & (rl->nb - 1)]; e != NULL; e = e->next) {
+		if (e->hash == h && strcmp(e->key, key) == 0)
+			break;
+	}
+	if (e == NULL) {
+		if (rl->n >= rl->max)
+			ratelimit_drop(rl, TAILQ_FIRST(&rl->lru));
+		e = xcalloc(1, sizeof *e);
+		e->key = xstrdup(key);
+		e->hash = h;
+		e->tokens = rl->burst;
+		e->last = now;
+		e->next = rl->b[h & (rl->nb - 1)];
+		rl->b[h & (rl->nb - 1)] = e;
+		TAILQ_INSERT_TAIL(&rl->lru, e, lru);
+		rl->n++;
+	} else {
+		if (now > e->last) {
+			e->tokens += (double)(now - e->last) * rl->rate /
+			    1000.0;
+			if (e->tokens > rl->burst)
+				e->tokens = rl->burst;
+		}
+		e->last = now > e->last ? now : e->last;
+		TAILQ_REMOVE(&rl->lru, e, lru);
+		TAILQ_INSERT_TAIL(&rl->lru, e, lru);
+	}
+	if (e->tokens >= 1) {
+		e->tokens -= 1;
+		return (0);
+	}
+	wait = (int64_t)((1 - e->tokens) * 1000.0 / rl->rate) + 1;
+	return (wait);
+}
+
+/* Number of keys tracked. */
+size_t
+ratelimit_size(const struct ratelimit *rl)
+{
+	return (rl != NULL ? rl->n : 0);
+}
