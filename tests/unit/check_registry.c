@@ -1085,6 +1085,214 @@ START_TEST(test_scale_consistency)
 END_TEST
 
 /* The suite. */
+/* An instance with n metadata entries of len-byte values. */
+static struct instance *
+mkinst_meta(const char *app, const char *id, int n, size_t len,
+    int64_t dirty)
+{
+	struct instance	*in = mkinst(app, id, STATUS_UP, dirty);
+	char		 key[16], *v = malloc(len + 1);
+	int		 i;
+
+	memset(v, 'v', len);
+	v[len] = '\0';
+	for (i = 0; i < n; i++) {
+		snprintf(key, sizeof key, "k%d", i);
+		kvlist_set(&in->metadata, key, v);
+	}
+	free(v);
+	return (in);
+}
+
+START_TEST(test_bytes_accounting)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	struct applications	*d;
+	const struct instance	*del;
+	struct instance		*in;
+	struct kvlist		 kv;
+	size_t			 sz, b1, b2, q0;
+
+	q0 = registry_delta_bytes(reg);
+	ck_assert_uint_eq(registry_bytes(reg), 0);
+	in = mkinst_meta("APP", "a", 40, 1000, 1);
+	sz = instance_stored_size(in);
+	ck_assert_uint_gt(sz, 40 * 1000);
+	ck_assert_int_eq(registry_register(reg, in, 0, T0), REG_OK);
+	b1 = registry_bytes(reg);
+	ck_assert_uint_ge(b1, sz);
+	ck_assert_uint_lt(b1, sz + 1024);
+
+	/* A smaller copy replaces it: the counter follows. */
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "a", STATUS_UP,
+	    2), 0, T0 + 1), REG_OK);
+	b2 = registry_bytes(reg);
+	ck_assert_uint_lt(b2, 2048);
+
+	/* A metadata merge grows it. */
+	memset(&kv, 0, sizeof kv);
+	kvlist_set(&kv, "zone", "eu-west-1a-with-a-long-value");
+	ck_assert_int_eq(registry_update_metadata(reg, "APP", "a", &kv,
+	    T0 + 2), REG_OK);
+	kvlist_clear(&kv);
+	ck_assert_uint_gt(registry_bytes(reg), b2);
+
+	/* A second lease adds exactly its own cost. */
+	in = mkinst_meta("APP", "b", 10, 100, 1);
+	sz = instance_stored_size(in);
+	b2 = registry_bytes(reg);
+	ck_assert_int_eq(registry_register(reg, in, 0, T0 + 3), REG_OK);
+	ck_assert_uint_ge(registry_bytes(reg) - b2, sz);
+	ck_assert_uint_lt(registry_bytes(reg) - b2, sz + 512);
+
+	/*
+	 * Cancelled: the registry's count drops to zero and the delta queue
+	 * holds a compact DELETED copy, without the 40 KB of metadata.
+	 */
+	registry_cancel(reg, "APP", "b", 0, T0 + 4);
+	ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "a", 40,
+	    1000, 3), 0, T0 + 5), REG_OK);
+	registry_cancel(reg, "APP", "a", 0, T0 + 6);
+	ck_assert_uint_eq(registry_bytes(reg), 0);
+	ck_assert_uint_gt(registry_delta_bytes(reg), q0);
+	ck_assert_uint_lt(registry_delta_bytes(reg), 4096);
+	d = registry_delta(reg, T0 + 7);
+	ck_assert_ptr_nonnull(del = snap_find(d, "APP", "a"));
+	ck_assert_int_eq(del->action_type, ACTION_DELETED);
+	ck_assert_str_eq(instance_id(del), "a");
+	ck_assert_uint_eq(del->metadata.n, 0);
+	applications_free(d);
+	ck_assert_uint_eq(registry_memory_used(reg),
+	    registry_delta_bytes(reg));
+
+	/* Past retention the cancelled copies are freed and uncounted. */
+	registry_purge_deltas(reg, T0 + 7 + cf.retention_ms + 1);
+	ck_assert_uint_eq(registry_delta_size(reg), 0);
+	ck_assert_uint_lt(registry_delta_bytes(reg), 2048);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_instance_too_large)
+{
+	struct registry	*reg;
+	struct kvlist	 kv;
+	char		 v[1001];
+
+	cf.max_instance_bytes = 8192;
+	reg = registry_new(&cf, T0);
+	ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "big", 10,
+	    1000, 1), 1, T0), REG_TOO_LARGE);
+	ck_assert_uint_eq(registry_size(reg), 0);
+	ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "ok", 4,
+	    1000, 1), 0, T0), REG_OK);
+	/* A merge past the bound changes nothing. */
+	memset(v, 'v', 1000);
+	v[1000] = '\0';
+	memset(&kv, 0, sizeof kv);
+	kvlist_set(&kv, "x1", v);
+	kvlist_set(&kv, "x2", v);
+	kvlist_set(&kv, "x3", v);
+	kvlist_set(&kv, "x4", v);
+	kvlist_set(&kv, "x5", v);
+	ck_assert_int_eq(registry_update_metadata(reg, "APP", "ok", &kv,
+	    T0 + 1), REG_TOO_LARGE);
+	kvlist_clear(&kv);
+	ck_assert_uint_eq(registry_get(reg, "APP", "ok", T0 + 1)->metadata.n,
+	    4);
+	ck_assert_uint_eq(registry_stats(reg)->refused_too_large, 2);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_memory_budget)
+{
+	struct registry	*reg;
+	char		 id[32];
+	int		 n;
+
+	cf.max_bytes = 64 * 1024;
+	reg = registry_new(&cf, T0);
+	for (n = 0; n < 100; n++) {
+		snprintf(id, sizeof id, "i%d", n);
+		if (registry_register(reg, mkinst_meta("APP", id, 5, 1000, 1),
+		    0, T0) != REG_OK)
+			break;
+	}
+	ck_assert_int_gt(n, 5);
+	ck_assert_int_lt(n, 100);
+	ck_assert_uint_eq(registry_size(reg), (size_t)n);
+	ck_assert_uint_le(registry_memory_used(reg), cf.max_bytes);
+	ck_assert_uint_eq(registry_stats(reg)->refused_memory, 1);
+
+	/* What is registered stays, renews and may re-register as it is. */
+	ck_assert_int_eq(registry_renew(reg, "APP", "i0", -1, STATUS_UNKNOWN,
+	    0, T0 + 1, NULL), REG_OK);
+	ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "i0", 5,
+	    1000, 2), 0, T0 + 2), REG_OK);
+	/* ... but not grow past the budget. */
+	ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "i0", 50,
+	    1000, 3), 0, T0 + 3), REG_NO_MEMORY);
+	ck_assert_uint_eq(registry_get(reg, "APP", "i0", T0 + 3)->metadata.n,
+	    5);
+	ck_assert_uint_eq(registry_size(reg), (size_t)n);
+
+	/* Room made by a cancel is usable once the queue lets go of it. */
+	registry_cancel(reg, "APP", "i1", 0, T0 + 4);
+	registry_cancel(reg, "APP", "i2", 0, T0 + 4);
+	ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "new", 5,
+	    1000, 1), 0, T0 + 5), REG_OK);
+
+	/* The caller's encodings count against the same budget. */
+	registry_set_external_bytes(reg, cf.max_bytes);
+	registry_cancel(reg, "APP", "i3", 0, T0 + 6);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "tiny",
+	    STATUS_UP, 1), 0, T0 + 7), REG_NO_MEMORY);
+	registry_set_external_bytes(reg, 0);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "tiny",
+	    STATUS_UP, 1), 0, T0 + 8), REG_OK);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_delta_queue_bound)
+{
+	struct registry		*reg;
+	struct applications	*d;
+	int64_t			 t = T0;
+	int			 i;
+
+	cf.max_delta_bytes = 16384;
+	reg = registry_new(&cf, T0);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "keep",
+	    STATUS_UP, 1), 0, t), REG_OK);
+	ck_assert(registry_delta_complete(reg, t));
+	/* Churn of one big instance: compact records, bounded in bytes. */
+	for (i = 0; i < 300; i++) {
+		t++;
+		ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "c",
+		    20, 1000, t), 0, t), REG_OK);
+		registry_cancel(reg, "APP", "c", 0, t);
+		ck_assert_uint_le(registry_delta_bytes(reg), cf.max_delta_bytes);
+	}
+	ck_assert_uint_gt(registry_stats(reg)->delta_dropped, 0);
+	/* "keep"'s record went early: deltas are incomplete, and say so. */
+	d = registry_delta(reg, t);
+	ck_assert_ptr_null(snap_find(d, "APP", "keep"));
+	ck_assert_ptr_nonnull(snap_find(d, "APP", "c"));
+	applications_free(d);
+	ck_assert(!registry_delta_complete(reg, t));
+	/* At least keep's record (at T0) was still in its retention time. */
+	ck_assert(!registry_delta_complete(reg, T0 + cf.retention_ms));
+	/* Once every dropped record would have expired, complete again. */
+	ck_assert(registry_delta_complete(reg, t + cf.retention_ms + 1));
+	/* Expiry by retention is no truncation. */
+	registry_purge_deltas(reg, t + cf.retention_ms + 1);
+	ck_assert(registry_delta_complete(reg, t + cf.retention_ms + 1));
+	registry_free(reg);
+}
+END_TEST
+
 static Suite *
 registry_suite(void)
 {
@@ -1117,6 +1325,10 @@ registry_suite(void)
 	tcase_add_test(tc, test_observers);
 	tcase_add_test(tc, test_stats);
 	tcase_add_test(tc, test_recent_rings);
+	tcase_add_test(tc, test_bytes_accounting);
+	tcase_add_test(tc, test_instance_too_large);
+	tcase_add_test(tc, test_memory_budget);
+	tcase_add_test(tc, test_delta_queue_bound);
 	suite_add_tcase(s, tc);
 
 	tcase_add_checked_fixture(tcs, setup, NULL);
