@@ -666,6 +666,11 @@ registry_enqueue(struct registry *reg, struct lease *l, int64_t now)
 
 	if (reg->qn == reg->qmax)
 		registry_dequeue(reg, now, 1);
+	/* The ring itself takes at most half the byte bound. */
+	if (reg->qn == reg->qcap && reg->qcap > 0 &&
+	    reg->conf.max_delta_bytes > 0 && reg->qcap * 2 * sizeof *reg->q >
+	    reg->conf.max_delta_bytes / 2)
+		registry_dequeue(reg, now, 1);
 	if (reg->qn == reg->qcap) {
 		ncap = reg->qcap == 0 ? 64 : reg->qcap * 2;
 		if (ncap > reg->qmax)

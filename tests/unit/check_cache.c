@@ -274,6 +274,62 @@ START_TEST(test_delta_version_and_hash)
 }
 END_TEST
 
+/* The apps hash code of GET apps/delta at now. */
+static char *
+delta_hash(int64_t now)
+{
+	struct cache_key	 k = { CACHE_JSON, 0, 0 };
+	struct cache_body	*b;
+	struct applications	*as;
+	char			*p, *h, *cause = NULL;
+	size_t			 len;
+
+	b = cache_delta(cache, &k, now);
+	p = cache_body_copy(b, &len);
+	cache_body_unref(b);
+	as = json_decode_applications(p, len, &cause);
+	ck_assert_ptr_nonnull(as);
+	h = strdup(as->apps_hashcode);
+	applications_free(as);
+	free(p);
+	return (h);
+}
+
+START_TEST(test_delta_truncated_never_reconciles)
+{
+	struct registry_conf	 rc;
+	char			*h, id[32];
+	int			 i;
+
+	cache_free(cache);
+	registry_free(reg);
+	registry_conf_defaults(&rc);
+	rc.max_delta_bytes = 8192;
+	reg = registry_new(&rc, T0);
+	cache = cache_new(reg, 0, 180000);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "keep",
+	    STATUS_UP), 0, T0), REG_OK);
+	h = delta_hash(T0 + 1);
+	ck_assert_str_eq(h, "UP_1_");
+	free(h);
+	/* Cancels past the byte bound push "keep"'s record out early. */
+	for (i = 0; i < 200; i++) {
+		snprintf(id, sizeof id, "c%d", i);
+		registry_register(reg, mkinst("APP", id, STATUS_UP), 0,
+		    T0 + 2 + i);
+		registry_cancel(reg, "APP", id, 0, T0 + 2 + i);
+	}
+	h = delta_hash(T0 + 300);
+	ck_assert_str_eq(h, REGISTRY_HASHCODE_TRUNCATED);
+	free(h);
+	/* After the retention time of the dropped records, it reconciles. */
+	registry_purge_deltas(reg, T0 + 300 + rc.retention_ms);
+	h = delta_hash(T0 + 300 + rc.retention_ms);
+	ck_assert_str_eq(h, "UP_1_");
+	free(h);
+}
+END_TEST
+
 START_TEST(test_delta_gzip_is_the_plain_delta)
 {
 	struct cache_key	 kp = { CACHE_JSON, 0, 0 }, kz = { CACHE_JSON, 0, 1 };
@@ -418,6 +474,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_change_reencodes_one_app);
 	tcase_add_test(tc, test_heartbeat_does_not_invalidate);
 	tcase_add_test(tc, test_delta_version_and_hash);
+	tcase_add_test(tc, test_delta_truncated_never_reconciles);
 	tcase_add_test(tc, test_delta_gzip_is_the_plain_delta);
 	tcase_add_test(tc, test_app_and_vip);
 	tcase_add_test(tc, test_read_only_layer);
