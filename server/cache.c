@@ -108,8 +108,9 @@ struct cache {
 };
 
 /*
- * Bytes of every live blob, in the cache or still in flight to a client:
- * one running total kept by the blob functions, reported through
+ * Bytes of every live blob, in the cache or still in flight to a client,
+ * and of the per-app gzip fragments: one running total kept where they
+ * are made and freed, reported through
  * cache_bytes() so the registry's memory budget can count encodings.
  */
 static size_t	cache_blob_bytes;
@@ -298,8 +299,10 @@ frag_clear(struct appfrag *af)
 	for (v = 0; v < NVARIANT; v++) {
 		blob_unref(af->plain[v]);
 		af->plain[v] = NULL;
-		if (af->has_gz[v])
+		if (af->has_gz[v]) {
+			cache_blob_bytes -= af->gz[v].len;
 			gzip_frag_clear(&af->gz[v]);
+		}
 		af->has_gz[v] = 0;
 		for (g = 0; g < 2; g++) {
 			cache_body_unref(af->root[v][g]);
@@ -475,6 +478,7 @@ frag_gz(struct cache *c, struct appfrag *af, const struct reg_app *app, int v)
 	if (!af->has_gz[v]) {
 		bl = frag_plain(c, af, app, v);
 		gzip_frag_make(&af->gz[v], bl->data, bl->len, GZIP_LEVEL);
+		cache_blob_bytes += af->gz[v].len;
 		af->has_gz[v] = 1;
 	}
 	return (&af->gz[v]);

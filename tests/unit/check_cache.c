@@ -330,6 +330,23 @@ START_TEST(test_delta_truncated_never_reconciles)
 }
 END_TEST
 
+START_TEST(test_bytes_accounted)
+{
+	size_t	len, zlen;
+	char	*p, *z;
+
+	p = fetch(CACHE_JSON, 0, 0, &len);
+	z = fetch(CACHE_XML, 0, 1, &zlen);
+	/* The bodies, their per-app fragments and the gzip fragments. */
+	ck_assert_uint_ge(cache_bytes(cache), len + zlen);
+	free(p);
+	free(z);
+	cache_free(cache);
+	cache = NULL;
+	ck_assert_uint_eq(cache_bytes(NULL), 0);
+}
+END_TEST
+
 START_TEST(test_delta_gzip_is_the_plain_delta)
 {
 	struct cache_key	 kp = { CACHE_JSON, 0, 0 }, kz = { CACHE_JSON, 0, 1 };
@@ -475,6 +492,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_heartbeat_does_not_invalidate);
 	tcase_add_test(tc, test_delta_version_and_hash);
 	tcase_add_test(tc, test_delta_truncated_never_reconciles);
+	tcase_add_test(tc, test_bytes_accounted);
 	tcase_add_test(tc, test_delta_gzip_is_the_plain_delta);
 	tcase_add_test(tc, test_app_and_vip);
 	tcase_add_test(tc, test_read_only_layer);
