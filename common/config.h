@@ -63,7 +63,7 @@ struct config {
 	size_t		 max_instance_bytes;		/* heureka: 131072 */
 	int		 max_metadata_key_bytes;	/* heureka: 256 */
 	int		 max_metadata_value_bytes;	/* heureka: 4096 */
-	size_t		 max_memory_bytes;		/* heureka: 0, RAM / 2 */
+	size_t		 max_memory_bytes;		/* heureka: 0 (RAM/2) */
 	size_t		 max_delta_queue_bytes;		/* heureka: 64 MiB */
 	double		 register_rate_per_second;	/* heureka: 500 */
 	int		 register_rate_burst;		/* heureka: 5000 */

@@ -155,7 +155,7 @@ struct registry {
 	size_t			 qcap;
 	size_t			 qmax;
 	size_t			 qbytes;	/* cancelled leases it holds */
-	int64_t			 qtrunc_ts;	/* newest record dropped early */
+	int64_t			 qtrunc_ts;	/* newest early drop */
 
 	size_t			 bytes;		/* registered leases */
 	size_t			 ext_bytes;	/* the caller's encodings */

@@ -719,7 +719,8 @@ h_metadata(struct rctx *x)
 			reply_error(x, 400, "invalid metadata key or value");
 			return;
 		}
-		if (strlen(e->key) > (size_t)x->s->conf->max_metadata_key_bytes ||
+		if (strlen(e->key) >
+		    (size_t)x->s->conf->max_metadata_key_bytes ||
 		    strlen(e->value) >
 		    (size_t)x->s->conf->max_metadata_value_bytes) {
 			kvlist_set(&kv, e->key, e->value);

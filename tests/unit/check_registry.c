@@ -1273,7 +1273,8 @@ START_TEST(test_delta_queue_bound)
 		ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "c",
 		    20, 1000, t), 0, t), REG_OK);
 		registry_cancel(reg, "APP", "c", 0, t);
-		ck_assert_uint_le(registry_delta_bytes(reg), cf.max_delta_bytes);
+		ck_assert_uint_le(registry_delta_bytes(reg),
+		    cf.max_delta_bytes);
 	}
 	ck_assert_uint_gt(registry_stats(reg)->delta_dropped, 0);
 	/* "keep"'s record went early: deltas are incomplete, and say so. */
