@@ -308,7 +308,10 @@ _hk_reap()
 	wd=$!
 	HK_RC=0
 	wait "$pid" 2>/dev/null || HK_RC=$?
-	kill "$wd" 2>/dev/null || true
+	# SIGKILL: a TERM that reaches the subshell before it has dropped the
+	# script's traps runs them there (the EXIT trap then kills every server
+	# and removes $HK_ROOT); SIGKILL runs nothing.
+	kill -9 "$wd" 2>/dev/null || true
 	wait "$wd" 2>/dev/null || true
 	if [ -f "$HK_ROOT/reap.$pid" ]; then
 		HK_RC=timeout
