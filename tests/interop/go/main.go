@@ -389,6 +389,44 @@ func run(codec string) {
 	check(p+"deregister: none of these brought it back", code == 404, "HTTP %d", code)
 }
 
+// amazon registers an instance with Amazon data-center info (no
+// instanceId: its id is the EC2 instance-id) with one of fargo's codecs,
+// reads it back and cancels it.
+func amazon(codec string) {
+	conn := fargo.NewConn(strings.TrimSuffix(base, "/"))
+	conn.UseJson = codec == "json"
+	id := "i-" + codec + "0001"
+	p := codec + ": amazon: "
+	ins := &fargo.Instance{
+		HostName: "ec2-" + codec + ".example", App: "AWS-SVC",
+		IPAddr: "127.0.0.1", VipAddress: "aws-svc", Status: fargo.UP,
+		Port: 8080, PortEnabled: true, CountryId: 1,
+		DataCenterInfo: fargo.DataCenterInfo{Name: fargo.Amazon,
+			Metadata: fargo.AmazonMetadataType{InstanceID: id,
+				AvailabilityZone: "us-east-1a", LocalIpv4: "127.0.0.1"}},
+		LeaseInfo: fargo.LeaseInfo{DurationInSecs: 10},
+	}
+	err := conn.RegisterInstance(ins)
+	check(p+"register succeeds", err == nil, "%v", err)
+	r := restInstance("AWS-SVC", id)
+	check(p+"heurekad files it under the EC2 instance-id",
+		r != nil && field(r, "dataCenterInfo", "@class") == "com.netflix.appinfo.AmazonInfo" &&
+			field(r, "dataCenterInfo", "name") == "Amazon" &&
+			field(r, "dataCenterInfo", "metadata", "instance-id") == id &&
+			field(r, "dataCenterInfo", "metadata", "availability-zone") == "us-east-1a",
+		"%v", r)
+	fi, err := conn.GetInstance("AWS-SVC", id)
+	check(p+"fargo reads the data-center metadata back",
+		err == nil && fi != nil && fi.Id() == id &&
+			fi.DataCenterInfo.Metadata.AvailabilityZone == "us-east-1a",
+		"%v %v", err, fi)
+	err = conn.HeartBeatInstance(ins)
+	check(p+"heartbeat answered 200", err == nil, "%v", err)
+	err = conn.DeregisterInstance(ins)
+	code, _ := rest("GET", "apps/AWS-SVC/"+id, "")
+	check(p+"deregistered", err == nil && code == 404, "%v HTTP %d", err, code)
+}
+
 // main runs the scenario with both codecs and prints the summary.
 func main() {
 	logging.SetLevel(logging.CRITICAL, "fargo")
@@ -403,6 +441,7 @@ func main() {
 	check("setup: OTHER-APP/other-1 registered over REST", code == 204, "HTTP %d", code)
 	for _, codec := range []string{"xml", "json"} {
 		run(codec)
+		amazon(codec)
 	}
 	fmt.Printf("INTEROP-SUMMARY name=go pass=%d fail=%d\n", passed, failed)
 	if failed > 0 {
