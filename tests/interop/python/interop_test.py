@@ -32,6 +32,7 @@ import urllib.error
 import urllib.request
 
 import py_eureka_client.eureka_client as ec
+import py_eureka_client.http_client
 import py_eureka_client.logger
 from py_eureka_client.eureka_client import EurekaClient
 
@@ -144,6 +145,20 @@ class Counter:
         with self.lock:
             return self.calls
 
+
+# Content-Encoding of every response the client got, by path ending.
+encodings = {}
+_hc = py_eureka_client.http_client.http_client
+_orig_urlopen = _hc.urlopen
+
+
+async def recording_urlopen(request=None, data=None, timeout=None):
+    res = await _orig_urlopen(request, data=data, timeout=timeout)
+    url = request if isinstance(request, str) else request.url
+    path = url.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+    encodings[path] = res.raw_response.headers.get("content-encoding", "")
+    return res
+_hc.urlopen = recording_urlopen
 
 full_fetches = Counter("get_applications")
 deltas = Counter("get_delta")
@@ -353,6 +368,11 @@ async def scenario():
           full_fetches.count() == fetches and deltas.count() > d0,
           "full fetches %d -> %d, deltas %d"
           % (fetches, full_fetches.count(), deltas.count() - d0))
+
+    check("gzip: the full registry and the delta came gzipped (the client "
+          "asks with Accept-Encoding: gzip)",
+          encodings.get("apps") == "gzip" and encodings.get("delta") == "gzip",
+          repr(encodings))
 
     # 4. status change (an override set by the instance itself).
     await client.status_update("OUT_OF_SERVICE")
