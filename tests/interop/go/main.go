@@ -219,7 +219,13 @@ func findInstance(a *fargo.Application, id string) *fargo.Instance {
 
 // run does the whole scenario with one of fargo's codecs.
 func run(codec string) {
-	url := strings.TrimSuffix(base, "/")
+	// fargo joins its service URL and the path with "/": the XML run keeps
+	// the trailing slash people write (.../eureka//apps/..., which Java
+	// Eureka's servlet container folds into one), the JSON run drops it.
+	url := base
+	if codec == "json" {
+		url = strings.TrimSuffix(base, "/")
+	}
 	conn := fargo.NewConn(url)
 	conn.UseJson = codec == "json"
 	id := "go-" + codec + "-1"
