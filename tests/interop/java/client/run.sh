@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# tests/interop/java/client/run.sh: the Java Eureka clients against
+# heurekad.
+#
+# Builds this Maven project (pom.xml: Spring Boot 3.5.7, Spring Cloud
+# 2025.0.0, eureka-client 2.0.4 with its Jersey 3 transport, every version
+# pinned): offline when ~/.m2 already has everything, else Maven downloads
+# what is missing. Then runs each scenario of scenario.sh in its own
+# process (fresh heurekad, at most one JVM at a time):
+#
+#	spring            Spring Boot service (spring-cloud-starter-netflix-eureka-client)
+#	netflix-json      Netflix DiscoveryClient, default JSON codec, deltas on
+#	netflix-xstream   ... XStreamJson encoder/decoder
+#	netflix-xml       ... XStreamXml encoder/decoder, XML on the wire
+#	netflix-compact   ... clientDataAccept=compact
+#	failover          two server URLs, the first killed
+#
+# Prints "INTEROP-SUMMARY name=java-client pass=N fail=M" last (read by
+# ./quickstart) and exits non-zero when anything failed. Environment:
+#	HEUREKAD            the built server (default build/server/heurekad)
+#	JC_SCENARIOS        the scenarios to run (default: all of them)
+#	JC_TIMEOUT          bound per scenario in seconds (180)
+#	JC_MVN_ARGS         extra Maven arguments, e.g. -Dmaven.repo.local=DIR
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/../../../.." && pwd)
+: "${HEUREKAD:=$TOP/build/server/heurekad}"
+: "${JC_SCENARIOS:=spring netflix-json netflix-xstream netflix-xml netflix-compact failover}"
+: "${JC_TIMEOUT:=180}"
+: "${JC_MVN_ARGS:=}"
+export HEUREKAD
+
+summary()
+{
+	echo "INTEROP-SUMMARY name=java-client pass=$1 fail=$2"
+}
+
+for t in java mvn; do
+	if ! command -v "$t" >/dev/null 2>&1; then
+		echo "java-client: $t is required (JDK 17 and Maven)" >&2
+		summary 0 1
+		exit 1
+	fi
+done
+
+echo "=== java-client: mvn package"
+# shellcheck disable=SC2086
+if ! (cd "$HERE" && { mvn -q -B -o $JC_MVN_ARGS package 2>/dev/null ||
+    mvn -q -B $JC_MVN_ARGS package; }); then
+	echo "java-client: the Maven build failed" >&2
+	summary 0 1
+	exit 1
+fi
+
+pass=0
+failn=0
+failed=""
+for s in $JC_SCENARIOS; do
+	echo "=== java-client: $s"
+	timeout "$JC_TIMEOUT" bash "$HERE/scenario.sh" "$s"
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		pass=$((pass + 1))
+	else
+		failn=$((failn + 1))
+		failed="$failed $s"
+		[ "$rc" -ne 124 ] || echo "FAIL: $s: timed out after ${JC_TIMEOUT}s" >&2
+		echo "FAIL: $s (exit $rc)" >&2
+	fi
+done
+[ -z "$failed" ] || echo "java-client: failed:$failed"
+summary "$pass" "$failn"
+[ "$failn" -eq 0 ]
