@@ -187,7 +187,7 @@ registry_matches()
 	hk_curl -o "$HK_ROOT/full.json" -H "$J" "${base}apps" || return 1
 	"$HK_PYTHON" "$HERE/normalise.py" "$HK_ROOT/full.json" "$mode" >"$HK_ROOT/want" || return 1
 	[ -f "$DUMP" ] || return 1
-	grep -v '^fetches ' "$DUMP" >"$HK_ROOT/have"
+	grep -v -e '^fetches ' -e '^wire ' "$DUMP" >"$HK_ROOT/have"
 	cmp -s "$HK_ROOT/want" "$HK_ROOT/have"
 }
 
@@ -223,12 +223,14 @@ full_fetches()
 	grep -c "Getting all instance registry info from the eureka server" "$JLOG" || true
 }
 
-# The Netflix DiscoveryClient with codec settings $@ (-D properties), deltas
-# on, through every kind of change made by another client.
+# netflix_run MODE WIRE -Dkey=value...: the Netflix DiscoveryClient with
+# those codec settings, deltas on, through every kind of change made by
+# another client (curl). MODE full or compact (the fields compared), WIRE the
+# media type the deltas must arrive in (gzip-encoded).
 netflix_run()
 {
-	local mode=$1 U full0 n
-	shift
+	local mode=$1 wire=$2 U full0 n
+	shift 2
 	hk_start s -D eureka.server.eviction-interval-timer-in-ms=500 \
 	    -D eureka.server.enable-self-preservation=false
 	U=$HK_URL_s
@@ -256,6 +258,24 @@ netflix_run()
 	assert_http 200 PUT "${U}apps/THIRD/t1/metadata?build=b7&zone=z2"
 	await_same "$U" "$mode" "metadata"
 
+	# An override on the Java client itself: its own heartbeats (status UP)
+	# must not undo it, and it comes back UP once the override is deleted.
+	assert_http 200 PUT "${U}apps/JAVAWATCH/javawatch-1/status?value=OUT_OF_SERVICE"
+	await_same "$U" "$mode" "override of the client itself"
+	wait_until 5 status_is "$U" JAVAWATCH javawatch-1 OUT_OF_SERVICE
+	assert_http 200 DELETE "${U}apps/JAVAWATCH/javawatch-1/status"
+	wait_until 10 status_is "$U" JAVAWATCH javawatch-1 UP
+	await_same "$U" "$mode" "the client's own override deleted"
+
+	# Several kinds of change inside one fetch interval (one delta).
+	hk_register "$U" BURST b1
+	hk_register "$U" BURST b2
+	assert_http 200 DELETE "${U}apps/BURST/b1"
+	assert_http 200 PUT "${U}apps/BURST/b2/status?value=OUT_OF_SERVICE"
+	assert_http 200 PUT "${U}apps/BURST/b2/metadata?k=v"
+	hk_register "$U" BURST b1 DOWN
+	await_same "$U" "$mode" "a burst of changes"
+
 	# A 5 s lease, never renewed: long enough for the client to see it.
 	hk_register "$U" EVICT e1 UP 5
 	await_same "$U" "$mode" "register (5 s lease)"
@@ -267,6 +287,8 @@ netflix_run()
 	assert_http 200 DELETE "${U}apps/THIRD/t1"
 	await_same "$U" "$mode" "cancel of an app's last instance"
 
+	# What went over the wire for the last delta (heurekad's headers).
+	assert_eq "delta $wire gzip" "$(sed -n 's/^wire //p' "$DUMP")" "delta response type"
 	n=$(grep -c "Reconcile hashcodes do not match" "$JLOG" || true)
 	assert_eq 0 "$n" "reconcile hashcode mismatches"
 	assert_eq "$full0" "$(full_fetches)" "full fetches after the first (steady state)"
@@ -310,10 +332,10 @@ scenario_failover()
 
 case "$SCEN" in
 spring) scenario_spring ;;
-netflix-json) netflix_run full ;;
-netflix-xstream) netflix_run full -Deureka.encoderName=XStreamJson -Deureka.decoderName=XStreamJson ;;
-netflix-xml) netflix_run full -Deureka.encoderName=XStreamXml -Deureka.decoderName=XStreamXml -Dwire=xml ;;
-netflix-compact) netflix_run compact -Deureka.clientDataAccept=compact ;;
+netflix-json) netflix_run full application/json ;;
+netflix-xstream) netflix_run full application/json -Deureka.encoderName=XStreamJson -Deureka.decoderName=XStreamJson ;;
+netflix-xml) netflix_run full application/xml -Deureka.encoderName=XStreamXml -Deureka.decoderName=XStreamXml -Dwire=xml ;;
+netflix-compact) netflix_run compact application/json -Deureka.clientDataAccept=compact ;;
 failover) scenario_failover ;;
 *) fail "unknown scenario $SCEN" ;;
 esac

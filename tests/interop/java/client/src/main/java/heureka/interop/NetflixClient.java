@@ -15,6 +15,7 @@
  * -Dwire=xml adds a request filter that asks for and sends
  * application/xml, so the client's XML codec (XStreamXml) is the one used
  * on the wire; the stock transport always asks for JSON.
+ * -Dgzip=false stops asking for gzip (Accept-Encoding), on by default.
  * Stdin: "quit" shuts the client down (which cancels its lease).
  */
 package heureka.interop;
@@ -35,6 +36,8 @@ import com.netflix.discovery.shared.transport.jersey3.Jersey3TransportClientFact
 
 import jakarta.ws.rs.client.ClientRequestContext;
 import jakarta.ws.rs.client.ClientRequestFilter;
+import jakarta.ws.rs.client.ClientResponseContext;
+import jakarta.ws.rs.client.ClientResponseFilter;
 import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 
@@ -54,6 +57,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 public final class NetflixClient {
 	private static final AtomicLong FETCHES = new AtomicLong();
+	private static final boolean GZIP =
+	    !"false".equals(System.getProperty("gzip"));
 	private static final boolean COMPACT =
 	    "compact".equals(System.getProperty("eureka.clientDataAccept"));
 
@@ -195,14 +200,39 @@ public final class NetflixClient {
 		}
 	}
 
-	/* Sends and asks for XML instead of JSON (-Dwire=xml). */
-	static final class XmlWire implements ClientRequestFilter {
+	/* Asks for gzip (unless -Dgzip=false), watches the registry fetches'
+	 * responses (media type, encoding) and, with -Dwire=xml, sends and asks
+	 * for XML instead of JSON. */
+	static final class Wire implements ClientRequestFilter, ClientResponseFilter {
+		static volatile String last = "none";
+		private final boolean xml;
+
+		Wire(boolean xml) {
+			this.xml = xml;
+		}
+
 		@Override
 		public void filter(ClientRequestContext ctx) {
+			/* The transport's own acceptEncoding("gzip") does not reach
+			 * the wire here; its GZipEncoder inflates what comes back. */
+			if (GZIP && ctx.getMethod().equals("GET"))
+				ctx.getHeaders().putSingle(HttpHeaders.ACCEPT_ENCODING, "gzip");
+			if (!xml)
+				return;
 			ctx.getHeaders().putSingle(HttpHeaders.ACCEPT, MediaType.APPLICATION_XML);
 			if (ctx.hasEntity())
 				ctx.setEntity(ctx.getEntity(), ctx.getEntityAnnotations(),
 				    MediaType.APPLICATION_XML_TYPE);
+		}
+
+		@Override
+		public void filter(ClientRequestContext req, ClientResponseContext resp) {
+			String path = req.getUri().getPath();
+			if (req.getMethod().equals("GET") && path.matches(".*/apps/(delta)?$")) {
+				String enc = resp.getHeaderString("Content-Encoding");
+				last = (path.endsWith("delta") ? "delta " : "full ") +
+				    resp.getMediaType() + " " + (enc == null ? "identity" : enc);
+			}
 		}
 	}
 
@@ -263,6 +293,7 @@ public final class NetflixClient {
 		try {
 			List<String> l = lines(client.getApplications());
 			l.add("fetches " + FETCHES.get());
+			l.add("wire " + Wire.last);
 			Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
 			Files.write(tmp, l, StandardCharsets.UTF_8);
 			Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE,
@@ -278,8 +309,8 @@ public final class NetflixClient {
 		InstanceInfo info = new EurekaConfigBasedInstanceInfoProvider(ic).get();
 		ApplicationInfoManager aim = new ApplicationInfoManager(ic, info);
 		Jersey3DiscoveryClientOptionalArgs opt = new Jersey3DiscoveryClientOptionalArgs();
-		if ("xml".equals(System.getProperty("wire")))
-			opt.setAdditionalFilters(Collections.singletonList(new XmlWire()));
+		opt.setAdditionalFilters(Collections.singletonList(
+		    new Wire("xml".equals(System.getProperty("wire")))));
 		aim.setInstanceStatus(InstanceInfo.InstanceStatus.UP);
 		DiscoveryClient[] holder = new DiscoveryClient[1];
 		opt.setEventListeners(Collections.singleton(ev -> {
