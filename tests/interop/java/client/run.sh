@@ -13,6 +13,7 @@
 #	netflix-xstream   ... XStreamJson encoder/decoder
 #	netflix-xml       ... XStreamXml encoder/decoder, XML on the wire
 #	netflix-compact   ... clientDataAccept=compact
+#	netflix-cache     ... default codec, heurekad's read-only response cache on
 #	failover          two server URLs, the first killed
 #
 # Prints "INTEROP-SUMMARY name=java-client pass=N fail=M" last (read by
@@ -26,7 +27,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../../../.." && pwd)
 : "${HEUREKAD:=$TOP/build/server/heurekad}"
-: "${JC_SCENARIOS:=spring netflix-json netflix-xstream netflix-xml netflix-compact failover}"
+: "${JC_SCENARIOS:=spring netflix-json netflix-xstream netflix-xml netflix-compact netflix-cache failover}"
 : "${JC_TIMEOUT:=180}"
 : "${JC_MVN_ARGS:=}"
 export HEUREKAD

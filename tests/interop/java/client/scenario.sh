@@ -7,6 +7,7 @@
 #	netflix-xstream   ... XStream's JSON codec (encoderName/decoderName)
 #	netflix-xml       ... XML on the wire, the XStreamXml codec
 #	netflix-compact   ... clientDataAccept=compact
+#	netflix-cache     ... default codec, heurekad's read-only response cache on
 #	failover          two server URLs, the first killed
 #
 # Every server is a real heurekad on 127.0.0.1 with an ephemeral port
@@ -231,8 +232,9 @@ netflix_run()
 {
 	local mode=$1 wire=$2 U full0 n
 	shift 2
+	# shellcheck disable=SC2086
 	hk_start s -D eureka.server.eviction-interval-timer-in-ms=500 \
-	    -D eureka.server.enable-self-preservation=false
+	    -D eureka.server.enable-self-preservation=false ${HK_EXTRA:-}
 	U=$HK_URL_s
 	JX="-Dlogback.configurationFile=netflix-logback.xml -Ddump=$DUMP -Dmode=$SCEN
 -Deureka.serviceUrl.default=$U -Deureka.disableDelta=false $*"
@@ -336,6 +338,12 @@ netflix-json) netflix_run full application/json ;;
 netflix-xstream) netflix_run full application/json -Deureka.encoderName=XStreamJson -Deureka.decoderName=XStreamJson ;;
 netflix-xml) netflix_run full application/xml -Deureka.encoderName=XStreamXml -Deureka.decoderName=XStreamXml -Dwire=xml ;;
 netflix-compact) netflix_run compact application/json -Deureka.clientDataAccept=compact ;;
+netflix-cache)
+	# Eureka's read-only response cache on (refreshed every 500 ms):
+	# full fetches and deltas are both served from it.
+	HK_EXTRA="-D eureka.server.use-read-only-response-cache=true
+-D eureka.server.response-cache-update-interval-ms=500"
+	netflix_run full application/json ;;
 failover) scenario_failover ;;
 *) fail "unknown scenario $SCEN" ;;
 esac
