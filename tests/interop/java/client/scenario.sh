@@ -109,6 +109,12 @@ inst_field()
 	    hk_json "(lambda i: $4)(d['instance'])" "$HK_ROOT/inst.json"
 }
 
+# Registrations heurekad at BASE has received (its /metrics counter).
+registrations()
+{
+	hk_curl "${1%/eureka/}/metrics" | sed -n 's/^heureka_registrations_total //p'
+}
+
 # ---------------------------------------------------------------- spring
 # A Spring Boot service: registers, heartbeats, discovers a second service,
 # goes DOWN and UP with its health, re-registers on a metadata change and
@@ -160,16 +166,24 @@ scenario_spring()
 	}
 	wait_until 15 discovers othersvc other-1,other-2
 
+	# Each change below reaches heurekad as a new registration (the
+	# client's replicator sends the dirty instance), not as a heartbeat.
 	hk_log "spring: health DOWN, then UP (health check handler + dirty flag)"
+	n=$(registrations "$U")
 	java_cmd down
 	wait_until 15 status_is "$U" SPRINGSVC springsvc-1 DOWN
+	[ "$(registrations "$U")" -gt "$n" ] || fail "DOWN arrived without a registration"
+	n=$(registrations "$U")
 	java_cmd up
 	wait_until 15 status_is "$U" SPRINGSVC springsvc-1 UP
+	[ "$(registrations "$U")" -gt "$n" ] || fail "UP arrived without a registration"
 
 	hk_log "spring: a metadata change re-registers"
+	n=$(registrations "$U")
 	java_cmd meta build b42
 	has_meta() { [ "$(inst_field "$U" SPRINGSVC springsvc-1 'i["metadata"].get("build","")')" = b42 ]; }
 	wait_until 15 has_meta
+	[ "$(registrations "$U")" -gt "$n" ] || fail "the metadata arrived without a registration"
 
 	hk_log "spring: graceful shutdown cancels the lease"
 	java_stop
