@@ -47,8 +47,8 @@ done
 
 echo "=== java-client: mvn package"
 # shellcheck disable=SC2086
-if ! (cd "$HERE" && { mvn -q -B -o $JC_MVN_ARGS package 2>/dev/null ||
-    mvn -q -B $JC_MVN_ARGS package; }); then
+if ! (cd "$HERE" && { mvn -q -B -o -Dstyle.color=never $JC_MVN_ARGS package 2>/dev/null ||
+    mvn -q -B -Dstyle.color=never $JC_MVN_ARGS package; }); then
 	echo "java-client: the Maven build failed" >&2
 	summary 0 1
 	exit 1

@@ -13,7 +13,8 @@
 # Every server is a real heurekad on 127.0.0.1 with an ephemeral port
 # (tests/integration/lib.sh); every wait is bounded; every result is read
 # from heurekad's REST API (or, for the local registry the Netflix client
-# keeps, compared with heurekad's own full fetch).
+# keeps, compared with heurekad's own full fetch). Each scenario ends by
+# stopping heurekad with SIGTERM, which must exit 0 (under ASan: no leak).
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../../../.." && pwd)
 : "${HEUREKAD:=$TOP/build/server/heurekad}"
@@ -190,6 +191,7 @@ scenario_spring()
 	# The lease lasts 90 s: only a cancel removes it this soon.
 	wait_until 10 status_is "$U" SPRINGSVC springsvc-1 none
 	assert_contains "SPRINGCLIENT exited 0" "$(cat "$JLOG")" "clean exit"
+	hk_stop s
 }
 
 # ---------------------------------------------------------------- netflix
@@ -314,6 +316,7 @@ netflix_run()
 
 	java_stop
 	wait_until 10 status_is "$U" JAVAWATCH javawatch-1 none
+	hk_stop s
 }
 
 # ---------------------------------------------------------------- failover
@@ -344,6 +347,7 @@ scenario_failover()
 	await_same "$B" full "registration on the second server"
 	java_stop
 	wait_until 10 status_is "$B" JAVAWATCH javawatch-1 none
+	hk_stop b
 }
 
 case "$SCEN" in
