@@ -145,6 +145,7 @@ scenario_spring()
 
 	hk_log "spring: registers and turns UP"
 	wait_until 60 status_is "$U" SPRINGSVC springsvc-1 UP
+	hk_log "spring: $(grep -m1 '^SPRINGCLIENT started' "$JLOG")"
 	assert_eq 127.0.0.1 "$(inst_field "$U" SPRINGSVC springsvc-1 'i["ipAddr"]')" ipAddr
 	assert_eq 1 "$(inst_field "$U" SPRINGSVC springsvc-1 'i["leaseInfo"]["renewalIntervalInSecs"]')" \
 	    "renewal interval"

@@ -17,6 +17,7 @@
 package heureka.interop;
 
 import com.netflix.appinfo.ApplicationInfoManager;
+import com.netflix.discovery.AbstractDiscoveryClientOptionalArgs;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -48,7 +49,11 @@ public class SpringClient {
 		ConfigurableApplicationContext ctx = SpringApplication.run(SpringClient.class, args);
 		DiscoveryClient dc = ctx.getBean(DiscoveryClient.class);
 		ApplicationInfoManager aim = ctx.getBean(ApplicationInfoManager.class);
-		System.out.println("SPRINGCLIENT started " + dc.description());
+		/* Which HTTP transport Spring Cloud picked (RestTemplate, RestClient,
+		 * WebClient or Jersey), for the log. */
+		String transport = ctx.getBeanProvider(AbstractDiscoveryClientOptionalArgs.class)
+		    .stream().map(a -> a.getClass().getSimpleName()).collect(Collectors.joining(","));
+		System.out.println("SPRINGCLIENT started " + dc.description() + " transport " + transport);
 		System.out.flush();
 		BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
 		String line;
