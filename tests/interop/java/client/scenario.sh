@@ -295,12 +295,12 @@ netflix_run()
 	hk_register "$U" BURST b1 DOWN
 	await_same "$U" "$mode" "a burst of changes"
 
-	# A 5 s lease, never renewed: long enough for the client to see it.
-	hk_register "$U" EVICT e1 UP 5
-	await_same "$U" "$mode" "register (5 s lease)"
+	# An 8 s lease, never renewed: long enough for the client to see it.
+	hk_register "$U" EVICT e1 UP 8
+	await_same "$U" "$mode" "register (8 s lease)"
 	grep -q '"id":"e1"' "$HK_ROOT/have" || fail "netflix: the client never saw e1"
 	gone() { [ "$(inst_status "$U" EVICT e1)" = none ]; }
-	wait_until 15 gone
+	wait_until 25 gone
 	await_same "$U" "$mode" "eviction"
 
 	assert_http 200 DELETE "${U}apps/THIRD/t1"
