@@ -52,9 +52,9 @@ assert_eq $NAMES "$(hk_json 'len(d["applications"]["application"])')" \
     "every app in GET apps"
 assert_eq $NAMES "$(metric 'heureka_hash_table_entries{table="cache_fragments"}')" \
     "cache fragments"
+chain_ok cache_fragments
 b=$(metric 'heureka_hash_table_buckets{table="cache_fragments"}')
 [ "$b" -ge $NAMES ] || fail "cache fragments: $b buckets for $NAMES entries"
-chain_ok cache_fragments
 chain_ok registry_apps
 chain_ok registry_leases
 
