@@ -94,7 +94,8 @@ struct instance {
  * Lookup index by name over an array (private to instance.c): open
  * addressing on the keyed string hash, at most half full. Code that moves
  * array entries by hand may leave it stale: lookups notice and rebuild
- * it, so they stay correct and O(1) amortised.
+ * it, so they stay correct and O(1) amortised. A name must not change
+ * once looked up (decoders set it before anyone searches).
  */
 struct name_index {
 	struct name_slot	*slot;
