@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# hashflood.py: hash-flooding inputs for heurekad (used by 15-hashflood.sh
+# hashflood.py: hash-flooding inputs for heurekad (used by 43-hashflood.sh
 # and the hashflood bench scenario). Python 3 standard library only.
 #
 # Before the keyed hash, the response cache put an application in bucket

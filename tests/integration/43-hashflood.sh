@@ -1,5 +1,5 @@
 #!/bin/sh
-# 15-hashflood.sh: hash flooding (issue 9). hashflood.py computes 20,000
+# 43-hashflood.sh: hash flooding (issue 9). hashflood.py computes 20,000
 # application names that all fell in one bucket of the old response cache
 # (FNV-1a mod 4096, checked here against that scheme) and registers them,
 # then one instance id in 5,000 applications (which the old id index kept
