@@ -20,7 +20,9 @@ $HF names $NAMES >"$HK_ROOT/names"
 assert_eq $NAMES "$(sort -u "$HK_ROOT/names" | wc -l)" "distinct names"
 assert_eq $NAMES "$($HF check "$HK_ROOT/names")" "old-scheme longest chain"
 
-hk_start s -D eureka.server.enable-self-preservation=false \
+# One client address registers everything: no per-address rate limit.
+hk_start s -D eureka.server.register-rate-per-second=0 \
+    -D eureka.server.enable-self-preservation=false \
     -D eureka.server.renewal-percent-threshold=0 \
     -D eureka.server.eviction-interval-timer-in-ms=1000
 U=$HK_URL_s
