@@ -23,6 +23,7 @@
 #include <netinet/in.h>
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "config.h"
+#include "hash.h"
 #include "instance.h"
 #include "json.h"
 #include "log.h"
@@ -63,10 +65,15 @@ struct hk_op {
 };
 TAILQ_HEAD(hk_ops, hk_op);
 
+/* Round-robin position of one app, in c->rr by its upper-cased name. */
 struct hk_rr {
-	char		*app;
-	unsigned	 next;
+	struct htab_node	 node;
+	char			*app;
+	unsigned		 next;
 };
+
+#define CONTAINER_OF(p, type, member) \
+	((type *)(void *)((char *)(p) - offsetof(type, member)))
 
 struct heureka_client {
 	pthread_mutex_t		 mu;
@@ -120,8 +127,7 @@ struct heureka_client {
 	/* The local copy of the registry (unfiltered; lookups filter). */
 	struct applications	*apps;
 	int			 fetched;
-	struct hk_rr		*rr;
-	size_t			 nrr;
+	struct htab		 rr;		/* struct hk_rr */
 	uint64_t		 rnd;
 	heureka_change_cb	 change_cb;
 	void			*change_arg;
@@ -317,6 +323,18 @@ hk_req_accepted(enum hk_req_kind kind, int status)
 	return (0);
 }
 
+/* htab_sweep callback: free one round-robin entry. */
+static int
+hk_rr_free_cb(struct htab_node *n, void *arg)
+{
+	struct hk_rr	*rr = CONTAINER_OF(n, struct hk_rr, node);
+
+	(void)arg;
+	free(rr->app);
+	free(rr);
+	return (1);
+}
+
 /* ---- merging ---- */
 
 /* Whether two copies of one instance differ in a way worth reporting. */
@@ -330,23 +348,6 @@ inst_changed(const struct instance *a, const struct instance *b)
 	    a->port != b->port ||
 	    (a->ip_addr == NULL) != (b->ip_addr == NULL) ||
 	    (a->ip_addr != NULL && strcmp(a->ip_addr, b->ip_addr) != 0));
-}
-
-/* Remove (and free) an application from a registry copy. */
-void
-hk_apps_remove(struct applications *as, const char *name)
-{
-	size_t	i;
-
-	for (i = 0; i < as->n; i++) {
-		if (strcasecmp(as->apps[i]->name, name) == 0) {
-			application_free(as->apps[i]);
-			memmove(&as->apps[i], &as->apps[i + 1],
-			    (as->n - i - 1) * sizeof *as->apps);
-			as->n--;
-			return;
-		}
-	}
 }
 
 /* Apply one delta instance to the local copy. */
@@ -377,7 +378,7 @@ merge_one(struct applications *local, const char *name,
 			cb(ACTION_DELETED, in, arg);
 		application_remove(a, id);
 		if (a->n == 0)
-			hk_apps_remove(local, a->name);
+			applications_remove(local, a->name);
 		break;
 	case ACTION_NONE:
 		break;
@@ -1098,6 +1099,7 @@ client_alloc(const struct config *cf, char **cause)
 	hk_endpoints_init(&c->ep, cf->service_url_default_zone != NULL ?
 	    cf->service_url_default_zone : "http://localhost:8761/eureka/");
 	c->apps = applications_new();
+	htab_init(&c->rr, 16);
 	c->rnd = (uint64_t)clock_mono_ms() * 2654435761u ^ (uint64_t)getpid();
 	if (c->rnd == 0)
 		c->rnd = 88172645463325252ULL;
@@ -1290,9 +1292,8 @@ client_free(struct heureka_client *c)
 	applications_free(c->apps);
 	instance_free(c->self);
 	free(c->self_path);
-	for (i = 0; i < c->nrr; i++)
-		free(c->rr[i].app);
-	free(c->rr);
+	htab_sweep(&c->rr, hk_rr_free_cb, NULL);
+	htab_clear(&c->rr);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
@@ -1537,6 +1538,8 @@ heureka_client_next_up(struct heureka_client *c, const char *app)
 	struct application	*a;
 	struct heureka_instance	*hi = NULL;
 	struct hk_rr		*rr = NULL;
+	struct htab_node	*hn;
+	uint64_t		 h;
 	size_t			 i, n = 0, k;
 
 	if (app == NULL)
@@ -1548,15 +1551,17 @@ heureka_client_next_up(struct heureka_client *c, const char *app)
 		n += a->instances[i]->status == STATUS_UP;
 	if (n == 0)
 		goto out;
-	for (i = 0; i < c->nrr; i++) {
-		if (strcasecmp(c->rr[i].app, app) == 0)
-			rr = &c->rr[i];
+	h = hash_str_upper(app);
+	for (hn = htab_first(&c->rr, h); hn != NULL; hn = hn->next) {
+		rr = CONTAINER_OF(hn, struct hk_rr, node);
+		if (hn->hash == h && strcasecmp(rr->app, app) == 0)
+			break;
+		rr = NULL;
 	}
 	if (rr == NULL) {
-		c->rr = xreallocarray(c->rr, c->nrr + 1, sizeof *c->rr);
-		rr = &c->rr[c->nrr++];
+		rr = xcalloc(1, sizeof *rr);
 		rr->app = xstrdup(app);
-		rr->next = 0;
+		htab_insert(&c->rr, &rr->node, h);
 	}
 	k = rr->next++ % n;
 	for (i = 0; i < a->n; i++) {

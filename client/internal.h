@@ -115,7 +115,6 @@ void	hk_merge_delta(struct applications *local,
 	    const struct applications *delta, hk_change_cb, void *);
 void	hk_diff(const struct applications *old,
 	    const struct applications *new, hk_change_cb, void *);
-void	hk_apps_remove(struct applications *, const char *name);
 
 /*
  * The client core. hk_client_new_with takes ownership of the transport and

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "buf.h"
+#include "hash.h"
 #include "instance.h"
 #include "xmalloc.h"
 
@@ -352,13 +353,38 @@ kvlist_copy(struct kvlist *dst, const struct kvlist *src)
 		kvlist_set(dst, src->v[i].key, src->v[i].value);
 }
 
-/* One slot of an application's id index: the id's hash and a position. */
-struct app_slot {
+/* One slot of a name index: the name's hash and a position. */
+struct name_slot {
 	uint32_t	hash;
 	uint32_t	pos;	/* UINT32_MAX: empty */
 };
 
-#define APP_INDEX_MIN	16	/* below this a linear scan is cheaper */
+#define INDEX_MIN	16	/* below this a linear scan is cheaper */
+
+/*
+ * What a name index covers: key(owner, i) is the name of entry i (NULL
+ * for a hole); fold: names match ignoring case (application names).
+ */
+struct index_ops {
+	const char	*(*key)(const void *, size_t);
+	int		  fold;
+};
+
+static const char *app_key(const void *, size_t);
+static const char *apps_key(const void *, size_t);
+static uint32_t	index_hash(const struct index_ops *, const char *);
+static int	index_match(const struct index_ops *, const char *,
+		    const char *);
+static void	index_put(struct name_index *, uint32_t, size_t);
+static void	index_rebuild(struct name_index *, const struct index_ops *,
+		    const void *, size_t);
+static ssize_t	index_lookup(struct name_index *, const struct index_ops *,
+		    const void *, size_t, const char *);
+static void	index_appended(struct name_index *, const struct index_ops *,
+		    const void *, size_t);
+
+static const struct index_ops app_ops = { app_key, 0 };
+static const struct index_ops apps_ops = { apps_key, 1 };
 
 /* Whether a sid is written: Java omits its defaults "na" and "unknown". */
 int
@@ -409,28 +435,6 @@ utf8_valid(const char *s)
 	return (1);
 }
 
-/* FNV-1a (64 bit): cheap, and good enough for ids, names and task keys. */
-uint64_t
-str_hash(const char *s)
-{
-	uint64_t	h = 1469598103934665603ULL;
-
-	for (; *s != '\0'; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return (h);
-}
-
-/* Hash of an instance id as the index stores it. */
-static uint32_t
-id_hash(const char *s)
-{
-	uint64_t	h = str_hash(s);
-
-	return ((uint32_t)(h ^ (h >> 32)));
-}
-
 /* A new, empty application called name (stored upper-cased). */
 struct application *
 application_new(const char *name)
@@ -453,99 +457,149 @@ application_free(struct application *a)
 	for (i = 0; i < a->n; i++)
 		instance_free(a->instances[i]);
 	free(a->instances);
-	free(a->index);
+	free(a->index.slot);
 	free(a->name);
 	free(a);
 }
 
-/* Put position pos (with its id's hash) into the index. */
-static void
-app_index_put(struct application *a, uint32_t h, size_t pos)
+/* Instance id of an application's entry i. */
+static const char *
+app_key(const void *owner, size_t i)
 {
-	size_t	i = h & (a->index_cap - 1);
+	const struct application	*a = owner;
 
-	while (a->index[i].pos != UINT32_MAX)
-		i = (i + 1) & (a->index_cap - 1);
-	a->index[i].hash = h;
-	a->index[i].pos = (uint32_t)pos;
+	return (a->instances[i] != NULL ? instance_id(a->instances[i]) : NULL);
 }
 
-/* Rebuild the index over every entry, sized for growth. */
-static void
-app_index_rebuild(struct application *a)
+/* Name of a registry copy's application i. */
+static const char *
+apps_key(const void *owner, size_t i)
 {
-	size_t	i, cap = 64;
+	const struct applications	*as = owner;
 
-	while (cap < a->n * 2 + 2)
+	return (as->apps[i] != NULL ? as->apps[i]->name : NULL);
+}
+
+/* A name's slot hash: the keyed string hash (common/hash.c), folded. */
+static uint32_t
+index_hash(const struct index_ops *ops, const char *s)
+{
+	uint64_t	h = ops->fold ? hash_str_upper(s) : hash_str(s);
+
+	return ((uint32_t)(h ^ (h >> 32)));
+}
+
+/* Whether two names are the same for this index. */
+static int
+index_match(const struct index_ops *ops, const char *a, const char *b)
+{
+	return ((ops->fold ? strcasecmp(a, b) : strcmp(a, b)) == 0);
+}
+
+/* Put position pos (with its name's hash) into the index. */
+static void
+index_put(struct name_index *x, uint32_t h, size_t pos)
+{
+	size_t	i = h & (x->cap - 1);
+
+	while (x->slot[i].pos != UINT32_MAX)
+		i = (i + 1) & (x->cap - 1);
+	x->slot[i].hash = h;
+	x->slot[i].pos = (uint32_t)pos;
+}
+
+/* Rebuild the index over n entries, sized for growth (load <= 1/2). */
+static void
+index_rebuild(struct name_index *x, const struct index_ops *ops,
+    const void *owner, size_t n)
+{
+	const char	*k;
+	size_t		 i, cap = 64;
+
+	while (cap < n * 2 + 2)
 		cap *= 2;
-	if (cap != a->index_cap) {
-		free(a->index);
-		a->index = xreallocarray(NULL, cap, sizeof *a->index);
-		a->index_cap = cap;
+	if (cap != x->cap) {
+		free(x->slot);
+		x->slot = xreallocarray(NULL, cap, sizeof *x->slot);
+		x->cap = cap;
 	}
 	for (i = 0; i < cap; i++)
-		a->index[i].pos = UINT32_MAX;
-	for (i = 0; i < a->n; i++) {
-		if (a->instances[i] != NULL)
-			app_index_put(a, id_hash(instance_id(a->instances[i])),
-			    i);
+		x->slot[i].pos = UINT32_MAX;
+	for (i = 0; i < n; i++) {
+		if ((k = ops->key(owner, i)) != NULL)
+			index_put(x, index_hash(ops, k), i);
 	}
-	a->indexed = a->n;
+	x->indexed = n;
 }
 
 /*
- * Position of id, or -1. Uses the index once the application is large;
- * a slot whose entry no longer hashes to what it recorded means someone
- * moved entries by hand, so the index is rebuilt and the probe repeated.
+ * Position of name among n entries, or -1. Uses the index once there are
+ * many; a slot whose entry no longer hashes to what it recorded means
+ * someone moved entries by hand, so the index is rebuilt and the probe
+ * repeated.
  */
 static ssize_t
-app_lookup(struct application *a, const char *id)
+index_lookup(struct name_index *x, const struct index_ops *ops,
+    const void *owner, size_t n, const char *name)
 {
-	uint32_t	h;
-	size_t		i, tries;
+	const char	*k;
+	uint32_t	 h;
+	size_t		 i, tries, pos;
 
-	if (a->n < APP_INDEX_MIN) {
-		for (i = 0; i < a->n; i++) {
-			if (a->instances[i] != NULL &&
-			    strcmp(instance_id(a->instances[i]), id) == 0)
+	if (n < INDEX_MIN) {
+		for (i = 0; i < n; i++) {
+			if ((k = ops->key(owner, i)) != NULL &&
+			    index_match(ops, k, name))
 				return ((ssize_t)i);
 		}
 		return (-1);
 	}
-	h = id_hash(id);
+	h = index_hash(ops, name);
 	for (tries = 0; tries < 2; tries++) {
 		int	stale = 0;
 
-		if (a->index == NULL || a->indexed != a->n ||
-		    a->index_cap < a->n * 2 + 2)
-			app_index_rebuild(a);
-		for (i = h & (a->index_cap - 1); a->index[i].pos != UINT32_MAX;
-		    i = (i + 1) & (a->index_cap - 1)) {
-			struct instance	*in;
-
-			if (a->index[i].hash != h)
+		if (x->slot == NULL || x->indexed != n || x->cap < n * 2 + 2)
+			index_rebuild(x, ops, owner, n);
+		for (i = h & (x->cap - 1); x->slot[i].pos != UINT32_MAX;
+		    i = (i + 1) & (x->cap - 1)) {
+			if (x->slot[i].hash != h)
 				continue;
-			if (a->index[i].pos >= a->n ||
-			    (in = a->instances[a->index[i].pos]) == NULL ||
-			    id_hash(instance_id(in)) != h) {
+			pos = x->slot[i].pos;
+			if (pos >= n || (k = ops->key(owner, pos)) == NULL ||
+			    index_hash(ops, k) != h) {
 				stale = 1;
 				break;
 			}
-			if (strcmp(instance_id(in), id) == 0)
-				return ((ssize_t)a->index[i].pos);
+			if (index_match(ops, k, name))
+				return ((ssize_t)pos);
 		}
 		if (!stale)
 			return (-1);
-		a->indexed = 0;		/* force a rebuild */
+		x->indexed = 0;		/* force a rebuild */
 	}
 	return (-1);
+}
+
+/* Entry n - 1 was just appended: index it if the index is current. */
+static void
+index_appended(struct name_index *x, const struct index_ops *ops,
+    const void *owner, size_t n)
+{
+	const char	*k;
+
+	if (x->slot != NULL && x->indexed == n - 1 && x->cap >= n * 2 + 2) {
+		if ((k = ops->key(owner, n - 1)) != NULL)
+			index_put(x, index_hash(ops, k), n - 1);
+		x->indexed = n;
+	}
 }
 
 /* Add or replace (by id) an instance; takes ownership. */
 void
 application_add(struct application *a, struct instance *in)
 {
-	ssize_t	pos = app_lookup(a, instance_id(in));
+	ssize_t	pos = index_lookup(&a->index, &app_ops, a, a->n,
+		    instance_id(in));
 
 	if (pos >= 0) {
 		instance_free(a->instances[pos]);
@@ -558,11 +612,7 @@ application_add(struct application *a, struct instance *in)
 		    sizeof *a->instances);
 	}
 	a->instances[a->n++] = in;
-	if (a->index != NULL && a->indexed == a->n - 1 &&
-	    a->index_cap >= a->n * 2 + 2) {
-		app_index_put(a, id_hash(instance_id(in)), a->n - 1);
-		a->indexed = a->n;
-	}
+	index_appended(&a->index, &app_ops, a, a->n);
 }
 
 /* Borrowed instance with that id, or NULL. */
@@ -570,7 +620,9 @@ struct instance *
 application_find(const struct application *a, const char *id)
 {
 	/* The index is a cache: updating it does not change the contents. */
-	ssize_t	pos = app_lookup((struct application *)(uintptr_t)a, id);
+	struct application	*w = (struct application *)(uintptr_t)a;
+	ssize_t			 pos = index_lookup(&w->index, &app_ops, w,
+				     w->n, id);
 
 	return (pos >= 0 ? a->instances[pos] : NULL);
 }
@@ -579,7 +631,7 @@ application_find(const struct application *a, const char *id)
 int
 application_remove(struct application *a, const char *id)
 {
-	ssize_t	pos = app_lookup(a, id);
+	ssize_t	pos = index_lookup(&a->index, &app_ops, a, a->n, id);
 
 	if (pos < 0)
 		return (-1);
@@ -587,7 +639,7 @@ application_remove(struct application *a, const char *id)
 	memmove(&a->instances[pos], &a->instances[pos + 1],
 	    (a->n - (size_t)pos - 1) * sizeof *a->instances);
 	a->n--;
-	a->indexed = 0;		/* positions moved: rebuild on next lookup */
+	a->index.indexed = 0;	/* positions moved: rebuild on next lookup */
 	return (0);
 }
 
@@ -612,6 +664,7 @@ applications_free(struct applications *as)
 	for (i = 0; i < as->n; i++)
 		application_free(as->apps[i]);
 	free(as->apps);
+	free(as->index.slot);
 	free(as->apps_hashcode);
 	free(as);
 }
@@ -625,19 +678,35 @@ applications_add(struct applications *as, struct application *a)
 		as->apps = xreallocarray(as->apps, as->cap, sizeof *as->apps);
 	}
 	as->apps[as->n++] = a;
+	index_appended(&as->index, &apps_ops, as, as->n);
 }
 
 /* Borrowed application by (upper-case) name, or NULL. */
 struct application *
 applications_find(const struct applications *as, const char *name)
 {
-	size_t	i;
+	/* The index is a cache: updating it does not change the contents. */
+	struct applications	*w = (struct applications *)(uintptr_t)as;
+	ssize_t			 pos = index_lookup(&w->index, &apps_ops, w,
+				     w->n, name);
 
-	for (i = 0; i < as->n; i++) {
-		if (strcasecmp(as->apps[i]->name, name) == 0)
-			return (as->apps[i]);
-	}
-	return (NULL);
+	return (pos >= 0 ? as->apps[pos] : NULL);
+}
+
+/* Remove and free the application called name; 0 if found, -1 if not. */
+int
+applications_remove(struct applications *as, const char *name)
+{
+	ssize_t	pos = index_lookup(&as->index, &apps_ops, as, as->n, name);
+
+	if (pos < 0)
+		return (-1);
+	application_free(as->apps[pos]);
+	memmove(&as->apps[pos], &as->apps[pos + 1],
+	    (as->n - (size_t)pos - 1) * sizeof *as->apps);
+	as->n--;
+	as->index.indexed = 0;	/* positions moved: rebuild on next lookup */
+	return (0);
 }
 
 /* Find or create the application called name. */

@@ -90,19 +90,25 @@ struct instance {
 	char			*asg_name;
 };
 
+/*
+ * Lookup index by name over an array (private to instance.c): open
+ * addressing on the keyed string hash, at most half full. Code that moves
+ * array entries by hand may leave it stale: lookups notice and rebuild
+ * it, so they stay correct and O(1) amortised. A name must not change
+ * once looked up (decoders set it before anyone searches).
+ */
+struct name_index {
+	struct name_slot	*slot;
+	size_t			 cap;
+	size_t			 indexed;	/* entries [0, indexed) are in it */
+};
+
 struct application {
 	char		 *name;
 	struct instance	**instances;
 	size_t		  n;
 	size_t		  cap;
-	/*
-	 * Lookup index by id (private to instance.c). Code that moves
-	 * instances[] entries by hand may leave it stale: lookups notice and
-	 * rebuild it, so they stay correct and O(1) amortised.
-	 */
-	struct app_slot	 *index;
-	size_t		  index_cap;
-	size_t		  indexed;	/* entries [0, indexed) are in it */
+	struct name_index index;	/* by instance id */
 };
 
 struct applications {
@@ -111,6 +117,7 @@ struct applications {
 	struct application	**apps;
 	size_t			  n;
 	size_t			  cap;
+	struct name_index	  index;		/* by app name */
 };
 
 /* Limits applied by the decoders (bad input gets a 4xx, never a crash). */
@@ -159,6 +166,8 @@ void			 applications_add(struct applications *,
 struct application	*applications_find(const struct applications *,
 			     const char *);
 struct application	*applications_get(struct applications *, const char *);
+int			 applications_remove(struct applications *,
+			     const char *);
 size_t			 applications_count(const struct applications *);
 
 /*
@@ -174,9 +183,6 @@ int	 instance_sid_shown(const char *);
 
 /* Strict UTF-8 (no overlong forms, surrogates or code points > 0x10FFFF). */
 int	 utf8_valid(const char *);
-
-/* FNV-1a over a string: the one string hash of the code base. */
-uint64_t str_hash(const char *);
 
 /* Sane-charset check for app names and ids: printable, no '/', bounded. */
 int	 instance_name_ok(const char *, size_t);

@@ -15,6 +15,7 @@
  *
  * Deltas are encoded from registry_delta(), which costs O(changes).
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,7 @@
 #include "buf.h"
 #include "cache.h"
 #include "gzip.h"
+#include "hash.h"
 #include "json.h"
 #include "log.h"
 #include "xml.h"
@@ -31,8 +33,10 @@
 #define NVARIANT		4	/* {json, xml} x {full, compact} */
 #define GZIP_LEVEL		6
 #define COALESCE_BELOW		(128 * 1024)
-#define FRAG_BUCKETS		4096
 #define MAX_SIDE_ENTRIES	512	/* VIP and read-only entries */
+
+#define CONTAINER_OF(p, type, member) \
+	((type *)(void *)((char *)(p) - offsetof(type, member)))
 
 /* An immutable, refcounted byte string. */
 struct blob {
@@ -58,7 +62,7 @@ struct appfrag {
 	struct gz_frag	 gz[NVARIANT];
 	uint8_t		 has_gz[NVARIANT];
 	struct cache_body *root[NVARIANT][2];	/* GET apps/{app} */
-	struct appfrag	*next;
+	struct htab_node node;		/* in cache->frags, by name */
 };
 
 /* A whole-body cache slot (full registry or delta). */
@@ -93,7 +97,7 @@ struct cache {
 	struct registry	*reg;
 	int64_t		 ro_ms;
 	int64_t		 expire_ms;
-	struct appfrag	*frags[FRAG_BUCKETS];
+	struct htab	 frags;		/* struct appfrag, keyed hash of name */
 	uint64_t	 epoch;
 	struct slot	 full[NVARIANT][2];
 	struct slot	 delta[NVARIANT][2];
@@ -281,6 +285,7 @@ cache_new(struct registry *reg, int64_t read_only_ms, int64_t expire_ms)
 	c->reg = reg;
 	c->ro_ms = read_only_ms;
 	c->expire_ms = expire_ms > 0 ? expire_ms : 180000;
+	htab_init(&c->frags, 64);
 	for (v = 0; v < NVARIANT; v++) {
 		const char *s = vxml(v) ? "\n" : ",";
 
@@ -327,24 +332,41 @@ side_free_all(struct side **head, size_t *n)
 	*n = 0;
 }
 
+/* htab_sweep callback: free a fragment record (cache_free). */
+static int
+frag_free_cb(struct htab_node *n, void *arg)
+{
+	struct appfrag	*af = CONTAINER_OF(n, struct appfrag, node);
+
+	(void)arg;
+	frag_clear(af);
+	free(af->name);
+	free(af);
+	return (1);
+}
+
+/* htab_sweep callback: free a record the last full build did not see. */
+static int
+frag_stale_cb(struct htab_node *n, void *arg)
+{
+	struct cache	*c = arg;
+	struct appfrag	*af = CONTAINER_OF(n, struct appfrag, node);
+
+	if (af->epoch == c->epoch)
+		return (0);
+	return (frag_free_cb(n, NULL));
+}
+
 /* Free everything; bodies still referenced by responses live on. */
 void
 cache_free(struct cache *c)
 {
-	struct appfrag	*af, *next;
-	size_t		 i;
 	int		 v, g;
 
 	if (c == NULL)
 		return;
-	for (i = 0; i < FRAG_BUCKETS; i++) {
-		for (af = c->frags[i]; af != NULL; af = next) {
-			next = af->next;
-			frag_clear(af);
-			free(af->name);
-			free(af);
-		}
-	}
+	htab_sweep(&c->frags, frag_free_cb, NULL);
+	htab_clear(&c->frags);
 	for (v = 0; v < NVARIANT; v++) {
 		for (g = 0; g < 2; g++) {
 			cache_body_unref(c->full[v][g].body);
@@ -374,22 +396,30 @@ cache_bytes(const struct cache *c)
 	return (cache_blob_bytes);
 }
 
+/* Size and longest chain of the fragment table, for /metrics. */
+void
+cache_table_stats(const struct cache *c, struct htab_stats *st)
+{
+	htab_stats(&c->frags, st);
+}
+
 /* The fragment record of an application, created on demand. */
 static struct appfrag *
 frag_lookup(struct cache *c, const char *name)
 {
-	size_t		 b = str_hash(name) % FRAG_BUCKETS;
-	struct appfrag	*af;
+	uint64_t		 h = hash_str(name);
+	struct htab_node	*n;
+	struct appfrag		*af;
 
-	for (af = c->frags[b]; af != NULL; af = af->next) {
-		if (strcmp(af->name, name) == 0)
+	for (n = htab_first(&c->frags, h); n != NULL; n = n->next) {
+		af = CONTAINER_OF(n, struct appfrag, node);
+		if (n->hash == h && strcmp(af->name, name) == 0)
 			return (af);
 	}
 	af = xcalloc(1, sizeof *af);
 	af->name = xstrdup(name);
 	af->gen = UINT64_MAX;
-	af->next = c->frags[b];
-	c->frags[b] = af;
+	htab_insert(&c->frags, &af->node, h);
 	return (af);
 }
 
@@ -397,21 +427,7 @@ frag_lookup(struct cache *c, const char *name)
 static void
 frag_sweep(struct cache *c)
 {
-	struct appfrag	**pp, *af;
-	size_t		  i;
-
-	for (i = 0; i < FRAG_BUCKETS; i++) {
-		pp = &c->frags[i];
-		while ((af = *pp) != NULL) {
-			if (af->epoch != c->epoch) {
-				*pp = af->next;
-				frag_clear(af);
-				free(af->name);
-				free(af);
-			} else
-				pp = &af->next;
-		}
-	}
+	htab_sweep(&c->frags, frag_stale_cb, c);
 }
 
 /* Make sure af reflects the app's current generation (and is not too old). */

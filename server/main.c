@@ -20,6 +20,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "hash.h"
 #include "log.h"
 #include "peer.h"
 #include "server.h"
@@ -345,6 +346,8 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	/* Eviction picks leases with random(); peers jitter their back-off. */
 	srandom((unsigned)(getpid() ^ clock_wall_ms()));
+	/* The key of every name-keyed table: drawn once, before any table. */
+	hash_init();
 	log_take_libevent();
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new failed");

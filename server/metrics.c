@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "hash.h"
 #include "instance.h"
 #include "log.h"
 #include "xmalloc.h"
@@ -470,6 +471,67 @@ metrics_render_peers(struct server *s, struct buf *b)
 	}
 }
 
+#define METRICS_MAX_TABLES	8
+
+/* The tables gathered for one scrape. */
+struct metrics_tables {
+	const char		*name[METRICS_MAX_TABLES];
+	struct htab_stats	 st[METRICS_MAX_TABLES];
+	size_t			 n;
+};
+
+/* registry_foreach_table callback: keep one table's figures. */
+static void
+metrics_table_cb(const char *name, const struct htab_stats *st, void *arg)
+{
+	struct metrics_tables	*t = arg;
+
+	if (t->n == METRICS_MAX_TABLES)
+		return;
+	t->name[t->n] = name;
+	t->st[t->n++] = *st;
+}
+
+/*
+ * Every name-keyed hash table: buckets, entries and the longest chain. A
+ * long chain under load means names collide (hash flooding); the keyed,
+ * growing tables keep it at a handful.
+ */
+static void
+metrics_render_tables(struct server *s, struct buf *b)
+{
+	static const struct {
+		const char	*name;
+		const char	*help;
+		size_t		 off;
+	} fams[] = {
+		{ "heureka_hash_table_buckets", "Buckets of a hash table.",
+		    offsetof(struct htab_stats, buckets) },
+		{ "heureka_hash_table_entries", "Entries in a hash table.",
+		    offsetof(struct htab_stats, entries) },
+		{ "heureka_hash_table_longest_chain",
+		    "Entries in the fullest bucket of a hash table.",
+		    offsetof(struct htab_stats, longest) },
+	};
+	struct metrics_tables	 t;
+	size_t			 f, i;
+
+	t.n = 0;
+	if (s->reg != NULL)
+		registry_foreach_table(s->reg, metrics_table_cb, &t);
+	if (s->cache != NULL && t.n < METRICS_MAX_TABLES) {
+		cache_table_stats(s->cache, &t.st[t.n]);
+		t.name[t.n++] = "cache_fragments";
+	}
+	for (f = 0; f < sizeof fams / sizeof fams[0]; f++) {
+		metrics_header(b, fams[f].name, "gauge", fams[f].help);
+		for (i = 0; i < t.n; i++)
+			buf_addf(b, "%s{table=\"%s\"} %zu\n", fams[f].name,
+			    t.name[i], *(const size_t *)(const void *)
+			    ((const char *)&t.st[i] + fams[f].off));
+	}
+}
+
 /* Render the whole exposition into b. */
 void
 metrics_render(struct metrics *m, struct server *s, struct buf *b)
@@ -492,6 +554,7 @@ metrics_render(struct metrics *m, struct server *s, struct buf *b)
 	metrics_render_instances(m, s, b);
 	metrics_render_limits(m, s, b);
 	metrics_render_peers(s, b);
+	metrics_render_tables(s, b);
 	if (m != NULL)
 		metrics_render_http(m, b);
 }

@@ -71,6 +71,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "config.h"
+#include "hash.h"
 #include "instance.h"
 #include "json.h"
 #include "log.h"
@@ -91,8 +92,7 @@
 struct peer_queue {
 	struct peer_task	 *head;		/* oldest */
 	struct peer_task	 *tail;
-	struct peer_task	**buckets;
-	size_t			  nbuckets;	/* power of two */
+	struct htab		  tab;		/* by key; grows with len */
 	size_t			  len;
 	size_t			  max;
 	size_t			  urgent;	/* tasks other than heartbeats */
@@ -234,13 +234,6 @@ peer_task_free(struct peer_task *t)
 	free(t);
 }
 
-/* Task ids hash with the common string hash. */
-static size_t
-peer_hash(const char *s)
-{
-	return ((size_t)str_hash(s));
-}
-
 /* A queue holding at most max tasks (at least one). */
 struct peer_queue *
 peer_queue_new(size_t max)
@@ -249,10 +242,7 @@ peer_queue_new(size_t max)
 
 	q = xcalloc(1, sizeof *q);
 	q->max = max > 0 ? max : 1;
-	q->nbuckets = 64;
-	while (q->nbuckets < q->max && q->nbuckets < (1U << 20))
-		q->nbuckets <<= 1;
-	q->buckets = xcalloc(q->nbuckets, sizeof *q->buckets);
+	htab_init(&q->tab, 64);
 	return (q);
 }
 
@@ -268,7 +258,7 @@ peer_queue_free(struct peer_queue *q)
 		next = t->next;
 		peer_task_free(t);
 	}
-	free(q->buckets);
+	htab_clear(&q->tab);
 	free(q);
 }
 
@@ -276,11 +266,14 @@ peer_queue_free(struct peer_queue *q)
 static struct peer_task *
 peer_queue_find(const struct peer_queue *q, const char *key)
 {
+	struct htab_node	*n;
 	struct peer_task	*t;
+	uint64_t		 h = hash_str(key);
 
-	t = q->buckets[peer_hash(key) & (q->nbuckets - 1)];
-	for (; t != NULL; t = t->hnext) {
-		if (strcmp(t->key, key) == 0)
+	for (n = htab_first(&q->tab, h); n != NULL; n = n->next) {
+		t = (struct peer_task *)(void *)((char *)n -
+		    offsetof(struct peer_task, hnode));
+		if (n->hash == h && strcmp(t->key, key) == 0)
 			return (t);
 	}
 	return (NULL);
@@ -290,8 +283,6 @@ peer_queue_find(const struct peer_queue *q, const char *key)
 static void
 peer_queue_unlink(struct peer_queue *q, struct peer_task *t)
 {
-	struct peer_task	**pp;
-
 	if (t->prev != NULL)
 		t->prev->next = t->next;
 	else
@@ -300,14 +291,8 @@ peer_queue_unlink(struct peer_queue *q, struct peer_task *t)
 		t->next->prev = t->prev;
 	else
 		q->tail = t->prev;
-	pp = &q->buckets[peer_hash(t->key) & (q->nbuckets - 1)];
-	for (; *pp != NULL; pp = &(*pp)->hnext) {
-		if (*pp == t) {
-			*pp = t->hnext;
-			break;
-		}
-	}
-	t->prev = t->next = t->hnext = NULL;
+	htab_remove(&q->tab, &t->hnode);
+	t->prev = t->next = NULL;
 	q->len--;
 	if (t->item.action != REPL_HEARTBEAT)
 		q->urgent--;
@@ -317,10 +302,7 @@ peer_queue_unlink(struct peer_queue *q, struct peer_task *t)
 static void
 peer_queue_hash(struct peer_queue *q, struct peer_task *t)
 {
-	size_t	b = peer_hash(t->key) & (q->nbuckets - 1);
-
-	t->hnext = q->buckets[b];
-	q->buckets[b] = t;
+	htab_insert(&q->tab, &t->hnode, hash_str(t->key));
 	q->len++;
 	if (t->item.action != REPL_HEARTBEAT)
 		q->urgent++;
@@ -347,19 +329,8 @@ peer_queue_push(struct peer_queue *q, struct peer_task *t, int64_t now)
 		else
 			q->tail = t;
 		old->prev = old->next = NULL;
-		/* Swap in the hash chain: unhash old, hash t. */
-		{
-			struct peer_task **pp;
-
-			pp = &q->buckets[peer_hash(old->key) &
-			    (q->nbuckets - 1)];
-			for (; *pp != NULL; pp = &(*pp)->hnext) {
-				if (*pp == old) {
-					*pp = old->hnext;
-					break;
-				}
-			}
-		}
+		/* Swap in the hash table: unhash old, hash t. */
+		htab_remove(&q->tab, &old->hnode);
 		q->len--;
 		if (old->item.action != REPL_HEARTBEAT)
 			q->urgent--;
@@ -776,17 +747,16 @@ peer_basic_auth(const char *userinfo)
 /* ------------------------------------------------------------------ */
 /* Digest.                                                              */
 
-/* FNV-1a over n bytes, continuing from h. */
+/*
+ * One step of a lease's digest hash: n more bytes after h. Peers compare
+ * digests, so this must give the same value in every process: it is the
+ * fixed-key SipHash (hash_fixed), never the per-process keyed hash_str.
+ * (The name is historical: it was FNV-1a.)
+ */
 static uint64_t
 peer_fnv(uint64_t h, const void *p, size_t n)
 {
-	const unsigned char	*c = p;
-
-	while (n-- > 0) {
-		h ^= *c++;
-		h *= 1099511628211ULL;
-	}
-	return (h);
+	return (hash_fixed(h, p, n));
 }
 
 /* A 64-bit finaliser (splitmix64) so each lane mixes differently. */

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hash.h"
 #include "json.h"
 
 struct server;
@@ -76,7 +77,7 @@ struct peer_task {
 	int64_t			 expiry;
 	struct peer_task	*prev;		/* queue order */
 	struct peer_task	*next;
-	struct peer_task	*hnext;		/* hash chain */
+	struct htab_node	 hnode;		/* in the queue's table */
 };
 
 /* A task for (action, app, id) expiring at `expiry`; fill item after. */

@@ -1,8 +1,9 @@
 /*
  * ratelimit.c: token buckets per key in a bounded table. Each entry keeps
  * its token count and when it was last refilled; entries sit in a hash
- * table (chained, a power-of-two bucket array sized for max_entries) and
- * on a least-recently-used list. An entry idle long enough to have
+ * table (common/hash.c: keyed, so addresses a client picks cannot all
+ * share a bucket, and growing with the entries) and on a
+ * least-recently-used list. An entry idle long enough to have
  * refilled to the burst is the same as no entry, so those are dropped
  * from the cold end as the table is used; when the table is still full,
  * the least recently used key goes and starts over with a full bucket.
@@ -10,18 +11,18 @@
  */
 #include <sys/queue.h>
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "instance.h"
+#include "hash.h"
 #include "ratelimit.h"
 #include "xmalloc.h"
 
 /* One key's bucket. */
 struct rl_entry {
-	struct rl_entry		*next;		/* hash chain */
+	struct htab_node	 node;		/* in ratelimit->tab, by key */
 	TAILQ_ENTRY(rl_entry)	 lru;		/* least recently used first */
-	uint64_t		 hash;
 	char			*key;
 	double			 tokens;
 	int64_t			 last;		/* refilled up to this ms */
@@ -32,8 +33,7 @@ struct ratelimit {
 	double		  rate;		/* tokens per second */
 	double		  burst;
 	size_t		  max;
-	struct rl_entry	**b;
-	size_t		  nb;
+	struct htab	  tab;
 	size_t		  n;
 	struct rl_list	  lru;
 };
@@ -49,9 +49,7 @@ ratelimit_new(double rate, double burst, size_t max_entries)
 	rl->rate = rate;
 	rl->burst = burst < 1 ? 1 : burst;
 	rl->max = max_entries < 1 ? 1 : max_entries;
-	for (rl->nb = 16; rl->nb < rl->max; rl->nb *= 2)
-		;
-	rl->b = xcalloc(rl->nb, sizeof *rl->b);
+	htab_init(&rl->tab, 16);
 	TAILQ_INIT(&rl->lru);
 	return (rl);
 }
@@ -66,7 +64,7 @@ ratelimit_free(struct ratelimit *rl)
 		return;
 	while ((e = TAILQ_FIRST(&rl->lru)) != NULL)
 		ratelimit_drop(rl, e);
-	free(rl->b);
+	htab_clear(&rl->tab);
 	free(rl);
 }
 
@@ -74,15 +72,7 @@ ratelimit_free(struct ratelimit *rl)
 static void
 ratelimit_drop(struct ratelimit *rl, struct rl_entry *e)
 {
-	struct rl_entry	**pp;
-
-	for (pp = &rl->b[e->hash & (rl->nb - 1)]; *pp != NULL;
-	    pp = &(*pp)->next) {
-		if (*pp == e) {
-			*pp = e->next;
-			break;
-		}
-	}
+	htab_remove(&rl->tab, &e->node);
 	TAILQ_REMOVE(&rl->lru, e, lru);
 	rl->n--;
 	free(e->key);
@@ -93,9 +83,10 @@ ratelimit_drop(struct ratelimit *rl, struct rl_entry *e)
 int64_t
 ratelimit_take(struct ratelimit *rl, const char *key, int64_t now)
 {
-	struct rl_entry	*e;
-	uint64_t	 h;
-	int64_t		 idle_ms, wait;
+	struct htab_node	*n;
+	struct rl_entry		*e;
+	uint64_t		 h;
+	int64_t			 idle_ms, wait;
 
 	if (rl == NULL || rl->rate <= 0 || key == NULL)
 		return (0);
@@ -104,21 +95,23 @@ ratelimit_take(struct ratelimit *rl, const char *key, int64_t now)
 	while ((e = TAILQ_FIRST(&rl->lru)) != NULL && now - e->last >= idle_ms)
 		ratelimit_drop(rl, e);
 
-	h = str_hash(key);
-	for (e = rl->b[h & (rl->nb - 1)]; e != NULL; e = e->next) {
-		if (e->hash == h && strcmp(e->key, key) == 0)
+	h = hash_str(key);
+	e = NULL;
+	for (n = htab_first(&rl->tab, h); n != NULL; n = n->next) {
+		e = (struct rl_entry *)(void *)((char *)n -
+		    offsetof(struct rl_entry, node));
+		if (n->hash == h && strcmp(e->key, key) == 0)
 			break;
+		e = NULL;
 	}
 	if (e == NULL) {
 		if (rl->n >= rl->max)
 			ratelimit_drop(rl, TAILQ_FIRST(&rl->lru));
 		e = xcalloc(1, sizeof *e);
 		e->key = xstrdup(key);
-		e->hash = h;
 		e->tokens = rl->burst;
 		e->last = now;
-		e->next = rl->b[h & (rl->nb - 1)];
-		rl->b[h & (rl->nb - 1)] = e;
+		htab_insert(&rl->tab, &e->node, h);
 		TAILQ_INSERT_TAIL(&rl->lru, e, lru);
 		rl->n++;
 	} else {

@@ -1,9 +1,11 @@
 /*
  * registry.c: the lease table (spec §5). Apps are found by name and leases
- * by (app, id) through intrusive chained hash tables; each app keeps its
- * leases in a dense array (swap-remove) so encoders iterate by index, and
- * a second chain indexes leases by id alone for instances/{id} and the
- * override map. Per-status counters make the apps hash code O(statuses).
+ * by (app, id) through intrusive chained hash tables (common/hash.c: keyed,
+ * growing); each app keeps its leases in a dense array (swap-remove) so
+ * encoders iterate by index, and an id index maps an id to the list of its
+ * leases in every app, for instances/{id} and the override map. One id in
+ * many apps is one entry there, so removing a lease never walks the others.
+ * Per-status counters make the apps hash code O(statuses).
  * Side structures, all bounded: the override map (expire after access,
  * LRU list), the recently-changed queue of refcounted lease references
  * (a cancelled lease lives on there with action DELETED), tombstones of
@@ -24,6 +26,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "hash.h"
 #include "instance.h"
 #include "registry.h"
 #include "xmalloc.h"
@@ -38,27 +41,15 @@
 #define CONTAINER_OF(p, type, member) \
 	((type *)(void *)((char *)(p) - offsetof(type, member)))
 
-/* An intrusive hash-chain link; a table never owns what it links. */
-struct hnode {
-	struct hnode	*next;
-	uint64_t	 hash;
-};
-
-/* Chained hash table; the bucket count is a power of two. */
-struct htab {
-	struct hnode	**b;
-	size_t		  nb;
-	size_t		  n;
-};
-
 /*
  * A lease. Internal times (last_renew_ts, duration_ms) are kept apart from
  * the values shown in inst->lease, which are refreshed after each change.
  * refs: one for the registry while registered, one per delta-queue entry.
  */
 struct lease {
-	struct hnode	 key_node;	/* by (app, id) */
-	struct hnode	 id_node;	/* by id alone */
+	struct htab_node	 key_node;	/* by (app, id) */
+	LIST_ENTRY(lease) id_entry;	/* in idg->leases */
+	struct id_group	*idg;		/* NULL once cancelled */
 	uint64_t	 app_hash;
 	struct instance	*inst;		/* owned */
 	struct reg_app	*app;		/* NULL once cancelled */
@@ -75,8 +66,15 @@ struct lease {
 					   registered, then in reg->qbytes */
 };
 
+/* Every registered lease with one id, whatever its app: the id index. */
+struct id_group {
+	struct htab_node	 node;
+	char			*id;
+	LIST_HEAD(, lease)	 leases;	/* newest first */
+};
+
 struct reg_app {
-	struct hnode	  node;
+	struct htab_node	  node;
 	char		 *name;		/* upper case */
 	struct lease	**leases;
 	size_t		  n;
@@ -87,7 +85,7 @@ struct reg_app {
 
 /* Override map entry: keyed by id only, expires after last access. */
 struct override {
-	struct hnode		 node;
+	struct htab_node		 node;
 	TAILQ_ENTRY(override)	 entry;		/* least recently used first */
 	char			*id;
 	enum instance_status	 status;
@@ -97,7 +95,7 @@ TAILQ_HEAD(override_list, override);
 
 /* A recently cancelled (app, id). */
 struct tombstone {
-	struct hnode		 node;
+	struct htab_node		 node;
 	TAILQ_ENTRY(tombstone)	 entry;		/* oldest first */
 	char			*app;
 	char			*id;
@@ -128,7 +126,6 @@ struct observer {
 
 struct registry {
 	struct registry_conf	 conf;
-	uint64_t		 seed;
 
 	struct htab		 app_tab;
 	struct reg_app		**apps;
@@ -136,7 +133,7 @@ struct registry {
 	size_t			  capapps;
 
 	struct htab		 lease_tab;	/* (app, id) */
-	struct htab		 id_tab;	/* id */
+	struct htab		 id_tab;	/* id -> struct id_group */
 	size_t			 size;
 	size_t			 counts[STATUS_COUNT];
 	uint64_t		 gen;
@@ -176,12 +173,11 @@ struct registry {
 	struct registry_stats	 stats;
 };
 
-static uint64_t	registry_hash(uint64_t, const char *, int);
 static uint64_t	registry_key_hash(uint64_t, uint64_t);
-static void	htab_init(struct htab *, size_t);
-static void	htab_insert(struct htab *, struct hnode *, uint64_t);
-static void	htab_remove(struct htab *, struct hnode *);
-static struct hnode *htab_first(const struct htab *, uint64_t);
+static struct id_group *id_group_find(const struct registry *, const char *);
+static void	id_link(struct registry *, struct lease *);
+static void	id_unlink(struct registry *, struct lease *);
+static int	id_group_free_cb(struct htab_node *, void *);
 static struct lease *registry_lookup(const struct registry *, const char *,
 		    const char *);
 static struct lease *registry_visible(struct registry *, const char *,
@@ -244,98 +240,72 @@ registry_conf_defaults(struct registry_conf *rc)
 	rc->max_delta_bytes = REGISTRY_DEFAULT_DELTA_BYTES;
 }
 
-/* Seeded FNV-1a with a final avalanche; fold upper-cases (app names). */
-static uint64_t
-registry_hash(uint64_t seed, const char *s, int fold)
-{
-	uint64_t	h = 1469598103934665603ULL ^ seed;
-	unsigned char	c;
-
-	for (; *s != '\0'; s++) {
-		c = (unsigned char)*s;
-		if (fold)
-			c = (unsigned char)toupper(c);
-		h ^= c;
-		h *= 1099511628211ULL;
-	}
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return (h);
-}
-
-/* Combine an app hash and an id hash into the (app, id) key hash. */
+/* The (app, id) key: a keyed hash of the app and id hashes together. */
 static uint64_t
 registry_key_hash(uint64_t app_hash, uint64_t id_hash)
 {
-	uint64_t	h = app_hash ^ (id_hash * 0x9e3779b97f4a7c15ULL);
+	uint64_t	pair[2] = { app_hash, id_hash };
 
-	h ^= h >> 31;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 29;
-	return (h);
+	return (hash_bytes(pair, sizeof pair));
 }
 
-/* An empty table with nb buckets (a power of two). */
-static void
-htab_init(struct htab *t, size_t nb)
+/* The id index entry for id, or NULL. */
+static struct id_group *
+id_group_find(const struct registry *reg, const char *id)
 {
-	t->b = xcalloc(nb, sizeof *t->b);
-	t->nb = nb;
-	t->n = 0;
-}
+	struct htab_node	*n;
+	struct id_group		*g;
+	uint64_t		 h = hash_str(id);
 
-/* Link a node; doubles the buckets at load factor 1 to stay O(1). */
-static void
-htab_insert(struct htab *t, struct hnode *node, uint64_t hash)
-{
-	struct hnode	**nb, *n, *next;
-	size_t		  i, newsize;
-
-	if (t->n >= t->nb) {
-		newsize = t->nb * 2;
-		nb = xcalloc(newsize, sizeof *nb);
-		for (i = 0; i < t->nb; i++) {
-			for (n = t->b[i]; n != NULL; n = next) {
-				next = n->next;
-				n->next = nb[n->hash & (newsize - 1)];
-				nb[n->hash & (newsize - 1)] = n;
-			}
-		}
-		free(t->b);
-		t->b = nb;
-		t->nb = newsize;
+	for (n = htab_first(&reg->id_tab, h); n != NULL; n = n->next) {
+		g = CONTAINER_OF(n, struct id_group, node);
+		if (n->hash == h && strcmp(g->id, id) == 0)
+			return (g);
 	}
-	node->hash = hash;
-	node->next = t->b[hash & (t->nb - 1)];
-	t->b[hash & (t->nb - 1)] = node;
-	t->n++;
+	return (NULL);
 }
 
-/* Unlink a node that is in the table. */
+/* Put a new lease at the head of its id's list (created on demand). */
 static void
-htab_remove(struct htab *t, struct hnode *node)
+id_link(struct registry *reg, struct lease *l)
 {
-	struct hnode	**pp;
+	struct id_group	*g;
 
-	for (pp = &t->b[node->hash & (t->nb - 1)]; *pp != NULL;
-	    pp = &(*pp)->next) {
-		if (*pp == node) {
-			*pp = node->next;
-			node->next = NULL;
-			t->n--;
-			return;
-		}
+	if ((g = id_group_find(reg, l->id)) == NULL) {
+		g = xcalloc(1, sizeof *g);
+		g->id = xstrdup(l->id);
+		LIST_INIT(&g->leases);
+		htab_insert(&reg->id_tab, &g->node, hash_str(g->id));
+	}
+	LIST_INSERT_HEAD(&g->leases, l, id_entry);
+	l->idg = g;
+}
+
+/* Take a lease off its id's list in O(1); the last one drops the entry. */
+static void
+id_unlink(struct registry *reg, struct lease *l)
+{
+	struct id_group	*g = l->idg;
+
+	LIST_REMOVE(l, id_entry);
+	l->idg = NULL;
+	if (LIST_EMPTY(&g->leases)) {
+		htab_remove(&reg->id_tab, &g->node);
+		free(g->id);
+		free(g);
 	}
 }
 
-/* Head of the chain a hash falls in; callers compare hash and key. */
-static struct hnode *
-htab_first(const struct htab *t, uint64_t hash)
+/* htab_sweep callback of registry_free: free an id index entry. */
+static int
+id_group_free_cb(struct htab_node *n, void *arg)
 {
-	return (t->b[hash & (t->nb - 1)]);
+	struct id_group	*g = CONTAINER_OF(n, struct id_group, node);
+
+	(void)arg;
+	free(g->id);
+	free(g);
+	return (1);
 }
 
 /* A new, empty registry. */
@@ -354,7 +324,6 @@ registry_new(const struct registry_conf *rc, int64_t now)
 	if (reg->conf.expected_client_renewal_interval_secs <= 0)
 		reg->conf.expected_client_renewal_interval_secs = 30;
 	reg->qmax = reg->conf.max_instances * 4 + REGISTRY_QUEUE_SLACK;
-	reg->seed = ((uint64_t)random() << 31) ^ (uint64_t)random();
 
 	htab_init(&reg->app_tab, 64);
 	htab_init(&reg->lease_tab, 1024);
@@ -407,11 +376,12 @@ registry_free(struct registry *reg)
 	}
 	recent_clear(&reg->registered);
 	recent_clear(&reg->cancelled);
-	free(reg->app_tab.b);
-	free(reg->lease_tab.b);
-	free(reg->id_tab.b);
-	free(reg->override_tab.b);
-	free(reg->tomb_tab.b);
+	htab_sweep(&reg->id_tab, id_group_free_cb, NULL);
+	htab_clear(&reg->app_tab);
+	htab_clear(&reg->lease_tab);
+	htab_clear(&reg->id_tab);
+	htab_clear(&reg->override_tab);
+	htab_clear(&reg->tomb_tab);
 	free(reg->obs);
 	free(reg);
 }
@@ -456,14 +426,14 @@ registry_notify(struct registry *reg, enum registry_event_type type,
 static struct lease *
 registry_lookup(const struct registry *reg, const char *app, const char *id)
 {
-	struct hnode	*n;
+	struct htab_node	*n;
 	struct lease	*l;
 	uint64_t	 h;
 
 	if (app == NULL || id == NULL)
 		return (NULL);
-	h = registry_key_hash(registry_hash(reg->seed, app, 1),
-	    registry_hash(reg->seed, id, 0));
+	h = registry_key_hash(hash_str_upper(app),
+	    hash_str(id));
 	for (n = htab_first(&reg->lease_tab, h); n != NULL; n = n->next) {
 		if (n->hash != h)
 			continue;
@@ -504,7 +474,7 @@ registry_app_get(struct registry *reg, const char *name)
 	a = xcalloc(1, sizeof *a);
 	a->name = xstrdup(name);
 	str_upper(a->name);
-	htab_insert(&reg->app_tab, &a->node, registry_hash(reg->seed, name, 1));
+	htab_insert(&reg->app_tab, &a->node, hash_str_upper(name));
 	if (reg->napps == reg->capapps) {
 		reg->capapps = reg->capapps == 0 ? 16 : reg->capapps * 2;
 		reg->apps = xreallocarray(reg->apps, reg->capapps,
@@ -699,9 +669,9 @@ registry_enqueue(struct registry *reg, struct lease *l, int64_t now)
 static struct override *
 override_find(struct registry *reg, const char *id, int64_t now, int touch)
 {
-	struct hnode	*n;
+	struct htab_node	*n;
 	struct override	*o;
-	uint64_t	 h = registry_hash(reg->seed, id, 0);
+	uint64_t	 h = hash_str(id);
 
 	for (n = htab_first(&reg->override_tab, h); n != NULL; n = n->next) {
 		if (n->hash != h)
@@ -741,8 +711,7 @@ override_put(struct registry *reg, const char *id, enum instance_status st,
 	o->id = xstrdup(id);
 	o->status = st;
 	o->access_ts = now;
-	htab_insert(&reg->override_tab, &o->node, registry_hash(reg->seed, id,
-	    0));
+	htab_insert(&reg->override_tab, &o->node, hash_str(id));
 	TAILQ_INSERT_TAIL(&reg->override_lru, o, entry);
 	reg->noverrides++;
 }
@@ -751,9 +720,9 @@ override_put(struct registry *reg, const char *id, enum instance_status st,
 static int
 override_del(struct registry *reg, const char *id)
 {
-	struct hnode	*n;
+	struct htab_node	*n;
 	struct override	*o;
-	uint64_t	 h = registry_hash(reg->seed, id, 0);
+	uint64_t	 h = hash_str(id);
 
 	for (n = htab_first(&reg->override_tab, h); n != NULL; n = n->next) {
 		if (n->hash != h)
@@ -786,12 +755,12 @@ override_purge(struct registry *reg, int64_t now)
 static struct tombstone *
 tomb_find(struct registry *reg, const char *app, const char *id)
 {
-	struct hnode		*n;
+	struct htab_node		*n;
 	struct tombstone	*t;
 	uint64_t		 h;
 
-	h = registry_key_hash(registry_hash(reg->seed, app, 1),
-	    registry_hash(reg->seed, id, 0));
+	h = registry_key_hash(hash_str_upper(app),
+	    hash_str(id));
 	for (n = htab_first(&reg->tomb_tab, h); n != NULL; n = n->next) {
 		if (n->hash != h)
 			continue;
@@ -818,7 +787,7 @@ tomb_set(struct registry *reg, const char *app, const char *id, int64_t now)
 	t->id = xstrdup(id);
 	t->ts = now;
 	htab_insert(&reg->tomb_tab, &t->node, registry_key_hash(
-	    registry_hash(reg->seed, app, 1), registry_hash(reg->seed, id, 0)));
+	    hash_str_upper(app), hash_str(id)));
 	TAILQ_INSERT_TAIL(&reg->tomb_fifo, t, entry);
 	reg->ntombs++;
 }
@@ -968,12 +937,12 @@ registry_do_register(struct registry *reg, struct instance *in,
 		l->inst = in;
 		l->app = a;
 		l->id = xstrdup(id);
-		ah = registry_hash(reg->seed, a->name, 1);
-		ih = registry_hash(reg->seed, l->id, 0);
+		ah = hash_str_upper(a->name);
+		ih = hash_str(l->id);
 		l->app_hash = ah;
 		htab_insert(&reg->lease_tab, &l->key_node,
 		    registry_key_hash(ah, ih));
-		htab_insert(&reg->id_tab, &l->id_node, ih);
+		id_link(reg, l);
 		if (a->n == a->cap) {
 			a->cap = a->cap == 0 ? 4 : a->cap * 2;
 			a->leases = xreallocarray(a->leases, a->cap,
@@ -1118,7 +1087,7 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 	reg->counts[l->inst->status]--;
 	reg->size--;
 	htab_remove(&reg->lease_tab, &l->key_node);
-	htab_remove(&reg->id_tab, &l->id_node);
+	id_unlink(reg, l);
 	last = a->leases[a->n - 1];
 	a->leases[l->idx] = last;
 	last->idx = l->idx;
@@ -1314,18 +1283,16 @@ void
 registry_set_override(struct registry *reg, const char *id,
     enum instance_status st, int64_t now)
 {
-	struct hnode	*n;
+	struct id_group	*g;
 	struct lease	*l;
-	uint64_t	 h;
 
 	if (id == NULL || st == STATUS_UNKNOWN || (unsigned)st >= STATUS_COUNT)
 		return;
 	override_put(reg, id, st, now);
-	h = registry_hash(reg->seed, id, 0);
-	for (n = htab_first(&reg->id_tab, h); n != NULL; n = n->next) {
-		l = CONTAINER_OF(n, struct lease, id_node);
-		if (n->hash != h || strcmp(l->id, id) != 0 ||
-		    l->inst->overridden_status == st)
+	if ((g = id_group_find(reg, id)) == NULL)
+		return;
+	LIST_FOREACH(l, &g->leases, id_entry) {
+		if (l->inst->overridden_status == st)
 			continue;
 		l->inst->overridden_status = st;
 		registry_touch(reg, l->app);
@@ -1348,19 +1315,14 @@ registry_get(struct registry *reg, const char *app, const char *id,
 const struct instance *
 registry_find_id(struct registry *reg, const char *id, int64_t now)
 {
-	struct hnode	*n;
+	struct id_group	*g;
 	struct lease	*l;
-	uint64_t	 h;
 	int		 hide;
 
-	if (id == NULL)
+	if (id == NULL || (g = id_group_find(reg, id)) == NULL)
 		return (NULL);
 	hide = registry_lease_expiration_enabled(reg);
-	h = registry_hash(reg->seed, id, 0);
-	for (n = htab_first(&reg->id_tab, h); n != NULL; n = n->next) {
-		l = CONTAINER_OF(n, struct lease, id_node);
-		if (n->hash != h || strcmp(l->id, id) != 0)
-			continue;
+	LIST_FOREACH(l, &g->leases, id_entry) {
 		if (hide && lease_is_expired(l, 0, now))
 			continue;
 		return (l->inst);
@@ -1412,13 +1374,13 @@ registry_app_at(const struct registry *reg, size_t i)
 struct reg_app *
 registry_app_find(const struct registry *reg, const char *name)
 {
-	struct hnode	*n;
+	struct htab_node	*n;
 	struct reg_app	*a;
 	uint64_t	 h;
 
 	if (name == NULL)
 		return (NULL);
-	h = registry_hash(reg->seed, name, 1);
+	h = hash_str_upper(name);
 	for (n = htab_first(&reg->app_tab, h); n != NULL; n = n->next) {
 		if (n->hash != h)
 			continue;
@@ -1796,6 +1758,28 @@ const struct registry_stats *
 registry_stats(const struct registry *reg)
 {
 	return (&reg->stats);
+}
+
+/* Report the apps, (app, id), id, override and tombstone tables. */
+void
+registry_foreach_table(const struct registry *reg,
+    void (*cb)(const char *, const struct htab_stats *, void *), void *arg)
+{
+	static const char	*names[] = {
+		"registry_apps", "registry_leases", "registry_ids",
+		"registry_overrides", "registry_tombstones",
+	};
+	const struct htab	*t[] = {
+		&reg->app_tab, &reg->lease_tab, &reg->id_tab,
+		&reg->override_tab, &reg->tomb_tab,
+	};
+	struct htab_stats	 st;
+	size_t			 i;
+
+	for (i = 0; i < sizeof t / sizeof t[0]; i++) {
+		htab_stats(t[i], &st);
+		cb(names[i], &st, arg);
+	}
 }
 
 /* When (app, id) was cancelled, 0 if not within tombstone_ms. */

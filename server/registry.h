@@ -225,6 +225,12 @@ int		 registry_renew_threshold(const struct registry *);
 long		 registry_renews_last_min(const struct registry *);
 const struct registry_stats *registry_stats(const struct registry *);
 
+/* Each name-keyed table's size and longest chain, for /metrics. */
+struct htab_stats;
+void		 registry_foreach_table(const struct registry *,
+		     void (*)(const char *, const struct htab_stats *, void *),
+		     void *);
+
 /*
  * Tombstones: when (app, id) was cancelled, 0 if not within tombstone_ms.
  * Set by cancels (not evictions: a live peer may rightly bring an evicted

@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <check.h>
 
+#include "hash.h"
 #include "instance.h"
 #include "registry.h"
 
@@ -865,6 +867,97 @@ START_TEST(test_find_id)
 }
 END_TEST
 
+/* registry_foreach_table callback: keep the figures of the table named. */
+struct table_want {
+	const char		*name;
+	struct htab_stats	 st;
+	int			 found;
+};
+
+static void
+table_cb(const char *name, const struct htab_stats *st, void *arg)
+{
+	struct table_want	*w = arg;
+
+	if (strcmp(name, w->name) == 0) {
+		w->st = *st;
+		w->found = 1;
+	}
+}
+
+/* The stats of one registry table (fails the test if it is not listed). */
+static struct htab_stats
+table_stats(struct registry *reg, const char *name)
+{
+	struct table_want	w = { name, { 0, 0, 0 }, 0 };
+
+	registry_foreach_table(reg, table_cb, &w);
+	ck_assert_msg(w.found, "no table %s", name);
+	return (w.st);
+}
+
+/*
+ * One id in many apps is one id-index entry (it was one chain of all the
+ * leases, walked on every removal); lookups, overrides and eviction in
+ * random order keep working, and every table grew past its start size.
+ */
+START_TEST(test_shared_id_many_apps)
+{
+	struct registry		*reg;
+	struct htab_stats	 st;
+	const struct instance	*in;
+	char			 app[32];
+	int			 i, n = 5000;
+
+	cf.self_preservation = 0;
+	cf.renewal_percent_threshold = 0;
+	reg = registry_new(&cf, T0);
+	for (i = 0; i < n; i++) {
+		snprintf(app, sizeof app, "APP%d", i);
+		ck_assert_int_eq(registry_register(reg,
+		    mkinst(app, "shared", STATUS_UP, 1), 0, T0), REG_OK);
+	}
+	st = table_stats(reg, "registry_ids");
+	ck_assert_uint_eq(st.entries, 1);
+	st = table_stats(reg, "registry_apps");
+	ck_assert_uint_eq(st.entries, (size_t)n);
+	ck_assert_uint_ge(st.buckets, (size_t)n);
+	ck_assert_uint_le(st.longest, 12);
+	st = table_stats(reg, "registry_leases");
+	ck_assert_uint_ge(st.buckets, (size_t)n);
+	ck_assert_uint_le(st.longest, 12);
+	for (i = 0; i < n; i += 7) {
+		snprintf(app, sizeof app, "app%d", i);
+		in = registry_get(reg, app, "shared", T0);
+		ck_assert_ptr_nonnull(in);
+		ck_assert_int_eq(strcasecmp(in->app, app), 0);
+	}
+	registry_set_override(reg, "shared", STATUS_OUT_OF_SERVICE, T0);
+	for (i = 0; i < n; i++) {
+		snprintf(app, sizeof app, "APP%d", i);
+		in = registry_get(reg, app, "shared", T0);
+		ck_assert_int_eq(in->overridden_status, STATUS_OUT_OF_SERVICE);
+	}
+	/* Cancel a third from the middle, then evict the rest at random. */
+	for (i = n / 3; i < 2 * n / 3; i++) {
+		snprintf(app, sizeof app, "APP%d", i);
+		ck_assert_int_eq(registry_cancel(reg, app, "shared", 0, T0),
+		    REG_OK);
+	}
+	ck_assert_ptr_nonnull(registry_find_id(reg, "shared", T0));
+	ck_assert_int_eq(registry_evict(reg, T0 + 200000),
+	    n - (2 * n / 3 - n / 3));
+	ck_assert_uint_eq(registry_size(reg), 0);
+	ck_assert_ptr_null(registry_find_id(reg, "shared", T0 + 200000));
+	st = table_stats(reg, "registry_ids");
+	ck_assert_uint_eq(st.entries, 0);
+	st = table_stats(reg, "registry_apps");
+	ck_assert_uint_eq(st.entries, 0);
+	ck_assert_uint_lt(st.buckets, (size_t)n);	/* gave buckets back */
+	registry_free(reg);
+}
+END_TEST
+
 START_TEST(test_max_instances)
 {
 	struct registry	*reg;
@@ -1322,6 +1415,7 @@ registry_suite(void)
 	tcase_add_test(tc, test_threshold_follows_registrations);
 	tcase_add_test(tc, test_tombstones);
 	tcase_add_test(tc, test_find_id);
+	tcase_add_test(tc, test_shared_id_many_apps);
 	tcase_add_test(tc, test_max_instances);
 	tcase_add_test(tc, test_observers);
 	tcase_add_test(tc, test_stats);

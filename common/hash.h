@@ -1,0 +1,81 @@
+/*
+ * hash.h: the one string hash of the code base (SipHash-2-4) and the one
+ * chained hash table that uses it. Every table keyed by something a client
+ * chose (application names, instance ids, task keys) hashes with the
+ * process key, drawn from getrandom(2) once, so nobody outside the process
+ * can predict which names collide. Tables grow at load factor 1 and shrink
+ * below 1/8, so a chain stays short whatever the names are.
+ *
+ * hash_fixed() is the exception: a SipHash with a published constant key,
+ * for values that must agree between processes (the anti-entropy digest).
+ * Never use it for a table.
+ */
+#ifndef HASH_H
+#define HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HASH_KEY_LEN	16
+
+/* Incremental SipHash-2-4 state; feed bytes with hash_update(). */
+struct hash_state {
+	uint64_t	v[4];
+	uint64_t	tail;		/* pending bytes, little endian */
+	size_t		len;		/* bytes fed so far */
+};
+
+void		 hash_key_random(uint8_t key[HASH_KEY_LEN]);
+void		 hash_init(void);	/* random process key, once */
+void		 hash_set_key(const uint8_t key[HASH_KEY_LEN]);	/* tests */
+
+void		 hash_begin(struct hash_state *, const uint8_t key[HASH_KEY_LEN]);
+void		 hash_update(struct hash_state *, const void *, size_t);
+uint64_t	 hash_end(struct hash_state *);
+uint64_t	 hash_siphash(const uint8_t key[HASH_KEY_LEN], const void *,
+		     size_t);
+
+/* With the process key. _upper folds ASCII case (app names). */
+uint64_t	 hash_bytes(const void *, size_t);
+uint64_t	 hash_str(const char *);
+uint64_t	 hash_str_upper(const char *);
+
+/* Deterministic: the same in every process. Continues from h. */
+uint64_t	 hash_fixed(uint64_t h, const void *, size_t);
+
+/*
+ * An intrusive chained table: a node lives inside the object it indexes,
+ * the table never owns it. Callers walk a chain from htab_first() and
+ * compare hash and key themselves. The bucket count is a power of two.
+ */
+struct htab_node {
+	struct htab_node	*next;
+	uint64_t		 hash;
+};
+
+struct htab {
+	struct htab_node	**b;
+	size_t			  nb;
+	size_t			  n;
+	size_t			  min;	/* never shrink below */
+};
+
+/* Size, load and the longest chain, for /metrics and the tests. */
+struct htab_stats {
+	size_t	buckets;
+	size_t	entries;
+	size_t	longest;
+};
+
+void		 htab_init(struct htab *, size_t min_buckets);
+void		 htab_clear(struct htab *);	/* frees buckets, not nodes */
+void		 htab_insert(struct htab *, struct htab_node *, uint64_t);
+void		 htab_remove(struct htab *, struct htab_node *);
+struct htab_node *htab_first(const struct htab *, uint64_t);
+size_t		 htab_count(const struct htab *);
+/* Unlink every node drop() says 1 to; drop may free it. */
+void		 htab_sweep(struct htab *, int (*drop)(struct htab_node *,
+		     void *), void *);
+void		 htab_stats(const struct htab *, struct htab_stats *);
+
+#endif

@@ -1,0 +1,316 @@
+/*
+ * tests/unit/check_hash.c: the keyed string hash and the table (common/
+ * hash.c). SipHash-2-4 against the reference vectors of its authors (key
+ * 00..0f, message 00..len-1; the 15-byte one is the paper's appendix
+ * example), incremental feeding, process keys that differ between two
+ * processes, the fixed-key digest hash staying put when the process key
+ * changes, tables that grow and shrink with their load and keep finding
+ * everything, deletions during a sweep, and the name indexes of
+ * common/instance.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "hash.h"
+#include "instance.h"
+
+#define CONTAINER_OF(p, type, member) \
+	((type *)(void *)((char *)(p) - offsetof(type, member)))
+
+/* vectors_sip64[len] of the SipHash reference code, as little-endian bytes. */
+static const struct {
+	size_t	len;
+	uint8_t	out[8];
+} sip_vectors[] = {
+	{ 0,  { 0x31, 0x0e, 0x0e, 0xdd, 0x47, 0xdb, 0x6f, 0x72 } },
+	{ 1,  { 0xfd, 0x67, 0xdc, 0x93, 0xc5, 0x39, 0xf8, 0x74 } },
+	{ 7,  { 0x37, 0xd1, 0x01, 0x8b, 0xf5, 0x00, 0x02, 0xab } },
+	{ 8,  { 0x62, 0x24, 0x93, 0x9a, 0x79, 0xf5, 0xf5, 0x93 } },
+	{ 15, { 0xe5, 0x45, 0xbe, 0x49, 0x61, 0xca, 0x29, 0xa1 } },
+	{ 16, { 0xdb, 0x9b, 0xc2, 0x57, 0x7f, 0xcc, 0x2a, 0x3f } },
+	{ 63, { 0x72, 0x45, 0x06, 0xeb, 0x4c, 0x32, 0x8a, 0x95 } },
+};
+
+/* A test object in a table. */
+struct item {
+	struct htab_node	 node;
+	int			 v;
+};
+
+/* Bytes as the little-endian word SipHash outputs. */
+static uint64_t
+le64(const uint8_t b[8])
+{
+	uint64_t	w = 0;
+	int		i;
+
+	for (i = 7; i >= 0; i--)
+		w = (w << 8) | b[i];
+	return (w);
+}
+
+/* The vectors' key 00 01 .. 0f and message 00 01 .. 3f. */
+static void
+vector_inputs(uint8_t key[HASH_KEY_LEN], uint8_t msg[64])
+{
+	int	i;
+
+	for (i = 0; i < HASH_KEY_LEN; i++)
+		key[i] = (uint8_t)i;
+	for (i = 0; i < 64; i++)
+		msg[i] = (uint8_t)i;
+}
+
+START_TEST(test_siphash_vectors)
+{
+	uint8_t	key[HASH_KEY_LEN], msg[64];
+	size_t	i;
+
+	vector_inputs(key, msg);
+	/* The paper's example: 15 bytes, output a129ca6149be45e5. */
+	ck_assert_uint_eq(hash_siphash(key, msg, 15), 0xa129ca6149be45e5ULL);
+	for (i = 0; i < sizeof sip_vectors / sizeof sip_vectors[0]; i++)
+		ck_assert_msg(hash_siphash(key, msg, sip_vectors[i].len) ==
+		    le64(sip_vectors[i].out), "length %zu", sip_vectors[i].len);
+}
+END_TEST
+
+START_TEST(test_siphash_incremental)
+{
+	struct hash_state	st;
+	uint8_t			key[HASH_KEY_LEN], msg[64];
+	size_t			len, cut, cut2;
+
+	vector_inputs(key, msg);
+	for (len = 0; len <= 63; len++) {
+		for (cut = 0; cut <= len; cut++) {
+			cut2 = cut + (len - cut) / 2;
+			hash_begin(&st, key);
+			hash_update(&st, msg, cut);
+			hash_update(&st, msg + cut, cut2 - cut);
+			hash_update(&st, msg + cut2, len - cut2);
+			ck_assert_uint_eq(hash_end(&st),
+			    hash_siphash(key, msg, len));
+		}
+	}
+}
+END_TEST
+
+/* hash_str("heureka") as printed by a fresh copy of this program. */
+static uint64_t
+child_hash(void)
+{
+	FILE			*f;
+	unsigned long long	 v = 0;
+	char			 exe[4096], cmd[4200];
+	ssize_t			 n;
+
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	ck_assert_int_gt(n, 0);
+	exe[n] = '\0';
+	snprintf(cmd, sizeof cmd, "CHECK_HASH_PRINT=1 '%s'", exe);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fscanf(f, "%llx", &v), 1);
+	ck_assert_int_eq(pclose(f), 0);
+	return (v);
+}
+
+START_TEST(test_key_per_process)
+{
+	uint8_t		a[HASH_KEY_LEN], b[HASH_KEY_LEN];
+	uint64_t	h1, h2;
+
+	hash_key_random(a);
+	hash_key_random(b);
+	ck_assert(memcmp(a, b, sizeof a) != 0);
+	/* Two heurekad-like processes: hash_init() from getrandom each. */
+	h1 = child_hash();
+	h2 = child_hash();
+	ck_assert_msg(h1 != h2, "two processes hash alike: %llx",
+	    (unsigned long long)h1);
+}
+END_TEST
+
+START_TEST(test_set_key_and_fold)
+{
+	uint8_t		key[HASH_KEY_LEN], msg[64];
+	uint64_t	fixed, h1;
+
+	vector_inputs(key, msg);
+	fixed = hash_fixed(42, "APP", 3);
+	hash_set_key(key);
+	ck_assert_uint_eq(hash_str("abc"), hash_siphash(key, "abc", 3));
+	ck_assert_uint_eq(hash_bytes(msg, 15), 0xa129ca6149be45e5ULL);
+	ck_assert_uint_eq(hash_str_upper("MyApp"), hash_str("MYAPP"));
+	ck_assert_uint_ne(hash_str("MyApp"), hash_str("MYAPP"));
+	h1 = hash_str("abc");
+	key[0] ^= 1;
+	hash_set_key(key);
+	ck_assert_uint_ne(hash_str("abc"), h1);
+	/* The digest hash ignores the process key: peers must agree. */
+	ck_assert_uint_eq(hash_fixed(42, "APP", 3), fixed);
+	ck_assert_uint_ne(hash_fixed(43, "APP", 3), fixed);
+}
+END_TEST
+
+/* The item with value v, or NULL. */
+static struct item *
+find(const struct htab *t, int v)
+{
+	struct htab_node	*n;
+	uint64_t		 h = hash_bytes(&v, sizeof v);
+
+	for (n = htab_first(t, h); n != NULL; n = n->next) {
+		if (n->hash == h && CONTAINER_OF(n, struct item, node)->v == v)
+			return (CONTAINER_OF(n, struct item, node));
+	}
+	return (NULL);
+}
+
+/* htab_sweep callback: drop (and free) odd values. */
+static int
+drop_odd(struct htab_node *n, void *arg)
+{
+	struct item	*it = CONTAINER_OF(n, struct item, node);
+
+	(*(int *)arg)++;
+	if (it->v % 2 == 0)
+		return (0);
+	free(it);
+	return (1);
+}
+
+/* htab_sweep callback: drop everything. */
+static int
+drop_all(struct htab_node *n, void *arg)
+{
+	(void)arg;
+	free(CONTAINER_OF(n, struct item, node));
+	return (1);
+}
+
+START_TEST(test_table_grows_and_shrinks)
+{
+	struct htab		 t;
+	struct htab_stats	 st;
+	struct item		*it;
+	size_t			 nb0;
+	int			 i, n = 20000, seen = 0;
+
+	htab_init(&t, 16);
+	htab_stats(&t, &st);
+	nb0 = st.buckets;
+	ck_assert_uint_eq(nb0, 16);
+	for (i = 0; i < n; i++) {
+		it = calloc(1, sizeof *it);
+		it->v = i;
+		htab_insert(&t, &it->node, hash_bytes(&i, sizeof i));
+	}
+	htab_stats(&t, &st);
+	ck_assert_uint_eq(st.entries, (size_t)n);
+	ck_assert_uint_ge(st.buckets, (size_t)n);	/* load factor <= 1 */
+	ck_assert_uint_le(st.longest, 12);
+	for (i = 0; i < n; i++)
+		ck_assert_ptr_nonnull(find(&t, i));
+	ck_assert_ptr_null(find(&t, n));
+
+	/* Deleting during a sweep visits everything once. */
+	htab_sweep(&t, drop_odd, &seen);
+	ck_assert_int_eq(seen, n);
+	ck_assert_uint_eq(htab_count(&t), (size_t)n / 2);
+	for (i = 0; i < n; i++)
+		ck_assert(find(&t, i) != NULL ? i % 2 == 0 : i % 2 == 1);
+
+	/* Removing most of it gives buckets back, and lookups still work. */
+	for (i = 0; i < n - 200; i += 2) {
+		it = find(&t, i);
+		htab_remove(&t, &it->node);
+		free(it);
+	}
+	htab_stats(&t, &st);
+	ck_assert_uint_eq(st.entries, 100);
+	ck_assert_uint_lt(st.buckets, 8 * 100 + 1);
+	ck_assert_uint_ge(st.buckets, nb0);
+	for (i = n - 200; i < n; i += 2)
+		ck_assert_ptr_nonnull(find(&t, i));
+	htab_sweep(&t, drop_all, NULL);
+	ck_assert_uint_eq(htab_count(&t), 0);
+	htab_clear(&t);
+}
+END_TEST
+
+START_TEST(test_applications_index)
+{
+	struct applications	*as = applications_new();
+	struct application	*a;
+	char			 name[32];
+	int			 i, n = 3000;
+
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof name, "App%d", i);
+		applications_add(as, application_new(name));
+		if (i % 500 == 0)	/* build the index along the way */
+			ck_assert_ptr_nonnull(applications_find(as, name));
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof name, "aPP%d", i);
+		a = applications_find(as, name);
+		ck_assert_ptr_nonnull(a);
+		snprintf(name, sizeof name, "APP%d", i);
+		ck_assert_str_eq(a->name, name);
+	}
+	ck_assert_ptr_null(applications_find(as, "APP3000"));
+	for (i = 0; i < n; i += 3) {
+		snprintf(name, sizeof name, "app%d", i);
+		ck_assert_int_eq(applications_remove(as, name), 0);
+	}
+	ck_assert_int_eq(applications_remove(as, "app0"), -1);
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof name, "APP%d", i);
+		ck_assert((applications_find(as, name) == NULL) ==
+		    (i % 3 == 0));
+	}
+	applications_free(as);
+}
+END_TEST
+
+/* The check suite. */
+static Suite *
+hash_suite(void)
+{
+	Suite	*s = suite_create("hash");
+	TCase	*tc = tcase_create("core");
+
+	tcase_add_test(tc, test_siphash_vectors);
+	tcase_add_test(tc, test_siphash_incremental);
+	tcase_add_test(tc, test_key_per_process);
+	tcase_add_test(tc, test_set_key_and_fold);
+	tcase_add_test(tc, test_table_grows_and_shrinks);
+	tcase_add_test(tc, test_applications_index);
+	suite_add_tcase(s, tc);
+	return (s);
+}
+
+/* Run the suite; with CHECK_HASH_PRINT set, print one keyed hash instead. */
+int
+main(void)
+{
+	SRunner	*sr;
+	int	 failed;
+
+	if (getenv("CHECK_HASH_PRINT") != NULL) {
+		hash_init();
+		printf("%llx\n", (unsigned long long)hash_str("heureka"));
+		return (0);
+	}
+	sr = srunner_create(hash_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+}
