@@ -35,7 +35,7 @@ for ms in $PAUSE_MS; do
 	fb=$(cl_peer "$B" "$PC" 'p["failures"]')
 	kill -STOP "$HK_PID_C"
 	t0=$(cl_now_ms)
-	cl_churn "$d" "$PAUSE_CHURN" "$A" "$B"
+	cl_churn "$d" "p$ms" "$PAUSE_CHURN" "$A" "$B"
 	# A pause is a span of time: nothing to await but the clock.
 	while [ $(($(cl_now_ms) - t0)) -lt "$ms" ]; do
 		sleep 0.2

@@ -19,9 +19,10 @@
 #	cl_bulk BASE register|heartbeat APP PREFIX N
 #	                           N registrations/heartbeats over keep-alive
 #	cl_now_ms                  wall clock in ms
-#	cl_churn DIR N BASE...     register N instances of CHURN on the BASEs
+#	cl_churn DIR PREFIX N BASE...  register N instances of CHURN on the BASEs
 #	                           in turn, cancel 2 of 3 (through the same or
 #	                           the next node); ids in DIR/cancelled, DIR/kept
+#	cl_churned DIR N           succeeds once that churn did N instances
 #	cl_drained BASE...         succeeds if no node has anything queued for
 #	                           or in flight to any peer
 #	cl_settle SECS BASE...     wait until drained, then until every node
@@ -236,21 +237,22 @@ cl_eq()
 	[ "$("$@")" = "$want" ]
 }
 
-# Churn: register N instances of app CHURN (lastDirtyTimestamp now), in
+# Churn: register N instances PREFIX-i of app CHURN (lastDirtyTimestamp now), in
 # turn on each BASE given, and cancel two of every three again: one
 # through the node it was registered on, one through the next node (which
 # is first polled until it holds the instance, as a client failing over
 # would find it). With two nodes, cancels therefore cross in both
 # directions. Writes the ids cancelled to DIR/cancelled and those left
-# registered to DIR/kept. Everything replicates through the nodes' own
-# peer queues.
+# registered to DIR/kept, and after each instance the number done so far
+# to DIR/progress (for a churn run in the background). Everything
+# replicates through the nodes' own peer queues.
 cl_churn()
 {
-	local dir=$1 n=$2
-	shift 2
-	"$HK_PYTHON" - "$dir" "$n" "$@" <<'PY' || fail "cl_churn $*"
-import http.client, json, sys, time, urllib.parse
-d, n, bases = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+	local dir=$1 prefix=$2 n=$3
+	shift 3
+	"$HK_PYTHON" - "$dir" "$prefix" "$n" "$@" <<'PY' || fail "cl_churn $*"
+import http.client, json, os, sys, time, urllib.parse
+d, prefix, n, bases = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 def conn(base):
     u = urllib.parse.urlparse(base)
     return [u.hostname, u.port, u.path, None]
@@ -267,10 +269,13 @@ def req(c, method, path, body=None, hdr={}):
             c[3].close()
             c[3] = None
     sys.exit("%s %s: no answer" % (method, path))
+def progress(k):
+    open(d + "/progress.tmp", "w").write("%d\n" % k)
+    os.replace(d + "/progress.tmp", d + "/progress")
 cs = [conn(b) for b in bases]
 cancelled, kept = [], []
 for i in range(n):
-    iid = "churn-%d" % i
+    iid = "%s-%d" % (prefix, i)
     now = int(time.time() * 1000)
     body = json.dumps({"instance": {
         "instanceId": iid, "hostName": iid + ".example", "app": "CHURN",
@@ -287,6 +292,7 @@ for i in range(n):
         sys.exit("register %s: HTTP %d" % (iid, st))
     if i % 3 == 2:
         kept.append(iid)
+        progress(i + 1)
         continue
     c = cs[(i + i % 3) % len(cs)]
     t0 = time.monotonic()
@@ -298,9 +304,16 @@ for i in range(n):
             sys.exit("cancel %s: HTTP %d" % (iid, st))
         time.sleep(0.005)
     cancelled.append(iid)
+    progress(i + 1)
 open(d + "/cancelled", "w").write("".join(x + "\n" for x in cancelled))
 open(d + "/kept", "w").write("".join(x + "\n" for x in kept))
 PY
+}
+
+# Succeeds once the churn writing to DIR has done at least N instances.
+cl_churned()
+{
+	[ "$(cat "$1/progress" 2>/dev/null || echo 0)" -ge "$2" ]
 }
 
 # Succeeds when no node has a task queued for, or a batch in flight to,
