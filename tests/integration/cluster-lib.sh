@@ -19,6 +19,8 @@
 #	cl_bulk BASE register|heartbeat APP PREFIX N
 #	                           N registrations/heartbeats over keep-alive
 #	cl_now_ms                  wall clock in ms
+#	cl_eq WANT CMD...          is CMD's output WANT? (for wait_until)
+#	cl_ge MIN CMD...           is CMD's output a number >= MIN?
 #	cl_churn DIR PREFIX N BASE...  register N instances of CHURN on the BASEs
 #	                           in turn, cancel 2 of 3 (through the same or
 #	                           the next node); ids in DIR/cancelled, DIR/kept
@@ -226,6 +228,15 @@ for i in range(n):
     times.append((time.monotonic() - t0) * 1000)
 print("mean %.1f ms, worst %.1f ms" % (sum(times) / len(times), max(times)))
 PY
+}
+
+# Is the output of CMD... a number of at least MIN? (for wait_until)
+cl_ge()
+{
+	local min=$1 v
+	shift
+	v=$("$@") || return 1
+	[ "$v" -ge "$min" ]
 }
 
 # Does the output of CMD... equal WANT? For wait_until, which must re-run
