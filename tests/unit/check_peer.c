@@ -15,6 +15,7 @@
 #include "peer.h"
 #include "registry.h"
 #include "xmalloc.h"
+#include "testutil.h"
 
 #define T0	1000000
 
@@ -488,7 +489,7 @@ reg_add(struct registry *reg, const char *app, const char *id, int64_t dirty,
 	in->has_lease = 1;
 	in->lease.renewal_interval_secs = 30;
 	in->lease.duration_secs = 90;
-	ck_assert_int_eq(registry_register(reg, in, 1, now), REG_OK);
+	ck_assert_int_eq(registry_register(reg, in, 1, TM(now)), REG_OK);
 }
 
 START_TEST(test_digest_order_independent)

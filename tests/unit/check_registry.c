@@ -14,6 +14,7 @@
 
 #include "instance.h"
 #include "registry.h"
+#include "testutil.h"
 
 #define T0	1700000000000LL
 
@@ -53,7 +54,7 @@ fill_registry(struct registry *reg, int n, int64_t now)
 	for (i = 0; i < n; i++) {
 		snprintf(id, sizeof id, "i%d", i);
 		ck_assert_int_eq(registry_register(reg,
-		    mkinst("APP", id, STATUS_UP, 1), 0, now), REG_OK);
+		    mkinst("APP", id, STATUS_UP, 1), 0, TM(now)), REG_OK);
 	}
 }
 
@@ -85,7 +86,7 @@ START_TEST(test_register_renew_cancel)
 	const struct instance	*in;
 
 	ck_assert_int_eq(registry_register(reg, mkinst("app", "i1", STATUS_UP,
-	    5), 0, T0), REG_OK);
+	    5), 0, TM(T0)), REG_OK);
 	ck_assert_uint_eq(registry_size(reg), 1);
 	ck_assert_uint_eq(registry_app_count(reg), 1);
 	ck_assert_str_eq(reg_app_name(registry_app_at(reg, 0)), "APP");
@@ -106,35 +107,35 @@ START_TEST(test_register_renew_cancel)
 	ck_assert_int_eq(in->is_coordinating, 0);
 
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN,
-	    0, T0 + 30000, NULL), REG_OK);
+	    0, TM(T0 + 30000), NULL), REG_OK);
 	/* Shown as Eureka does: last renewal + duration. */
 	ck_assert_int_eq(in->lease.last_renewal_ts, T0 + 30000 + 90000);
 	ck_assert_int_eq(in->lease.registration_ts, T0);
 
 	ck_assert_int_eq(registry_renew(reg, "APP", "nope", -1,
-	    STATUS_UNKNOWN, 0, T0, NULL), REG_NOT_FOUND);
+	    STATUS_UNKNOWN, 0, TM(T0), NULL), REG_NOT_FOUND);
 	ck_assert_int_eq(registry_renew(reg, "OTHER", "i1", -1,
-	    STATUS_UNKNOWN, 0, T0, NULL), REG_NOT_FOUND);
-	ck_assert_int_eq(registry_cancel(reg, "APP", "i1", 0, T0 + 40000),
+	    STATUS_UNKNOWN, 0, TM(T0), NULL), REG_NOT_FOUND);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "i1", 0, TM(T0 + 40000), -1),
 	    REG_OK);
-	ck_assert_int_eq(registry_cancel(reg, "APP", "i1", 0, T0 + 40000),
+	ck_assert_int_eq(registry_cancel(reg, "APP", "i1", 0, TM(T0 + 40000), -1),
 	    REG_NOT_FOUND);
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN,
-	    0, T0 + 40000, NULL), REG_NOT_FOUND);
+	    0, TM(T0 + 40000), NULL), REG_NOT_FOUND);
 	ck_assert_ptr_null(registry_get(reg, "APP", "i1", T0 + 40000));
 	ck_assert_uint_eq(registry_size(reg), 0);
 	ck_assert_uint_eq(registry_app_count(reg), 0);
 	ck_assert_ptr_null(registry_app_find(reg, "APP"));
 	ck_assert_int_eq(registry_status_update(reg, "APP", "i1",
-	    STATUS_DOWN, 0, 0, T0), REG_NOT_FOUND);
+	    STATUS_DOWN, 0, 0, TM(T0), -1), REG_NOT_FOUND);
 	ck_assert_int_eq(registry_delete_override(reg, "APP", "i1",
-	    STATUS_UNKNOWN, 0, 0, T0), REG_NOT_FOUND);
+	    STATUS_UNKNOWN, 0, 0, TM(T0), -1), REG_NOT_FOUND);
 
 	/* Bad input is refused, not crashed on. */
 	ck_assert_int_eq(registry_register(reg, mkinst("A/B", "x", STATUS_UP,
-	    0), 0, T0), REG_INVALID);
-	ck_assert_int_eq(registry_register(reg, NULL, 0, T0), REG_INVALID);
-	ck_assert_int_eq(registry_cancel(reg, NULL, "x", 0, T0), REG_INVALID);
+	    0), 0, TM(T0)), REG_INVALID);
+	ck_assert_int_eq(registry_register(reg, NULL, 0, TM(T0)), REG_INVALID);
+	ck_assert_int_eq(registry_cancel(reg, NULL, "x", 0, TM(T0), -1), REG_INVALID);
 	registry_free(reg);
 }
 END_TEST
@@ -148,13 +149,13 @@ START_TEST(test_reregister_older_dirty)
 
 	in = mkinst("APP", "i1", STATUS_UP, 200);
 	kvlist_set(&in->metadata, "k", "v1");
-	registry_register(reg, in, 0, T0);
+	registry_register(reg, in, 0, TM(T0));
 	registry_purge_deltas(reg, T0 + 200000);
 	ck_assert_uint_eq(registry_delta_size(reg), 0);
 
 	in = mkinst("APP", "i1", STATUS_UP, 100);
 	kvlist_set(&in->metadata, "k", "v2");
-	ck_assert_int_eq(registry_register(reg, in, 1, T0 + 5000), REG_OK);
+	ck_assert_int_eq(registry_register(reg, in, 1, TM(T0 + 5000)), REG_OK);
 	got = registry_get(reg, "APP", "i1", T0 + 5000);
 	ck_assert_str_eq(kvlist_get(&got->metadata, "k"), "v1");
 	ck_assert_int_eq(got->last_dirty_ts, 200);
@@ -171,7 +172,7 @@ START_TEST(test_reregister_older_dirty)
 	/* Equal or newer: the incoming copy replaces the stored one. */
 	in = mkinst("APP", "i1", STATUS_UP, 200);
 	kvlist_set(&in->metadata, "k", "v3");
-	registry_register(reg, in, 0, T0 + 6000);
+	registry_register(reg, in, 0, TM(T0 + 6000));
 	got = registry_get(reg, "APP", "i1", T0 + 6000);
 	ck_assert_str_eq(kvlist_get(&got->metadata, "k"), "v3");
 	registry_free(reg);
@@ -183,29 +184,29 @@ START_TEST(test_renew_dirty_timestamps)
 	struct registry		*reg = registry_new(&cf, T0);
 	const struct instance	*conflict = NULL, *stored;
 
-	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 100), 0, T0);
+	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 100), 0, TM(T0));
 	stored = registry_get(reg, "APP", "i1", T0);
 
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 100, STATUS_UNKNOWN,
-	    1, T0 + 1000, &conflict), REG_OK);
+	    1, TM(T0 + 1000), &conflict), REG_OK);
 	ck_assert_ptr_null(conflict);
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 200, STATUS_UNKNOWN,
-	    0, T0 + 2000, &conflict), REG_NOT_FOUND);
+	    0, TM(T0 + 2000), &conflict), REG_NOT_FOUND);
 	/* The lease was renewed before the comparison. */
 	ck_assert_int_eq(stored->lease.last_renewal_ts, T0 + 2000 + 90000);
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 200, STATUS_UNKNOWN,
-	    1, T0 + 2000, &conflict), REG_NOT_FOUND);
+	    1, TM(T0 + 2000), &conflict), REG_NOT_FOUND);
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 50, STATUS_UNKNOWN,
-	    1, T0 + 3000, &conflict), REG_CONFLICT);
+	    1, TM(T0 + 3000), &conflict), REG_CONFLICT);
 	ck_assert_ptr_eq(conflict, stored);
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 50, STATUS_UNKNOWN,
-	    0, T0 + 3000, &conflict), REG_OK);
+	    0, TM(T0 + 3000), &conflict), REG_OK);
 	ck_assert_ptr_null(conflict);
 
 	/* Newer + replicated + override: the override is stored. */
 	ck_assert_int_eq(registry_override(reg, "i1", T0), STATUS_UNKNOWN);
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 300,
-	    STATUS_OUT_OF_SERVICE, 1, T0 + 4000, NULL), REG_NOT_FOUND);
+	    STATUS_OUT_OF_SERVICE, 1, TM(T0 + 4000), NULL), REG_NOT_FOUND);
 	ck_assert_int_eq(registry_override(reg, "i1", T0 + 4000),
 	    STATUS_OUT_OF_SERVICE);
 	ck_assert_int_eq(stored->overridden_status, STATUS_OUT_OF_SERVICE);
@@ -214,9 +215,9 @@ START_TEST(test_renew_dirty_timestamps)
 	cf.sync_when_timestamp_differs = 0;
 	registry_free(reg);
 	reg = registry_new(&cf, T0);
-	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 100), 0, T0);
+	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 100), 0, TM(T0));
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 200, STATUS_UNKNOWN,
-	    1, T0 + 1000, NULL), REG_OK);
+	    1, TM(T0 + 1000), NULL), REG_OK);
 	registry_free(reg);
 }
 END_TEST
@@ -228,18 +229,18 @@ START_TEST(test_override_lifecycle)
 	struct applications	*d;
 	uint64_t		 gen;
 
-	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 10), 0, T0);
+	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 10), 0, TM(T0));
 	in = registry_get(reg, "APP", "i1", T0);
 
 	/* Equal to the current status: OK, but no override, no change. */
 	gen = registry_gen(reg);
 	ck_assert_int_eq(registry_status_update(reg, "APP", "i1", STATUS_UP,
-	    0, 0, T0 + 1), REG_OK);
+	    0, 0, TM(T0 + 1), -1), REG_OK);
 	ck_assert_int_eq(registry_override(reg, "i1", T0 + 1), STATUS_UNKNOWN);
 	ck_assert_uint_eq(registry_gen(reg), gen);
 
 	ck_assert_int_eq(registry_status_update(reg, "APP", "i1",
-	    STATUS_OUT_OF_SERVICE, 50, 0, T0 + 1000), REG_OK);
+	    STATUS_OUT_OF_SERVICE, 50, 0, TM(T0 + 1000), -1), REG_OK);
 	ck_assert_int_eq(in->status, STATUS_OUT_OF_SERVICE);
 	ck_assert_int_eq(in->overridden_status, STATUS_OUT_OF_SERVICE);
 	ck_assert_int_eq(in->action_type, ACTION_MODIFIED);
@@ -252,19 +253,19 @@ START_TEST(test_override_lifecycle)
 
 	/* Renew keeps it. */
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN,
-	    0, T0 + 2000, NULL), REG_OK);
+	    0, TM(T0 + 2000), NULL), REG_OK);
 	ck_assert_int_eq(in->status, STATUS_OUT_OF_SERVICE);
 
 	/* The client re-registers UP: the override still wins. */
 	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 60), 0,
-	    T0 + 3000);
+	    TM(T0 + 3000));
 	in = registry_get(reg, "APP", "i1", T0 + 3000);
 	ck_assert_int_eq(in->status, STATUS_OUT_OF_SERVICE);
 	ck_assert_int_eq(in->overridden_status, STATUS_OUT_OF_SERVICE);
 
 	/* Deleting without a value leaves UNKNOWN; the next renew is 404. */
 	ck_assert_int_eq(registry_delete_override(reg, "APP", "i1",
-	    STATUS_UNKNOWN, 0, 0, T0 + 4000), REG_OK);
+	    STATUS_UNKNOWN, 0, 0, TM(T0 + 4000), -1), REG_OK);
 	ck_assert_int_eq(in->status, STATUS_UNKNOWN);
 	ck_assert_int_eq(in->overridden_status, STATUS_UNKNOWN);
 	ck_assert_int_eq(in->action_type, ACTION_MODIFIED);
@@ -276,22 +277,22 @@ START_TEST(test_override_lifecycle)
 	    ACTION_MODIFIED);
 	applications_free(d);
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN,
-	    0, T0 + 5000, NULL), REG_NOT_FOUND);
+	    0, TM(T0 + 5000), NULL), REG_NOT_FOUND);
 	ck_assert_uint_eq(registry_stats(reg)->renewals_not_found, 1);
 
 	/* Delete with no override present: OK, nothing changes. */
 	gen = registry_gen(reg);
 	ck_assert_int_eq(registry_delete_override(reg, "APP", "i1",
-	    STATUS_UP, 0, 0, T0 + 6000), REG_OK);
+	    STATUS_UP, 0, 0, TM(T0 + 6000), -1), REG_OK);
 	ck_assert_int_eq(in->status, STATUS_UNKNOWN);
 	ck_assert_uint_eq(registry_gen(reg), gen);
 
 	/* Re-registering UP fixes it. */
 	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 70), 0,
-	    T0 + 7000);
+	    TM(T0 + 7000));
 	ck_assert(hash_is(reg, "UP_1_"));
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN,
-	    0, T0 + 8000, NULL), REG_OK);
+	    0, TM(T0 + 8000), NULL), REG_OK);
 	registry_free(reg);
 }
 END_TEST
@@ -305,7 +306,7 @@ START_TEST(test_override_from_peer_and_register)
 	/* A registrant carrying an override stores it (not yet in the map). */
 	in = mkinst("APP", "i1", STATUS_UP, 10);
 	in->overridden_status = STATUS_OUT_OF_SERVICE;
-	registry_register(reg, in, 1, T0);
+	registry_register(reg, in, 1, TM(T0));
 	got = registry_get(reg, "APP", "i1", T0);
 	ck_assert_int_eq(got->status, STATUS_OUT_OF_SERVICE);
 	ck_assert_int_eq(registry_override(reg, "i1", T0),
@@ -313,23 +314,23 @@ START_TEST(test_override_from_peer_and_register)
 
 	/* DOWN from the instance is trusted over the override (rule 1). */
 	registry_register(reg, mkinst("APP", "i1", STATUS_DOWN, 20), 0,
-	    T0 + 1);
+	    TM(T0 + 1));
 	got = registry_get(reg, "APP", "i1", T0 + 1);
 	ck_assert_int_eq(got->status, STATUS_DOWN);
 
 	/* A peer override then a heartbeat: silent rewrite, gen bumped. */
-	registry_register(reg, mkinst("APP", "i2", STATUS_UP, 10), 0, T0);
+	registry_register(reg, mkinst("APP", "i2", STATUS_UP, 10), 0, TM(T0));
 	registry_set_override(reg, "i2", STATUS_DOWN, T0);
 	got = registry_get(reg, "APP", "i2", T0);
 	ck_assert_int_eq(got->overridden_status, STATUS_DOWN);
 	ck_assert_int_eq(got->status, STATUS_UP);
 	ck_assert_int_eq(registry_renew(reg, "APP", "i2", -1, STATUS_UNKNOWN,
-	    0, T0 + 10, NULL), REG_OK);
+	    0, TM(T0 + 10), NULL), REG_OK);
 	ck_assert_int_eq(got->status, STATUS_DOWN);
 	ck_assert(hash_is(reg, "DOWN_2_"));
 
 	/* Cancel removes the override for the id. */
-	registry_cancel(reg, "APP", "i2", 0, T0 + 20);
+	registry_cancel(reg, "APP", "i2", 0, TM(T0 + 20), -1);
 	ck_assert_int_eq(registry_override(reg, "i2", T0 + 20),
 	    STATUS_UNKNOWN);
 	registry_free(reg);
@@ -410,15 +411,15 @@ START_TEST(test_metadata_update)
 	char			 key[16];
 	int			 i;
 
-	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 10), 0, T0);
-	registry_status_update(reg, "APP", "i1", STATUS_DOWN, 0, 0, T0 + 1);
+	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 10), 0, TM(T0));
+	registry_status_update(reg, "APP", "i1", STATUS_DOWN, 0, 0, TM(T0 + 1), -1);
 	registry_add_observer(reg, log_cb, &lg);
 	gen = registry_gen(reg);
 	agen = reg_app_gen(registry_app_find(reg, "APP"));
 	kvlist_set(&kv, "zone", "a");
 	kvlist_set(&kv, "ver", "2");
 	ck_assert_int_eq(registry_update_metadata(reg, "APP", "i1", &kv,
-	    T0 + 1000), REG_OK);
+	    TM(T0 + 1000)), REG_OK);
 	in = registry_get(reg, "APP", "i1", T0 + 1000);
 	ck_assert_str_eq(kvlist_get(&in->metadata, "zone"), "a");
 	ck_assert_str_eq(kvlist_get(&in->metadata, "ver"), "2");
@@ -440,7 +441,7 @@ START_TEST(test_metadata_update)
 	applications_free(d);
 
 	ck_assert_int_eq(registry_update_metadata(reg, "APP", "nope", &kv,
-	    T0), REG_NOT_FOUND);
+	    TM(T0)), REG_NOT_FOUND);
 	kvlist_clear(&kv);
 
 	/* Past the metadata bound: refused, nothing merged. */
@@ -450,7 +451,7 @@ START_TEST(test_metadata_update)
 	}
 	gen = registry_gen(reg);
 	ck_assert_int_eq(registry_update_metadata(reg, "APP", "i1", &kv,
-	    T0 + 2000), REG_INVALID);
+	    TM(T0 + 2000)), REG_INVALID);
 	ck_assert_uint_eq(in->metadata.n, 2);
 	ck_assert_uint_eq(registry_gen(reg), gen);
 	kvlist_clear(&kv);
@@ -467,13 +468,13 @@ START_TEST(test_heartbeat_keeps_gen)
 	gen = registry_gen(reg);
 	agen = reg_app_gen(registry_app_at(reg, 0));
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN,
-	    0, T0 + 30000, NULL), REG_OK);
+	    0, TM(T0 + 30000), NULL), REG_OK);
 	ck_assert_int_eq(registry_renew(reg, "APP", "i2", -1, STATUS_UNKNOWN,
-	    1, T0 + 30000, NULL), REG_OK);
+	    1, TM(T0 + 30000), NULL), REG_OK);
 	ck_assert_uint_eq(registry_gen(reg), gen);
 	ck_assert_uint_eq(reg_app_gen(registry_app_at(reg, 0)), agen);
 	ck_assert_uint_eq(registry_delta_size(reg), 3);
-	registry_cancel(reg, "APP", "i0", 0, T0 + 31000);
+	registry_cancel(reg, "APP", "i0", 0, TM(T0 + 31000), -1);
 	ck_assert_uint_gt(registry_gen(reg), gen);
 	registry_free(reg);
 }
@@ -485,10 +486,10 @@ START_TEST(test_delta_order_dedupe_retention)
 	struct applications	*d;
 	const struct instance	*x;
 
-	registry_register(reg, mkinst("A1", "i1", STATUS_UP, 1), 0, T0);
-	registry_register(reg, mkinst("A2", "i2", STATUS_UP, 1), 0, T0 + 1);
-	registry_register(reg, mkinst("A1", "i3", STATUS_UP, 1), 0, T0 + 2);
-	registry_status_update(reg, "A1", "i1", STATUS_DOWN, 0, 0, T0 + 3);
+	registry_register(reg, mkinst("A1", "i1", STATUS_UP, 1), 0, TM(T0));
+	registry_register(reg, mkinst("A2", "i2", STATUS_UP, 1), 0, TM(T0 + 1));
+	registry_register(reg, mkinst("A1", "i3", STATUS_UP, 1), 0, TM(T0 + 2));
+	registry_status_update(reg, "A1", "i1", STATUS_DOWN, 0, 0, TM(T0 + 3), -1);
 	ck_assert_uint_eq(registry_delta_size(reg), 4);
 
 	d = registry_delta(reg, T0 + 3);
@@ -508,7 +509,7 @@ START_TEST(test_delta_order_dedupe_retention)
 	applications_free(d);
 
 	/* A cancelled lease stays, DELETED, with its eviction time. */
-	registry_cancel(reg, "A2", "i2", 0, T0 + 10);
+	registry_cancel(reg, "A2", "i2", 0, TM(T0 + 10), -1);
 	d = registry_delta(reg, T0 + 10);
 	x = snap_find(d, "A2", "i2");
 	ck_assert_ptr_nonnull(x);
@@ -519,7 +520,7 @@ START_TEST(test_delta_order_dedupe_retention)
 	applications_free(d);
 
 	/* Cancel then register again: one entry, ADDED. */
-	registry_register(reg, mkinst("A2", "i2", STATUS_UP, 2), 0, T0 + 20);
+	registry_register(reg, mkinst("A2", "i2", STATUS_UP, 2), 0, TM(T0 + 20));
 	d = registry_delta(reg, T0 + 20);
 	ck_assert_uint_eq(applications_count(d), 3);
 	x = snap_find(d, "A2", "i2");
@@ -547,19 +548,19 @@ START_TEST(test_hashcode_each_change)
 	size_t		 counts[STATUS_COUNT];
 
 	ck_assert(hash_is(reg, ""));
-	registry_register(reg, mkinst("A", "1", STATUS_UP, 1), 0, T0);
+	registry_register(reg, mkinst("A", "1", STATUS_UP, 1), 0, TM(T0));
 	ck_assert(hash_is(reg, "UP_1_"));
-	registry_register(reg, mkinst("A", "2", STATUS_DOWN, 1), 0, T0);
+	registry_register(reg, mkinst("A", "2", STATUS_DOWN, 1), 0, TM(T0));
 	ck_assert(hash_is(reg, "DOWN_1_UP_1_"));
-	registry_register(reg, mkinst("B", "3", STATUS_STARTING, 1), 0, T0);
+	registry_register(reg, mkinst("B", "3", STATUS_STARTING, 1), 0, TM(T0));
 	ck_assert(hash_is(reg, "DOWN_1_STARTING_1_UP_1_"));
-	registry_status_update(reg, "A", "1", STATUS_OUT_OF_SERVICE, 0, 0, T0);
+	registry_status_update(reg, "A", "1", STATUS_OUT_OF_SERVICE, 0, 0, TM(T0), -1);
 	ck_assert(hash_is(reg, "DOWN_1_OUT_OF_SERVICE_1_STARTING_1_"));
-	registry_register(reg, mkinst("B", "3", STATUS_UP, 2), 0, T0);
+	registry_register(reg, mkinst("B", "3", STATUS_UP, 2), 0, TM(T0));
 	ck_assert(hash_is(reg, "DOWN_1_OUT_OF_SERVICE_1_UP_1_"));
-	registry_cancel(reg, "A", "2", 0, T0);
+	registry_cancel(reg, "A", "2", 0, TM(T0), -1);
 	ck_assert(hash_is(reg, "OUT_OF_SERVICE_1_UP_1_"));
-	registry_delete_override(reg, "A", "1", STATUS_UP, 0, 0, T0);
+	registry_delete_override(reg, "A", "1", STATUS_UP, 0, 0, TM(T0), -1);
 	ck_assert(hash_is(reg, "UP_2_"));
 	registry_status_counts(reg, counts);
 	ck_assert_uint_eq(counts[STATUS_UP], 2);
@@ -577,13 +578,13 @@ START_TEST(test_vip_exact_match)
 	in = mkinst("A", "1", STATUS_UP, 1);
 	in->vip_address = strdup("alpha,beta,gamma");
 	in->secure_vip_address = strdup("sec");
-	registry_register(reg, in, 0, T0);
+	registry_register(reg, in, 0, TM(T0));
 	in = mkinst("B", "2", STATUS_UP, 1);
 	in->vip_address = strdup("beta");
-	registry_register(reg, in, 0, T0);
+	registry_register(reg, in, 0, TM(T0));
 	in = mkinst("B", "3", STATUS_DOWN, 1);
 	in->vip_address = strdup("Beta");
-	registry_register(reg, in, 0, T0);
+	registry_register(reg, in, 0, TM(T0));
 
 	as = registry_vip(reg, "beta", 0);
 	ck_assert_int_eq(as->versions_delta, -1);
@@ -628,30 +629,30 @@ START_TEST(test_expiry_after_duration)
 	cf.self_preservation = 0;
 	reg = registry_new(&cf, T0);
 	ck_assert(registry_lease_expiration_enabled(reg));
-	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 1), 0, T0);
-	registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN, 0, T0 + 10000,
+	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 1), 0, TM(T0));
+	registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN, 0, TM(T0 + 10000),
 	    NULL);
 	in = registry_get(reg, "APP", "i1", T0 + 100000);
 	ck_assert_ptr_nonnull(in);
 	ck_assert(!registry_lease_expired(in, 0, T0 + 100000));
 	ck_assert(registry_lease_expired(in, 0, T0 + 100001));
 	ck_assert(!registry_lease_expired(in, 1, T0 + 100001));
-	ck_assert_int_eq(registry_evict(reg, T0 + 100000), 0);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 100000)), 0);
 	/* Hidden once expired, though not yet evicted. */
 	ck_assert_ptr_null(registry_get(reg, "APP", "i1", T0 + 100001));
 	ck_assert_ptr_null(registry_find_id(reg, "i1", T0 + 100001));
 	ck_assert_int_eq(registry_status_update(reg, "APP", "i1",
-	    STATUS_DOWN, 0, 0, T0 + 100001), REG_NOT_FOUND);
+	    STATUS_DOWN, 0, 0, TM(T0 + 100001), -1), REG_NOT_FOUND);
 	ck_assert_uint_eq(registry_size(reg), 1);
 	/* Eureka would wait 2 x duration after a renewal; we do not. */
-	ck_assert_int_eq(registry_evict(reg, T0 + 100001), 1);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 100001)), 1);
 	ck_assert_uint_eq(registry_size(reg), 0);
 	ck_assert_uint_eq(registry_stats(reg)->evictions, 1);
 
 	/* Never renewed: duration after registration, from leaseInfo. */
 	x = mkinst("APP", "i2", STATUS_UP, 1);
 	x->lease.duration_secs = 10;
-	registry_register(reg, x, 0, T0);
+	registry_register(reg, x, 0, TM(T0));
 	ck_assert_ptr_nonnull(registry_get(reg, "APP", "i2", T0 + 10000));
 	ck_assert_ptr_null(registry_get(reg, "APP", "i2", T0 + 10001));
 	registry_free(reg);
@@ -677,7 +678,7 @@ START_TEST(test_selfpreserve_blocks_eviction)
 
 	fill_registry(reg, 10, T0);		/* 10 leases renewed at T0 */
 	ck_assert_int_eq(registry_renews_last_min(reg), 0);
-	ck_assert_int_eq(registry_evict(reg, T0 + 91000), 0);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 91000)), 0);
 	ck_assert(!registry_lease_expiration_enabled(reg));
 	ck_assert(registry_is_below_threshold(reg));
 	ck_assert_uint_eq(registry_size(reg), 10);
@@ -701,7 +702,7 @@ START_TEST(test_eviction_allowed_above_threshold)
 		for (i = 0; i < 10; i++) {
 			snprintf(id, sizeof id, "i%d", i);
 			ck_assert_int_eq(registry_renew(reg, "APP", id, -1,
-			    STATUS_UNKNOWN, 0, T0 + 15000 * k, NULL), REG_OK);
+			    STATUS_UNKNOWN, 0, TM(T0 + 15000 * k), NULL), REG_OK);
 		}
 	}
 	ck_assert(!registry_lease_expiration_enabled(reg));
@@ -710,7 +711,7 @@ START_TEST(test_eviction_allowed_above_threshold)
 	ck_assert(registry_lease_expiration_enabled(reg));
 	ck_assert(!registry_is_below_threshold(reg));
 	/* i10..i19 expired at T0 + 90000; cap 20 - (int)(17.0) = 3. */
-	ck_assert_int_eq(registry_evict(reg, T0 + 91000), 3);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 91000)), 3);
 	ck_assert_uint_eq(registry_size(reg), 17);
 	ck_assert_int_eq(registry_expected_clients(reg), 17);
 	ck_assert_int_eq(registry_renew_threshold(reg), 28);
@@ -730,9 +731,9 @@ START_TEST(test_eviction_cap_per_run)
 	cf.self_preservation = 0;
 	reg = registry_new(&cf, T0);
 	fill_registry(reg, 100, T0);
-	ck_assert_int_eq(registry_evict(reg, T0 + 90001), 15);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 90001)), 15);
 	ck_assert_uint_eq(registry_size(reg), 85);
-	ck_assert_int_eq(registry_evict(reg, T0 + 150001), 13);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 150001)), 13);
 	ck_assert_uint_eq(registry_size(reg), 72);
 	ck_assert_uint_eq(registry_stats(reg)->evictions, 28);
 	ck_assert_uint_eq(registry_stats(reg)->cancels, 0);
@@ -748,10 +749,10 @@ START_TEST(test_eviction_compensation)
 	cf.self_preservation = 0;
 	reg = registry_new(&cf, T0);
 	fill_registry(reg, 1, T0);		/* expires after T0 + 90000 */
-	ck_assert_int_eq(registry_evict(reg, T0 + 30000), 0);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 30000)), 0);
 	/* 100 s since the last run: 40 s late, so 40 s more grace. */
-	ck_assert_int_eq(registry_evict(reg, T0 + 130000), 0);
-	ck_assert_int_eq(registry_evict(reg, T0 + 190000), 1);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 130000)), 0);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 190000)), 1);
 	registry_free(reg);
 }
 END_TEST
@@ -768,7 +769,7 @@ START_TEST(test_threshold_follows_registrations)
 	/* A re-register is not a new client. */
 	fill_registry(reg, 1, T0 + 1);
 	ck_assert_int_eq(registry_expected_clients(reg), 2);
-	registry_cancel(reg, "APP", "i0", 0, T0 + 2);
+	registry_cancel(reg, "APP", "i0", 0, TM(T0 + 2), -1);
 	ck_assert_int_eq(registry_expected_clients(reg), 1);
 	ck_assert_int_eq(registry_renew_threshold(reg), 1);
 	registry_open_for_traffic(reg, 10, T0 + 3);
@@ -779,8 +780,8 @@ START_TEST(test_threshold_follows_registrations)
 	/* Cancel at zero stays at zero; register from zero counts. */
 	fill_registry(reg, 1, T0 + 5);
 	ck_assert_int_eq(registry_expected_clients(reg), 1);
-	registry_cancel(reg, "APP", "i0", 0, T0 + 6);
-	registry_cancel(reg, "APP", "i0", 0, T0 + 6);
+	registry_cancel(reg, "APP", "i0", 0, TM(T0 + 6), -1);
+	registry_cancel(reg, "APP", "i0", 0, TM(T0 + 6), -1);
 	ck_assert_int_eq(registry_expected_clients(reg), 0);
 	registry_free(reg);
 
@@ -799,34 +800,34 @@ START_TEST(test_tombstones)
 
 	fill_registry(reg, 2, T0);
 	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0), 0);
-	registry_cancel(reg, "APP", "i0", 1, T0 + 1000);
+	registry_cancel(reg, "APP", "i0", 1, TM(T0 + 1000), -1);
 	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0 + 1000),
 	    T0 + 1000);
 	ck_assert_int_eq(registry_tombstone(reg, "app", "i0", T0 + 1000),
 	    T0 + 1000);
 	/* A replicated register older than the cancel leaves it. */
 	registry_register(reg, mkinst("APP", "i0", STATUS_UP, T0), 1,
-	    T0 + 2000);
+	    TM(T0 + 2000));
 	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0 + 2000),
 	    T0 + 1000);
 	/* A newer one clears it. */
 	registry_register(reg, mkinst("APP", "i0", STATUS_UP, T0 + 1500), 1,
-	    T0 + 3000);
+	    TM(T0 + 3000));
 	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0 + 3000), 0);
 
 	/* A client's own register clears it whatever its clock says. */
-	registry_cancel(reg, "APP", "i1", 0, T0 + 4000);
+	registry_cancel(reg, "APP", "i1", 0, TM(T0 + 4000), -1);
 	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 1), 0,
-	    T0 + 5000);
+	    TM(T0 + 5000));
 	ck_assert_int_eq(registry_tombstone(reg, "APP", "i1", T0 + 5000), 0);
 
 	/* Expiry and purge. */
-	registry_cancel(reg, "APP", "i1", 0, T0 + 6000);
+	registry_cancel(reg, "APP", "i1", 0, TM(T0 + 6000), -1);
 	ck_assert_int_eq(registry_tombstone(reg, "APP", "i1",
 	    T0 + 6000 + 180000), T0 + 6000);
 	ck_assert_int_eq(registry_tombstone(reg, "APP", "i1",
 	    T0 + 6000 + 180001), 0);
-	registry_cancel(reg, "APP", "i0", 0, T0 + 7000);
+	registry_cancel(reg, "APP", "i0", 0, TM(T0 + 7000), -1);
 	registry_purge_deltas(reg, T0 + 7000 + 180001);
 	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0 + 7000), 0);
 
@@ -835,7 +836,7 @@ START_TEST(test_tombstones)
 	registry_free(reg);
 	reg = registry_new(&cf, T0);
 	fill_registry(reg, 1, T0);
-	ck_assert_int_eq(registry_evict(reg, T0 + 90001), 1);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 90001)), 1);
 	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0 + 90001), 0);
 	registry_free(reg);
 }
@@ -846,19 +847,19 @@ START_TEST(test_find_id)
 	struct registry		*reg = registry_new(&cf, T0);
 	const struct instance	*in;
 
-	registry_register(reg, mkinst("A", "shared", STATUS_UP, 1), 0, T0);
-	registry_register(reg, mkinst("B", "shared", STATUS_DOWN, 1), 0, T0);
-	registry_register(reg, mkinst("B", "solo", STATUS_UP, 1), 0, T0);
+	registry_register(reg, mkinst("A", "shared", STATUS_UP, 1), 0, TM(T0));
+	registry_register(reg, mkinst("B", "shared", STATUS_DOWN, 1), 0, TM(T0));
+	registry_register(reg, mkinst("B", "solo", STATUS_UP, 1), 0, TM(T0));
 	ck_assert_uint_eq(registry_size(reg), 3);
 	in = registry_find_id(reg, "solo", T0);
 	ck_assert_ptr_nonnull(in);
 	ck_assert_str_eq(in->app, "B");
 	ck_assert_ptr_nonnull(registry_find_id(reg, "shared", T0));
-	registry_cancel(reg, "A", "shared", 0, T0);
+	registry_cancel(reg, "A", "shared", 0, TM(T0), -1);
 	in = registry_find_id(reg, "shared", T0);
 	ck_assert_ptr_nonnull(in);
 	ck_assert_str_eq(in->app, "B");
-	registry_cancel(reg, "B", "shared", 0, T0);
+	registry_cancel(reg, "B", "shared", 0, TM(T0), -1);
 	ck_assert_ptr_null(registry_find_id(reg, "shared", T0));
 	ck_assert_ptr_null(registry_find_id(reg, "SOLO", T0));
 	registry_free(reg);
@@ -873,14 +874,14 @@ START_TEST(test_max_instances)
 	reg = registry_new(&cf, T0);
 	fill_registry(reg, 3, T0);
 	ck_assert_int_eq(registry_register(reg, mkinst("APP", "x", STATUS_UP,
-	    1), 0, T0), REG_FULL);
+	    1), 0, TM(T0)), REG_FULL);
 	ck_assert_uint_eq(registry_size(reg), 3);
 	/* Re-registering a known lease still works when full. */
 	ck_assert_int_eq(registry_register(reg, mkinst("APP", "i1", STATUS_UP,
-	    2), 0, T0 + 1), REG_OK);
-	registry_cancel(reg, "APP", "i1", 0, T0 + 2);
+	    2), 0, TM(T0 + 1)), REG_OK);
+	registry_cancel(reg, "APP", "i1", 0, TM(T0 + 2), -1);
 	ck_assert_int_eq(registry_register(reg, mkinst("APP", "x", STATUS_UP,
-	    1), 0, T0 + 3), REG_OK);
+	    1), 0, TM(T0 + 3)), REG_OK);
 	registry_free(reg);
 }
 END_TEST
@@ -893,18 +894,19 @@ START_TEST(test_observers)
 	cf.self_preservation = 0;
 	reg = registry_new(&cf, T0);
 	registry_add_observer(reg, log_cb, &lg);
-	registry_register(reg, mkinst("APP", "a", STATUS_UP, 1), 1, T0);
-	registry_register(reg, mkinst("APP", "b", STATUS_UP, 1), 0, T0);
+	registry_register(reg, mkinst("APP", "a", STATUS_UP, 1), 1, TM(T0));
+	registry_register(reg, mkinst("APP", "b", STATUS_UP, 1), 0, TM(T0));
 	registry_status_update(reg, "APP", "a", STATUS_OUT_OF_SERVICE, 0, 1,
-	    T0 + 1);
-	registry_renew(reg, "APP", "a", -1, STATUS_UNKNOWN, 0, T0 + 2, NULL);
-	registry_renew(reg, "APP", "zz", -1, STATUS_UNKNOWN, 0, T0 + 2, NULL);
-	registry_cancel(reg, "APP", "zz", 0, T0 + 3);		/* no event */
-	registry_delete_override(reg, "APP", "a", STATUS_UP, 0, 0, T0 + 4);
-	registry_cancel(reg, "APP", "a", 1, T0 + 5);
-	registry_evict(reg, T0 + 100000);
+	    TM(T0 + 1), -1);
+	registry_renew(reg, "APP", "a", -1, STATUS_UNKNOWN, 0, TM(T0 + 2), NULL);
+	registry_renew(reg, "APP", "zz", -1, STATUS_UNKNOWN, 0, TM(T0 + 2), NULL);
+	/* Unknown here, but a peer may hold it: the cancel is replicated. */
+	registry_cancel(reg, "APP", "zz", 0, TM(T0 + 3), -1);
+	registry_delete_override(reg, "APP", "a", STATUS_UP, 0, 0, TM(T0 + 4), -1);
+	registry_cancel(reg, "APP", "a", 1, TM(T0 + 5), -1);
+	registry_evict(reg, TM(T0 + 100000));
 
-	ck_assert_int_eq(lg.n, 7);
+	ck_assert_int_eq(lg.n, 8);
 	ck_assert_int_eq(lg.type[0], REG_EV_REGISTER);
 	ck_assert_int_eq(lg.replicated[0], 1);
 	ck_assert(lg.has_inst[0]);
@@ -917,14 +919,18 @@ START_TEST(test_observers)
 	ck_assert_int_eq(lg.replicated[3], 0);
 	ck_assert_int_eq(lg.override[3], STATUS_OUT_OF_SERVICE);
 	ck_assert_str_eq(lg.id[3], "a");
-	ck_assert_int_eq(lg.type[4], REG_EV_DELETE_OVERRIDE);
-	ck_assert_int_eq(lg.override[4], STATUS_UNKNOWN);
-	ck_assert_int_eq(lg.type[5], REG_EV_CANCEL);
-	ck_assert_int_eq(lg.replicated[5], 1);
-	ck_assert(!lg.has_inst[5]);
-	ck_assert_int_eq(lg.type[6], REG_EV_EVICT);
-	ck_assert_int_eq(lg.replicated[6], 0);
-	ck_assert_str_eq(lg.id[6], "b");
+	ck_assert_int_eq(lg.type[4], REG_EV_CANCEL);
+	ck_assert_int_eq(lg.replicated[4], 0);
+	ck_assert_str_eq(lg.id[4], "zz");
+	ck_assert(!lg.has_inst[4]);
+	ck_assert_int_eq(lg.type[5], REG_EV_DELETE_OVERRIDE);
+	ck_assert_int_eq(lg.override[5], STATUS_UNKNOWN);
+	ck_assert_int_eq(lg.type[6], REG_EV_CANCEL);
+	ck_assert_int_eq(lg.replicated[6], 1);
+	ck_assert(!lg.has_inst[6]);
+	ck_assert_int_eq(lg.type[7], REG_EV_EVICT);
+	ck_assert_int_eq(lg.replicated[7], 0);
+	ck_assert_str_eq(lg.id[7], "b");
 	registry_free(reg);
 }
 END_TEST
@@ -935,12 +941,12 @@ START_TEST(test_stats)
 	const struct registry_stats	*st = registry_stats(reg);
 
 	fill_registry(reg, 3, T0);
-	registry_renew(reg, "APP", "i0", -1, STATUS_UNKNOWN, 0, T0, NULL);
-	registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN, 1, T0, NULL);
-	registry_renew(reg, "APP", "no", -1, STATUS_UNKNOWN, 0, T0, NULL);
-	registry_cancel(reg, "APP", "i2", 0, T0);
-	registry_cancel(reg, "APP", "i2", 0, T0);
-	registry_status_update(reg, "APP", "i0", STATUS_DOWN, 0, 0, T0);
+	registry_renew(reg, "APP", "i0", -1, STATUS_UNKNOWN, 0, TM(T0), NULL);
+	registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN, 1, TM(T0), NULL);
+	registry_renew(reg, "APP", "no", -1, STATUS_UNKNOWN, 0, TM(T0), NULL);
+	registry_cancel(reg, "APP", "i2", 0, TM(T0), -1);
+	registry_cancel(reg, "APP", "i2", 0, TM(T0), -1);
+	registry_status_update(reg, "APP", "i0", STATUS_DOWN, 0, 0, TM(T0), -1);
 	ck_assert_uint_eq(st->registrations, 3);
 	ck_assert_uint_eq(st->renewals, 2);
 	ck_assert_uint_eq(st->renewals_not_found, 1);
@@ -981,14 +987,14 @@ START_TEST(test_recent_rings)
 	struct ringlog	 rl = { 0 };
 
 	fill_registry(reg, 1005, T0);
-	registry_register(reg, mkinst("last", "z", STATUS_UP, 1), 1, T0 + 1);
+	registry_register(reg, mkinst("last", "z", STATUS_UP, 1), 1, TM(T0 + 1));
 	registry_foreach_recent(reg, 0, ring_cb, &rl);
 	ck_assert_int_eq(rl.n, REGISTRY_RECENT_MAX);
 	ck_assert_str_eq(rl.first, "LAST(z)");
 	ck_assert_int_eq(rl.first_ts, T0 + 1);
 
-	registry_cancel(reg, "APP", "i3", 0, T0 + 2);
-	registry_cancel(reg, "gone", "q", 0, T0 + 3);	/* recorded anyway */
+	registry_cancel(reg, "APP", "i3", 0, TM(T0 + 2), -1);
+	registry_cancel(reg, "gone", "q", 0, TM(T0 + 3), -1);	/* recorded anyway */
 	memset(&rl, 0, sizeof rl);
 	registry_foreach_recent(reg, 1, ring_cb, &rl);
 	ck_assert_int_eq(rl.n, 2);
@@ -1025,12 +1031,12 @@ START_TEST(test_scale_consistency)
 		snprintf(app, sizeof app, "APP-%d", k % (n / 100));
 		snprintf(id, sizeof id, "host-%d:%d", k, k * 7);
 		ck_assert_int_eq(registry_register(reg, mkinst(app, id,
-		    STATUS_UP, k), 0, T0), REG_OK);
+		    STATUS_UP, k), 0, TM(T0)), REG_OK);
 	}
 	ck_assert_uint_eq(registry_size(reg), (size_t)n);
 	ck_assert_uint_eq(registry_app_count(reg), (size_t)(n / 100));
 	ck_assert_int_eq(registry_register(reg, mkinst("X", "x", STATUS_UP,
-	    1), 0, T0), REG_FULL);
+	    1), 0, TM(T0)), REG_FULL);
 	for (k = 0; k < n; k++) {
 		snprintf(app, sizeof app, "APP-%d", k % (n / 100));
 		snprintf(id, sizeof id, "host-%d:%d", k, k * 7);
@@ -1043,7 +1049,7 @@ START_TEST(test_scale_consistency)
 	for (k = 0; k < n; k += 2) {
 		snprintf(app, sizeof app, "APP-%d", k % (n / 100));
 		snprintf(id, sizeof id, "host-%d:%d", k, k * 7);
-		ck_assert_int_eq(registry_cancel(reg, app, id, 0, T0 + 1),
+		ck_assert_int_eq(registry_cancel(reg, app, id, 0, TM(T0 + 1), -1),
 		    REG_OK);
 	}
 	ck_assert_uint_eq(registry_size(reg), (size_t)(n - (n + 1) / 2));
@@ -1074,7 +1080,7 @@ START_TEST(test_scale_consistency)
 	/* Evict the rest in capped runs; everything stays consistent. */
 	k = 0;
 	while (registry_size(reg) > 0 && k++ < 200)
-		registry_evict(reg, T0 + 100000 + k * 60000LL);
+		registry_evict(reg, TM(T0 + 100000 + k * 60000LL));
 	ck_assert_uint_eq(registry_size(reg), 0);
 	ck_assert_uint_eq(registry_app_count(reg), 0);
 	ck_assert(hash_is(reg, ""));
@@ -1118,14 +1124,14 @@ START_TEST(test_bytes_accounting)
 	in = mkinst_meta("APP", "a", 40, 1000, 1);
 	sz = instance_stored_size(in);
 	ck_assert_uint_gt(sz, 40 * 1000);
-	ck_assert_int_eq(registry_register(reg, in, 0, T0), REG_OK);
+	ck_assert_int_eq(registry_register(reg, in, 0, TM(T0)), REG_OK);
 	b1 = registry_bytes(reg);
 	ck_assert_uint_ge(b1, sz);
 	ck_assert_uint_lt(b1, sz + 1024);
 
 	/* A smaller copy replaces it: the counter follows. */
 	ck_assert_int_eq(registry_register(reg, mkinst("APP", "a", STATUS_UP,
-	    2), 0, T0 + 1), REG_OK);
+	    2), 0, TM(T0 + 1)), REG_OK);
 	b2 = registry_bytes(reg);
 	ck_assert_uint_lt(b2, 2048);
 
@@ -1133,7 +1139,7 @@ START_TEST(test_bytes_accounting)
 	memset(&kv, 0, sizeof kv);
 	kvlist_set(&kv, "zone", "eu-west-1a-with-a-long-value");
 	ck_assert_int_eq(registry_update_metadata(reg, "APP", "a", &kv,
-	    T0 + 2), REG_OK);
+	    TM(T0 + 2)), REG_OK);
 	kvlist_clear(&kv);
 	ck_assert_uint_gt(registry_bytes(reg), b2);
 
@@ -1141,7 +1147,7 @@ START_TEST(test_bytes_accounting)
 	in = mkinst_meta("APP", "b", 10, 100, 1);
 	sz = instance_stored_size(in);
 	b2 = registry_bytes(reg);
-	ck_assert_int_eq(registry_register(reg, in, 0, T0 + 3), REG_OK);
+	ck_assert_int_eq(registry_register(reg, in, 0, TM(T0 + 3)), REG_OK);
 	ck_assert_uint_ge(registry_bytes(reg) - b2, sz);
 	ck_assert_uint_lt(registry_bytes(reg) - b2, sz + 512);
 
@@ -1149,10 +1155,10 @@ START_TEST(test_bytes_accounting)
 	 * Cancelled: the registry's count drops to zero and the delta queue
 	 * holds a compact DELETED copy, without the 40 KB of metadata.
 	 */
-	registry_cancel(reg, "APP", "b", 0, T0 + 4);
+	registry_cancel(reg, "APP", "b", 0, TM(T0 + 4), -1);
 	ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "a", 40,
-	    1000, 3), 0, T0 + 5), REG_OK);
-	registry_cancel(reg, "APP", "a", 0, T0 + 6);
+	    1000, 3), 0, TM(T0 + 5)), REG_OK);
+	registry_cancel(reg, "APP", "a", 0, TM(T0 + 6), -1);
 	ck_assert_uint_eq(registry_bytes(reg), 0);
 	ck_assert_uint_gt(registry_delta_bytes(reg), q0);
 	ck_assert_uint_lt(registry_delta_bytes(reg), 4096);
@@ -1182,10 +1188,10 @@ START_TEST(test_instance_too_large)
 	cf.max_instance_bytes = 8192;
 	reg = registry_new(&cf, T0);
 	ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "big", 10,
-	    1000, 1), 1, T0), REG_TOO_LARGE);
+	    1000, 1), 1, TM(T0)), REG_TOO_LARGE);
 	ck_assert_uint_eq(registry_size(reg), 0);
 	ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "ok", 4,
-	    1000, 1), 0, T0), REG_OK);
+	    1000, 1), 0, TM(T0)), REG_OK);
 	/* A merge past the bound changes nothing. */
 	memset(v, 'v', 1000);
 	v[1000] = '\0';
@@ -1196,7 +1202,7 @@ START_TEST(test_instance_too_large)
 	kvlist_set(&kv, "x4", v);
 	kvlist_set(&kv, "x5", v);
 	ck_assert_int_eq(registry_update_metadata(reg, "APP", "ok", &kv,
-	    T0 + 1), REG_TOO_LARGE);
+	    TM(T0 + 1)), REG_TOO_LARGE);
 	kvlist_clear(&kv);
 	ck_assert_uint_eq(registry_get(reg, "APP", "ok", T0 + 1)->metadata.n,
 	    4);
@@ -1216,7 +1222,7 @@ START_TEST(test_memory_budget)
 	for (n = 0; n < 100; n++) {
 		snprintf(id, sizeof id, "i%d", n);
 		if (registry_register(reg, mkinst_meta("APP", id, 5, 1000, 1),
-		    0, T0) != REG_OK)
+		    0, TM(T0)) != REG_OK)
 			break;
 	}
 	ck_assert_int_gt(n, 5);
@@ -1227,30 +1233,30 @@ START_TEST(test_memory_budget)
 
 	/* What is registered stays, renews and may re-register as it is. */
 	ck_assert_int_eq(registry_renew(reg, "APP", "i0", -1, STATUS_UNKNOWN,
-	    0, T0 + 1, NULL), REG_OK);
+	    0, TM(T0 + 1), NULL), REG_OK);
 	ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "i0", 5,
-	    1000, 2), 0, T0 + 2), REG_OK);
+	    1000, 2), 0, TM(T0 + 2)), REG_OK);
 	/* ... but not grow past the budget. */
 	ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "i0", 50,
-	    1000, 3), 0, T0 + 3), REG_NO_MEMORY);
+	    1000, 3), 0, TM(T0 + 3)), REG_NO_MEMORY);
 	ck_assert_uint_eq(registry_get(reg, "APP", "i0", T0 + 3)->metadata.n,
 	    5);
 	ck_assert_uint_eq(registry_size(reg), (size_t)n);
 
 	/* Room made by a cancel is usable once the queue lets go of it. */
-	registry_cancel(reg, "APP", "i1", 0, T0 + 4);
-	registry_cancel(reg, "APP", "i2", 0, T0 + 4);
+	registry_cancel(reg, "APP", "i1", 0, TM(T0 + 4), -1);
+	registry_cancel(reg, "APP", "i2", 0, TM(T0 + 4), -1);
 	ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "new", 5,
-	    1000, 1), 0, T0 + 5), REG_OK);
+	    1000, 1), 0, TM(T0 + 5)), REG_OK);
 
 	/* The caller's encodings count against the same budget. */
 	registry_set_external_bytes(reg, cf.max_bytes);
-	registry_cancel(reg, "APP", "i3", 0, T0 + 6);
+	registry_cancel(reg, "APP", "i3", 0, TM(T0 + 6), -1);
 	ck_assert_int_eq(registry_register(reg, mkinst("APP", "tiny",
-	    STATUS_UP, 1), 0, T0 + 7), REG_NO_MEMORY);
+	    STATUS_UP, 1), 0, TM(T0 + 7)), REG_NO_MEMORY);
 	registry_set_external_bytes(reg, 0);
 	ck_assert_int_eq(registry_register(reg, mkinst("APP", "tiny",
-	    STATUS_UP, 1), 0, T0 + 8), REG_OK);
+	    STATUS_UP, 1), 0, TM(T0 + 8)), REG_OK);
 	registry_free(reg);
 }
 END_TEST
@@ -1265,14 +1271,14 @@ START_TEST(test_delta_queue_bound)
 	cf.max_delta_bytes = 16384;
 	reg = registry_new(&cf, T0);
 	ck_assert_int_eq(registry_register(reg, mkinst("APP", "keep",
-	    STATUS_UP, 1), 0, t), REG_OK);
+	    STATUS_UP, 1), 0, TM(t)), REG_OK);
 	ck_assert(registry_delta_complete(reg, t));
 	/* Churn of one big instance: compact records, bounded in bytes. */
 	for (i = 0; i < 300; i++) {
 		t++;
 		ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "c",
-		    20, 1000, t), 0, t), REG_OK);
-		registry_cancel(reg, "APP", "c", 0, t);
+		    20, 1000, t), 0, TM(t)), REG_OK);
+		registry_cancel(reg, "APP", "c", 0, TM(t), -1);
 		ck_assert_uint_le(registry_delta_bytes(reg),
 		    cf.max_delta_bytes);
 	}
