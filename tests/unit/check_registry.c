@@ -3,8 +3,9 @@
  * times (no sleeps): register/renew/cancel, lastDirty conflicts,
  * overrides and the status rule chain, metadata, deltas, hash codes,
  * VIPs, expiry, eviction and self-preservation, tombstones, observers,
- * bounds, and a 100k-instance consistency run (REGISTRY_TEST_N shrinks
- * it, e.g. under valgrind).
+ * bounds, which copy wins (tombstones, origin timestamps, override repair,
+ * clock steps, future timestamps), and a 100k-instance consistency run
+ * (REGISTRY_TEST_N shrinks it, e.g. under valgrind).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -1090,6 +1091,349 @@ START_TEST(test_scale_consistency)
 }
 END_TEST
 
+/* Both clocks given apart, for the clock-step tests. */
+static struct hk_time
+tw(int64_t wall, int64_t mono)
+{
+	struct hk_time	t;
+
+	t.wall_ms = wall;
+	t.mono_ms = mono;
+	return (t);
+}
+
+START_TEST(test_tombstone_refuses_stale_copy)
+{
+	struct registry	*reg = registry_new(&cf, T0);
+	struct instance	*r;
+	int64_t		 ts;
+
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "a", STATUS_UP,
+	    T0 - 500), 0, TM(T0)), REG_OK);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "a", 0, TM(T0 + 10), -1),
+	    REG_OK);
+	/* The client's cancel is stamped with our wall clock. */
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "a", T0 + 10),
+	    T0 + 10);
+	/* A queued or re-sent copy from before the cancel stays out... */
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "a", STATUS_UP,
+	    T0 - 500), 1, TM(T0 + 20000)), REG_STALE);
+	ck_assert_ptr_null(registry_get(reg, "APP", "a", T0 + 20000));
+	ck_assert_uint_eq(registry_stats(reg)->stale_refused, 1);
+	/* ...also one stamped at the very time of the cancel. */
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "a", STATUS_UP,
+	    T0 + 10), 1, TM(T0 + 20000)), REG_STALE);
+	/* Anti-entropy answers a peer's stale copy with a Cancel. */
+	r = mkinst("APP", "a", STATUS_UP, T0 - 500);
+	ck_assert_int_eq(registry_reconcile(reg, r, T0 + 20000, &ts),
+	    RECON_CANCEL);
+	ck_assert_int_eq(ts, T0 + 10);
+	/* The tombstone lives tombstone_ms on the monotonic clock. */
+	ck_assert_int_eq(registry_reconcile(reg, r, T0 + 10 + cf.tombstone_ms,
+	    &ts), RECON_CANCEL);
+	ck_assert_int_eq(registry_reconcile(reg, r,
+	    T0 + 10 + cf.tombstone_ms + 1, &ts), RECON_ADOPT);
+	instance_free(r);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_cancel_before_register)
+{
+	struct registry	*reg = registry_new(&cf, T0);
+	struct evlog	 lg = { 0 };
+
+	registry_add_observer(reg, log_cb, &lg);
+	/* B's cancel of a copy dirty at T0 reaches us before A's register. */
+	ck_assert_int_eq(registry_cancel(reg, "APP", "a", 1, TM(T0 + 5000),
+	    T0), REG_NOT_FOUND);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "a", T0 + 5000), T0);
+	ck_assert_int_eq(lg.n, 1);
+	ck_assert_int_eq(lg.type[0], REG_EV_CANCEL);
+	ck_assert_int_eq(lg.replicated[0], 1);	/* not sent on */
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "a", STATUS_UP,
+	    T0), 1, TM(T0 + 6000)), REG_STALE);
+	ck_assert_uint_eq(registry_size(reg), 0);
+	ck_assert_int_eq(registry_delta_size(reg), 0);
+	ck_assert_int_eq(lg.n, 1);
+
+	/* A client's cancel of an instance we never saw: tombstone too. */
+	ck_assert_int_eq(registry_cancel(reg, "APP", "b", 0, TM(T0 + 7000),
+	    -1), REG_NOT_FOUND);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "b", T0 + 7000),
+	    T0 + 7000);
+	ck_assert_int_eq(lg.n, 2);
+	ck_assert_int_eq(lg.replicated[1], 0);	/* peers may hold it */
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "b", STATUS_UP,
+	    T0 + 6999), 1, TM(T0 + 7001)), REG_STALE);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_newer_registration_beats_tombstone)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	const struct instance	*in;
+
+	ck_assert_int_eq(registry_cancel(reg, "APP", "a", 1, TM(T0 + 10),
+	    T0 + 5), REG_NOT_FOUND);
+	/* The client restarted: a newer lastDirtyTimestamp wins. */
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "a", STATUS_UP,
+	    T0 + 6), 1, TM(T0 + 20)), REG_OK);
+	ck_assert_ptr_nonnull(registry_get(reg, "APP", "a", T0 + 20));
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "a", T0 + 20), 0);
+
+	/*
+	 * A client registering itself always wins, and its copy is raised
+	 * past the tombstone so that every peer takes it too.
+	 */
+	ck_assert_int_eq(registry_cancel(reg, "APP", "a", 0, TM(T0 + 100),
+	    -1), REG_OK);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "a", STATUS_UP,
+	    T0 + 6), 0, TM(T0 + 200)), REG_OK);
+	ck_assert_ptr_nonnull(in = registry_get(reg, "APP", "a", T0 + 200));
+	ck_assert_int_eq(in->last_dirty_ts, T0 + 101);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "a", T0 + 200), 0);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_replicated_cancel_spares_newer_copy)
+{
+	struct registry	*reg = registry_new(&cf, T0);
+
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "a", STATUS_UP,
+	    T0 + 50), 0, TM(T0 + 50)), REG_OK);
+	/* A cancel of the copy dirty at T0 + 10: ours is newer. */
+	ck_assert_int_eq(registry_cancel(reg, "APP", "a", 1, TM(T0 + 60),
+	    T0 + 10), REG_STALE);
+	ck_assert_ptr_nonnull(registry_get(reg, "APP", "a", T0 + 60));
+	/* One at or after it removes it. */
+	ck_assert_int_eq(registry_cancel(reg, "APP", "a", 1, TM(T0 + 70),
+	    T0 + 50), REG_OK);
+	ck_assert_ptr_null(registry_get(reg, "APP", "a", T0 + 70));
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "a", T0 + 70), T0 + 50);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_reconcile_origin_times)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	struct instance		*r;
+	const struct instance	*in;
+
+	/* Absent, no tombstone: adopt. */
+	r = mkinst("APP", "a", STATUS_UP, T0);
+	r->last_updated_ts = T0;
+	ck_assert_int_eq(registry_reconcile(reg, r, T0, NULL), RECON_ADOPT);
+	ck_assert_int_eq(registry_adopt(reg, r, TM(T0 + 5000)), REG_OK);
+	/* The origin's lastUpdatedTimestamp is kept, not our apply time. */
+	ck_assert_ptr_nonnull(in = registry_get(reg, "APP", "a", T0 + 5000));
+	ck_assert_int_eq(in->last_updated_ts, T0);
+
+	/* The same copy: keep. An older one: keep. */
+	r = mkinst("APP", "a", STATUS_UP, T0);
+	r->last_updated_ts = T0;
+	ck_assert_int_eq(registry_reconcile(reg, r, T0 + 5000, NULL),
+	    RECON_KEEP);
+	r->last_dirty_ts = T0 - 1;
+	ck_assert_int_eq(registry_reconcile(reg, r, T0 + 5000, NULL),
+	    RECON_KEEP);
+	/* A newer lastDirtyTimestamp wins whatever else. */
+	r->last_dirty_ts = T0 + 1;
+	r->last_updated_ts = 1;
+	ck_assert_int_eq(registry_reconcile(reg, r, T0 + 5000, NULL),
+	    RECON_ADOPT);
+	/*
+	 * Same lastDirtyTimestamp, different content: the later origin
+	 * stamp wins, whatever our local apply time was (T0 + 5000).
+	 */
+	r->last_dirty_ts = T0;
+	kvlist_set(&r->metadata, "zone", "b");
+	r->last_updated_ts = T0 + 1;
+	ck_assert_int_eq(registry_reconcile(reg, r, T0 + 5000, NULL),
+	    RECON_ADOPT);
+	r->last_updated_ts = T0 - 1;
+	ck_assert_int_eq(registry_reconcile(reg, r, T0 + 5000, NULL),
+	    RECON_KEEP);
+	instance_free(r);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_reconcile_repairs_override)
+{
+	struct registry		*a = registry_new(&cf, T0);
+	struct registry		*b = registry_new(&cf, T0);
+	struct instance		*r;
+	const struct instance	*ia, *ib;
+
+	ck_assert_int_eq(registry_register(a, mkinst("APP", "x", STATUS_UP,
+	    T0), 1, TM(T0)), REG_OK);
+	ck_assert_int_eq(registry_register(b, mkinst("APP", "x", STATUS_UP,
+	    T0), 1, TM(T0)), REG_OK);
+	ia = registry_get(a, "APP", "x", T0);
+	ib = registry_get(b, "APP", "x", T0);
+	ck_assert_uint_eq(registry_copy_hash(ia), registry_copy_hash(ib));
+	/* The operator's override reached A only (lastDirty unchanged). */
+	ck_assert_int_eq(registry_status_update(a, "APP", "x",
+	    STATUS_OUT_OF_SERVICE, 0, 0, TM(T0 + 100), -1), REG_OK);
+	ia = registry_get(a, "APP", "x", T0 + 100);
+	ck_assert_int_eq(ia->last_dirty_ts, T0);
+	ck_assert_uint_ne(registry_copy_hash(ia), registry_copy_hash(ib));
+	/* B pulls A's copy: newer origin stamp, so B adopts the override. */
+	r = instance_dup(ia);
+	ck_assert_int_eq(registry_reconcile(b, r, T0 + 200, NULL), RECON_ADOPT);
+	ck_assert_int_eq(registry_adopt(b, r, TM(T0 + 9000)), REG_OK);
+	ib = registry_get(b, "APP", "x", T0 + 9000);
+	ck_assert_int_eq(ib->status, STATUS_OUT_OF_SERVICE);
+	ck_assert_int_eq(registry_override(b, "x", T0 + 9000),
+	    STATUS_OUT_OF_SERVICE);
+	ck_assert_uint_eq(registry_copy_hash(ia), registry_copy_hash(ib));
+	/* And A, pulling B's copy back, keeps its own: no ping-pong. */
+	r = instance_dup(ib);
+	ck_assert_int_eq(registry_reconcile(a, r, T0 + 9000, NULL), RECON_KEEP);
+	instance_free(r);
+
+	/* A deleted override travels the same way. */
+	ck_assert_int_eq(registry_delete_override(a, "APP", "x", STATUS_UP, 0,
+	    0, TM(T0 + 10000), -1), REG_OK);
+	r = instance_dup(registry_get(a, "APP", "x", T0 + 10000));
+	ck_assert_int_eq(registry_reconcile(b, r, T0 + 10000, NULL),
+	    RECON_ADOPT);
+	ck_assert_int_eq(registry_adopt(b, r, TM(T0 + 10001)), REG_OK);
+	ck_assert_int_eq(registry_override(b, "x", T0 + 10001), STATUS_UNKNOWN);
+	ck_assert_int_eq(registry_get(b, "APP", "x", T0 + 10001)->status,
+	    STATUS_UP);
+	registry_free(a);
+	registry_free(b);
+}
+END_TEST
+
+START_TEST(test_replicated_status_keeps_origin_stamp)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	const struct instance	*in;
+
+	registry_register(reg, mkinst("APP", "x", STATUS_UP, T0), 1, TM(T0));
+	ck_assert_int_eq(registry_status_update(reg, "APP", "x",
+	    STATUS_OUT_OF_SERVICE, T0, 1, TM(T0 + 30000), T0 + 7), REG_OK);
+	in = registry_get(reg, "APP", "x", T0 + 30000);
+	ck_assert_int_eq(in->last_updated_ts, T0 + 7);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_copy_hash_covers_fields)
+{
+	struct instance	*a = mkinst("APP", "x", STATUS_UP, T0);
+	struct instance	*b = instance_dup(a);
+	uint64_t	 h = registry_copy_hash(a);
+
+	/* Local bookkeeping does not count. */
+	b->lease.registration_ts = 12345;
+	b->last_updated_ts = 99;
+	b->action_type = ACTION_MODIFIED;
+	ck_assert_uint_eq(registry_copy_hash(b), h);
+	/* Every replicated field does. */
+	b->overridden_status = STATUS_OUT_OF_SERVICE;
+	ck_assert_uint_ne(registry_copy_hash(b), h);
+	b->overridden_status = a->overridden_status;
+	kvlist_set(&b->metadata, "k", "v");
+	ck_assert_uint_ne(registry_copy_hash(b), h);
+	kvlist_clear(&b->metadata);
+	ck_assert_uint_eq(registry_copy_hash(b), h);
+	b->port = 1234;
+	ck_assert_uint_ne(registry_copy_hash(b), h);
+	b->port = a->port;
+	b->status = STATUS_DOWN;
+	ck_assert_uint_ne(registry_copy_hash(b), h);
+	instance_free(a);
+	instance_free(b);
+}
+END_TEST
+
+START_TEST(test_wall_step_changes_no_expiry)
+{
+	struct registry		*reg;
+	const struct instance	*in;
+	int64_t			 m = 5000;	/* monotonic: any origin */
+
+	cf.self_preservation = 0;
+	reg = registry_new(&cf, T0);
+	registry_register(reg, mkinst("APP", "live", STATUS_UP, 1), 0,
+	    tw(T0, m));
+	registry_register(reg, mkinst("APP", "dead", STATUS_UP, 1), 0,
+	    tw(T0, m));
+	/* The wall clock jumps a day ahead: nothing expires early. */
+	ck_assert_int_eq(registry_renew(reg, "APP", "live", -1, STATUS_UNKNOWN,
+	    0, tw(T0 + 86400000, m + 30000), NULL), REG_OK);
+	ck_assert_int_eq(registry_evict(reg, tw(T0 + 86400000, m + 60000)), 0);
+	ck_assert_ptr_nonnull(registry_get(reg, "APP", "dead", m + 60000));
+	/* The wire still shows wall-clock times. */
+	in = registry_get(reg, "APP", "live", m + 60000);
+	ck_assert_int_eq(in->lease.last_renewal_ts, T0 + 86400000 + 90000);
+	ck_assert_int_eq(in->lease.registration_ts, T0);
+	/* Then back by an hour: the dead lease goes on time all the same. */
+	ck_assert_int_eq(registry_renew(reg, "APP", "live", -1, STATUS_UNKNOWN,
+	    0, tw(T0 - 3600000, m + 60000), NULL), REG_OK);
+	ck_assert_int_eq(registry_evict(reg, tw(T0 - 3600000, m + 90000)), 0);
+	ck_assert_int_eq(registry_evict(reg, tw(T0 - 3600000, m + 90001)), 1);
+	ck_assert_ptr_null(registry_get(reg, "APP", "dead", m + 90001));
+	ck_assert_ptr_nonnull(registry_get(reg, "APP", "live", m + 90001));
+	/* Delta retention and tombstones measure on the monotonic clock. */
+	ck_assert_int_eq(registry_cancel(reg, "APP", "live", 0,
+	    tw(T0 + 86400000, m + 100000), -1), REG_OK);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "live", m + 100000),
+	    T0 + 86400000);
+	registry_purge_deltas(reg, m + 100000 + cf.retention_ms);
+	ck_assert_uint_gt(registry_delta_size(reg), 0);
+	registry_purge_deltas(reg, m + 100001 + cf.tombstone_ms);
+	ck_assert_uint_eq(registry_delta_size(reg), 0);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "live",
+	    m + 100001 + cf.tombstone_ms), 0);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_future_timestamp_refused)
+{
+	struct registry		*reg;
+	const struct instance	*in;
+
+	cf.max_skew_ms = 60000;
+	reg = registry_new(&cf, T0);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "x", STATUS_UP,
+	    T0 + 60001), 0, TM(T0)), REG_FUTURE);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "x", STATUS_UP,
+	    T0 + 315360000000LL), 1, TM(T0)), REG_FUTURE);
+	ck_assert_uint_eq(registry_size(reg), 0);
+	ck_assert_uint_eq(registry_stats(reg)->future_refused, 2);
+	/* Within the skew is fine, and the owner's later copies win. */
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "x", STATUS_UP,
+	    T0 + 60000), 0, TM(T0)), REG_OK);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "x", STATUS_UP,
+	    T0 + 60001), 0, TM(T0 + 1)), REG_OK);
+	in = registry_get(reg, "APP", "x", T0 + 1);
+	ck_assert_int_eq(in->last_dirty_ts, T0 + 60001);
+	/* A status change cannot smuggle one in either. */
+	ck_assert_int_eq(registry_status_update(reg, "APP", "x", STATUS_DOWN,
+	    T0 + 1 + 60001, 1, TM(T0 + 1), -1), REG_FUTURE);
+	ck_assert_int_eq(registry_delete_override(reg, "APP", "x", STATUS_UP,
+	    T0 + 1 + 60001, 0, TM(T0 + 1), -1), REG_FUTURE);
+	ck_assert_int_eq(registry_get(reg, "APP", "x", T0 + 1)->status,
+	    STATUS_UP);
+	registry_free(reg);
+	/* 0 turns the check off. */
+	cf.max_skew_ms = 0;
+	reg = registry_new(&cf, T0);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "x", STATUS_UP,
+	    T0 + 315360000000LL), 0, TM(T0)), REG_OK);
+	registry_free(reg);
+}
+END_TEST
+
 /* The suite. */
 /* An instance with n metadata entries of len-byte values. */
 static struct instance *
@@ -1306,6 +1650,7 @@ registry_suite(void)
 	Suite	*s = suite_create("registry");
 	TCase	*tc = tcase_create("core");
 	TCase	*tcs = tcase_create("scale");
+	TCase	*tco;
 
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_register_renew_cancel);
@@ -1337,6 +1682,20 @@ registry_suite(void)
 	tcase_add_test(tc, test_memory_budget);
 	tcase_add_test(tc, test_delta_queue_bound);
 	suite_add_tcase(s, tc);
+
+	tco = tcase_create("ordering");
+	tcase_add_checked_fixture(tco, setup, NULL);
+	tcase_add_test(tco, test_tombstone_refuses_stale_copy);
+	tcase_add_test(tco, test_cancel_before_register);
+	tcase_add_test(tco, test_newer_registration_beats_tombstone);
+	tcase_add_test(tco, test_replicated_cancel_spares_newer_copy);
+	tcase_add_test(tco, test_reconcile_origin_times);
+	tcase_add_test(tco, test_reconcile_repairs_override);
+	tcase_add_test(tco, test_replicated_status_keeps_origin_stamp);
+	tcase_add_test(tco, test_copy_hash_covers_fields);
+	tcase_add_test(tco, test_wall_step_changes_no_expiry);
+	tcase_add_test(tco, test_future_timestamp_refused);
+	suite_add_tcase(s, tco);
 
 	tcase_add_checked_fixture(tcs, setup, NULL);
 	tcase_add_test(tcs, test_scale_consistency);
