@@ -685,7 +685,7 @@ h_status_put(struct rctx *x)
 	    x->replicated, x->now, -1);
 	if (rc == REG_FUTURE) {
 		reply_error(x, 400, "lastDirtyTimestamp is ahead of this "
-		    "server's clock by more than heureka.server."
+		    "server's clock by more than eureka.server."
 		    "max-clock-skew-ms");
 		return;
 	}
@@ -714,7 +714,7 @@ h_status_delete(struct rctx *x)
 	    dirty, x->replicated, x->now, -1);
 	if (rc == REG_FUTURE) {
 		reply_error(x, 400, "lastDirtyTimestamp is ahead of this "
-		    "server's clock by more than heureka.server."
+		    "server's clock by more than eureka.server."
 		    "max-clock-skew-ms");
 		return;
 	}
