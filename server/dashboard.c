@@ -572,7 +572,8 @@ dashboard_below_threshold(const struct server *s, int64_t mono)
 {
 	if (s->reg == NULL || !registry_is_below_threshold(s->reg))
 		return (0);
-	return (mono - s->start_mono > s->conf->wait_time_in_ms_when_sync_empty);
+	return (mono - s->start_mono >
+	    s->conf->wait_time_in_ms_when_sync_empty);
 }
 
 /*

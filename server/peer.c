@@ -1328,7 +1328,8 @@ peer_reconcile(struct peer *p, struct applications *remote, int push,
 			id = instance_id(r);
 			if (id[0] == '\0')
 				continue;
-			switch (registry_reconcile(reg, r, now.mono_ms, &tomb)) {
+			switch (registry_reconcile(reg, r, now.mono_ms,
+			    &tomb)) {
 			case RECON_CANCEL:
 				if (push) {
 					p->ae_cancels++;

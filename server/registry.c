@@ -71,7 +71,7 @@ struct lease {
 	size_t		 idx;		/* position in app->leases */
 	int64_t		 registration_ts;	/* wall, shown */
 	int64_t		 last_renew_ts;	/* wall, shown */
-	int64_t		 last_renew_mono;	/* what expiry is measured from */
+	int64_t		 last_renew_mono;	/* expiry counts from it */
 	int64_t		 duration_ms;
 	int64_t		 eviction_ts;
 	int64_t		 service_up_ts;
@@ -984,12 +984,12 @@ registry_do_register(struct registry *reg, struct instance *in,
 		t = l == NULL ? tomb_live(reg, in->app, id, mono) : NULL;
 		if (t != NULL && in->last_dirty_ts <= t->ts) {
 			if (replicated) {
-				/* A copy from before the cancel: no resurrection. */
+				/* Written before the cancel: stays out. */
 				reg->stats.stale_refused++;
 				instance_free(in);
 				return (REG_STALE);
 			}
-			/* The client is back: its copy must beat the tombstone. */
+			/* The client is back: its copy must win. */
 			in->last_dirty_ts = t->ts + 1;
 		}
 		if (t != NULL)

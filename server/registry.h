@@ -94,8 +94,9 @@ struct registry_event {
 						   (always for CANCEL, EVICT) */
 	int				 replicated;
 	enum instance_status		 override;	/* current override or UNKNOWN */
-	int64_t				 cancel_ts;	/* CANCEL: the tombstone's
-							   origin time */
+	int64_t				 cancel_ts;	/* CANCEL: origin
+							   time of the
+							   tombstone */
 	struct hk_time			 now;
 };
 
@@ -192,7 +193,8 @@ enum registry_recon {
 	RECON_CANCEL,
 };
 enum registry_recon registry_reconcile(struct registry *,
-		     const struct instance *r, int64_t mono, int64_t *cancel_ts);
+		     const struct instance *r, int64_t mono,
+		     int64_t *cancel_ts);
 enum registry_rc registry_adopt(struct registry *, struct instance *r,
 		     struct hk_time now);
 /*

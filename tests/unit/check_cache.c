@@ -196,7 +196,8 @@ START_TEST(test_change_reencodes_one_app)
 	free(p);
 	before = cache_stats(cache)->fragment_encodes;
 	ck_assert_uint_eq(before, 5);
-	ck_assert_int_eq(registry_register(reg, mkinst("APP3", "new", STATUS_UP),
+	ck_assert_int_eq(registry_register(reg, mkinst("APP3", "new",
+	    STATUS_UP),
 	    0, TM(T0 + 500)), REG_OK);
 	p = fetch(CACHE_JSON, 0, 1, &len);
 	free(p);
@@ -231,7 +232,8 @@ START_TEST(test_heartbeat_does_not_invalidate)
 	p = fetch(CACHE_XML, 0, 0, &len);
 	free(p);
 	ck_assert_uint_eq(cache_stats(cache)->full_builds, builds);
-	ck_assert_int_eq(registry_cancel(reg, "APP1", "app1-i1", 0, TM(T0 + 3000), -1),
+	ck_assert_int_eq(registry_cancel(reg, "APP1", "app1-i1", 0,
+	    TM(T0 + 3000), -1),
 	    REG_OK);
 	p = fetch(CACHE_XML, 0, 0, &len);
 	ck_assert_ptr_null(strstr(p, "app1-i1<"));
@@ -258,7 +260,8 @@ START_TEST(test_delta_version_and_hash)
 	ck_assert_uint_eq(applications_count(as), 20);
 	applications_free(as);
 	free(p);
-	ck_assert_int_eq(registry_cancel(reg, "APP0", "app0-i0", 0, TM(T0 + 20), -1),
+	ck_assert_int_eq(registry_cancel(reg, "APP0", "app0-i0", 0,
+	    TM(T0 + 20), -1),
 	    REG_OK);
 	b = cache_delta(cache, &k, T0 + 30);
 	p = cache_body_copy(b, &len);
@@ -349,7 +352,8 @@ END_TEST
 
 START_TEST(test_delta_gzip_is_the_plain_delta)
 {
-	struct cache_key	 kp = { CACHE_JSON, 0, 0 }, kz = { CACHE_JSON, 0, 1 };
+	struct cache_key	 kp = { CACHE_JSON, 0, 0 }, kz = { CACHE_JSON,
+	    0, 1 };
 	struct cache_body	*b;
 	char			*plain, *gz, *inflated;
 	size_t			 lp, lz, li;
@@ -421,7 +425,8 @@ START_TEST(test_read_only_layer)
 	cache_body_unref(b);
 	ck_assert_ptr_nonnull(strstr(p, "app4-i3"));
 	free(p);
-	ck_assert_int_eq(registry_cancel(reg, "APP4", "app4-i3", 0, TM(T0 + 1), -1),
+	ck_assert_int_eq(registry_cancel(reg, "APP4", "app4-i3", 0, TM(T0 + 1),
+	    -1),
 	    REG_OK);
 	b = cache_apps(ro, &k, T0 + 2);
 	p = cache_body_copy(b, &len);

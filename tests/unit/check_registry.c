@@ -117,9 +117,11 @@ START_TEST(test_register_renew_cancel)
 	    STATUS_UNKNOWN, 0, TM(T0), NULL), REG_NOT_FOUND);
 	ck_assert_int_eq(registry_renew(reg, "OTHER", "i1", -1,
 	    STATUS_UNKNOWN, 0, TM(T0), NULL), REG_NOT_FOUND);
-	ck_assert_int_eq(registry_cancel(reg, "APP", "i1", 0, TM(T0 + 40000), -1),
+	ck_assert_int_eq(registry_cancel(reg, "APP", "i1", 0, TM(T0 + 40000),
+	    -1),
 	    REG_OK);
-	ck_assert_int_eq(registry_cancel(reg, "APP", "i1", 0, TM(T0 + 40000), -1),
+	ck_assert_int_eq(registry_cancel(reg, "APP", "i1", 0, TM(T0 + 40000),
+	    -1),
 	    REG_NOT_FOUND);
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN,
 	    0, TM(T0 + 40000), NULL), REG_NOT_FOUND);
@@ -136,7 +138,8 @@ START_TEST(test_register_renew_cancel)
 	ck_assert_int_eq(registry_register(reg, mkinst("A/B", "x", STATUS_UP,
 	    0), 0, TM(T0)), REG_INVALID);
 	ck_assert_int_eq(registry_register(reg, NULL, 0, TM(T0)), REG_INVALID);
-	ck_assert_int_eq(registry_cancel(reg, NULL, "x", 0, TM(T0), -1), REG_INVALID);
+	ck_assert_int_eq(registry_cancel(reg, NULL, "x", 0, TM(T0), -1),
+	    REG_INVALID);
 	registry_free(reg);
 }
 END_TEST
@@ -413,7 +416,8 @@ START_TEST(test_metadata_update)
 	int			 i;
 
 	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 10), 0, TM(T0));
-	registry_status_update(reg, "APP", "i1", STATUS_DOWN, 0, 0, TM(T0 + 1), -1);
+	registry_status_update(reg, "APP", "i1", STATUS_DOWN, 0, 0, TM(T0 + 1),
+	    -1);
 	registry_add_observer(reg, log_cb, &lg);
 	gen = registry_gen(reg);
 	agen = reg_app_gen(registry_app_find(reg, "APP"));
@@ -490,7 +494,8 @@ START_TEST(test_delta_order_dedupe_retention)
 	registry_register(reg, mkinst("A1", "i1", STATUS_UP, 1), 0, TM(T0));
 	registry_register(reg, mkinst("A2", "i2", STATUS_UP, 1), 0, TM(T0 + 1));
 	registry_register(reg, mkinst("A1", "i3", STATUS_UP, 1), 0, TM(T0 + 2));
-	registry_status_update(reg, "A1", "i1", STATUS_DOWN, 0, 0, TM(T0 + 3), -1);
+	registry_status_update(reg, "A1", "i1", STATUS_DOWN, 0, 0, TM(T0 + 3),
+	    -1);
 	ck_assert_uint_eq(registry_delta_size(reg), 4);
 
 	d = registry_delta(reg, T0 + 3);
@@ -521,7 +526,8 @@ START_TEST(test_delta_order_dedupe_retention)
 	applications_free(d);
 
 	/* Cancel then register again: one entry, ADDED. */
-	registry_register(reg, mkinst("A2", "i2", STATUS_UP, 2), 0, TM(T0 + 20));
+	registry_register(reg, mkinst("A2", "i2", STATUS_UP, 2), 0,
+	    TM(T0 + 20));
 	d = registry_delta(reg, T0 + 20);
 	ck_assert_uint_eq(applications_count(d), 3);
 	x = snap_find(d, "A2", "i2");
@@ -555,7 +561,8 @@ START_TEST(test_hashcode_each_change)
 	ck_assert(hash_is(reg, "DOWN_1_UP_1_"));
 	registry_register(reg, mkinst("B", "3", STATUS_STARTING, 1), 0, TM(T0));
 	ck_assert(hash_is(reg, "DOWN_1_STARTING_1_UP_1_"));
-	registry_status_update(reg, "A", "1", STATUS_OUT_OF_SERVICE, 0, 0, TM(T0), -1);
+	registry_status_update(reg, "A", "1", STATUS_OUT_OF_SERVICE, 0, 0,
+	    TM(T0), -1);
 	ck_assert(hash_is(reg, "DOWN_1_OUT_OF_SERVICE_1_STARTING_1_"));
 	registry_register(reg, mkinst("B", "3", STATUS_UP, 2), 0, TM(T0));
 	ck_assert(hash_is(reg, "DOWN_1_OUT_OF_SERVICE_1_UP_1_"));
@@ -703,7 +710,8 @@ START_TEST(test_eviction_allowed_above_threshold)
 		for (i = 0; i < 10; i++) {
 			snprintf(id, sizeof id, "i%d", i);
 			ck_assert_int_eq(registry_renew(reg, "APP", id, -1,
-			    STATUS_UNKNOWN, 0, TM(T0 + 15000 * k), NULL), REG_OK);
+			    STATUS_UNKNOWN, 0, TM(T0 + 15000 * k), NULL),
+			    REG_OK);
 		}
 	}
 	ck_assert(!registry_lease_expiration_enabled(reg));
@@ -849,7 +857,8 @@ START_TEST(test_find_id)
 	const struct instance	*in;
 
 	registry_register(reg, mkinst("A", "shared", STATUS_UP, 1), 0, TM(T0));
-	registry_register(reg, mkinst("B", "shared", STATUS_DOWN, 1), 0, TM(T0));
+	registry_register(reg, mkinst("B", "shared", STATUS_DOWN, 1), 0,
+	    TM(T0));
 	registry_register(reg, mkinst("B", "solo", STATUS_UP, 1), 0, TM(T0));
 	ck_assert_uint_eq(registry_size(reg), 3);
 	in = registry_find_id(reg, "solo", T0);
@@ -899,11 +908,14 @@ START_TEST(test_observers)
 	registry_register(reg, mkinst("APP", "b", STATUS_UP, 1), 0, TM(T0));
 	registry_status_update(reg, "APP", "a", STATUS_OUT_OF_SERVICE, 0, 1,
 	    TM(T0 + 1), -1);
-	registry_renew(reg, "APP", "a", -1, STATUS_UNKNOWN, 0, TM(T0 + 2), NULL);
-	registry_renew(reg, "APP", "zz", -1, STATUS_UNKNOWN, 0, TM(T0 + 2), NULL);
+	registry_renew(reg, "APP", "a", -1, STATUS_UNKNOWN, 0, TM(T0 + 2),
+	    NULL);
+	registry_renew(reg, "APP", "zz", -1, STATUS_UNKNOWN, 0, TM(T0 + 2),
+	    NULL);
 	/* Unknown here, but a peer may hold it: the cancel is replicated. */
 	registry_cancel(reg, "APP", "zz", 0, TM(T0 + 3), -1);
-	registry_delete_override(reg, "APP", "a", STATUS_UP, 0, 0, TM(T0 + 4), -1);
+	registry_delete_override(reg, "APP", "a", STATUS_UP, 0, 0, TM(T0 + 4),
+	    -1);
 	registry_cancel(reg, "APP", "a", 1, TM(T0 + 5), -1);
 	registry_evict(reg, TM(T0 + 100000));
 
@@ -988,14 +1000,16 @@ START_TEST(test_recent_rings)
 	struct ringlog	 rl = { 0 };
 
 	fill_registry(reg, 1005, T0);
-	registry_register(reg, mkinst("last", "z", STATUS_UP, 1), 1, TM(T0 + 1));
+	registry_register(reg, mkinst("last", "z", STATUS_UP, 1), 1,
+	    TM(T0 + 1));
 	registry_foreach_recent(reg, 0, ring_cb, &rl);
 	ck_assert_int_eq(rl.n, REGISTRY_RECENT_MAX);
 	ck_assert_str_eq(rl.first, "LAST(z)");
 	ck_assert_int_eq(rl.first_ts, T0 + 1);
 
 	registry_cancel(reg, "APP", "i3", 0, TM(T0 + 2), -1);
-	registry_cancel(reg, "gone", "q", 0, TM(T0 + 3), -1);	/* recorded anyway */
+	registry_cancel(reg, "gone", "q", 0, TM(T0 + 3),
+	    -1);	/* recorded anyway */
 	memset(&rl, 0, sizeof rl);
 	registry_foreach_recent(reg, 1, ring_cb, &rl);
 	ck_assert_int_eq(rl.n, 2);
@@ -1050,7 +1064,8 @@ START_TEST(test_scale_consistency)
 	for (k = 0; k < n; k += 2) {
 		snprintf(app, sizeof app, "APP-%d", k % (n / 100));
 		snprintf(id, sizeof id, "host-%d:%d", k, k * 7);
-		ck_assert_int_eq(registry_cancel(reg, app, id, 0, TM(T0 + 1), -1),
+		ck_assert_int_eq(registry_cancel(reg, app, id, 0, TM(T0 + 1),
+		    -1),
 		    REG_OK);
 	}
 	ck_assert_uint_eq(registry_size(reg), (size_t)(n - (n + 1) / 2));
