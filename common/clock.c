@@ -1,7 +1,8 @@
 /*
  * clock.c: wall-clock and monotonic milliseconds. Eureka's timestamps are
  * Java System.currentTimeMillis() values, so the wall clock is what goes on
- * the wire; intervals (eviction compensation) use the monotonic clock.
+ * the wire; every duration (leases, eviction, retention, rate windows) is
+ * measured on the monotonic clock, which a clock step does not move.
  */
 #include <time.h>
 
@@ -25,4 +26,15 @@ clock_mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+/* Both clocks, for a core call that stamps and measures. */
+struct hk_time
+clock_now(void)
+{
+	struct hk_time	t;
+
+	t.wall_ms = clock_wall_ms();
+	t.mono_ms = clock_mono_ms();
+	return (t);
 }

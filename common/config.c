@@ -196,6 +196,11 @@ static const struct config_opt config_opts[] = {
 	I64(N("eureka.server.anti-entropy-interval-ms"),
 	    anti_entropy_interval_ms, 0, MS_MAX, "30000",
 	    "heureka: peer digest comparison period (0: off)"),
+	I64(N("eureka.server.max-clock-skew-ms",
+	    "heureka.server.max-clock-skew-ms"),
+	    max_clock_skew_ms, 0, MS_MAX, "300000",
+	    "heureka: registrations whose lastDirtyTimestamp is further "
+	    "ahead of our clock get 400 (0: off)"),
 	SIZE(N("eureka.server.max-body-bytes"), max_body_bytes,
 	    1024, 1073741824.0, "65536", "heureka: largest request body"),
 	SIZE(N("eureka.server.max-instances"), max_instances,

@@ -318,7 +318,8 @@ dash_is_up(struct server *s, int64_t now)
 {
 	if (s->shutting_down)
 		return (0);
-	return (server_allow_access(s, now));
+	(void)now;
+	return (server_allow_access(s, clock_mono_ms()));
 }
 
 /* /health and readiness (liveness != 0: only "is the loop running"). */
@@ -356,7 +357,7 @@ dash_info(struct server *s, struct evhttp_request *req, int64_t now)
 
 	buf_init(&b, 0);
 	dash_time_iso(s->start_ms, ts, sizeof ts);
-	dash_uptime(now - s->start_ms, up, sizeof up);
+	dash_uptime(clock_mono_ms() - s->start_mono, up, sizeof up);
 	buf_adds(&b, "{\"app\":{\"name\":\"heurekad\",\"description\":"
 	    "\"Eureka-compatible service registry\"},\"build\":{");
 	dash_json_kv(&b, "name", "heureka", 0);
@@ -567,11 +568,12 @@ dash_uptime(int64_t ms, char *out, size_t len)
  * empty-sync wait, so a freshly started server shows no EMERGENCY.
  */
 static int
-dashboard_below_threshold(const struct server *s, int64_t now)
+dashboard_below_threshold(const struct server *s, int64_t mono)
 {
 	if (s->reg == NULL || !registry_is_below_threshold(s->reg))
 		return (0);
-	return (now - s->start_ms > s->conf->wait_time_in_ms_when_sync_empty);
+	return (mono - s->start_mono >
+	    s->conf->wait_time_in_ms_when_sync_empty);
 }
 
 /*
@@ -585,7 +587,7 @@ dash_banners(struct server *s, int64_t now, struct dash_banner *bn)
 	int	self_pres, below;
 
 	self_pres = s->conf != NULL ? s->conf->enable_self_preservation : 1;
-	below = dashboard_below_threshold(s, clock_wall_ms());
+	below = dashboard_below_threshold(s, clock_mono_ms());
 
 	if (s->shutting_down) {
 		bn[n].kind = "warning";
@@ -630,7 +632,7 @@ dash_banners(struct server *s, int64_t now, struct dash_banner *bn)
 		    "even when many stop at once as during a network "
 		    "partition.";
 	}
-	if (!server_allow_access(s, now)) {
+	if (!server_allow_access(s, clock_mono_ms())) {
 		bn[n].kind = "warning";
 		bn[n].title = "This server is not allowing registry fetch for "
 		    "local registry.";
@@ -684,7 +686,7 @@ dash_stats_fill(struct server *s, int64_t now, struct dash_stats *st)
 	st->key[st->n] = "current-memory-usage";
 	xasprintf(&st->value[st->n++], "%.0fmb (%.0f%%)", rss_mb,
 	    total_mb > 0 ? rss_mb * 100.0 / total_mb : 0);
-	dash_uptime(now - s->start_ms, tmp, sizeof tmp);
+	dash_uptime(clock_mono_ms() - s->start_mono, tmp, sizeof tmp);
 	st->key[st->n] = "server-uptime";
 	st->value[st->n++] = xstrdup(tmp);
 
@@ -892,7 +894,7 @@ dash_html_system(struct dash_ctx *c)
 	    s->conf->datacenter != NULL ? s->conf->datacenter : "default");
 	dash_time_java(c->now, tmp, sizeof tmp);
 	dash_html_row(c->b, "Current time", tmp);
-	dash_uptime(c->now - s->start_ms, tmp, sizeof tmp);
+	dash_uptime(clock_mono_ms() - s->start_mono, tmp, sizeof tmp);
 	dash_html_row(c->b, "Uptime", tmp);
 	dash_html_row(c->b, "Lease expiration enabled", s->reg != NULL &&
 	    registry_lease_expiration_enabled(s->reg) ? "true" : "false");
@@ -958,7 +960,7 @@ dash_html_instance(struct dash_ctx *c, const struct instance *inst)
 	dash_html_row(b, "Overridden status",
 	    instance_status_name(inst->overridden_status));
 	ov = c->s->reg != NULL ? registry_override(c->s->reg,
-	    instance_id(inst), c->now) : STATUS_UNKNOWN;
+	    instance_id(inst), clock_mono_ms()) : STATUS_UNKNOWN;
 	dash_html_row(b, "Override in force", ov == STATUS_UNKNOWN ? "none" :
 	    instance_status_name(ov));
 	dash_html_row(b, "Host", inst->host_name);
@@ -1210,8 +1212,9 @@ dash_json_instance(struct buf *b, struct server *s,
 	enum instance_status	ov;
 	size_t			i;
 
+	(void)now;
 	ov = s->reg != NULL ? registry_override(s->reg, instance_id(inst),
-	    now) : STATUS_UNKNOWN;
+	    clock_mono_ms()) : STATUS_UNKNOWN;
 	buf_addc(b, '{');
 	dash_json_kv(b, "id", instance_id(inst), 0);
 	dash_json_kv(b, "status", instance_status_name(inst->status), 1);
@@ -1278,7 +1281,7 @@ dash_feed(struct server *s, struct evhttp_request *req, int64_t now)
 	    s->conf->datacenter != NULL ? s->conf->datacenter : "default", 1);
 	dash_time_java(now, tmp, sizeof tmp);
 	dash_json_kv(&b, "currentTime", tmp, 1);
-	dash_uptime(now - s->start_ms, tmp, sizeof tmp);
+	dash_uptime(clock_mono_ms() - s->start_mono, tmp, sizeof tmp);
 	dash_json_kv(&b, "uptime", tmp, 1);
 	buf_addf(&b, ",\"now\":%lld,\"startTime\":%lld,"
 	    "\"leaseExpirationEnabled\":%s,\"renewsThreshold\":%d,"
@@ -1292,8 +1295,8 @@ dash_feed(struct server *s, struct evhttp_request *req, int64_t now)
 	    s->reg != NULL ? registry_renews_last_min(s->reg) : 0,
 	    s->conf == NULL || s->conf->enable_self_preservation ?
 	    "true" : "false",
-	    dashboard_below_threshold(s, now) ? "true" : "false",
-	    server_allow_access(s, now) ? "true" : "false",
+	    dashboard_below_threshold(s, clock_mono_ms()) ? "true" : "false",
+	    server_allow_access(s, clock_mono_ms()) ? "true" : "false",
 	    s->ready ? "true" : "false", s->shutting_down ? "true" : "false");
 
 	n = dash_banners(s, now, bn);

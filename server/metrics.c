@@ -251,6 +251,13 @@ static const struct {
 	{ "heureka_status_updates_total",
 	    "Status overrides set.",
 	    offsetof(struct registry_stats, status_updates) },
+	{ "heureka_stale_refused_total",
+	    "Replicated registers or cancels refused: a tombstone or a newer "
+	    "copy covered them.",
+	    offsetof(struct registry_stats, stale_refused) },
+	{ "heureka_future_refused_total",
+	    "Changes refused: lastDirtyTimestamp beyond max-clock-skew-ms.",
+	    offsetof(struct registry_stats, future_refused) },
 };
 
 /* Lease counters and the self-preservation gauges, from the registry. */

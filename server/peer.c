@@ -30,18 +30,23 @@
  * Anti-entropy (a heureka extension; Java peers never call it): every
  * anti_entropy_interval_ms a node asks each peer for GET heureka/digest,
  * and when it differs from its own, pulls the peer's registry (GET
- * heureka/apps) and reconciles. The rule is one-sided so that running it
- * on both ends of every pair converges without ping-pong:
+ * heureka/apps) and reconciles. The digest sums registry_copy_hash() of
+ * every live lease, so it covers every field replication carries (status,
+ * overriddenStatus, metadata, ...). The rule (registry_reconcile(), loop-
+ * free) is one-sided so that running it on both ends of every pair
+ * converges without ping-pong, and it compares only times the origin
+ * stamped and replication carries:
  *
  *   for each instance R the peer holds (lease not expired):
  *   - we hold no copy: if our tombstone for it is at or after R's
- *     max(lastDirtyTimestamp, lastUpdatedTimestamp), it was cancelled
- *     here after the peer's last change: push a Cancel to the peer (no
- *     resurrection); otherwise adopt R as a replicated registration;
- *   - our copy is older (smaller lastDirtyTimestamp, or equal with a
- *     different status and an older lastUpdatedTimestamp): adopt R;
- *   - our copy is newer or equal: do nothing; the peer adopts ours when
- *     it runs the same rule against us.
+ *     lastDirtyTimestamp, it was cancelled after R was written: push the
+ *     peer a Cancel carrying the tombstone's time (no resurrection);
+ *     otherwise adopt R as a replicated registration;
+ *   - our copy loses to R (older lastDirtyTimestamp; or equal, different
+ *     content and an older origin lastUpdatedTimestamp; or all equal and
+ *     a smaller copy hash): adopt R, overrides included;
+ *   - otherwise do nothing; the peer adopts ours when it runs the same
+ *     rule against us.
  *
  * Instances we hold that the peer lacks are therefore not pushed: the peer
  * pulls them itself, or, if it has a newer tombstone, pushes us a Cancel.
@@ -747,18 +752,6 @@ peer_basic_auth(const char *userinfo)
 /* ------------------------------------------------------------------ */
 /* Digest.                                                              */
 
-/*
- * One step of a lease's digest hash: n more bytes after h. Peers compare
- * digests, so this must give the same value in every process: it is the
- * fixed-key SipHash (hash_fixed), never the per-process keyed hash_str.
- * (The name is historical: it was FNV-1a.)
- */
-static uint64_t
-peer_fnv(uint64_t h, const void *p, size_t n)
-{
-	return (hash_fixed(h, p, n));
-}
-
 /* A 64-bit finaliser (splitmix64) so each lane mixes differently. */
 static uint64_t
 peer_mix(uint64_t x)
@@ -773,37 +766,33 @@ peer_mix(uint64_t x)
 
 /*
  * The digest of live leases: four 64-bit lanes, each the sum of a hash of
- * every (app, id, lastDirtyTimestamp, status). A sum is independent of
- * order, so no sort and no formatting: O(n) with no allocation, which
- * matters because it runs on the loop every anti-entropy round.
+ * every lease's app name and registry_copy_hash() (every replicated field),
+ * hashed with the fixed-key hash_fixed() because peers compare digests.
+ * A sum is independent of order, so no sort and no formatting: O(n) with
+ * no allocation, which matters because it runs on the loop every
+ * anti-entropy round. Expiry is judged on the monotonic clock.
  */
 void
-peer_digest(struct registry *reg, int64_t now, char hex[65], size_t *count)
+peer_digest(struct registry *reg, int64_t mono, char hex[65], size_t *count)
 {
 	const struct instance	*in;
 	struct reg_app		*a;
-	const char		*name, *id;
-	uint64_t		 lane[4] = { 0, 0, 0, 0 }, h;
+	const char		*name;
+	uint64_t		 lane[4] = { 0, 0, 0, 0 }, h, ch;
 	size_t			 n = 0, i, j;
 	int			 k;
-	int64_t			 dirty;
-	int32_t			 status;
 
 	for (i = 0; i < registry_app_count(reg); i++) {
 		a = registry_app_at(reg, i);
 		name = reg_app_name(a);
 		for (j = 0; j < reg_app_size(a); j++) {
 			in = reg_app_instance_at(a, j);
-			if (in == NULL || registry_lease_expired(in, 0, now))
+			if (in == NULL || reg_app_lease_expired(a, j, mono))
 				continue;
-			id = instance_id(in);
-			dirty = in->last_dirty_ts;
-			status = (int32_t)in->status;
-			h = peer_fnv(1469598103934665603ULL, name,
+			ch = registry_copy_hash(in);
+			h = hash_fixed(1469598103934665603ULL, name,
 			    strlen(name) + 1);
-			h = peer_fnv(h, id, strlen(id) + 1);
-			h = peer_fnv(h, &dirty, sizeof dirty);
-			h = peer_fnv(h, &status, sizeof status);
+			h = hash_fixed(h, &ch, sizeof ch);
 			for (k = 0; k < 4; k++)
 				lane[k] += peer_mix(h + (uint64_t)k *
 				    0x9e3779b97f4a7c15ULL);
@@ -857,8 +846,12 @@ peer_task_from_event(const struct registry_event *ev, int64_t mono,
 		}
 		break;
 	case REG_EV_CANCEL:
-		return (peer_task_new(REPL_CANCEL, ev->app, ev->id,
-		    mono + max_time));
+		/* The tombstone's origin time travels as lastDirtyTimestamp. */
+		t = peer_task_new(REPL_CANCEL, ev->app, ev->id,
+		    mono + max_time);
+		t->item.has_last_dirty = ev->cancel_ts > 0;
+		t->item.last_dirty_ts = ev->cancel_ts;
+		return (t);
 	case REG_EV_STATUS_UPDATE:
 	case REG_EV_DELETE_OVERRIDE:
 		if (in == NULL)
@@ -866,6 +859,8 @@ peer_task_from_event(const struct registry_event *ev, int64_t mono,
 		t = peer_task_new(ev->type == REG_EV_STATUS_UPDATE ?
 		    REPL_STATUS_UPDATE : REPL_DELETE_STATUS_OVERRIDE,
 		    ev->app, ev->id, mono + max_time);
+		/* As Eureka: the copy rides along, with its origin stamp. */
+		t->item.info = instance_dup(in);
 		break;
 	default:
 		return (NULL);	/* evictions are never replicated */
@@ -915,7 +910,7 @@ peer_push_register(struct peer *p, const char *app, const char *id)
 	struct peer_task	*t;
 	int64_t			 mono = clock_mono_ms();
 
-	in = registry_get(p->ps->s->reg, app, id, clock_wall_ms());
+	in = registry_get(p->ps->s->reg, app, id, mono);
 	if (in == NULL)
 		return;
 	t = peer_task_new(REPL_REGISTER, app, id, peer_lease_expiry(in, mono));
@@ -927,14 +922,22 @@ peer_push_register(struct peer *p, const char *app, const char *id)
 	peer_enqueue(p, t, mono);
 }
 
-/* Queue a Cancel for p (anti-entropy found a copy we cancelled). */
+/*
+ * Queue a Cancel for p (anti-entropy found a copy we cancelled), carrying
+ * our tombstone's time as its lastDirtyTimestamp.
+ */
 static void
-peer_push_cancel(struct peer *p, const char *app, const char *id)
+peer_push_cancel(struct peer *p, const char *app, const char *id,
+    int64_t cancel_ts)
 {
-	int64_t	mono = clock_mono_ms();
+	struct peer_task	*t;
+	int64_t			 mono = clock_mono_ms();
 
-	peer_enqueue(p, peer_task_new(REPL_CANCEL, app, id,
-	    mono + p->ps->s->conf->max_time_for_replication), mono);
+	t = peer_task_new(REPL_CANCEL, app, id,
+	    mono + p->ps->s->conf->max_time_for_replication);
+	t->item.has_last_dirty = 1;
+	t->item.last_dirty_ts = cancel_ts;
+	peer_enqueue(p, t, mono);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1069,8 +1072,8 @@ peer_batch_items(struct peer *p, struct peer_batch *b,
 			resp->items[i].entity = NULL;
 			if (dup->overridden_status != STATUS_UNKNOWN)
 				registry_set_override(s->reg, instance_id(dup),
-				    dup->overridden_status, clock_wall_ms());
-			registry_register(s->reg, dup, 1, clock_wall_ms());
+				    dup->overridden_status, clock_mono_ms());
+			registry_register(s->reg, dup, 1, clock_now());
 		} else
 			log_debug("%s: %s %s/%s answered %d by %s", __func__,
 			    repl_action_name(it->action), it->app_name, it->id,
@@ -1252,34 +1255,23 @@ peer_kick(struct peer *p, int64_t delay)
 /* ------------------------------------------------------------------ */
 /* Sync and anti-entropy.                                               */
 
-/* Adopt a remote copy as a replicated registration (takes r). */
-static void
-peer_adopt(struct peers *ps, struct instance *r, int64_t now)
-{
-	struct registry	*reg = ps->s->reg;
-	const char	*id = instance_id(r);
-
-	if (r->overridden_status == STATUS_UNKNOWN &&
-	    registry_override(reg, id, now) != STATUS_UNKNOWN)
-		registry_delete_override(reg, r->app, id, r->status,
-		    r->last_dirty_ts, 1, now);
-	else if (r->overridden_status != STATUS_UNKNOWN)
-		registry_set_override(reg, id, r->overridden_status, now);
-	registry_register(reg, r, 1, now);
-}
-
 /*
- * Reconcile with a peer's registry (rule at the top of this file).
- * Instances adopted are stolen from `remote`. Returns the number adopted.
+ * Reconcile with a peer's registry (rule at the top of this file; the
+ * decision is registry_reconcile()). Instances adopted are stolen from
+ * `remote`. A Java peer's GET apps/ lists expired leases too, so there a
+ * copy whose shown lease has run out is not adopted; a heureka peer lists
+ * only live ones, judged on its own monotonic clock. Returns the number
+ * adopted.
  */
 static size_t
-peer_reconcile(struct peer *p, struct applications *remote, int push)
+peer_reconcile(struct peer *p, struct applications *remote, int push,
+    int java)
 {
 	struct registry		*reg = p->ps->s->reg;
 	struct application	*a;
 	struct instance		*r;
-	const struct instance	*l;
-	int64_t			 now = clock_wall_ms(), rts, tomb;
+	struct hk_time		 now = clock_now();
+	int64_t			 tomb;
 	size_t			 i, j, adopted = 0;
 	const char		*id;
 
@@ -1293,30 +1285,27 @@ peer_reconcile(struct peer *p, struct applications *remote, int push)
 			if (r->app == NULL || r->last_dirty_ts < 0)
 				continue;
 			id = instance_id(r);
-			if (id[0] == '\0' ||
-			    (r->has_lease && registry_lease_expired(r, 0, now)))
+			if (id[0] == '\0')
 				continue;
-			rts = r->last_dirty_ts > r->last_updated_ts ?
-			    r->last_dirty_ts : r->last_updated_ts;
-			l = registry_get(reg, r->app, id, now);
-			if (l == NULL) {
-				tomb = registry_tombstone(reg, r->app, id, now);
-				if (tomb != 0 && tomb >= rts) {
-					if (push) {
-						p->ae_cancels++;
-						peer_push_cancel(p, r->app, id);
-					}
-					continue;
+			switch (registry_reconcile(reg, r, now.mono_ms,
+			    &tomb)) {
+			case RECON_CANCEL:
+				if (push) {
+					p->ae_cancels++;
+					peer_push_cancel(p, r->app, id, tomb);
 				}
-			} else if (r->last_dirty_ts < l->last_dirty_ts)
 				continue;
-			else if (r->last_dirty_ts == l->last_dirty_ts &&
-			    (r->status == l->status ||
-			    r->last_updated_ts <= l->last_updated_ts))
+			case RECON_KEEP:
+				continue;
+			case RECON_ADOPT:
+				break;
+			}
+			if (java && r->has_lease &&
+			    registry_lease_expired(r, 0, now.wall_ms))
 				continue;
 			a->instances[j] = NULL;
-			peer_adopt(p->ps, r, now);
-			adopted++;
+			if (registry_adopt(reg, r, now) == REG_OK)
+				adopted++;
 		}
 	}
 	return (adopted);
@@ -1457,7 +1446,7 @@ peer_ctl_done_cb(struct evhttp_request *req, void *arg)
 			    p->u.display);
 			break;
 		}
-		peer_digest(ps->s->reg, clock_wall_ms(), mine, &n);
+		peer_digest(ps->s->reg, clock_mono_ms(), mine, &n);
 		if (strcmp(mine, theirs) == 0) {
 			p->ae_mismatch = 0;
 			if (!ps->ready)
@@ -1489,7 +1478,7 @@ peer_ctl_done_cb(struct evhttp_request *req, void *arg)
 				peers_sync_one_done(ps, 0, 0);
 			break;
 		}
-		n = peer_reconcile(p, apps, kind == PEER_CTL_PULL);
+		n = peer_reconcile(p, apps, kind == PEER_CTL_PULL, java);
 		if (kind == PEER_CTL_PULL) {
 			p->ae_adopted += n;
 			if (n > 0)
@@ -1558,7 +1547,7 @@ peers_set_ready(struct peers *ps, const char *why)
 	if (ps->ready)
 		return;
 	ps->ready = 1;
-	ps->sync_ms = clock_wall_ms() - ps->sync_started_ms;
+	ps->sync_ms = clock_mono_ms() - ps->sync_started_ms;
 	log_info("registry ready (%s, %d instance(s) copied, %lld ms)", why,
 	    ps->sync_count, (long long)ps->sync_ms);
 	server_set_ready(ps->s, ps->sync_count);
@@ -1832,7 +1821,7 @@ peers_start(struct peers *ps)
 	if (ps->started)
 		return;
 	ps->started = 1;
-	ps->sync_started_ms = clock_wall_ms();
+	ps->sync_started_ms = clock_mono_ms();
 	if (ms > 0) {
 		tv.tv_sec = ms / 1000;
 		tv.tv_usec = (ms % 1000) * 1000;
@@ -1926,7 +1915,7 @@ peers_http_apps(struct peers *ps, struct evhttp_request *req)
 	const struct instance	*in;
 	struct buf		 b;
 	char			*hash;
-	int64_t			 now = clock_wall_ms();
+	int64_t			 mono = clock_mono_ms();
 	size_t			 i, j, napps = 0, ninst;
 
 	buf_init(&b, 0);
@@ -1936,7 +1925,7 @@ peers_http_apps(struct peers *ps, struct evhttp_request *req)
 		a = registry_app_at(reg, i);
 		for (ninst = 0, j = 0; j < reg_app_size(a); j++) {
 			in = reg_app_instance_at(a, j);
-			if (in == NULL || registry_lease_expired(in, 0, now))
+			if (in == NULL || reg_app_lease_expired(a, j, mono))
 				continue;
 			if (ninst == 0) {
 				if (napps++ > 0)
@@ -1953,7 +1942,7 @@ peers_http_apps(struct peers *ps, struct evhttp_request *req)
 	json_apps_close(&b, CODEC_FULL, (int64_t)registry_gen(reg), hash);
 	free(hash);
 	evhttp_add_header(evhttp_request_get_output_headers(req),
-	    "X-Heureka-Ready", server_allow_access(ps->s, now) ? "1" : "0");
+	    "X-Heureka-Ready", server_allow_access(ps->s, mono) ? "1" : "0");
 	peers_reply(req, 200, &b);
 	buf_free(&b);
 }
@@ -2029,7 +2018,7 @@ peers_http(struct peers *ps, struct evhttp_request *req, const char *rest)
 	if (ps == NULL || evhttp_request_get_command(req) != EVHTTP_REQ_GET)
 		goto notfound;
 	if (len == 6 && strncmp(rest, "digest", 6) == 0) {
-		peer_digest(ps->s->reg, clock_wall_ms(), hex, &n);
+		peer_digest(ps->s->reg, clock_mono_ms(), hex, &n);
 		buf_addf(&b, "{\"digest\":\"%s\",\"count\":%zu}", hex, n);
 		peers_reply(req, 200, &b);
 	} else if (len == 4 && strncmp(rest, "apps", 4) == 0)

@@ -168,7 +168,7 @@ int		 peer_url_is_self(const char *raw, const struct peer_url *,
  * hash of (APP, id, lastDirtyTimestamp, status) over every unexpired
  * instance, so equal registries give equal digests in any order.
  */
-void		 peer_digest(struct registry *, int64_t now, char hex[65],
+void		 peer_digest(struct registry *, int64_t mono, char hex[65],
 		     size_t *count);
 
 #endif

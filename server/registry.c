@@ -16,7 +16,11 @@
  * twice), and the renewal threshold follows every register and cancel,
  * also from zero, so no 15-minute recount timer is needed.
  *
- * No libevent, no clock reads: time always comes in as `now`.
+ * No libevent, no clock reads: time always comes in as a parameter. Every
+ * duration (lease expiry, eviction compensation, delta, override and
+ * tombstone retention) is measured on the monotonic clock; the wall clock
+ * only stamps the values shown on the wire and the tombstones' origin
+ * times. The rule for which copy wins is in registry.h.
  */
 #include <sys/queue.h>
 
@@ -42,8 +46,9 @@
 	((type *)(void *)((char *)(p) - offsetof(type, member)))
 
 /*
- * A lease. Internal times (last_renew_ts, duration_ms) are kept apart from
- * the values shown in inst->lease, which are refreshed after each change.
+ * A lease. Internal times (last_renew_mono, duration_ms) are kept apart
+ * from the values shown in inst->lease (wall clock), which are refreshed
+ * after each change.
  * refs: one for the registry while registered, one per delta-queue entry.
  */
 struct lease {
@@ -55,8 +60,9 @@ struct lease {
 	struct reg_app	*app;		/* NULL once cancelled */
 	char		*id;		/* owned copy of the key */
 	size_t		 idx;		/* position in app->leases */
-	int64_t		 registration_ts;
-	int64_t		 last_renew_ts;	/* real time of the last renewal */
+	int64_t		 registration_ts;	/* wall, shown */
+	int64_t		 last_renew_ts;	/* wall, shown */
+	int64_t		 last_renew_mono;	/* expiry counts from it */
 	int64_t		 duration_ms;
 	int64_t		 eviction_ts;
 	int64_t		 service_up_ts;
@@ -89,7 +95,7 @@ struct override {
 	TAILQ_ENTRY(override)	 entry;		/* least recently used first */
 	char			*id;
 	enum instance_status	 status;
-	int64_t			 access_ts;
+	int64_t			 access_ts;	/* mono */
 };
 TAILQ_HEAD(override_list, override);
 
@@ -99,13 +105,14 @@ struct tombstone {
 	TAILQ_ENTRY(tombstone)	 entry;		/* oldest first */
 	char			*app;
 	char			*id;
-	int64_t			 ts;
+	int64_t			 ts;		/* origin time (wall) */
+	int64_t			 mono;		/* set at, for retention */
 };
 TAILQ_HEAD(tombstone_list, tombstone);
 
 struct change {
 	struct lease	*lease;
-	int64_t		 ts;
+	int64_t		 ts;		/* mono */
 };
 
 struct recent {
@@ -167,7 +174,7 @@ struct registry {
 	int			 threshold;
 	long			 renews_cur;
 	long			 renews_last;
-	int64_t			 last_evict_ts;
+	int64_t			 last_evict_ts;	/* mono */
 	int			 evicted_once;
 
 	struct registry_stats	 stats;
@@ -189,7 +196,7 @@ static size_t	lease_cost(const struct lease *);
 static void	registry_dequeue(struct registry *, int64_t, int);
 static int	lease_is_expired(const struct lease *, int64_t, int64_t);
 static void	lease_display(struct lease *);
-static void	lease_renew(struct lease *, int64_t);
+static void	lease_renew(struct lease *, struct hk_time);
 static void	registry_set_status(struct registry *, struct lease *,
 		    enum instance_status);
 static void	registry_touch(struct registry *, struct reg_app *);
@@ -197,7 +204,7 @@ static void	registry_update_threshold(struct registry *);
 static void	registry_enqueue(struct registry *, struct lease *, int64_t);
 static void	registry_notify(struct registry *, enum registry_event_type,
 		    const char *, const char *, const struct instance *, int,
-		    int64_t);
+		    int64_t, struct hk_time);
 static struct override *override_find(struct registry *, const char *,
 		    int64_t, int);
 static void	override_put(struct registry *, const char *,
@@ -206,8 +213,10 @@ static int	override_del(struct registry *, const char *);
 static void	override_purge(struct registry *, int64_t);
 static struct tombstone *tomb_find(struct registry *, const char *,
 		    const char *);
+static struct tombstone *tomb_live(struct registry *, const char *,
+		    const char *, int64_t);
 static void	tomb_set(struct registry *, const char *, const char *,
-		    int64_t);
+		    int64_t, int64_t);
 static void	tomb_del(struct registry *, struct tombstone *);
 static void	recent_add(struct recent_ring *, int64_t, const char *,
 		    const char *);
@@ -216,9 +225,14 @@ static enum instance_status registry_rule_status(struct registry *,
 		    const struct instance *, const char *, int,
 		    enum instance_status, int, int64_t);
 static enum registry_rc registry_do_register(struct registry *,
-		    struct instance *, int, enum registry_event_type, int64_t);
+		    struct instance *, int, enum registry_event_type,
+		    struct hk_time);
 static void	registry_remove(struct registry *, struct lease *, int, int,
-		    int64_t);
+		    int64_t, struct hk_time);
+static int	registry_is_future(const struct registry *, int64_t,
+		    struct hk_time);
+static int	registry_copy_cmp(const struct instance *,
+		    const struct instance *);
 static void	app_append(struct application *, struct instance *);
 
 /* Eureka's server defaults (§8.1) plus heureka's bounds. */
@@ -238,6 +252,7 @@ registry_conf_defaults(struct registry_conf *rc)
 	rc->sync_when_timestamp_differs = 1;
 	rc->max_instance_bytes = REGISTRY_DEFAULT_INSTANCE_BYTES;
 	rc->max_delta_bytes = REGISTRY_DEFAULT_DELTA_BYTES;
+	rc->max_skew_ms = 300000;
 }
 
 /* The (app, id) key: a keyed hash of the app and id hashes together. */
@@ -401,7 +416,7 @@ registry_add_observer(struct registry *reg, registry_observer_cb cb,
 static void
 registry_notify(struct registry *reg, enum registry_event_type type,
     const char *app, const char *id, const struct instance *inst,
-    int replicated, int64_t now)
+    int replicated, int64_t cancel_ts, struct hk_time now)
 {
 	struct registry_event	 ev;
 	struct override		*o;
@@ -415,8 +430,9 @@ registry_notify(struct registry *reg, enum registry_event_type type,
 	ev.id = id;
 	ev.inst = inst;
 	ev.replicated = replicated;
-	o = override_find(reg, id, now, 0);
+	o = override_find(reg, id, now.mono_ms, 0);
 	ev.override = o != NULL ? o->status : STATUS_UNKNOWN;
+	ev.cancel_ts = cancel_ts;
 	ev.now = now;
 	for (i = 0; i < reg->nobs; i++)
 		reg->obs[i].cb(&ev, reg->obs[i].arg);
@@ -522,14 +538,15 @@ lease_unref(struct registry *reg, struct lease *l)
 }
 
 /*
- * heureka's expiry: duration after the last renewal (or registration).
- * Eureka's isExpired adds the duration twice once renewed; we do not.
+ * heureka's expiry: duration after the last renewal (or registration),
+ * on the monotonic clock. Eureka's isExpired adds the duration twice once
+ * renewed; we do not.
  */
 static int
-lease_is_expired(const struct lease *l, int64_t extra, int64_t now)
+lease_is_expired(const struct lease *l, int64_t extra, int64_t mono)
 {
 	return (l->eviction_ts > 0 ||
-	    now > l->last_renew_ts + l->duration_ms + extra);
+	    mono > l->last_renew_mono + l->duration_ms + extra);
 }
 
 /*
@@ -557,9 +574,10 @@ lease_display(struct lease *l)
 
 /* Lease.renew(): push the expiry out (no renews-per-minute count here). */
 static void
-lease_renew(struct lease *l, int64_t now)
+lease_renew(struct lease *l, struct hk_time now)
 {
-	l->last_renew_ts = now;
+	l->last_renew_ts = now.wall_ms;
+	l->last_renew_mono = now.mono_ms;
 	l->renewed = 1;
 	lease_display(l);
 }
@@ -771,21 +789,45 @@ tomb_find(struct registry *reg, const char *app, const char *id)
 	return (NULL);
 }
 
-/* Remember that (app, id) was cancelled at now; bounded, oldest goes. */
-static void
-tomb_set(struct registry *reg, const char *app, const char *id, int64_t now)
+/* The tombstone for (app, id) if it is within tombstone_ms of mono. */
+static struct tombstone *
+tomb_live(struct registry *reg, const char *app, const char *id,
+    int64_t mono)
 {
 	struct tombstone	*t;
 
-	if ((t = tomb_find(reg, app, id)) != NULL)
+	if ((t = tomb_find(reg, app, id)) == NULL)
+		return (NULL);
+	if (mono - t->mono > reg->conf.tombstone_ms) {
 		tomb_del(reg, t);
+		return (NULL);
+	}
+	return (t);
+}
+
+/*
+ * Remember that (app, id) was cancelled at origin time ts (a later one
+ * never moves it back); bounded, the oldest goes. Retention restarts.
+ */
+static void
+tomb_set(struct registry *reg, const char *app, const char *id, int64_t ts,
+    int64_t mono)
+{
+	struct tombstone	*t;
+
+	if ((t = tomb_find(reg, app, id)) != NULL) {
+		if (t->ts > ts)
+			ts = t->ts;
+		tomb_del(reg, t);
+	}
 	if (reg->ntombs >= reg->conf.max_instances &&
 	    (t = TAILQ_FIRST(&reg->tomb_fifo)) != NULL)
 		tomb_del(reg, t);
 	t = xcalloc(1, sizeof *t);
 	t->app = xstrdup(app);
 	t->id = xstrdup(id);
-	t->ts = now;
+	t->ts = ts;
+	t->mono = mono;
 	htab_insert(&reg->tomb_tab, &t->node, registry_key_hash(
 	    hash_str_upper(app), hash_str(id)));
 	TAILQ_INSERT_TAIL(&reg->tomb_fifo, t, entry);
@@ -838,13 +880,13 @@ recent_clear(struct recent_ring *r)
 static enum instance_status
 registry_rule_status(struct registry *reg, const struct instance *r,
     const char *id, int has_existing, enum instance_status existing,
-    int replicated, int64_t now)
+    int replicated, int64_t mono)
 {
 	struct override	*o;
 
 	if (r->status != STATUS_UP && r->status != STATUS_OUT_OF_SERVICE)
 		return (r->status);
-	if ((o = override_find(reg, id, now, 1)) != NULL)
+	if ((o = override_find(reg, id, mono, 1)) != NULL)
 		return (o->status);
 	if (!replicated && has_existing &&
 	    (existing == STATUS_UP || existing == STATUS_OUT_OF_SERVICE))
@@ -852,15 +894,25 @@ registry_rule_status(struct registry *reg, const struct instance *r,
 	return (r->status);
 }
 
+/* Whether a lastDirtyTimestamp is further ahead than max_skew_ms. */
+static int
+registry_is_future(const struct registry *reg, int64_t dirty,
+    struct hk_time now)
+{
+	return (reg->conf.max_skew_ms > 0 &&
+	    dirty > now.wall_ms + reg->conf.max_skew_ms);
+}
+
 /*
  * register (§5.3). in may be the stored instance itself (metadata update).
  * An existing lease is renewed in place as a fresh lease: older delta
  * entries for it are always superseded by the new one, so the output is
- * the same as Eureka's new Lease object.
+ * the same as Eureka's new Lease object. A replicated copy keeps the
+ * lastUpdatedTimestamp its origin stamped; a client's gets ours.
  */
 static enum registry_rc
 registry_do_register(struct registry *reg, struct instance *in,
-    int replicated, enum registry_event_type type, int64_t now)
+    int replicated, enum registry_event_type type, struct hk_time now)
 {
 	struct lease		*l;
 	struct reg_app		*a;
@@ -869,10 +921,10 @@ registry_do_register(struct registry *reg, struct instance *in,
 	struct override		*o;
 	enum instance_status	 existing = STATUS_UNKNOWN, st;
 	const char		*id;
-	int64_t			 duration_ms, in_dirty;
+	int64_t			 duration_ms, mono = now.mono_ms;
 	uint64_t		 ah, ih;
 	size_t			 size;
-	int			 has_existing = 0;
+	int			 has_existing = 0, taken = 1;
 
 	if (in->app == NULL || !instance_name_ok(in->app, INSTANCE_MAX_NAME) ||
 	    !instance_name_ok(instance_id(in), INSTANCE_MAX_NAME) ||
@@ -884,19 +936,38 @@ registry_do_register(struct registry *reg, struct instance *in,
 	str_upper(in->app);
 	id = instance_id(in);
 	size = instance_stored_size(in);
+	l = registry_lookup(reg, in->app, id);
 	if (reg->conf.max_instance_bytes > 0 &&
 	    size > reg->conf.max_instance_bytes) {
 		reg->stats.refused_too_large++;
-		if ((l = registry_lookup(reg, in->app, id)) == NULL ||
-		    l->inst != in)
+		if (l == NULL || l->inst != in)
 			instance_free(in);
 		return (REG_TOO_LARGE);
 	}
+	if (l == NULL || in != l->inst) {
+		if (registry_is_future(reg, in->last_dirty_ts, now)) {
+			reg->stats.future_refused++;
+			instance_free(in);
+			return (REG_FUTURE);
+		}
+		t = l == NULL ? tomb_live(reg, in->app, id, mono) : NULL;
+		if (t != NULL && in->last_dirty_ts <= t->ts) {
+			if (replicated) {
+				/* Written before the cancel: stays out. */
+				reg->stats.stale_refused++;
+				instance_free(in);
+				return (REG_STALE);
+			}
+			/* The client is back: its copy must win. */
+			in->last_dirty_ts = t->ts + 1;
+		}
+		if (t != NULL)
+			tomb_del(reg, t);
+	}
 	duration_ms = (in->has_lease && in->lease.duration_secs > 0 ?
 	    in->lease.duration_secs : REGISTRY_DEFAULT_DURATION) * 1000LL;
-	in_dirty = in->last_dirty_ts;
 
-	if ((l = registry_lookup(reg, in->app, id)) != NULL) {
+	if (l != NULL) {
 		has_existing = 1;
 		existing = l->inst->status;
 		if (in != l->inst && reg->conf.max_bytes > 0 &&
@@ -912,6 +983,7 @@ registry_do_register(struct registry *reg, struct instance *in,
 			if (l->inst->last_dirty_ts > in->last_dirty_ts) {
 				/* Eureka keeps the stored InstanceInfo. */
 				instance_free(in);
+				taken = 0;
 			} else {
 				reg->counts[l->inst->status]--;
 				instance_free(l->inst);
@@ -963,43 +1035,40 @@ registry_do_register(struct registry *reg, struct instance *in,
 	reg->bytes += l->bytes;
 
 	/* A fresh lease; serviceUpTimestamp survives re-registration. */
-	l->registration_ts = now;
-	l->last_renew_ts = now;
+	l->registration_ts = now.wall_ms;
+	l->last_renew_ts = now.wall_ms;
+	l->last_renew_mono = mono;
 	l->renewed = 0;
 	l->eviction_ts = 0;
 	l->duration_ms = duration_ms;
-	recent_add(&reg->registered, now, a->name, id);
+	recent_add(&reg->registered, now.wall_ms, a->name, id);
 
 	if (r->overridden_status != STATUS_UNKNOWN &&
-	    override_find(reg, id, now, 0) == NULL)
-		override_put(reg, id, r->overridden_status, now);
-	if ((o = override_find(reg, id, now, 1)) != NULL)
+	    override_find(reg, id, mono, 0) == NULL)
+		override_put(reg, id, r->overridden_status, mono);
+	if ((o = override_find(reg, id, mono, 1)) != NULL)
 		r->overridden_status = o->status;
 	st = registry_rule_status(reg, r, id, has_existing, existing,
-	    replicated, now);
+	    replicated, mono);
 	registry_set_status(reg, l, st);
 	if (st == STATUS_UP && l->service_up_ts == 0)
-		l->service_up_ts = now;
+		l->service_up_ts = now.wall_ms;
 	r->action_type = ACTION_ADDED;
-	r->last_updated_ts = now;
+	if (!replicated || (taken && r->last_updated_ts <= 0))
+		r->last_updated_ts = now.wall_ms;
 	lease_display(l);
-	registry_enqueue(reg, l, now);
-
-	/* A client's own register always wins; a replica only if newer. */
-	if ((t = tomb_find(reg, a->name, id)) != NULL &&
-	    (!replicated || in_dirty > t->ts))
-		tomb_del(reg, t);
+	registry_enqueue(reg, l, mono);
 
 	registry_touch(reg, a);
 	reg->stats.registrations++;
-	registry_notify(reg, type, a->name, id, r, replicated, now);
+	registry_notify(reg, type, a->name, id, r, replicated, 0, now);
 	return (REG_OK);
 }
 
 /* Register or re-register an instance; owns in from the call on. */
 enum registry_rc
 registry_register(struct registry *reg, struct instance *in, int replicated,
-    int64_t now)
+    struct hk_time now)
 {
 	if (in == NULL)
 		return (REG_INVALID);
@@ -1014,7 +1083,7 @@ registry_register(struct registry *reg, struct instance *in, int replicated,
 enum registry_rc
 registry_renew(struct registry *reg, const char *app, const char *id,
     int64_t last_dirty, enum instance_status override, int replicated,
-    int64_t now, const struct instance **conflict)
+    struct hk_time now, const struct instance **conflict)
 {
 	struct lease		*l;
 	enum instance_status	 st;
@@ -1029,7 +1098,7 @@ registry_renew(struct registry *reg, const char *app, const char *id,
 		return (REG_NOT_FOUND);
 	}
 	st = registry_rule_status(reg, l->inst, l->id, 1, l->inst->status,
-	    replicated, now);
+	    replicated, now.mono_ms);
 	if (st == STATUS_UNKNOWN) {
 		/* The deliberate 404 that makes a client re-register. */
 		reg->stats.renewals_not_found++;
@@ -1048,17 +1117,18 @@ registry_renew(struct registry *reg, const char *app, const char *id,
 	lease_renew(l, now);
 	reg->stats.renewals++;
 	registry_notify(reg, REG_EV_RENEW, l->app->name, l->id, l->inst,
-	    replicated, now);
+	    replicated, 0, now);
 
 	if (last_dirty < 0 || !reg->conf.sync_when_timestamp_differs)
 		return (REG_OK);
-	if (registry_visible(reg, app, id, now) == NULL)
+	if (registry_visible(reg, app, id, now.mono_ms) == NULL)
 		return (REG_OK);	/* no stored instance: 200 */
 	stored = l->inst->last_dirty_ts;
 	if (last_dirty > stored) {
 		if (replicated && override != STATUS_UNKNOWN &&
-		    (unsigned)override < STATUS_COUNT)
-			registry_set_override(reg, id, override, now);
+		    (unsigned)override < STATUS_COUNT &&
+		    !registry_is_future(reg, last_dirty, now))
+			registry_set_override(reg, id, override, now.mono_ms);
 		return (REG_NOT_FOUND);
 	}
 	if (last_dirty < stored && replicated) {
@@ -1071,17 +1141,18 @@ registry_renew(struct registry *reg, const char *app, const char *id,
 
 /*
  * internalCancel (§5.5) for a lease known to be registered: detach it,
- * keep it alive in the delta queue as DELETED, tell observers.
+ * keep it alive in the delta queue as DELETED, tell observers. A cancel
+ * (not an eviction) leaves a tombstone at cancel_ts.
  */
 static void
 registry_remove(struct registry *reg, struct lease *l, int evict,
-    int replicated, int64_t now)
+    int replicated, int64_t cancel_ts, struct hk_time now)
 {
 	struct reg_app	*a = l->app;
 	struct lease	*last;
 	struct instance	*r;
 
-	recent_add(&reg->cancelled, now, a->name, l->id);
+	recent_add(&reg->cancelled, now.wall_ms, a->name, l->id);
 	override_del(reg, l->id);
 
 	reg->counts[l->inst->status]--;
@@ -1105,11 +1176,11 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 	l->bytes = lease_cost(l);
 	reg->qbytes += l->bytes;
 
-	l->eviction_ts = now;
+	l->eviction_ts = now.wall_ms;
 	l->inst->action_type = ACTION_DELETED;
-	l->inst->last_updated_ts = now;
+	l->inst->last_updated_ts = now.wall_ms;
 	lease_display(l);
-	registry_enqueue(reg, l, now);
+	registry_enqueue(reg, l, now.mono_ms);
 
 	if (a->n == 0) {
 		registry_app_drop(reg, a);
@@ -1124,34 +1195,56 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 		reg->stats.evictions++;
 	else {
 		reg->stats.cancels++;
-		tomb_set(reg, l->inst->app, l->id, now);
+		tomb_set(reg, l->inst->app, l->id, cancel_ts, now.mono_ms);
 	}
 	/* inst is NULL: the instance is gone from the registry. */
 	registry_notify(reg, evict ? REG_EV_EVICT : REG_EV_CANCEL,
-	    l->inst->app, l->id, NULL, evict ? 0 : replicated, now);
+	    l->inst->app, l->id, NULL, evict ? 0 : replicated, cancel_ts, now);
 	lease_unref(reg, l);	/* the registry's; the queue keeps one */
 }
 
-/* Cancel (§5.5): 404 when absent; the recent ring records it anyway. */
+/*
+ * Cancel (§5.5): 404 when absent, yet the tombstone is left and the cancel
+ * is replicated, since a peer may hold the copy this node never saw. The
+ * tombstone's time: a replicated cancel's own (what its origin stamped),
+ * else max(the stored copy's lastDirtyTimestamp, the wall clock).
+ */
 enum registry_rc
 registry_cancel(struct registry *reg, const char *app, const char *id,
-    int replicated, int64_t now)
+    int replicated, struct hk_time now, int64_t cancel_ts)
 {
 	struct lease	*l;
 	char		*up;
+	int64_t		 ts;
 
 	if (app == NULL || id == NULL)
 		return (REG_INVALID);
-	if ((l = registry_lookup(reg, app, id)) == NULL) {
+	l = registry_lookup(reg, app, id);
+	if (replicated && cancel_ts > 0) {
+		if (l != NULL && l->inst->last_dirty_ts > cancel_ts) {
+			/* Registered again after that cancel: keep it. */
+			reg->stats.stale_refused++;
+			return (REG_STALE);
+		}
+		ts = cancel_ts;
+	} else {
+		ts = now.wall_ms;
+		if (l != NULL && l->inst->last_dirty_ts > ts)
+			ts = l->inst->last_dirty_ts;
+	}
+	if (l == NULL) {
 		up = xstrdup(app);
 		str_upper(up);
-		recent_add(&reg->cancelled, now, up, id);
-		free(up);
+		recent_add(&reg->cancelled, now.wall_ms, up, id);
+		tomb_set(reg, up, id, ts, now.mono_ms);
 		override_del(reg, id);
 		reg->stats.cancels_not_found++;
+		registry_notify(reg, REG_EV_CANCEL, up, id, NULL, replicated,
+		    ts, now);
+		free(up);
 		return (REG_NOT_FOUND);
 	}
-	registry_remove(reg, l, 0, replicated, now);
+	registry_remove(reg, l, 0, replicated, ts, now);
 	return (REG_OK);
 }
 
@@ -1161,34 +1254,40 @@ registry_cancel(struct registry *reg, const char *app, const char *id,
  */
 enum registry_rc
 registry_status_update(struct registry *reg, const char *app, const char *id,
-    enum instance_status st, int64_t last_dirty, int replicated, int64_t now)
+    enum instance_status st, int64_t last_dirty, int replicated,
+    struct hk_time now, int64_t updated_ts)
 {
 	struct lease	*l;
 	struct instance	*in;
 
 	if (app == NULL || id == NULL || (unsigned)st >= STATUS_COUNT)
 		return (REG_INVALID);
-	if ((l = registry_visible(reg, app, id, now)) == NULL)
+	if (registry_is_future(reg, last_dirty, now)) {
+		reg->stats.future_refused++;
+		return (REG_FUTURE);
+	}
+	if ((l = registry_visible(reg, app, id, now.mono_ms)) == NULL)
 		return (REG_NOT_FOUND);
 	in = l->inst;
 	lease_renew(l, now);
 	if (in->status != st) {
 		if (st == STATUS_UP && l->service_up_ts == 0)
-			l->service_up_ts = now;
-		override_put(reg, l->id, st, now);
+			l->service_up_ts = now.wall_ms;
+		override_put(reg, l->id, st, now.mono_ms);
 		in->overridden_status = st;
 		registry_set_status(reg, l, st);
 		if (last_dirty > in->last_dirty_ts)
 			in->last_dirty_ts = last_dirty;
 		in->action_type = ACTION_MODIFIED;
-		in->last_updated_ts = now;
+		in->last_updated_ts = replicated && updated_ts > 0 ?
+		    updated_ts : now.wall_ms;
 		lease_display(l);
-		registry_enqueue(reg, l, now);
+		registry_enqueue(reg, l, now.mono_ms);
 		registry_touch(reg, l->app);
 	}
 	reg->stats.status_updates++;
 	registry_notify(reg, REG_EV_STATUS_UPDATE, l->app->name, l->id, in,
-	    replicated, now);
+	    replicated, 0, now);
 	return (REG_OK);
 }
 
@@ -1199,14 +1298,18 @@ registry_status_update(struct registry *reg, const char *app, const char *id,
 enum registry_rc
 registry_delete_override(struct registry *reg, const char *app,
     const char *id, enum instance_status st, int64_t last_dirty,
-    int replicated, int64_t now)
+    int replicated, struct hk_time now, int64_t updated_ts)
 {
 	struct lease	*l;
 	struct instance	*in;
 
 	if (app == NULL || id == NULL || (unsigned)st >= STATUS_COUNT)
 		return (REG_INVALID);
-	if ((l = registry_visible(reg, app, id, now)) == NULL)
+	if (registry_is_future(reg, last_dirty, now)) {
+		reg->stats.future_refused++;
+		return (REG_FUTURE);
+	}
+	if ((l = registry_visible(reg, app, id, now.mono_ms)) == NULL)
 		return (REG_NOT_FOUND);
 	in = l->inst;
 	lease_renew(l, now);
@@ -1216,13 +1319,14 @@ registry_delete_override(struct registry *reg, const char *app,
 		if (last_dirty > in->last_dirty_ts)
 			in->last_dirty_ts = last_dirty;
 		in->action_type = ACTION_MODIFIED;
-		in->last_updated_ts = now;
+		in->last_updated_ts = replicated && updated_ts > 0 ?
+		    updated_ts : now.wall_ms;
 		lease_display(l);
-		registry_enqueue(reg, l, now);
+		registry_enqueue(reg, l, now.mono_ms);
 		registry_touch(reg, l->app);
 	}
 	registry_notify(reg, REG_EV_DELETE_OVERRIDE, l->app->name, l->id, in,
-	    replicated, now);
+	    replicated, 0, now);
 	return (REG_OK);
 }
 
@@ -1234,7 +1338,7 @@ registry_delete_override(struct registry *reg, const char *app,
  */
 enum registry_rc
 registry_update_metadata(struct registry *reg, const char *app,
-    const char *id, const struct kvlist *kv, int64_t now)
+    const char *id, const struct kvlist *kv, struct hk_time now)
 {
 	struct lease	*l;
 	const char	*old;
@@ -1242,7 +1346,7 @@ registry_update_metadata(struct registry *reg, const char *app,
 
 	if (app == NULL || id == NULL || kv == NULL)
 		return (REG_INVALID);
-	if ((l = registry_visible(reg, app, id, now)) == NULL)
+	if ((l = registry_visible(reg, app, id, now.mono_ms)) == NULL)
 		return (REG_NOT_FOUND);
 	for (i = 0; i < kv->n; i++) {
 		if (kv->v[i].key == NULL)
@@ -1537,7 +1641,7 @@ registry_delta(struct registry *reg, int64_t now)
 
 /*
  * The retention timer's work: drop queue items older than retention_ms
- * from the head, and expired tombstones and overrides.
+ * from the head, and expired tombstones and overrides (monotonic ms).
  */
 void
 registry_purge_deltas(struct registry *reg, int64_t now)
@@ -1548,7 +1652,7 @@ registry_purge_deltas(struct registry *reg, int64_t now)
 	    reg->q[reg->qhead].ts < now - reg->conf.retention_ms)
 		registry_dequeue(reg, now, 0);
 	while ((t = TAILQ_FIRST(&reg->tomb_fifo)) != NULL &&
-	    now - t->ts > reg->conf.tombstone_ms)
+	    now - t->mono > reg->conf.tombstone_ms)
 		tomb_del(reg, t);
 	override_purge(reg, now);
 }
@@ -1668,20 +1772,20 @@ registry_open_for_traffic(struct registry *reg, int count, int64_t now)
  * uniformly at random with a partial Fisher-Yates shuffle.
  */
 int
-registry_evict(struct registry *reg, int64_t now)
+registry_evict(struct registry *reg, struct hk_time now)
 {
 	struct lease	**exp, *t;
 	size_t		  i, j, nexp = 0, limit, n;
 	int64_t		  extra = 0;
 
 	if (reg->evicted_once) {
-		extra = now - reg->last_evict_ts -
+		extra = now.mono_ms - reg->last_evict_ts -
 		    reg->conf.eviction_interval_ms;
 		if (extra < 0)
 			extra = 0;
 	}
 	reg->evicted_once = 1;
-	reg->last_evict_ts = now;
+	reg->last_evict_ts = now.mono_ms;
 	if (!registry_lease_expiration_enabled(reg) || reg->size == 0)
 		return (0);
 
@@ -1689,7 +1793,7 @@ registry_evict(struct registry *reg, int64_t now)
 	for (i = 0; i < reg->napps; i++) {
 		for (j = 0; j < reg->apps[i]->n; j++) {
 			t = reg->apps[i]->leases[j];
-			if (lease_is_expired(t, extra, now))
+			if (lease_is_expired(t, extra, now.mono_ms))
 				exp[nexp++] = t;
 		}
 	}
@@ -1701,7 +1805,7 @@ registry_evict(struct registry *reg, int64_t now)
 		t = exp[i];
 		exp[i] = exp[j];
 		exp[j] = t;
-		registry_remove(reg, exp[i], 1, 0, now);
+		registry_remove(reg, exp[i], 1, 0, 0, now);
 	}
 	free(exp);
 	return ((int)n);
@@ -1782,21 +1886,167 @@ registry_foreach_table(const struct registry *reg,
 	}
 }
 
-/* When (app, id) was cancelled, 0 if not within tombstone_ms. */
+/* The origin time of (app, id)'s cancel, 0 if no tombstone lives. */
 int64_t
 registry_tombstone(struct registry *reg, const char *app, const char *id,
-    int64_t now)
+    int64_t mono)
 {
 	struct tombstone	*t;
 
 	if (app == NULL || id == NULL ||
-	    (t = tomb_find(reg, app, id)) == NULL)
+	    (t = tomb_live(reg, app, id, mono)) == NULL)
 		return (0);
-	if (now - t->ts > reg->conf.tombstone_ms) {
-		tomb_del(reg, t);
-		return (0);
-	}
 	return (t->ts);
+}
+
+/* Whether the i-th lease of a has expired at mono (out of range: yes). */
+int
+reg_app_lease_expired(const struct reg_app *a, size_t i, int64_t mono)
+{
+	return (i >= a->n || lease_is_expired(a->leases[i], 0, mono));
+}
+
+/* n bytes into the copy hash, continuing from h (fixed key: peers compare). */
+static uint64_t
+copy_hash_bytes(uint64_t h, const void *p, size_t n)
+{
+	return (hash_fixed(h, p, n));
+}
+
+/* A string (NULL apart from "") into the hash. */
+static uint64_t
+copy_hash_str(uint64_t h, const char *s)
+{
+	if (s == NULL)
+		return (copy_hash_bytes(h, "\377", 1));
+	return (copy_hash_bytes(h, s, strlen(s) + 1));
+}
+
+/* An integer into the hash. */
+static uint64_t
+copy_hash_i64(uint64_t h, int64_t v)
+{
+	return (copy_hash_bytes(h, &v, sizeof v));
+}
+
+/* A map into the hash, independent of its entries' order. */
+static uint64_t
+copy_hash_kv(uint64_t h, const struct kvlist *kv)
+{
+	uint64_t	sum = 0, e;
+	size_t		i;
+
+	for (i = 0; i < kv->n; i++) {
+		e = copy_hash_str(1469598103934665603ULL, kv->v[i].key);
+		e = copy_hash_str(e, kv->v[i].value);
+		e ^= e >> 31;
+		e *= 0xbf58476d1ce4e5b9ULL;
+		sum += e ^ (e >> 29);
+	}
+	h = copy_hash_i64(h, (int64_t)kv->n);
+	return (copy_hash_i64(h, (int64_t)sum));
+}
+
+/* Every field replication carries; see registry.h. */
+uint64_t
+registry_copy_hash(const struct instance *in)
+{
+	uint64_t	h = 1469598103934665603ULL;
+
+	h = copy_hash_str(h, in->app);
+	h = copy_hash_str(h, instance_id(in));
+	h = copy_hash_i64(h, in->last_dirty_ts);
+	h = copy_hash_i64(h, in->status);
+	h = copy_hash_i64(h, in->overridden_status);
+	h = copy_hash_kv(h, &in->metadata);
+	h = copy_hash_str(h, in->host_name);
+	h = copy_hash_str(h, in->ip_addr);
+	h = copy_hash_str(h, in->sid);
+	h = copy_hash_i64(h, in->port);
+	h = copy_hash_i64(h, in->secure_port);
+	h = copy_hash_i64(h, in->port_enabled);
+	h = copy_hash_i64(h, in->secure_port_enabled);
+	h = copy_hash_i64(h, in->country_id);
+	h = copy_hash_i64(h, in->has_dc ? (int64_t)in->dc_name : -1);
+	h = copy_hash_kv(h, &in->dc_metadata);
+	h = copy_hash_i64(h, in->has_lease ? in->lease.renewal_interval_secs :
+	    -1);
+	h = copy_hash_i64(h, in->has_lease ? in->lease.duration_secs : -1);
+	h = copy_hash_str(h, in->app_group_name);
+	h = copy_hash_str(h, in->home_page_url);
+	h = copy_hash_str(h, in->status_page_url);
+	h = copy_hash_str(h, in->health_check_url);
+	h = copy_hash_str(h, in->secure_health_check_url);
+	h = copy_hash_str(h, in->vip_address);
+	h = copy_hash_str(h, in->secure_vip_address);
+	h = copy_hash_str(h, in->asg_name);
+	return (h);
+}
+
+/*
+ * Order two copies of one instance by origin times (registry.h): -1, 0
+ * (the same copy) or 1 when a beats b.
+ */
+static int
+registry_copy_cmp(const struct instance *a, const struct instance *b)
+{
+	uint64_t	ha, hb;
+
+	if (a->last_dirty_ts != b->last_dirty_ts)
+		return (a->last_dirty_ts > b->last_dirty_ts ? 1 : -1);
+	ha = registry_copy_hash(a);
+	hb = registry_copy_hash(b);
+	if (ha == hb)
+		return (0);
+	if (a->last_updated_ts != b->last_updated_ts)
+		return (a->last_updated_ts > b->last_updated_ts ? 1 : -1);
+	return (ha > hb ? 1 : -1);
+}
+
+/* What to do with a peer's copy r (registry.h); r is not changed. */
+enum registry_recon
+registry_reconcile(struct registry *reg, const struct instance *r,
+    int64_t mono, int64_t *cancel_ts)
+{
+	struct lease		*l;
+	struct tombstone	*t;
+
+	if (cancel_ts != NULL)
+		*cancel_ts = 0;
+	if (r == NULL || r->app == NULL)
+		return (RECON_KEEP);
+	if ((l = registry_visible(reg, r->app, instance_id(r), mono)) != NULL)
+		return (registry_copy_cmp(r, l->inst) > 0 ? RECON_ADOPT :
+		    RECON_KEEP);
+	if ((t = tomb_live(reg, r->app, instance_id(r), mono)) != NULL &&
+	    r->last_dirty_ts <= t->ts) {
+		if (cancel_ts != NULL)
+			*cancel_ts = t->ts;
+		return (RECON_CANCEL);
+	}
+	return (RECON_ADOPT);
+}
+
+/*
+ * Take a peer's copy as a replicated registration: its override state
+ * first (a copy without one deletes ours), then the copy itself.
+ */
+enum registry_rc
+registry_adopt(struct registry *reg, struct instance *r, struct hk_time now)
+{
+	const char	*id;
+
+	if (r == NULL || r->app == NULL) {
+		instance_free(r);
+		return (REG_INVALID);
+	}
+	id = instance_id(r);
+	if (r->overridden_status == STATUS_UNKNOWN)
+		override_del(reg, id);
+	else if ((unsigned)r->overridden_status < STATUS_COUNT)
+		registry_set_override(reg, id, r->overridden_status,
+		    now.mono_ms);
+	return (registry_register(reg, r, 1, now));
 }
 
 /* Walk a last-1000 ring, newest first. */

@@ -4,7 +4,20 @@
  * last-1000 registered/cancelled rings, eviction and self-preservation.
  *
  * A plain data structure: no libevent, no I/O, no clock reads. Every call
- * takes `now` (wall-clock ms) so tests drive time by hand.
+ * takes the time so tests drive it by hand: calls that stamp wire values
+ * take a struct hk_time (both clocks); calls that only measure durations
+ * take `mono`, monotonic ms. Leases, eviction, retention, override expiry
+ * and tombstone lifetime never look at the wall clock.
+ *
+ * Which copy wins (README, Cluster): every decision compares times the
+ * origin stamped and replication carries unchanged: lastDirtyTimestamp,
+ * then lastUpdatedTimestamp (stamped by the node that took the change from
+ * a client or operator, kept as carried by replicated registrations and
+ * status changes), then the copy hash as a tie-break. A cancel leaves a
+ * tombstone stamped with max(the cancelled copy's lastDirtyTimestamp, the
+ * origin's wall clock) -- carried as a replicated Cancel's
+ * lastDirtyTimestamp -- also when the instance is unknown; a replicated
+ * Register whose lastDirtyTimestamp is not newer is refused.
  *
  * Ownership: registry_register() owns `inst` from the call on, success or
  * not. Every const struct instance * returned is borrowed and valid until
@@ -21,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "instance.h"
 
 struct registry;
@@ -43,6 +57,9 @@ struct registry_conf {
 	size_t	 max_bytes;			/* memory budget for new leases;
 						   0: no bound */
 	size_t	 max_delta_bytes;		/* delta queue; 0: no bound */
+	int64_t	 max_skew_ms;			/* lastDirtyTimestamp ahead of
+						   the wall clock refused;
+						   0: no check */
 };
 
 void	registry_conf_defaults(struct registry_conf *);
@@ -55,6 +72,8 @@ enum registry_rc {
 	REG_INVALID,		/* bad argument */
 	REG_TOO_LARGE,		/* instance above max_instance_bytes */
 	REG_NO_MEMORY,		/* a new lease would pass max_bytes */
+	REG_STALE,		/* a tombstone or a newer copy covers it */
+	REG_FUTURE,		/* lastDirtyTimestamp beyond max_skew_ms */
 };
 
 enum registry_event_type {
@@ -75,7 +94,10 @@ struct registry_event {
 						   (always for CANCEL, EVICT) */
 	int				 replicated;
 	enum instance_status		 override;	/* current override or UNKNOWN */
-	int64_t				 now;
+	int64_t				 cancel_ts;	/* CANCEL: origin
+							   time of the
+							   tombstone */
+	struct hk_time			 now;
 };
 
 typedef void (*registry_observer_cb)(const struct registry_event *, void *);
@@ -91,6 +113,9 @@ struct registry_stats {
 	uint64_t	refused_too_large;	/* REG_TOO_LARGE answers */
 	uint64_t	refused_memory;		/* REG_NO_MEMORY answers */
 	uint64_t	delta_dropped;		/* records dropped early */
+	uint64_t	stale_refused;	/* replicated copies a tombstone or a
+					   newer copy covered */
+	uint64_t	future_refused;	/* lastDirtyTimestamp too far ahead */
 };
 
 struct registry	*registry_new(const struct registry_conf *, int64_t now);
@@ -98,9 +123,16 @@ void		 registry_free(struct registry *);
 void		 registry_add_observer(struct registry *, registry_observer_cb,
 		     void *);
 
-/* §5.3. Validation is the caller's job (rest.c); inst is owned from here. */
+/*
+ * §5.3. Validation is the caller's job (rest.c); inst is owned from here.
+ * REG_FUTURE when lastDirtyTimestamp is more than max_skew_ms ahead of
+ * now.wall_ms; REG_STALE when replicated and a live tombstone is at or
+ * after its lastDirtyTimestamp. A client's own register always wins: if a
+ * tombstone covers it, its lastDirtyTimestamp is raised past the tombstone
+ * so that the copy replication carries beats the tombstone on every peer.
+ */
 enum registry_rc registry_register(struct registry *, struct instance *,
-		     int replicated, int64_t now);
+		     int replicated, struct hk_time now);
 /*
  * §5.4 + §2.7. last_dirty < 0: not given. override: the replicated
  * overriddenstatus (STATUS_UNKNOWN if none). On REG_CONFLICT *conflict is
@@ -110,33 +142,76 @@ enum registry_rc registry_register(struct registry *, struct instance *,
 enum registry_rc registry_renew(struct registry *, const char *app,
 		     const char *id, int64_t last_dirty,
 		     enum instance_status override, int replicated,
-		     int64_t now, const struct instance **conflict);
+		     struct hk_time now, const struct instance **conflict);
+/*
+ * §5.5. Always leaves a tombstone, also for an unknown instance (answered
+ * REG_NOT_FOUND, yet replicated: a peer may hold the copy). cancel_ts is a
+ * replicated Cancel's lastDirtyTimestamp (<= 0: none, and the cancel is
+ * stamped here as an origin's). REG_STALE, nothing removed, when the
+ * stored copy's lastDirtyTimestamp is newer than the replicated cancel.
+ */
 enum registry_rc registry_cancel(struct registry *, const char *app,
-		     const char *id, int replicated, int64_t now);
+		     const char *id, int replicated, struct hk_time now,
+		     int64_t cancel_ts);
 /*
  * §5.6; last_dirty <= 0 means not given. This, delete_override and
  * update_metadata answer REG_NOT_FOUND also for a lease hidden as expired
  * (§2.9: getInstanceByAppAndId), so rest.c needs no lookup first.
+ * updated_ts is the origin's lastUpdatedTimestamp a replicated change
+ * carries (<= 0: stamp now.wall_ms, as the origin does); REG_FUTURE when
+ * last_dirty is beyond max_skew_ms.
  */
 enum registry_rc registry_status_update(struct registry *, const char *app,
 		     const char *id, enum instance_status, int64_t last_dirty,
-		     int replicated, int64_t now);
+		     int replicated, struct hk_time now, int64_t updated_ts);
 /* §5.7; status is what the instance is left in (UNKNOWN by default). */
 enum registry_rc registry_delete_override(struct registry *, const char *app,
 		     const char *id, enum instance_status, int64_t last_dirty,
-		     int replicated, int64_t now);
+		     int replicated, struct hk_time now, int64_t updated_ts);
 /*
  * §2.11: merge metadata, then re-register as a non-replicated register.
  * REG_INVALID, nothing changed, past INSTANCE_MAX_METADATA entries;
  * REG_TOO_LARGE or REG_NO_MEMORY, nothing changed, past the byte bounds.
  */
 enum registry_rc registry_update_metadata(struct registry *, const char *app,
-		     const char *id, const struct kvlist *, int64_t now);
+		     const char *id, const struct kvlist *, struct hk_time now);
 /* Store an override learnt from a peer (§6.2 sync-from-peer). */
 void		 registry_set_override(struct registry *, const char *id,
-		     enum instance_status, int64_t now);
+		     enum instance_status, int64_t mono);
 
-/* Lookups; expired leases are hidden while expiration is enabled (§2.6). */
+/*
+ * Anti-entropy (README, Cluster), loop-free. registry_reconcile() decides
+ * what to do with a peer's copy: adopt it (newer by origin times, or we
+ * hold none and no tombstone covers it), keep ours, or answer the peer
+ * with a Cancel (*cancel_ts: our tombstone's time) because a tombstone
+ * here is at or after its lastDirtyTimestamp. registry_adopt() applies an
+ * adoption (override and copy); it owns r from the call on.
+ */
+enum registry_recon {
+	RECON_KEEP = 0,
+	RECON_ADOPT,
+	RECON_CANCEL,
+};
+enum registry_recon registry_reconcile(struct registry *,
+		     const struct instance *r, int64_t mono,
+		     int64_t *cancel_ts);
+enum registry_rc registry_adopt(struct registry *, struct instance *r,
+		     struct hk_time now);
+/*
+ * Hash of every field replication carries (not leaseInfo, actionType,
+ * lastUpdatedTimestamp or isCoordinatingDiscoveryServer, which each node
+ * sets itself): the anti-entropy digest sums it, so a difference in
+ * status, overriddenStatus, metadata or any other field shows.
+ */
+uint64_t	 registry_copy_hash(const struct instance *);
+/* Whether the i-th lease of an app has expired (monotonic clock). */
+int		 reg_app_lease_expired(const struct reg_app *, size_t,
+		     int64_t mono);
+
+/*
+ * Lookups; expired leases are hidden while expiration is enabled (§2.6).
+ * From here on `now` is monotonic ms.
+ */
 const struct instance *registry_get(struct registry *, const char *app,
 		     const char *id, int64_t now);
 const struct instance *registry_find_id(struct registry *, const char *id,
@@ -216,7 +291,8 @@ struct applications *registry_vip(struct registry *, const char *vip,
 /* Eviction and self-preservation (§5.11, with heureka's improvements). */
 void		 registry_open_for_traffic(struct registry *, int count,
 		     int64_t now);
-int		 registry_evict(struct registry *, int64_t now);	/* evicted */
+int		 registry_evict(struct registry *, struct hk_time now);
+		     /* number evicted */
 void		 registry_tick_minute(struct registry *, int64_t now);
 int		 registry_lease_expiration_enabled(const struct registry *);
 int		 registry_is_below_threshold(const struct registry *);
@@ -232,11 +308,11 @@ void		 registry_foreach_table(const struct registry *,
 		     void *);
 
 /*
- * Tombstones: when (app, id) was cancelled, 0 if not within tombstone_ms.
- * Set by cancels (not evictions: a live peer may rightly bring an evicted
- * lease back); cleared by a client's own register, or by a replicated one
- * whose lastDirtyTimestamp is newer than the cancel. The registry never
- * refuses on a tombstone: the caller decides.
+ * Tombstones: the origin time of the cancel of (app, id), 0 if none lives
+ * (tombstone_ms on the monotonic clock since it was last set). Set by
+ * every cancel (not evictions: a live peer may rightly bring an evicted
+ * lease back); cleared by a register that beats it. A replicated register
+ * with a lastDirtyTimestamp at or before it is refused (REG_STALE).
  */
 int64_t		 registry_tombstone(struct registry *, const char *app,
 		     const char *id, int64_t now);
@@ -246,8 +322,11 @@ int64_t		 registry_tombstone(struct registry *, const char *app,
 void		 registry_foreach_recent(const struct registry *, int cancelled,
 		     void (*)(int64_t, const char *, void *), void *);
 
-/* Lease helpers exposed for tests and the dashboard. */
+/*
+ * Expiry judged from an instance's shown leaseInfo, wall ms: only for
+ * copies another node sent (ours are judged by reg_app_lease_expired).
+ */
 int		 registry_lease_expired(const struct instance *, int64_t extra,
-		     int64_t now);
+		     int64_t wall);
 
 #endif

@@ -49,7 +49,7 @@ struct rctx {
 	enum evhttp_cmd_type	 method;
 	const char		*route;
 	int64_t			 start_us;
-	int64_t			 now;		/* wall ms */
+	struct hk_time		 now;		/* read once per request */
 	char			*seg[MAX_SEGMENTS];
 	int			 nseg;
 	struct evkeyvalq	 query;
@@ -110,7 +110,8 @@ rest_record(struct rctx *x, int code)
 				*p = '?';
 		}
 		fprintf(rest_access_log, "%lld %s %s %d %lldus\n",
-		    (long long)x->now, method_name(x->method), scrub, code,
+		    (long long)x->now.wall_ms, method_name(x->method), scrub,
+		    code,
 		    (long long)us);
 		fflush(rest_access_log);
 		free(scrub);
@@ -255,7 +256,7 @@ path_app_id(struct rctx *x, int want_id)
 static int
 check_access(struct rctx *x)
 {
-	if (server_allow_access(x->s, x->now))
+	if (server_allow_access(x->s, x->now.mono_ms))
 		return (0);
 	reply(x, 403, NULL, NULL, 0);
 	return (-1);
@@ -270,7 +271,7 @@ h_apps(struct rctx *x)
 	if (check_access(x) != 0)
 		return;
 	request_key(x, &k, 1);
-	reply_body(x, cache_apps(x->s->cache, &k, x->now), &k);
+	reply_body(x, cache_apps(x->s->cache, &k, x->now.mono_ms), &k);
 }
 
 /* GET apps/delta */
@@ -286,7 +287,7 @@ h_delta(struct rctx *x)
 	if (check_access(x) != 0)
 		return;
 	request_key(x, &k, 1);
-	reply_body(x, cache_delta(x->s->cache, &k, x->now), &k);
+	reply_body(x, cache_delta(x->s->cache, &k, x->now.mono_ms), &k);
 }
 
 /* GET apps/{app} */
@@ -299,7 +300,8 @@ h_app(struct rctx *x)
 	if (check_access(x) != 0)
 		return;
 	request_key(x, &k, 1);
-	if ((b = cache_app(x->s->cache, &k, x->seg[1], x->now)) == NULL) {
+	if ((b = cache_app(x->s->cache, &k, x->seg[1], x->now.mono_ms)) ==
+	    NULL) {
 		reply(x, 404, NULL, NULL, 0);
 		return;
 	}
@@ -316,7 +318,7 @@ h_vip(struct rctx *x)
 		return;
 	request_key(x, &k, 1);
 	reply_body(x, cache_vip(x->s->cache, &k, x->seg[1],
-	    x->seg[0][0] == 's', x->now), &k);
+	    x->seg[0][0] == 's', x->now.mono_ms), &k);
 }
 
 /* Which codec a request body uses: 0 JSON, 1 XML, -1 unsupported. */
@@ -471,6 +473,19 @@ register_refusal(struct server *s, enum registry_rc rc, const char *app,
 		    "max-instances)");
 		return (503);
 	}
+	if (rc == REG_FUTURE) {
+		snprintf(msg, msglen, "lastDirtyTimestamp is ahead of this "
+		    "server's clock by more than eureka.server."
+		    "max-clock-skew-ms (%lld)",
+		    (long long)s->conf->max_clock_skew_ms);
+		log_warnx_rl(&rest_rl, "%s/%s refused: %s", app, id, msg);
+		return (400);
+	}
+	if (rc == REG_STALE) {
+		snprintf(msg, msglen, "a cancel of this instance at or after "
+		    "its lastDirtyTimestamp is known");
+		return (409);
+	}
 	snprintf(msg, msglen, "registration refused");
 	return (400);
 }
@@ -578,7 +593,7 @@ h_instance(struct rctx *x)
 	const struct instance	*in;
 
 	if ((in = registry_get(x->s->reg, x->seg[1], x->seg[2],
-	    x->now)) == NULL) {
+	    x->now.mono_ms)) == NULL) {
 		reply(x, 404, NULL, NULL, 0);
 		return;
 	}
@@ -595,7 +610,8 @@ h_instance_by_id(struct rctx *x)
 		reply_error(x, 400, "invalid instance id");
 		return;
 	}
-	if ((in = registry_find_id(x->s->reg, x->seg[1], x->now)) == NULL) {
+	if ((in = registry_find_id(x->s->reg, x->seg[1], x->now.mono_ms)) ==
+	    NULL) {
 		reply(x, 404, NULL, NULL, 0);
 		return;
 	}
@@ -644,7 +660,7 @@ static void
 h_cancel(struct rctx *x)
 {
 	if (registry_cancel(x->s->reg, x->seg[1], x->seg[2], x->replicated,
-	    x->now) != REG_OK) {
+	    x->now, -1) != REG_OK) {
 		reply(x, 404, NULL, NULL, 0);
 		return;
 	}
@@ -656,6 +672,7 @@ static void
 h_status_put(struct rctx *x)
 {
 	enum instance_status	 st;
+	enum registry_rc	 rc;
 	int64_t			 dirty = 0;
 
 	if (query_status(x, "value", &st) <= 0) {
@@ -664,8 +681,15 @@ h_status_put(struct rctx *x)
 	}
 	if (query_dirty(x, &dirty) != 0)
 		return;
-	if (registry_status_update(x->s->reg, x->seg[1], x->seg[2], st, dirty,
-	    x->replicated, x->now) != REG_OK) {
+	rc = registry_status_update(x->s->reg, x->seg[1], x->seg[2], st, dirty,
+	    x->replicated, x->now, -1);
+	if (rc == REG_FUTURE) {
+		reply_error(x, 400, "lastDirtyTimestamp is ahead of this "
+		    "server's clock by more than eureka.server."
+		    "max-clock-skew-ms");
+		return;
+	}
+	if (rc != REG_OK) {
 		reply(x, 404, NULL, NULL, 0);
 		return;
 	}
@@ -677,6 +701,7 @@ static void
 h_status_delete(struct rctx *x)
 {
 	enum instance_status	 st = STATUS_UNKNOWN;
+	enum registry_rc	 rc;
 	int64_t			 dirty = 0;
 
 	if (query_status(x, "value", &st) < 0) {
@@ -685,8 +710,15 @@ h_status_delete(struct rctx *x)
 	}
 	if (query_dirty(x, &dirty) != 0)
 		return;
-	if (registry_delete_override(x->s->reg, x->seg[1], x->seg[2], st,
-	    dirty, x->replicated, x->now) != REG_OK) {
+	rc = registry_delete_override(x->s->reg, x->seg[1], x->seg[2], st,
+	    dirty, x->replicated, x->now, -1);
+	if (rc == REG_FUTURE) {
+		reply_error(x, 400, "lastDirtyTimestamp is ahead of this "
+		    "server's clock by more than eureka.server."
+		    "max-clock-skew-ms");
+		return;
+	}
+	if (rc != REG_OK) {
 		reply(x, 404, NULL, NULL, 0);
 		return;
 	}
@@ -708,7 +740,7 @@ h_metadata(struct rctx *x)
 
 	memset(&kv, 0, sizeof kv);
 	if ((cur = registry_get(x->s->reg, x->seg[1], x->seg[2],
-	    x->now)) == NULL) {
+	    x->now.mono_ms)) == NULL) {
 		reply(x, 404, NULL, NULL, 0);
 		return;
 	}
@@ -778,7 +810,7 @@ h_overrides(struct rctx *x)
 
 	buf_init(&b, 0);
 	buf_addc(&b, '{');
-	registry_foreach_override(x->s->reg, override_cb, &b, x->now);
+	registry_foreach_override(x->s->reg, override_cb, &b, x->now.mono_ms);
 	buf_addc(&b, '}');
 	reply(x, 200, "application/json", b.data, b.len);
 	buf_free(&b);
@@ -799,9 +831,14 @@ h_status_info(struct rctx *x)
 	rest_record(x, 200);
 }
 
-/* Apply a replicated register item: validation failures are swallowed. */
+/*
+ * Apply a replicated register item: validation failures are swallowed;
+ * 400 for a lastDirtyTimestamp beyond the skew, 409 for a copy a
+ * tombstone covers.
+ */
 static int
-batch_register(struct server *s, const struct repl_item *it, int64_t now)
+batch_register(struct server *s, const struct repl_item *it,
+    struct hk_time now)
 {
 	struct instance	*in;
 	char		 msg[512], app[INSTANCE_MAX_NAME + 1];
@@ -823,7 +860,8 @@ batch_register(struct server *s, const struct repl_item *it, int64_t now)
 	registry_set_external_bytes(s->reg, cache_bytes(s->cache));
 	/* The same per-instance and memory bounds as a REST register. */
 	rc = registry_register(s->reg, in, 1, now);
-	if (rc == REG_TOO_LARGE || rc == REG_NO_MEMORY)
+	if (rc == REG_TOO_LARGE || rc == REG_NO_MEMORY || rc == REG_FUTURE ||
+	    rc == REG_STALE)
 		return (register_refusal(s, rc, app, id, msg, sizeof msg));
 	return (200);
 }
@@ -833,7 +871,7 @@ void
 rest_apply_batch(struct server *s, const struct repl_list *l,
     struct repl_response *out)
 {
-	int64_t			 now = clock_wall_ms();
+	struct hk_time		 now = clock_now();
 	size_t			 i;
 
 	for (i = 0; i < l->n; i++) {
@@ -867,25 +905,31 @@ rest_apply_batch(struct server *s, const struct repl_list *l,
 				r->entity = instance_dup(conflict);
 			break;
 		case REPL_CANCEL:
-			r->status_code = registry_cancel(s->reg, app, it->id, 1,
-			    now) == REG_OK ? 200 : 404;
+			/* Its lastDirtyTimestamp is the tombstone's time. */
+			rc = registry_cancel(s->reg, app, it->id, 1, now,
+			    it->has_last_dirty ? it->last_dirty_ts : -1);
+			r->status_code = rc == REG_OK ? 200 :
+			    rc == REG_STALE ? 409 : 404;
 			break;
 		case REPL_STATUS_UPDATE:
 			if (!it->has_status) {
 				r->status_code = 400;
 				break;
 			}
-			r->status_code = registry_status_update(s->reg, app,
-			    it->id, it->status, it->has_last_dirty ?
-			    it->last_dirty_ts : 0, 1, now) == REG_OK ? 200 :
-			    404;
+			rc = registry_status_update(s->reg, app, it->id,
+			    it->status, it->has_last_dirty ? it->last_dirty_ts :
+			    0, 1, now, it->info != NULL ?
+			    it->info->last_updated_ts : -1);
+			r->status_code = rc == REG_OK ? 200 :
+			    rc == REG_FUTURE ? 400 : 404;
 			break;
 		case REPL_DELETE_STATUS_OVERRIDE:
-			r->status_code = registry_delete_override(s->reg, app,
-			    it->id, it->has_status ? it->status :
-			    STATUS_UNKNOWN, it->has_last_dirty ?
-			    it->last_dirty_ts : 0, 1, now) == REG_OK ? 200 :
-			    404;
+			rc = registry_delete_override(s->reg, app, it->id,
+			    it->has_status ? it->status : STATUS_UNKNOWN,
+			    it->has_last_dirty ? it->last_dirty_ts : 0, 1, now,
+			    it->info != NULL ? it->info->last_updated_ts : -1);
+			r->status_code = rc == REG_OK ? 200 :
+			    rc == REG_FUTURE ? 400 : 404;
 			break;
 		default:
 			r->status_code = 400;
@@ -1141,7 +1185,7 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	x.req = req;
 	x.method = evhttp_request_get_command(req);
 	x.start_us = now_us();
-	x.now = clock_wall_ms();
+	x.now = clock_now();
 	x.route = "other";
 	TAILQ_INIT(&x.query);
 	path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;

@@ -47,6 +47,8 @@ static struct server	*server_accept_owner;
 static void
 server_registry_conf(const struct config *cf, struct registry_conf *rc)
 {
+	int64_t	tomb;
+
 	registry_conf_defaults(rc);
 	rc->self_preservation = cf->enable_self_preservation;
 	rc->renewal_percent_threshold = cf->renewal_percent_threshold;
@@ -54,7 +56,17 @@ server_registry_conf(const struct config *cf, struct registry_conf *rc)
 	    cf->expected_client_renewal_interval_seconds;
 	rc->expected_initial = cf->expected_number_of_clients_sending_renews;
 	rc->retention_ms = cf->retention_time_in_ms_in_delta_queue;
+	/*
+	 * A tombstone outlives every way the old copy can come back: a
+	 * queued Register (max-time-for-replication), a peer's copy that
+	 * nobody renews (two default lease durations) and the anti-entropy
+	 * rounds that find it; at least twice the delta retention.
+	 */
 	rc->tombstone_ms = cf->retention_time_in_ms_in_delta_queue * 2;
+	tomb = cf->max_time_for_replication + 3 * cf->anti_entropy_interval_ms +
+	    2 * 90000;
+	if (rc->tombstone_ms < tomb)
+		rc->tombstone_ms = tomb;
 	rc->eviction_interval_ms = cf->eviction_interval_timer_in_ms;
 	rc->max_instances = cf->max_instances;
 	rc->sync_when_timestamp_differs = cf->sync_when_timestamp_differs;
@@ -62,6 +74,7 @@ server_registry_conf(const struct config *cf, struct registry_conf *rc)
 	rc->max_bytes = cf->max_memory_bytes > 0 ? cf->max_memory_bytes :
 	    server_default_memory_budget();
 	rc->max_delta_bytes = cf->max_delta_queue_bytes;
+	rc->max_skew_ms = cf->max_clock_skew_ms;
 }
 
 /* Half the RAM, or half the cgroup v2 limit when lower (containers). */
@@ -100,6 +113,7 @@ server_new(struct event_base *base, struct config *conf)
 	s->base = base;
 	s->conf = conf;
 	s->start_ms = clock_wall_ms();
+	s->start_mono = clock_mono_ms();
 	server_registry_conf(conf, &rc);
 	s->memory_budget = rc.max_bytes;
 	s->reg = registry_new(&rc, s->start_ms);
@@ -327,7 +341,7 @@ server_evict_cb(evutil_socket_t fd, short what, void *arg)
 	struct server	*s = arg;
 	int		 n;
 
-	if ((n = registry_evict(s->reg, clock_wall_ms())) > 0)
+	if ((n = registry_evict(s->reg, clock_now())) > 0)
 		log_info("evicted %d expired lease%s", n, n == 1 ? "" : "s");
 }
 
@@ -337,7 +351,7 @@ server_minute_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct server	*s = arg;
 
-	registry_tick_minute(s->reg, clock_wall_ms());
+	registry_tick_minute(s->reg, clock_mono_ms());
 }
 
 /* Drop delta-queue entries past their retention. */
@@ -347,7 +361,7 @@ server_delta_cb(evutil_socket_t fd, short what, void *arg)
 	struct server	*s = arg;
 	uint64_t	 dropped;
 
-	registry_purge_deltas(s->reg, clock_wall_ms());
+	registry_purge_deltas(s->reg, clock_mono_ms());
 	/* Once per retention interval, not per record. */
 	dropped = registry_stats(s->reg)->delta_dropped;
 	if (dropped != s->delta_dropped_seen) {
@@ -366,7 +380,7 @@ server_cache_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct server	*s = arg;
 
-	cache_refresh_read_only(s->cache, clock_wall_ms());
+	cache_refresh_read_only(s->cache, clock_mono_ms());
 }
 
 /* A persistent timer every ms milliseconds. */
@@ -388,7 +402,7 @@ server_start(struct server *s)
 {
 	const struct config	*cf = s->conf;
 
-	s->ready_at_ms = clock_wall_ms() + cf->wait_time_in_ms_when_sync_empty;
+	s->ready_at_ms = clock_mono_ms() + cf->wait_time_in_ms_when_sync_empty;
 	s->evict_ev = server_timer(s, cf->eviction_interval_timer_in_ms,
 	    server_evict_cb);
 	s->minute_ev = server_timer(s, 60000, server_minute_cb);
@@ -409,7 +423,7 @@ server_set_ready(struct server *s, int count)
 	s->ready = 1;
 	/* Spring substitutes defaultOpenForTrafficCount for an empty sync. */
 	registry_open_for_traffic(s->reg, count > 0 ? count :
-	    s->conf->default_open_for_traffic_count, clock_wall_ms());
+	    s->conf->default_open_for_traffic_count, clock_mono_ms());
 	log_info("registry open for traffic (%d instance%s from peers)",
 	    count, count == 1 ? "" : "s");
 	dashboard_sd_notify("READY=1");
@@ -417,9 +431,9 @@ server_set_ready(struct server *s, int count)
 
 /* Reads are allowed once synced, or once the empty-sync wait passed. */
 int
-server_allow_access(const struct server *s, int64_t now)
+server_allow_access(const struct server *s, int64_t mono)
 {
-	return (s->ready || now >= s->ready_at_ms);
+	return (s->ready || mono >= s->ready_at_ms);
 }
 
 /* Shutting down: /health turns DOWN, timers stop. */

@@ -34,11 +34,12 @@ struct server {
 	uint64_t		 delta_dropped_seen;	/* logged up to here */
 
 	int64_t			 start_ms;	/* wall clock at start */
+	int64_t			 start_mono;	/* monotonic clock at start */
 	int			 port;		/* bound port */
 	char			*hostname;	/* gethostname() */
 	int			 ready;		/* start-up sync finished */
 	int64_t			 ready_at_ms;	/* reads allowed from then on
-						   even without ready */
+						   even without ready (mono) */
 	int			 shutting_down;
 	unsigned		 open_connections;
 
@@ -56,7 +57,7 @@ int		 server_listen(struct server *, char **cause);
 void		 server_start(struct server *);	/* timers, peers, sync */
 void		 server_stop(struct server *);	/* stop accepting, flush */
 /* Reads (apps, delta, app, vips) are allowed (§6.4 shouldAllowAccess). */
-int		 server_allow_access(const struct server *, int64_t now);
+int		 server_allow_access(const struct server *, int64_t mono);
 /*
  * The default of eureka.server.max-memory-bytes: half the physical RAM,
  * or half the cgroup's memory.max when that is lower.

@@ -19,6 +19,23 @@
 #	cl_bulk BASE register|heartbeat APP PREFIX N
 #	                           N registrations/heartbeats over keep-alive
 #	cl_now_ms                  wall clock in ms
+#	cl_eq WANT CMD...          is CMD's output WANT? (for wait_until)
+#	cl_ge MIN CMD...           is CMD's output a number >= MIN?
+#	cl_churn DIR PREFIX N BASE...  register N instances of CHURN on the BASEs
+#	                           in turn, cancel 2 of 3 (through the same or
+#	                           the next node); ids in DIR/cancelled, DIR/kept
+#	cl_churned DIR N           succeeds once that churn did N instances
+#	cl_drained BASE...         succeeds if no node has anything queued for
+#	                           or in flight to any peer
+#	cl_settle SECS BASE...     wait until drained, then until every node
+#	                           finished CL_SETTLE_ROUNDS anti-entropy rounds
+#	                           with every peer, then until drained again
+#	cl_norm BASE               cl_same's normalised full fetch of BASE
+#	cl_converged SECS BASE...  cl_settle, then wait for identical fetches;
+#	                           print the diff of the fetches on failure
+#	cl_peer BASE PORT FIELD    print FIELD of BASE's stats for its peer on PORT
+#	cl_none BASE APP FILE      fail naming each id of FILE (one a line)
+#	                           that BASE's full fetch holds in APP
 #
 # Every process started here is stopped by PID at exit.
 
@@ -213,6 +230,15 @@ print("mean %.1f ms, worst %.1f ms" % (sum(times) / len(times), max(times)))
 PY
 }
 
+# Is the output of CMD... a number of at least MIN? (for wait_until)
+cl_ge()
+{
+	local min=$1 v
+	shift
+	v=$("$@") || return 1
+	[ "$v" -ge "$min" ]
+}
+
 # Does the output of CMD... equal WANT? For wait_until, which must re-run
 # the command on every poll (a "$(...)" argument is evaluated only once).
 cl_eq()
@@ -220,4 +246,179 @@ cl_eq()
 	local want=$1
 	shift
 	[ "$("$@")" = "$want" ]
+}
+
+# Churn: register N instances PREFIX-i of app CHURN (lastDirtyTimestamp now), in
+# turn on each BASE given, and cancel two of every three again: one
+# through the node it was registered on, one through the next node (which
+# is first polled until it holds the instance, as a client failing over
+# would find it). With two nodes, cancels therefore cross in both
+# directions. Writes the ids cancelled to DIR/cancelled and those left
+# registered to DIR/kept, and after each instance the number done so far
+# to DIR/progress (for a churn run in the background). Everything
+# replicates through the nodes' own peer queues.
+cl_churn()
+{
+	local dir=$1 prefix=$2 n=$3
+	shift 3
+	"$HK_PYTHON" - "$dir" "$prefix" "$n" "$@" <<'PY' || fail "cl_churn $*"
+import http.client, json, os, sys, time, urllib.parse
+d, prefix, n, bases = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+def conn(base):
+    u = urllib.parse.urlparse(base)
+    return [u.hostname, u.port, u.path, None]
+def req(c, method, path, body=None, hdr={}):
+    for attempt in range(2):
+        if c[3] is None:
+            c[3] = http.client.HTTPConnection(c[0], c[1], timeout=5)
+        try:
+            c[3].request(method, c[2] + path, body, hdr)
+            r = c[3].getresponse()
+            r.read()
+            return r.status
+        except (OSError, http.client.HTTPException):
+            c[3].close()
+            c[3] = None
+    sys.exit("%s %s: no answer" % (method, path))
+def progress(k):
+    open(d + "/progress.tmp", "w").write("%d\n" % k)
+    os.replace(d + "/progress.tmp", d + "/progress")
+cs = [conn(b) for b in bases]
+cancelled, kept = [], []
+for i in range(n):
+    iid = "%s-%d" % (prefix, i)
+    now = int(time.time() * 1000)
+    body = json.dumps({"instance": {
+        "instanceId": iid, "hostName": iid + ".example", "app": "CHURN",
+        "ipAddr": "10.1.%d.%d" % (i // 250, i % 250 + 1), "status": "UP",
+        "port": {"$": 8080, "@enabled": "true"},
+        "dataCenterInfo": {"@class": "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo", "name": "MyOwn"},
+        "leaseInfo": {"renewalIntervalInSecs": 30, "durationInSecs": 90},
+        "metadata": {"i": str(i)},
+        "vipAddress": "churn", "lastUpdatedTimestamp": str(now),
+        "lastDirtyTimestamp": str(now)}})
+    st = req(cs[i % len(cs)], "POST", "apps/CHURN", body,
+             {"Content-Type": "application/json"})
+    if st != 204:
+        sys.exit("register %s: HTTP %d" % (iid, st))
+    if i % 3 == 2:
+        kept.append(iid)
+        progress(i + 1)
+        continue
+    c = cs[(i + i % 3) % len(cs)]
+    # Cancel once the node shows it: a cancel of an instance the node has
+    # not seen yet answers 404 but leaves a tombstone that refuses the
+    # replicated register (issue 9), so it would never answer 200.
+    t0 = time.monotonic()
+    while req(c, "GET", "apps/CHURN/" + iid) != 200:
+        if time.monotonic() - t0 > 5:
+            sys.exit("cancel %s: never replicated" % iid)
+        time.sleep(0.005)
+    st = req(c, "DELETE", "apps/CHURN/" + iid)
+    if st != 200:
+        sys.exit("cancel %s: HTTP %d" % (iid, st))
+    cancelled.append(iid)
+    progress(i + 1)
+open(d + "/cancelled", "w").write("".join(x + "\n" for x in cancelled))
+open(d + "/kept", "w").write("".join(x + "\n" for x in kept))
+PY
+}
+
+# Succeeds once the churn writing to DIR has done at least N instances.
+cl_churned()
+{
+	[ "$(cat "$1/progress" 2>/dev/null || echo 0)" -ge "$2" ]
+}
+
+# Succeeds when no node has a task queued for, or a batch in flight to,
+# any of its peers.
+cl_drained()
+{
+	local b
+	for b in "$@"; do
+		[ "$(cl_stats "$b" 'str(sum(p["queue"] + p["inflight"] for p in d["peers"]))')" = 0 ] ||
+		    return 1
+	done
+}
+
+# Print the smallest anti-entropy round count over the peers of BASE.
+cl_ae_min()
+{
+	cl_stats "$1" 'str(min(p["antiEntropy"]["rounds"] for p in d["peers"]))'
+}
+
+# Succeeds once every node BASE=COUNT of the list has a round count over
+# all its peers of at least COUNT.
+_cl_ae_past()
+{
+	local kv
+	for kv in "$@"; do
+		[ "$(cl_ae_min "${kv%=*}")" -ge "${kv##*=}" ] || return 1
+	done
+}
+
+# Wait (at most SECS per step) until the nodes' queues are drained, then
+# until each node has done CL_SETTLE_ROUNDS (default 4) more anti-entropy
+# rounds with each of its peers (enough for a mismatch to be seen twice,
+# pulled and the result replicated), then until drained again.
+cl_settle()
+{
+	local secs=$1 b want=""
+	shift
+	wait_until "$secs" cl_drained "$@"
+	for b in "$@"; do
+		want="$want $b=$(($(cl_ae_min "$b") + ${CL_SETTLE_ROUNDS:-4}))"
+	done
+	# shellcheck disable=SC2086
+	wait_until "$secs" _cl_ae_past $want
+	wait_until "$secs" cl_drained "$@"
+}
+
+# The normalised full fetch of BASE that cl_same compares.
+cl_norm()
+{
+	hk_snapshot "$1"
+}
+
+# Settle, then wait at most SECS for identical full fetches; on a timeout
+# print how the fetches differ and fail.
+cl_converged()
+{
+	local secs=$1 b i=0
+	shift
+	cl_settle "$secs" "$@"
+	if ! ( wait_until "$secs" cl_same "$@" ) 2>/dev/null; then
+		for b in "$@"; do
+			i=$((i + 1))
+			cl_norm "$b" >"$HK_ROOT/norm.$i"
+			[ "$i" = 1 ] ||
+			    diff "$HK_ROOT/norm.1" "$HK_ROOT/norm.$i" |
+			    sed "s|^|node 1 vs $b: |" | head -n 40 >&2
+		done
+		fail "full fetches of $* still differ ${secs}s after settling"
+	fi
+}
+
+# Print FIELD (python, on p) of node BASE's stats entry for its peer on PORT.
+cl_peer()
+{
+	cl_stats "$1" "str([$3 for p in d['peers'] if ':$2/' in p['url']][0])"
+}
+
+# Fail, naming them, if BASE's full fetch holds any id of FILE in APP.
+cl_none()
+{
+	local base=$1 app=$2 file=$3 f=$HK_ROOT/none.json back
+	hk_curl -o "$f" -H 'Accept: application/json' "${base}apps" ||
+	    fail "cl_none: GET ${base}apps failed"
+	back=$("$HK_PYTHON" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))["applications"]["application"]
+ids = set(l.strip() for l in open(sys.argv[3]) if l.strip())
+have = [i.get("instanceId", "") for a in d if a["name"] == sys.argv[2]
+        for i in a["instance"]]
+print(" ".join(sorted(x for x in have if x in ids)))
+' "$f" "$app" "$file") || fail "cl_none: bad registry document"
+	[ -z "$back" ] ||
+	    fail "$(echo "$back" | wc -w) cancelled instance(s) of $app back on $base: $back"
 }

@@ -60,7 +60,7 @@ setup_n(int napps, int per)
 		for (i = 0; i < per; i++) {
 			snprintf(id, sizeof id, "app%d-i%d", a, i);
 			ck_assert_int_eq(registry_register(reg, mkinst(app, id,
-			    i % 3 == 0 ? STATUS_DOWN : STATUS_UP), 0, T0),
+			    i % 3 == 0 ? STATUS_DOWN : STATUS_UP), 0, TM(T0)),
 			    REG_OK);
 		}
 	}
@@ -196,8 +196,9 @@ START_TEST(test_change_reencodes_one_app)
 	free(p);
 	before = cache_stats(cache)->fragment_encodes;
 	ck_assert_uint_eq(before, 5);
-	ck_assert_int_eq(registry_register(reg, mkinst("APP3", "new", STATUS_UP),
-	    0, T0 + 500), REG_OK);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP3", "new",
+	    STATUS_UP),
+	    0, TM(T0 + 500)), REG_OK);
 	p = fetch(CACHE_JSON, 0, 1, &len);
 	free(p);
 	ck_assert_uint_eq(cache_stats(cache)->fragment_encodes, before + 1);
@@ -227,11 +228,12 @@ START_TEST(test_heartbeat_does_not_invalidate)
 	free(p);
 	builds = cache_stats(cache)->full_builds;
 	ck_assert_int_eq(registry_renew(reg, "APP1", "app1-i1", -1,
-	    STATUS_UNKNOWN, 0, T0 + 2000, &c), REG_OK);
+	    STATUS_UNKNOWN, 0, TM(T0 + 2000), &c), REG_OK);
 	p = fetch(CACHE_XML, 0, 0, &len);
 	free(p);
 	ck_assert_uint_eq(cache_stats(cache)->full_builds, builds);
-	ck_assert_int_eq(registry_cancel(reg, "APP1", "app1-i1", 0, T0 + 3000),
+	ck_assert_int_eq(registry_cancel(reg, "APP1", "app1-i1", 0,
+	    TM(T0 + 3000), -1),
 	    REG_OK);
 	p = fetch(CACHE_XML, 0, 0, &len);
 	ck_assert_ptr_null(strstr(p, "app1-i1<"));
@@ -258,7 +260,8 @@ START_TEST(test_delta_version_and_hash)
 	ck_assert_uint_eq(applications_count(as), 20);
 	applications_free(as);
 	free(p);
-	ck_assert_int_eq(registry_cancel(reg, "APP0", "app0-i0", 0, T0 + 20),
+	ck_assert_int_eq(registry_cancel(reg, "APP0", "app0-i0", 0,
+	    TM(T0 + 20), -1),
 	    REG_OK);
 	b = cache_delta(cache, &k, T0 + 30);
 	p = cache_body_copy(b, &len);
@@ -308,7 +311,7 @@ START_TEST(test_delta_truncated_never_reconciles)
 	reg = registry_new(&rc, T0);
 	cache = cache_new(reg, 0, 180000);
 	ck_assert_int_eq(registry_register(reg, mkinst("APP", "keep",
-	    STATUS_UP), 0, T0), REG_OK);
+	    STATUS_UP), 0, TM(T0)), REG_OK);
 	h = delta_hash(T0 + 1);
 	ck_assert_str_eq(h, "UP_1_");
 	free(h);
@@ -316,8 +319,8 @@ START_TEST(test_delta_truncated_never_reconciles)
 	for (i = 0; i < 200; i++) {
 		snprintf(id, sizeof id, "c%d", i);
 		registry_register(reg, mkinst("APP", id, STATUS_UP), 0,
-		    T0 + 2 + i);
-		registry_cancel(reg, "APP", id, 0, T0 + 2 + i);
+		    TM(T0 + 2 + i));
+		registry_cancel(reg, "APP", id, 0, TM(T0 + 2 + i), -1);
 	}
 	h = delta_hash(T0 + 300);
 	ck_assert_str_eq(h, REGISTRY_HASHCODE_TRUNCATED);
@@ -349,7 +352,8 @@ END_TEST
 
 START_TEST(test_delta_gzip_is_the_plain_delta)
 {
-	struct cache_key	 kp = { CACHE_JSON, 0, 0 }, kz = { CACHE_JSON, 0, 1 };
+	struct cache_key	 kp = { CACHE_JSON, 0, 0 }, kz = { CACHE_JSON,
+	    0, 1 };
 	struct cache_body	*b;
 	char			*plain, *gz, *inflated;
 	size_t			 lp, lz, li;
@@ -421,7 +425,8 @@ START_TEST(test_read_only_layer)
 	cache_body_unref(b);
 	ck_assert_ptr_nonnull(strstr(p, "app4-i3"));
 	free(p);
-	ck_assert_int_eq(registry_cancel(reg, "APP4", "app4-i3", 0, T0 + 1),
+	ck_assert_int_eq(registry_cancel(reg, "APP4", "app4-i3", 0, TM(T0 + 1),
+	    -1),
 	    REG_OK);
 	b = cache_apps(ro, &k, T0 + 2);
 	p = cache_body_copy(b, &len);

@@ -10,11 +10,13 @@
 
 #include <check.h>
 
+#include "buf.h"
 #include "instance.h"
 #include "json.h"
 #include "peer.h"
 #include "registry.h"
 #include "xmalloc.h"
+#include "testutil.h"
 
 #define T0	1000000
 
@@ -488,7 +490,7 @@ reg_add(struct registry *reg, const char *app, const char *id, int64_t dirty,
 	in->has_lease = 1;
 	in->lease.renewal_interval_secs = 30;
 	in->lease.duration_secs = 90;
-	ck_assert_int_eq(registry_register(reg, in, 1, now), REG_OK);
+	ck_assert_int_eq(registry_register(reg, in, 1, TM(now)), REG_OK);
 }
 
 START_TEST(test_digest_order_independent)
@@ -544,6 +546,72 @@ START_TEST(test_digest_empty)
 }
 END_TEST
 
+START_TEST(test_digest_covers_override_and_metadata)
+{
+	struct registry_conf	 rc;
+	struct registry		*a, *b;
+	char			 ha[65], hb[65];
+	struct kvlist		 kv;
+
+	registry_conf_defaults(&rc);
+	a = registry_new(&rc, T0);
+	b = registry_new(&rc, T0);
+	reg_add(a, "X", "1", 10, STATUS_UP, T0);
+	reg_add(b, "X", "1", 10, STATUS_UP, T0);
+	peer_digest(a, T0, ha, NULL);
+	peer_digest(b, T0, hb, NULL);
+	ck_assert_str_eq(ha, hb);
+	/* An override on one side only, lastDirtyTimestamp unchanged. */
+	ck_assert_int_eq(registry_status_update(b, "X", "1",
+	    STATUS_OUT_OF_SERVICE, 0, 0, TM(T0 + 1), -1), REG_OK);
+	ck_assert_int_eq(registry_status_update(b, "X", "1", STATUS_UP, 0, 0,
+	    TM(T0 + 2), -1), REG_OK);
+	/* Status back to UP, but overriddenstatus is UP, not UNKNOWN. */
+	peer_digest(b, T0 + 2, hb, NULL);
+	ck_assert_str_ne(ha, hb);
+	registry_free(b);
+	/* A metadata difference alone. */
+	b = registry_new(&rc, T0);
+	reg_add(b, "X", "1", 10, STATUS_UP, T0);
+	memset(&kv, 0, sizeof kv);
+	kvlist_set(&kv, "zone", "a");
+	ck_assert_int_eq(registry_update_metadata(b, "X", "1", &kv,
+	    TM(T0 + 1)), REG_OK);
+	kvlist_clear(&kv);
+	peer_digest(b, T0 + 1, hb, NULL);
+	ck_assert_str_ne(ha, hb);
+	registry_free(a);
+	registry_free(b);
+}
+END_TEST
+
+START_TEST(test_copy_hash_survives_replication)
+{
+	struct registry		*reg;
+	struct registry_conf	 rc;
+	const struct instance	*in;
+	struct instance		*back;
+	struct buf		 b;
+	char			*cause = NULL;
+
+	registry_conf_defaults(&rc);
+	reg = registry_new(&rc, T0);
+	reg_add(reg, "X", "1", 10, STATUS_UP, T0);
+	ck_assert_int_eq(registry_status_update(reg, "X", "1",
+	    STATUS_OUT_OF_SERVICE, 0, 0, TM(T0 + 1), -1), REG_OK);
+	in = registry_get(reg, "X", "1", T0 + 1);
+	/* What a peer decodes from our JSON hashes the same as ours. */
+	buf_init(&b, 0);
+	json_encode_instance_root(&b, in);
+	back = json_decode_instance(b.data, b.len, &cause);
+	ck_assert_msg(back != NULL, "%s", cause != NULL ? cause : "");
+	ck_assert_uint_eq(registry_copy_hash(back), registry_copy_hash(in));
+	instance_free(back);
+	buf_free(&b);
+	registry_free(reg);
+}
+END_TEST
+
 /* The suite. */
 static Suite *
 peer_suite(void)
@@ -577,6 +645,8 @@ peer_suite(void)
 	tc = tcase_create("digest");
 	tcase_add_test(tc, test_digest_order_independent);
 	tcase_add_test(tc, test_digest_empty);
+	tcase_add_test(tc, test_digest_covers_override_and_metadata);
+	tcase_add_test(tc, test_copy_hash_survives_replication);
 	suite_add_tcase(s, tc);
 	return (s);
 }

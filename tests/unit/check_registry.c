@@ -3,8 +3,9 @@
  * times (no sleeps): register/renew/cancel, lastDirty conflicts,
  * overrides and the status rule chain, metadata, deltas, hash codes,
  * VIPs, expiry, eviction and self-preservation, tombstones, observers,
- * bounds, and a 100k-instance consistency run (REGISTRY_TEST_N shrinks
- * it, e.g. under valgrind).
+ * bounds, which copy wins (tombstones, origin timestamps, override repair,
+ * clock steps, future timestamps), and a 100k-instance consistency run
+ * (REGISTRY_TEST_N shrinks it, e.g. under valgrind).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "hash.h"
 #include "instance.h"
 #include "registry.h"
+#include "testutil.h"
 
 #define T0	1700000000000LL
 
@@ -55,7 +57,7 @@ fill_registry(struct registry *reg, int n, int64_t now)
 	for (i = 0; i < n; i++) {
 		snprintf(id, sizeof id, "i%d", i);
 		ck_assert_int_eq(registry_register(reg,
-		    mkinst("APP", id, STATUS_UP, 1), 0, now), REG_OK);
+		    mkinst("APP", id, STATUS_UP, 1), 0, TM(now)), REG_OK);
 	}
 }
 
@@ -87,7 +89,7 @@ START_TEST(test_register_renew_cancel)
 	const struct instance	*in;
 
 	ck_assert_int_eq(registry_register(reg, mkinst("app", "i1", STATUS_UP,
-	    5), 0, T0), REG_OK);
+	    5), 0, TM(T0)), REG_OK);
 	ck_assert_uint_eq(registry_size(reg), 1);
 	ck_assert_uint_eq(registry_app_count(reg), 1);
 	ck_assert_str_eq(reg_app_name(registry_app_at(reg, 0)), "APP");
@@ -108,35 +110,38 @@ START_TEST(test_register_renew_cancel)
 	ck_assert_int_eq(in->is_coordinating, 0);
 
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN,
-	    0, T0 + 30000, NULL), REG_OK);
+	    0, TM(T0 + 30000), NULL), REG_OK);
 	/* Shown as Eureka does: last renewal + duration. */
 	ck_assert_int_eq(in->lease.last_renewal_ts, T0 + 30000 + 90000);
 	ck_assert_int_eq(in->lease.registration_ts, T0);
 
 	ck_assert_int_eq(registry_renew(reg, "APP", "nope", -1,
-	    STATUS_UNKNOWN, 0, T0, NULL), REG_NOT_FOUND);
+	    STATUS_UNKNOWN, 0, TM(T0), NULL), REG_NOT_FOUND);
 	ck_assert_int_eq(registry_renew(reg, "OTHER", "i1", -1,
-	    STATUS_UNKNOWN, 0, T0, NULL), REG_NOT_FOUND);
-	ck_assert_int_eq(registry_cancel(reg, "APP", "i1", 0, T0 + 40000),
+	    STATUS_UNKNOWN, 0, TM(T0), NULL), REG_NOT_FOUND);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "i1", 0, TM(T0 + 40000),
+	    -1),
 	    REG_OK);
-	ck_assert_int_eq(registry_cancel(reg, "APP", "i1", 0, T0 + 40000),
+	ck_assert_int_eq(registry_cancel(reg, "APP", "i1", 0, TM(T0 + 40000),
+	    -1),
 	    REG_NOT_FOUND);
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN,
-	    0, T0 + 40000, NULL), REG_NOT_FOUND);
+	    0, TM(T0 + 40000), NULL), REG_NOT_FOUND);
 	ck_assert_ptr_null(registry_get(reg, "APP", "i1", T0 + 40000));
 	ck_assert_uint_eq(registry_size(reg), 0);
 	ck_assert_uint_eq(registry_app_count(reg), 0);
 	ck_assert_ptr_null(registry_app_find(reg, "APP"));
 	ck_assert_int_eq(registry_status_update(reg, "APP", "i1",
-	    STATUS_DOWN, 0, 0, T0), REG_NOT_FOUND);
+	    STATUS_DOWN, 0, 0, TM(T0), -1), REG_NOT_FOUND);
 	ck_assert_int_eq(registry_delete_override(reg, "APP", "i1",
-	    STATUS_UNKNOWN, 0, 0, T0), REG_NOT_FOUND);
+	    STATUS_UNKNOWN, 0, 0, TM(T0), -1), REG_NOT_FOUND);
 
 	/* Bad input is refused, not crashed on. */
 	ck_assert_int_eq(registry_register(reg, mkinst("A/B", "x", STATUS_UP,
-	    0), 0, T0), REG_INVALID);
-	ck_assert_int_eq(registry_register(reg, NULL, 0, T0), REG_INVALID);
-	ck_assert_int_eq(registry_cancel(reg, NULL, "x", 0, T0), REG_INVALID);
+	    0), 0, TM(T0)), REG_INVALID);
+	ck_assert_int_eq(registry_register(reg, NULL, 0, TM(T0)), REG_INVALID);
+	ck_assert_int_eq(registry_cancel(reg, NULL, "x", 0, TM(T0), -1),
+	    REG_INVALID);
 	registry_free(reg);
 }
 END_TEST
@@ -150,13 +155,13 @@ START_TEST(test_reregister_older_dirty)
 
 	in = mkinst("APP", "i1", STATUS_UP, 200);
 	kvlist_set(&in->metadata, "k", "v1");
-	registry_register(reg, in, 0, T0);
+	registry_register(reg, in, 0, TM(T0));
 	registry_purge_deltas(reg, T0 + 200000);
 	ck_assert_uint_eq(registry_delta_size(reg), 0);
 
 	in = mkinst("APP", "i1", STATUS_UP, 100);
 	kvlist_set(&in->metadata, "k", "v2");
-	ck_assert_int_eq(registry_register(reg, in, 1, T0 + 5000), REG_OK);
+	ck_assert_int_eq(registry_register(reg, in, 1, TM(T0 + 5000)), REG_OK);
 	got = registry_get(reg, "APP", "i1", T0 + 5000);
 	ck_assert_str_eq(kvlist_get(&got->metadata, "k"), "v1");
 	ck_assert_int_eq(got->last_dirty_ts, 200);
@@ -173,7 +178,7 @@ START_TEST(test_reregister_older_dirty)
 	/* Equal or newer: the incoming copy replaces the stored one. */
 	in = mkinst("APP", "i1", STATUS_UP, 200);
 	kvlist_set(&in->metadata, "k", "v3");
-	registry_register(reg, in, 0, T0 + 6000);
+	registry_register(reg, in, 0, TM(T0 + 6000));
 	got = registry_get(reg, "APP", "i1", T0 + 6000);
 	ck_assert_str_eq(kvlist_get(&got->metadata, "k"), "v3");
 	registry_free(reg);
@@ -185,29 +190,29 @@ START_TEST(test_renew_dirty_timestamps)
 	struct registry		*reg = registry_new(&cf, T0);
 	const struct instance	*conflict = NULL, *stored;
 
-	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 100), 0, T0);
+	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 100), 0, TM(T0));
 	stored = registry_get(reg, "APP", "i1", T0);
 
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 100, STATUS_UNKNOWN,
-	    1, T0 + 1000, &conflict), REG_OK);
+	    1, TM(T0 + 1000), &conflict), REG_OK);
 	ck_assert_ptr_null(conflict);
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 200, STATUS_UNKNOWN,
-	    0, T0 + 2000, &conflict), REG_NOT_FOUND);
+	    0, TM(T0 + 2000), &conflict), REG_NOT_FOUND);
 	/* The lease was renewed before the comparison. */
 	ck_assert_int_eq(stored->lease.last_renewal_ts, T0 + 2000 + 90000);
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 200, STATUS_UNKNOWN,
-	    1, T0 + 2000, &conflict), REG_NOT_FOUND);
+	    1, TM(T0 + 2000), &conflict), REG_NOT_FOUND);
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 50, STATUS_UNKNOWN,
-	    1, T0 + 3000, &conflict), REG_CONFLICT);
+	    1, TM(T0 + 3000), &conflict), REG_CONFLICT);
 	ck_assert_ptr_eq(conflict, stored);
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 50, STATUS_UNKNOWN,
-	    0, T0 + 3000, &conflict), REG_OK);
+	    0, TM(T0 + 3000), &conflict), REG_OK);
 	ck_assert_ptr_null(conflict);
 
 	/* Newer + replicated + override: the override is stored. */
 	ck_assert_int_eq(registry_override(reg, "i1", T0), STATUS_UNKNOWN);
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 300,
-	    STATUS_OUT_OF_SERVICE, 1, T0 + 4000, NULL), REG_NOT_FOUND);
+	    STATUS_OUT_OF_SERVICE, 1, TM(T0 + 4000), NULL), REG_NOT_FOUND);
 	ck_assert_int_eq(registry_override(reg, "i1", T0 + 4000),
 	    STATUS_OUT_OF_SERVICE);
 	ck_assert_int_eq(stored->overridden_status, STATUS_OUT_OF_SERVICE);
@@ -216,9 +221,9 @@ START_TEST(test_renew_dirty_timestamps)
 	cf.sync_when_timestamp_differs = 0;
 	registry_free(reg);
 	reg = registry_new(&cf, T0);
-	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 100), 0, T0);
+	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 100), 0, TM(T0));
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", 200, STATUS_UNKNOWN,
-	    1, T0 + 1000, NULL), REG_OK);
+	    1, TM(T0 + 1000), NULL), REG_OK);
 	registry_free(reg);
 }
 END_TEST
@@ -230,18 +235,18 @@ START_TEST(test_override_lifecycle)
 	struct applications	*d;
 	uint64_t		 gen;
 
-	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 10), 0, T0);
+	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 10), 0, TM(T0));
 	in = registry_get(reg, "APP", "i1", T0);
 
 	/* Equal to the current status: OK, but no override, no change. */
 	gen = registry_gen(reg);
 	ck_assert_int_eq(registry_status_update(reg, "APP", "i1", STATUS_UP,
-	    0, 0, T0 + 1), REG_OK);
+	    0, 0, TM(T0 + 1), -1), REG_OK);
 	ck_assert_int_eq(registry_override(reg, "i1", T0 + 1), STATUS_UNKNOWN);
 	ck_assert_uint_eq(registry_gen(reg), gen);
 
 	ck_assert_int_eq(registry_status_update(reg, "APP", "i1",
-	    STATUS_OUT_OF_SERVICE, 50, 0, T0 + 1000), REG_OK);
+	    STATUS_OUT_OF_SERVICE, 50, 0, TM(T0 + 1000), -1), REG_OK);
 	ck_assert_int_eq(in->status, STATUS_OUT_OF_SERVICE);
 	ck_assert_int_eq(in->overridden_status, STATUS_OUT_OF_SERVICE);
 	ck_assert_int_eq(in->action_type, ACTION_MODIFIED);
@@ -254,19 +259,19 @@ START_TEST(test_override_lifecycle)
 
 	/* Renew keeps it. */
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN,
-	    0, T0 + 2000, NULL), REG_OK);
+	    0, TM(T0 + 2000), NULL), REG_OK);
 	ck_assert_int_eq(in->status, STATUS_OUT_OF_SERVICE);
 
 	/* The client re-registers UP: the override still wins. */
 	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 60), 0,
-	    T0 + 3000);
+	    TM(T0 + 3000));
 	in = registry_get(reg, "APP", "i1", T0 + 3000);
 	ck_assert_int_eq(in->status, STATUS_OUT_OF_SERVICE);
 	ck_assert_int_eq(in->overridden_status, STATUS_OUT_OF_SERVICE);
 
 	/* Deleting without a value leaves UNKNOWN; the next renew is 404. */
 	ck_assert_int_eq(registry_delete_override(reg, "APP", "i1",
-	    STATUS_UNKNOWN, 0, 0, T0 + 4000), REG_OK);
+	    STATUS_UNKNOWN, 0, 0, TM(T0 + 4000), -1), REG_OK);
 	ck_assert_int_eq(in->status, STATUS_UNKNOWN);
 	ck_assert_int_eq(in->overridden_status, STATUS_UNKNOWN);
 	ck_assert_int_eq(in->action_type, ACTION_MODIFIED);
@@ -278,22 +283,22 @@ START_TEST(test_override_lifecycle)
 	    ACTION_MODIFIED);
 	applications_free(d);
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN,
-	    0, T0 + 5000, NULL), REG_NOT_FOUND);
+	    0, TM(T0 + 5000), NULL), REG_NOT_FOUND);
 	ck_assert_uint_eq(registry_stats(reg)->renewals_not_found, 1);
 
 	/* Delete with no override present: OK, nothing changes. */
 	gen = registry_gen(reg);
 	ck_assert_int_eq(registry_delete_override(reg, "APP", "i1",
-	    STATUS_UP, 0, 0, T0 + 6000), REG_OK);
+	    STATUS_UP, 0, 0, TM(T0 + 6000), -1), REG_OK);
 	ck_assert_int_eq(in->status, STATUS_UNKNOWN);
 	ck_assert_uint_eq(registry_gen(reg), gen);
 
 	/* Re-registering UP fixes it. */
 	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 70), 0,
-	    T0 + 7000);
+	    TM(T0 + 7000));
 	ck_assert(hash_is(reg, "UP_1_"));
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN,
-	    0, T0 + 8000, NULL), REG_OK);
+	    0, TM(T0 + 8000), NULL), REG_OK);
 	registry_free(reg);
 }
 END_TEST
@@ -307,7 +312,7 @@ START_TEST(test_override_from_peer_and_register)
 	/* A registrant carrying an override stores it (not yet in the map). */
 	in = mkinst("APP", "i1", STATUS_UP, 10);
 	in->overridden_status = STATUS_OUT_OF_SERVICE;
-	registry_register(reg, in, 1, T0);
+	registry_register(reg, in, 1, TM(T0));
 	got = registry_get(reg, "APP", "i1", T0);
 	ck_assert_int_eq(got->status, STATUS_OUT_OF_SERVICE);
 	ck_assert_int_eq(registry_override(reg, "i1", T0),
@@ -315,23 +320,23 @@ START_TEST(test_override_from_peer_and_register)
 
 	/* DOWN from the instance is trusted over the override (rule 1). */
 	registry_register(reg, mkinst("APP", "i1", STATUS_DOWN, 20), 0,
-	    T0 + 1);
+	    TM(T0 + 1));
 	got = registry_get(reg, "APP", "i1", T0 + 1);
 	ck_assert_int_eq(got->status, STATUS_DOWN);
 
 	/* A peer override then a heartbeat: silent rewrite, gen bumped. */
-	registry_register(reg, mkinst("APP", "i2", STATUS_UP, 10), 0, T0);
+	registry_register(reg, mkinst("APP", "i2", STATUS_UP, 10), 0, TM(T0));
 	registry_set_override(reg, "i2", STATUS_DOWN, T0);
 	got = registry_get(reg, "APP", "i2", T0);
 	ck_assert_int_eq(got->overridden_status, STATUS_DOWN);
 	ck_assert_int_eq(got->status, STATUS_UP);
 	ck_assert_int_eq(registry_renew(reg, "APP", "i2", -1, STATUS_UNKNOWN,
-	    0, T0 + 10, NULL), REG_OK);
+	    0, TM(T0 + 10), NULL), REG_OK);
 	ck_assert_int_eq(got->status, STATUS_DOWN);
 	ck_assert(hash_is(reg, "DOWN_2_"));
 
 	/* Cancel removes the override for the id. */
-	registry_cancel(reg, "APP", "i2", 0, T0 + 20);
+	registry_cancel(reg, "APP", "i2", 0, TM(T0 + 20), -1);
 	ck_assert_int_eq(registry_override(reg, "i2", T0 + 20),
 	    STATUS_UNKNOWN);
 	registry_free(reg);
@@ -412,15 +417,16 @@ START_TEST(test_metadata_update)
 	char			 key[16];
 	int			 i;
 
-	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 10), 0, T0);
-	registry_status_update(reg, "APP", "i1", STATUS_DOWN, 0, 0, T0 + 1);
+	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 10), 0, TM(T0));
+	registry_status_update(reg, "APP", "i1", STATUS_DOWN, 0, 0, TM(T0 + 1),
+	    -1);
 	registry_add_observer(reg, log_cb, &lg);
 	gen = registry_gen(reg);
 	agen = reg_app_gen(registry_app_find(reg, "APP"));
 	kvlist_set(&kv, "zone", "a");
 	kvlist_set(&kv, "ver", "2");
 	ck_assert_int_eq(registry_update_metadata(reg, "APP", "i1", &kv,
-	    T0 + 1000), REG_OK);
+	    TM(T0 + 1000)), REG_OK);
 	in = registry_get(reg, "APP", "i1", T0 + 1000);
 	ck_assert_str_eq(kvlist_get(&in->metadata, "zone"), "a");
 	ck_assert_str_eq(kvlist_get(&in->metadata, "ver"), "2");
@@ -442,7 +448,7 @@ START_TEST(test_metadata_update)
 	applications_free(d);
 
 	ck_assert_int_eq(registry_update_metadata(reg, "APP", "nope", &kv,
-	    T0), REG_NOT_FOUND);
+	    TM(T0)), REG_NOT_FOUND);
 	kvlist_clear(&kv);
 
 	/* Past the metadata bound: refused, nothing merged. */
@@ -452,7 +458,7 @@ START_TEST(test_metadata_update)
 	}
 	gen = registry_gen(reg);
 	ck_assert_int_eq(registry_update_metadata(reg, "APP", "i1", &kv,
-	    T0 + 2000), REG_INVALID);
+	    TM(T0 + 2000)), REG_INVALID);
 	ck_assert_uint_eq(in->metadata.n, 2);
 	ck_assert_uint_eq(registry_gen(reg), gen);
 	kvlist_clear(&kv);
@@ -469,13 +475,13 @@ START_TEST(test_heartbeat_keeps_gen)
 	gen = registry_gen(reg);
 	agen = reg_app_gen(registry_app_at(reg, 0));
 	ck_assert_int_eq(registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN,
-	    0, T0 + 30000, NULL), REG_OK);
+	    0, TM(T0 + 30000), NULL), REG_OK);
 	ck_assert_int_eq(registry_renew(reg, "APP", "i2", -1, STATUS_UNKNOWN,
-	    1, T0 + 30000, NULL), REG_OK);
+	    1, TM(T0 + 30000), NULL), REG_OK);
 	ck_assert_uint_eq(registry_gen(reg), gen);
 	ck_assert_uint_eq(reg_app_gen(registry_app_at(reg, 0)), agen);
 	ck_assert_uint_eq(registry_delta_size(reg), 3);
-	registry_cancel(reg, "APP", "i0", 0, T0 + 31000);
+	registry_cancel(reg, "APP", "i0", 0, TM(T0 + 31000), -1);
 	ck_assert_uint_gt(registry_gen(reg), gen);
 	registry_free(reg);
 }
@@ -487,10 +493,11 @@ START_TEST(test_delta_order_dedupe_retention)
 	struct applications	*d;
 	const struct instance	*x;
 
-	registry_register(reg, mkinst("A1", "i1", STATUS_UP, 1), 0, T0);
-	registry_register(reg, mkinst("A2", "i2", STATUS_UP, 1), 0, T0 + 1);
-	registry_register(reg, mkinst("A1", "i3", STATUS_UP, 1), 0, T0 + 2);
-	registry_status_update(reg, "A1", "i1", STATUS_DOWN, 0, 0, T0 + 3);
+	registry_register(reg, mkinst("A1", "i1", STATUS_UP, 1), 0, TM(T0));
+	registry_register(reg, mkinst("A2", "i2", STATUS_UP, 1), 0, TM(T0 + 1));
+	registry_register(reg, mkinst("A1", "i3", STATUS_UP, 1), 0, TM(T0 + 2));
+	registry_status_update(reg, "A1", "i1", STATUS_DOWN, 0, 0, TM(T0 + 3),
+	    -1);
 	ck_assert_uint_eq(registry_delta_size(reg), 4);
 
 	d = registry_delta(reg, T0 + 3);
@@ -510,7 +517,7 @@ START_TEST(test_delta_order_dedupe_retention)
 	applications_free(d);
 
 	/* A cancelled lease stays, DELETED, with its eviction time. */
-	registry_cancel(reg, "A2", "i2", 0, T0 + 10);
+	registry_cancel(reg, "A2", "i2", 0, TM(T0 + 10), -1);
 	d = registry_delta(reg, T0 + 10);
 	x = snap_find(d, "A2", "i2");
 	ck_assert_ptr_nonnull(x);
@@ -521,7 +528,8 @@ START_TEST(test_delta_order_dedupe_retention)
 	applications_free(d);
 
 	/* Cancel then register again: one entry, ADDED. */
-	registry_register(reg, mkinst("A2", "i2", STATUS_UP, 2), 0, T0 + 20);
+	registry_register(reg, mkinst("A2", "i2", STATUS_UP, 2), 0,
+	    TM(T0 + 20));
 	d = registry_delta(reg, T0 + 20);
 	ck_assert_uint_eq(applications_count(d), 3);
 	x = snap_find(d, "A2", "i2");
@@ -549,19 +557,20 @@ START_TEST(test_hashcode_each_change)
 	size_t		 counts[STATUS_COUNT];
 
 	ck_assert(hash_is(reg, ""));
-	registry_register(reg, mkinst("A", "1", STATUS_UP, 1), 0, T0);
+	registry_register(reg, mkinst("A", "1", STATUS_UP, 1), 0, TM(T0));
 	ck_assert(hash_is(reg, "UP_1_"));
-	registry_register(reg, mkinst("A", "2", STATUS_DOWN, 1), 0, T0);
+	registry_register(reg, mkinst("A", "2", STATUS_DOWN, 1), 0, TM(T0));
 	ck_assert(hash_is(reg, "DOWN_1_UP_1_"));
-	registry_register(reg, mkinst("B", "3", STATUS_STARTING, 1), 0, T0);
+	registry_register(reg, mkinst("B", "3", STATUS_STARTING, 1), 0, TM(T0));
 	ck_assert(hash_is(reg, "DOWN_1_STARTING_1_UP_1_"));
-	registry_status_update(reg, "A", "1", STATUS_OUT_OF_SERVICE, 0, 0, T0);
+	registry_status_update(reg, "A", "1", STATUS_OUT_OF_SERVICE, 0, 0,
+	    TM(T0), -1);
 	ck_assert(hash_is(reg, "DOWN_1_OUT_OF_SERVICE_1_STARTING_1_"));
-	registry_register(reg, mkinst("B", "3", STATUS_UP, 2), 0, T0);
+	registry_register(reg, mkinst("B", "3", STATUS_UP, 2), 0, TM(T0));
 	ck_assert(hash_is(reg, "DOWN_1_OUT_OF_SERVICE_1_UP_1_"));
-	registry_cancel(reg, "A", "2", 0, T0);
+	registry_cancel(reg, "A", "2", 0, TM(T0), -1);
 	ck_assert(hash_is(reg, "OUT_OF_SERVICE_1_UP_1_"));
-	registry_delete_override(reg, "A", "1", STATUS_UP, 0, 0, T0);
+	registry_delete_override(reg, "A", "1", STATUS_UP, 0, 0, TM(T0), -1);
 	ck_assert(hash_is(reg, "UP_2_"));
 	registry_status_counts(reg, counts);
 	ck_assert_uint_eq(counts[STATUS_UP], 2);
@@ -579,13 +588,13 @@ START_TEST(test_vip_exact_match)
 	in = mkinst("A", "1", STATUS_UP, 1);
 	in->vip_address = strdup("alpha,beta,gamma");
 	in->secure_vip_address = strdup("sec");
-	registry_register(reg, in, 0, T0);
+	registry_register(reg, in, 0, TM(T0));
 	in = mkinst("B", "2", STATUS_UP, 1);
 	in->vip_address = strdup("beta");
-	registry_register(reg, in, 0, T0);
+	registry_register(reg, in, 0, TM(T0));
 	in = mkinst("B", "3", STATUS_DOWN, 1);
 	in->vip_address = strdup("Beta");
-	registry_register(reg, in, 0, T0);
+	registry_register(reg, in, 0, TM(T0));
 
 	as = registry_vip(reg, "beta", 0);
 	ck_assert_int_eq(as->versions_delta, -1);
@@ -630,30 +639,30 @@ START_TEST(test_expiry_after_duration)
 	cf.self_preservation = 0;
 	reg = registry_new(&cf, T0);
 	ck_assert(registry_lease_expiration_enabled(reg));
-	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 1), 0, T0);
-	registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN, 0, T0 + 10000,
+	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 1), 0, TM(T0));
+	registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN, 0, TM(T0 + 10000),
 	    NULL);
 	in = registry_get(reg, "APP", "i1", T0 + 100000);
 	ck_assert_ptr_nonnull(in);
 	ck_assert(!registry_lease_expired(in, 0, T0 + 100000));
 	ck_assert(registry_lease_expired(in, 0, T0 + 100001));
 	ck_assert(!registry_lease_expired(in, 1, T0 + 100001));
-	ck_assert_int_eq(registry_evict(reg, T0 + 100000), 0);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 100000)), 0);
 	/* Hidden once expired, though not yet evicted. */
 	ck_assert_ptr_null(registry_get(reg, "APP", "i1", T0 + 100001));
 	ck_assert_ptr_null(registry_find_id(reg, "i1", T0 + 100001));
 	ck_assert_int_eq(registry_status_update(reg, "APP", "i1",
-	    STATUS_DOWN, 0, 0, T0 + 100001), REG_NOT_FOUND);
+	    STATUS_DOWN, 0, 0, TM(T0 + 100001), -1), REG_NOT_FOUND);
 	ck_assert_uint_eq(registry_size(reg), 1);
 	/* Eureka would wait 2 x duration after a renewal; we do not. */
-	ck_assert_int_eq(registry_evict(reg, T0 + 100001), 1);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 100001)), 1);
 	ck_assert_uint_eq(registry_size(reg), 0);
 	ck_assert_uint_eq(registry_stats(reg)->evictions, 1);
 
 	/* Never renewed: duration after registration, from leaseInfo. */
 	x = mkinst("APP", "i2", STATUS_UP, 1);
 	x->lease.duration_secs = 10;
-	registry_register(reg, x, 0, T0);
+	registry_register(reg, x, 0, TM(T0));
 	ck_assert_ptr_nonnull(registry_get(reg, "APP", "i2", T0 + 10000));
 	ck_assert_ptr_null(registry_get(reg, "APP", "i2", T0 + 10001));
 	registry_free(reg);
@@ -679,7 +688,7 @@ START_TEST(test_selfpreserve_blocks_eviction)
 
 	fill_registry(reg, 10, T0);		/* 10 leases renewed at T0 */
 	ck_assert_int_eq(registry_renews_last_min(reg), 0);
-	ck_assert_int_eq(registry_evict(reg, T0 + 91000), 0);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 91000)), 0);
 	ck_assert(!registry_lease_expiration_enabled(reg));
 	ck_assert(registry_is_below_threshold(reg));
 	ck_assert_uint_eq(registry_size(reg), 10);
@@ -703,7 +712,8 @@ START_TEST(test_eviction_allowed_above_threshold)
 		for (i = 0; i < 10; i++) {
 			snprintf(id, sizeof id, "i%d", i);
 			ck_assert_int_eq(registry_renew(reg, "APP", id, -1,
-			    STATUS_UNKNOWN, 0, T0 + 15000 * k, NULL), REG_OK);
+			    STATUS_UNKNOWN, 0, TM(T0 + 15000 * k), NULL),
+			    REG_OK);
 		}
 	}
 	ck_assert(!registry_lease_expiration_enabled(reg));
@@ -712,7 +722,7 @@ START_TEST(test_eviction_allowed_above_threshold)
 	ck_assert(registry_lease_expiration_enabled(reg));
 	ck_assert(!registry_is_below_threshold(reg));
 	/* i10..i19 expired at T0 + 90000; cap 20 - (int)(17.0) = 3. */
-	ck_assert_int_eq(registry_evict(reg, T0 + 91000), 3);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 91000)), 3);
 	ck_assert_uint_eq(registry_size(reg), 17);
 	ck_assert_int_eq(registry_expected_clients(reg), 17);
 	ck_assert_int_eq(registry_renew_threshold(reg), 28);
@@ -732,9 +742,9 @@ START_TEST(test_eviction_cap_per_run)
 	cf.self_preservation = 0;
 	reg = registry_new(&cf, T0);
 	fill_registry(reg, 100, T0);
-	ck_assert_int_eq(registry_evict(reg, T0 + 90001), 15);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 90001)), 15);
 	ck_assert_uint_eq(registry_size(reg), 85);
-	ck_assert_int_eq(registry_evict(reg, T0 + 150001), 13);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 150001)), 13);
 	ck_assert_uint_eq(registry_size(reg), 72);
 	ck_assert_uint_eq(registry_stats(reg)->evictions, 28);
 	ck_assert_uint_eq(registry_stats(reg)->cancels, 0);
@@ -750,10 +760,10 @@ START_TEST(test_eviction_compensation)
 	cf.self_preservation = 0;
 	reg = registry_new(&cf, T0);
 	fill_registry(reg, 1, T0);		/* expires after T0 + 90000 */
-	ck_assert_int_eq(registry_evict(reg, T0 + 30000), 0);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 30000)), 0);
 	/* 100 s since the last run: 40 s late, so 40 s more grace. */
-	ck_assert_int_eq(registry_evict(reg, T0 + 130000), 0);
-	ck_assert_int_eq(registry_evict(reg, T0 + 190000), 1);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 130000)), 0);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 190000)), 1);
 	registry_free(reg);
 }
 END_TEST
@@ -770,7 +780,7 @@ START_TEST(test_threshold_follows_registrations)
 	/* A re-register is not a new client. */
 	fill_registry(reg, 1, T0 + 1);
 	ck_assert_int_eq(registry_expected_clients(reg), 2);
-	registry_cancel(reg, "APP", "i0", 0, T0 + 2);
+	registry_cancel(reg, "APP", "i0", 0, TM(T0 + 2), -1);
 	ck_assert_int_eq(registry_expected_clients(reg), 1);
 	ck_assert_int_eq(registry_renew_threshold(reg), 1);
 	registry_open_for_traffic(reg, 10, T0 + 3);
@@ -781,8 +791,8 @@ START_TEST(test_threshold_follows_registrations)
 	/* Cancel at zero stays at zero; register from zero counts. */
 	fill_registry(reg, 1, T0 + 5);
 	ck_assert_int_eq(registry_expected_clients(reg), 1);
-	registry_cancel(reg, "APP", "i0", 0, T0 + 6);
-	registry_cancel(reg, "APP", "i0", 0, T0 + 6);
+	registry_cancel(reg, "APP", "i0", 0, TM(T0 + 6), -1);
+	registry_cancel(reg, "APP", "i0", 0, TM(T0 + 6), -1);
 	ck_assert_int_eq(registry_expected_clients(reg), 0);
 	registry_free(reg);
 
@@ -801,34 +811,34 @@ START_TEST(test_tombstones)
 
 	fill_registry(reg, 2, T0);
 	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0), 0);
-	registry_cancel(reg, "APP", "i0", 1, T0 + 1000);
+	registry_cancel(reg, "APP", "i0", 1, TM(T0 + 1000), -1);
 	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0 + 1000),
 	    T0 + 1000);
 	ck_assert_int_eq(registry_tombstone(reg, "app", "i0", T0 + 1000),
 	    T0 + 1000);
 	/* A replicated register older than the cancel leaves it. */
 	registry_register(reg, mkinst("APP", "i0", STATUS_UP, T0), 1,
-	    T0 + 2000);
+	    TM(T0 + 2000));
 	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0 + 2000),
 	    T0 + 1000);
 	/* A newer one clears it. */
 	registry_register(reg, mkinst("APP", "i0", STATUS_UP, T0 + 1500), 1,
-	    T0 + 3000);
+	    TM(T0 + 3000));
 	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0 + 3000), 0);
 
 	/* A client's own register clears it whatever its clock says. */
-	registry_cancel(reg, "APP", "i1", 0, T0 + 4000);
+	registry_cancel(reg, "APP", "i1", 0, TM(T0 + 4000), -1);
 	registry_register(reg, mkinst("APP", "i1", STATUS_UP, 1), 0,
-	    T0 + 5000);
+	    TM(T0 + 5000));
 	ck_assert_int_eq(registry_tombstone(reg, "APP", "i1", T0 + 5000), 0);
 
 	/* Expiry and purge. */
-	registry_cancel(reg, "APP", "i1", 0, T0 + 6000);
+	registry_cancel(reg, "APP", "i1", 0, TM(T0 + 6000), -1);
 	ck_assert_int_eq(registry_tombstone(reg, "APP", "i1",
 	    T0 + 6000 + 180000), T0 + 6000);
 	ck_assert_int_eq(registry_tombstone(reg, "APP", "i1",
 	    T0 + 6000 + 180001), 0);
-	registry_cancel(reg, "APP", "i0", 0, T0 + 7000);
+	registry_cancel(reg, "APP", "i0", 0, TM(T0 + 7000), -1);
 	registry_purge_deltas(reg, T0 + 7000 + 180001);
 	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0 + 7000), 0);
 
@@ -837,7 +847,7 @@ START_TEST(test_tombstones)
 	registry_free(reg);
 	reg = registry_new(&cf, T0);
 	fill_registry(reg, 1, T0);
-	ck_assert_int_eq(registry_evict(reg, T0 + 90001), 1);
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 90001)), 1);
 	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0 + 90001), 0);
 	registry_free(reg);
 }
@@ -848,19 +858,20 @@ START_TEST(test_find_id)
 	struct registry		*reg = registry_new(&cf, T0);
 	const struct instance	*in;
 
-	registry_register(reg, mkinst("A", "shared", STATUS_UP, 1), 0, T0);
-	registry_register(reg, mkinst("B", "shared", STATUS_DOWN, 1), 0, T0);
-	registry_register(reg, mkinst("B", "solo", STATUS_UP, 1), 0, T0);
+	registry_register(reg, mkinst("A", "shared", STATUS_UP, 1), 0, TM(T0));
+	registry_register(reg, mkinst("B", "shared", STATUS_DOWN, 1), 0,
+	    TM(T0));
+	registry_register(reg, mkinst("B", "solo", STATUS_UP, 1), 0, TM(T0));
 	ck_assert_uint_eq(registry_size(reg), 3);
 	in = registry_find_id(reg, "solo", T0);
 	ck_assert_ptr_nonnull(in);
 	ck_assert_str_eq(in->app, "B");
 	ck_assert_ptr_nonnull(registry_find_id(reg, "shared", T0));
-	registry_cancel(reg, "A", "shared", 0, T0);
+	registry_cancel(reg, "A", "shared", 0, TM(T0), -1);
 	in = registry_find_id(reg, "shared", T0);
 	ck_assert_ptr_nonnull(in);
 	ck_assert_str_eq(in->app, "B");
-	registry_cancel(reg, "B", "shared", 0, T0);
+	registry_cancel(reg, "B", "shared", 0, TM(T0), -1);
 	ck_assert_ptr_null(registry_find_id(reg, "shared", T0));
 	ck_assert_ptr_null(registry_find_id(reg, "SOLO", T0));
 	registry_free(reg);
@@ -966,14 +977,14 @@ START_TEST(test_max_instances)
 	reg = registry_new(&cf, T0);
 	fill_registry(reg, 3, T0);
 	ck_assert_int_eq(registry_register(reg, mkinst("APP", "x", STATUS_UP,
-	    1), 0, T0), REG_FULL);
+	    1), 0, TM(T0)), REG_FULL);
 	ck_assert_uint_eq(registry_size(reg), 3);
 	/* Re-registering a known lease still works when full. */
 	ck_assert_int_eq(registry_register(reg, mkinst("APP", "i1", STATUS_UP,
-	    2), 0, T0 + 1), REG_OK);
-	registry_cancel(reg, "APP", "i1", 0, T0 + 2);
+	    2), 0, TM(T0 + 1)), REG_OK);
+	registry_cancel(reg, "APP", "i1", 0, TM(T0 + 2), -1);
 	ck_assert_int_eq(registry_register(reg, mkinst("APP", "x", STATUS_UP,
-	    1), 0, T0 + 3), REG_OK);
+	    1), 0, TM(T0 + 3)), REG_OK);
 	registry_free(reg);
 }
 END_TEST
@@ -986,18 +997,22 @@ START_TEST(test_observers)
 	cf.self_preservation = 0;
 	reg = registry_new(&cf, T0);
 	registry_add_observer(reg, log_cb, &lg);
-	registry_register(reg, mkinst("APP", "a", STATUS_UP, 1), 1, T0);
-	registry_register(reg, mkinst("APP", "b", STATUS_UP, 1), 0, T0);
+	registry_register(reg, mkinst("APP", "a", STATUS_UP, 1), 1, TM(T0));
+	registry_register(reg, mkinst("APP", "b", STATUS_UP, 1), 0, TM(T0));
 	registry_status_update(reg, "APP", "a", STATUS_OUT_OF_SERVICE, 0, 1,
-	    T0 + 1);
-	registry_renew(reg, "APP", "a", -1, STATUS_UNKNOWN, 0, T0 + 2, NULL);
-	registry_renew(reg, "APP", "zz", -1, STATUS_UNKNOWN, 0, T0 + 2, NULL);
-	registry_cancel(reg, "APP", "zz", 0, T0 + 3);		/* no event */
-	registry_delete_override(reg, "APP", "a", STATUS_UP, 0, 0, T0 + 4);
-	registry_cancel(reg, "APP", "a", 1, T0 + 5);
-	registry_evict(reg, T0 + 100000);
+	    TM(T0 + 1), -1);
+	registry_renew(reg, "APP", "a", -1, STATUS_UNKNOWN, 0, TM(T0 + 2),
+	    NULL);
+	registry_renew(reg, "APP", "zz", -1, STATUS_UNKNOWN, 0, TM(T0 + 2),
+	    NULL);
+	/* Unknown here, but a peer may hold it: the cancel is replicated. */
+	registry_cancel(reg, "APP", "zz", 0, TM(T0 + 3), -1);
+	registry_delete_override(reg, "APP", "a", STATUS_UP, 0, 0, TM(T0 + 4),
+	    -1);
+	registry_cancel(reg, "APP", "a", 1, TM(T0 + 5), -1);
+	registry_evict(reg, TM(T0 + 100000));
 
-	ck_assert_int_eq(lg.n, 7);
+	ck_assert_int_eq(lg.n, 8);
 	ck_assert_int_eq(lg.type[0], REG_EV_REGISTER);
 	ck_assert_int_eq(lg.replicated[0], 1);
 	ck_assert(lg.has_inst[0]);
@@ -1010,14 +1025,18 @@ START_TEST(test_observers)
 	ck_assert_int_eq(lg.replicated[3], 0);
 	ck_assert_int_eq(lg.override[3], STATUS_OUT_OF_SERVICE);
 	ck_assert_str_eq(lg.id[3], "a");
-	ck_assert_int_eq(lg.type[4], REG_EV_DELETE_OVERRIDE);
-	ck_assert_int_eq(lg.override[4], STATUS_UNKNOWN);
-	ck_assert_int_eq(lg.type[5], REG_EV_CANCEL);
-	ck_assert_int_eq(lg.replicated[5], 1);
-	ck_assert(!lg.has_inst[5]);
-	ck_assert_int_eq(lg.type[6], REG_EV_EVICT);
-	ck_assert_int_eq(lg.replicated[6], 0);
-	ck_assert_str_eq(lg.id[6], "b");
+	ck_assert_int_eq(lg.type[4], REG_EV_CANCEL);
+	ck_assert_int_eq(lg.replicated[4], 0);
+	ck_assert_str_eq(lg.id[4], "zz");
+	ck_assert(!lg.has_inst[4]);
+	ck_assert_int_eq(lg.type[5], REG_EV_DELETE_OVERRIDE);
+	ck_assert_int_eq(lg.override[5], STATUS_UNKNOWN);
+	ck_assert_int_eq(lg.type[6], REG_EV_CANCEL);
+	ck_assert_int_eq(lg.replicated[6], 1);
+	ck_assert(!lg.has_inst[6]);
+	ck_assert_int_eq(lg.type[7], REG_EV_EVICT);
+	ck_assert_int_eq(lg.replicated[7], 0);
+	ck_assert_str_eq(lg.id[7], "b");
 	registry_free(reg);
 }
 END_TEST
@@ -1028,12 +1047,12 @@ START_TEST(test_stats)
 	const struct registry_stats	*st = registry_stats(reg);
 
 	fill_registry(reg, 3, T0);
-	registry_renew(reg, "APP", "i0", -1, STATUS_UNKNOWN, 0, T0, NULL);
-	registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN, 1, T0, NULL);
-	registry_renew(reg, "APP", "no", -1, STATUS_UNKNOWN, 0, T0, NULL);
-	registry_cancel(reg, "APP", "i2", 0, T0);
-	registry_cancel(reg, "APP", "i2", 0, T0);
-	registry_status_update(reg, "APP", "i0", STATUS_DOWN, 0, 0, T0);
+	registry_renew(reg, "APP", "i0", -1, STATUS_UNKNOWN, 0, TM(T0), NULL);
+	registry_renew(reg, "APP", "i1", -1, STATUS_UNKNOWN, 1, TM(T0), NULL);
+	registry_renew(reg, "APP", "no", -1, STATUS_UNKNOWN, 0, TM(T0), NULL);
+	registry_cancel(reg, "APP", "i2", 0, TM(T0), -1);
+	registry_cancel(reg, "APP", "i2", 0, TM(T0), -1);
+	registry_status_update(reg, "APP", "i0", STATUS_DOWN, 0, 0, TM(T0), -1);
 	ck_assert_uint_eq(st->registrations, 3);
 	ck_assert_uint_eq(st->renewals, 2);
 	ck_assert_uint_eq(st->renewals_not_found, 1);
@@ -1074,14 +1093,16 @@ START_TEST(test_recent_rings)
 	struct ringlog	 rl = { 0 };
 
 	fill_registry(reg, 1005, T0);
-	registry_register(reg, mkinst("last", "z", STATUS_UP, 1), 1, T0 + 1);
+	registry_register(reg, mkinst("last", "z", STATUS_UP, 1), 1,
+	    TM(T0 + 1));
 	registry_foreach_recent(reg, 0, ring_cb, &rl);
 	ck_assert_int_eq(rl.n, REGISTRY_RECENT_MAX);
 	ck_assert_str_eq(rl.first, "LAST(z)");
 	ck_assert_int_eq(rl.first_ts, T0 + 1);
 
-	registry_cancel(reg, "APP", "i3", 0, T0 + 2);
-	registry_cancel(reg, "gone", "q", 0, T0 + 3);	/* recorded anyway */
+	registry_cancel(reg, "APP", "i3", 0, TM(T0 + 2), -1);
+	registry_cancel(reg, "gone", "q", 0, TM(T0 + 3),
+	    -1);	/* recorded anyway */
 	memset(&rl, 0, sizeof rl);
 	registry_foreach_recent(reg, 1, ring_cb, &rl);
 	ck_assert_int_eq(rl.n, 2);
@@ -1118,12 +1139,12 @@ START_TEST(test_scale_consistency)
 		snprintf(app, sizeof app, "APP-%d", k % (n / 100));
 		snprintf(id, sizeof id, "host-%d:%d", k, k * 7);
 		ck_assert_int_eq(registry_register(reg, mkinst(app, id,
-		    STATUS_UP, k), 0, T0), REG_OK);
+		    STATUS_UP, k), 0, TM(T0)), REG_OK);
 	}
 	ck_assert_uint_eq(registry_size(reg), (size_t)n);
 	ck_assert_uint_eq(registry_app_count(reg), (size_t)(n / 100));
 	ck_assert_int_eq(registry_register(reg, mkinst("X", "x", STATUS_UP,
-	    1), 0, T0), REG_FULL);
+	    1), 0, TM(T0)), REG_FULL);
 	for (k = 0; k < n; k++) {
 		snprintf(app, sizeof app, "APP-%d", k % (n / 100));
 		snprintf(id, sizeof id, "host-%d:%d", k, k * 7);
@@ -1136,7 +1157,8 @@ START_TEST(test_scale_consistency)
 	for (k = 0; k < n; k += 2) {
 		snprintf(app, sizeof app, "APP-%d", k % (n / 100));
 		snprintf(id, sizeof id, "host-%d:%d", k, k * 7);
-		ck_assert_int_eq(registry_cancel(reg, app, id, 0, T0 + 1),
+		ck_assert_int_eq(registry_cancel(reg, app, id, 0, TM(T0 + 1),
+		    -1),
 		    REG_OK);
 	}
 	ck_assert_uint_eq(registry_size(reg), (size_t)(n - (n + 1) / 2));
@@ -1167,12 +1189,355 @@ START_TEST(test_scale_consistency)
 	/* Evict the rest in capped runs; everything stays consistent. */
 	k = 0;
 	while (registry_size(reg) > 0 && k++ < 200)
-		registry_evict(reg, T0 + 100000 + k * 60000LL);
+		registry_evict(reg, TM(T0 + 100000 + k * 60000LL));
 	ck_assert_uint_eq(registry_size(reg), 0);
 	ck_assert_uint_eq(registry_app_count(reg), 0);
 	ck_assert(hash_is(reg, ""));
 	registry_purge_deltas(reg, T0 + 100000 + 300 * 60000LL);
 	ck_assert_uint_eq(registry_delta_size(reg), 0);
+	registry_free(reg);
+}
+END_TEST
+
+/* Both clocks given apart, for the clock-step tests. */
+static struct hk_time
+tw(int64_t wall, int64_t mono)
+{
+	struct hk_time	t;
+
+	t.wall_ms = wall;
+	t.mono_ms = mono;
+	return (t);
+}
+
+START_TEST(test_tombstone_refuses_stale_copy)
+{
+	struct registry	*reg = registry_new(&cf, T0);
+	struct instance	*r;
+	int64_t		 ts;
+
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "a", STATUS_UP,
+	    T0 - 500), 0, TM(T0)), REG_OK);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "a", 0, TM(T0 + 10), -1),
+	    REG_OK);
+	/* The client's cancel is stamped with our wall clock. */
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "a", T0 + 10),
+	    T0 + 10);
+	/* A queued or re-sent copy from before the cancel stays out... */
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "a", STATUS_UP,
+	    T0 - 500), 1, TM(T0 + 20000)), REG_STALE);
+	ck_assert_ptr_null(registry_get(reg, "APP", "a", T0 + 20000));
+	ck_assert_uint_eq(registry_stats(reg)->stale_refused, 1);
+	/* ...also one stamped at the very time of the cancel. */
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "a", STATUS_UP,
+	    T0 + 10), 1, TM(T0 + 20000)), REG_STALE);
+	/* Anti-entropy answers a peer's stale copy with a Cancel. */
+	r = mkinst("APP", "a", STATUS_UP, T0 - 500);
+	ck_assert_int_eq(registry_reconcile(reg, r, T0 + 20000, &ts),
+	    RECON_CANCEL);
+	ck_assert_int_eq(ts, T0 + 10);
+	/* The tombstone lives tombstone_ms on the monotonic clock. */
+	ck_assert_int_eq(registry_reconcile(reg, r, T0 + 10 + cf.tombstone_ms,
+	    &ts), RECON_CANCEL);
+	ck_assert_int_eq(registry_reconcile(reg, r,
+	    T0 + 10 + cf.tombstone_ms + 1, &ts), RECON_ADOPT);
+	instance_free(r);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_cancel_before_register)
+{
+	struct registry	*reg = registry_new(&cf, T0);
+	struct evlog	 lg = { 0 };
+
+	registry_add_observer(reg, log_cb, &lg);
+	/* B's cancel of a copy dirty at T0 reaches us before A's register. */
+	ck_assert_int_eq(registry_cancel(reg, "APP", "a", 1, TM(T0 + 5000),
+	    T0), REG_NOT_FOUND);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "a", T0 + 5000), T0);
+	ck_assert_int_eq(lg.n, 1);
+	ck_assert_int_eq(lg.type[0], REG_EV_CANCEL);
+	ck_assert_int_eq(lg.replicated[0], 1);	/* not sent on */
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "a", STATUS_UP,
+	    T0), 1, TM(T0 + 6000)), REG_STALE);
+	ck_assert_uint_eq(registry_size(reg), 0);
+	ck_assert_int_eq(registry_delta_size(reg), 0);
+	ck_assert_int_eq(lg.n, 1);
+
+	/* A client's cancel of an instance we never saw: tombstone too. */
+	ck_assert_int_eq(registry_cancel(reg, "APP", "b", 0, TM(T0 + 7000),
+	    -1), REG_NOT_FOUND);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "b", T0 + 7000),
+	    T0 + 7000);
+	ck_assert_int_eq(lg.n, 2);
+	ck_assert_int_eq(lg.replicated[1], 0);	/* peers may hold it */
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "b", STATUS_UP,
+	    T0 + 6999), 1, TM(T0 + 7001)), REG_STALE);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_newer_registration_beats_tombstone)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	const struct instance	*in;
+
+	ck_assert_int_eq(registry_cancel(reg, "APP", "a", 1, TM(T0 + 10),
+	    T0 + 5), REG_NOT_FOUND);
+	/* The client restarted: a newer lastDirtyTimestamp wins. */
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "a", STATUS_UP,
+	    T0 + 6), 1, TM(T0 + 20)), REG_OK);
+	ck_assert_ptr_nonnull(registry_get(reg, "APP", "a", T0 + 20));
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "a", T0 + 20), 0);
+
+	/*
+	 * A client registering itself always wins, and its copy is raised
+	 * past the tombstone so that every peer takes it too.
+	 */
+	ck_assert_int_eq(registry_cancel(reg, "APP", "a", 0, TM(T0 + 100),
+	    -1), REG_OK);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "a", STATUS_UP,
+	    T0 + 6), 0, TM(T0 + 200)), REG_OK);
+	ck_assert_ptr_nonnull(in = registry_get(reg, "APP", "a", T0 + 200));
+	ck_assert_int_eq(in->last_dirty_ts, T0 + 101);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "a", T0 + 200), 0);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_replicated_cancel_spares_newer_copy)
+{
+	struct registry	*reg = registry_new(&cf, T0);
+
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "a", STATUS_UP,
+	    T0 + 50), 0, TM(T0 + 50)), REG_OK);
+	/* A cancel of the copy dirty at T0 + 10: ours is newer. */
+	ck_assert_int_eq(registry_cancel(reg, "APP", "a", 1, TM(T0 + 60),
+	    T0 + 10), REG_STALE);
+	ck_assert_ptr_nonnull(registry_get(reg, "APP", "a", T0 + 60));
+	/* One at or after it removes it. */
+	ck_assert_int_eq(registry_cancel(reg, "APP", "a", 1, TM(T0 + 70),
+	    T0 + 50), REG_OK);
+	ck_assert_ptr_null(registry_get(reg, "APP", "a", T0 + 70));
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "a", T0 + 70), T0 + 50);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_reconcile_origin_times)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	struct instance		*r;
+	const struct instance	*in;
+
+	/* Absent, no tombstone: adopt. */
+	r = mkinst("APP", "a", STATUS_UP, T0);
+	r->last_updated_ts = T0;
+	ck_assert_int_eq(registry_reconcile(reg, r, T0, NULL), RECON_ADOPT);
+	ck_assert_int_eq(registry_adopt(reg, r, TM(T0 + 5000)), REG_OK);
+	/* The origin's lastUpdatedTimestamp is kept, not our apply time. */
+	ck_assert_ptr_nonnull(in = registry_get(reg, "APP", "a", T0 + 5000));
+	ck_assert_int_eq(in->last_updated_ts, T0);
+
+	/* The same copy: keep. An older one: keep. */
+	r = mkinst("APP", "a", STATUS_UP, T0);
+	r->last_updated_ts = T0;
+	ck_assert_int_eq(registry_reconcile(reg, r, T0 + 5000, NULL),
+	    RECON_KEEP);
+	r->last_dirty_ts = T0 - 1;
+	ck_assert_int_eq(registry_reconcile(reg, r, T0 + 5000, NULL),
+	    RECON_KEEP);
+	/* A newer lastDirtyTimestamp wins whatever else. */
+	r->last_dirty_ts = T0 + 1;
+	r->last_updated_ts = 1;
+	ck_assert_int_eq(registry_reconcile(reg, r, T0 + 5000, NULL),
+	    RECON_ADOPT);
+	/*
+	 * Same lastDirtyTimestamp, different content: the later origin
+	 * stamp wins, whatever our local apply time was (T0 + 5000).
+	 */
+	r->last_dirty_ts = T0;
+	kvlist_set(&r->metadata, "zone", "b");
+	r->last_updated_ts = T0 + 1;
+	ck_assert_int_eq(registry_reconcile(reg, r, T0 + 5000, NULL),
+	    RECON_ADOPT);
+	r->last_updated_ts = T0 - 1;
+	ck_assert_int_eq(registry_reconcile(reg, r, T0 + 5000, NULL),
+	    RECON_KEEP);
+	instance_free(r);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_reconcile_repairs_override)
+{
+	struct registry		*a = registry_new(&cf, T0);
+	struct registry		*b = registry_new(&cf, T0);
+	struct instance		*r;
+	const struct instance	*ia, *ib;
+
+	ck_assert_int_eq(registry_register(a, mkinst("APP", "x", STATUS_UP,
+	    T0), 1, TM(T0)), REG_OK);
+	ck_assert_int_eq(registry_register(b, mkinst("APP", "x", STATUS_UP,
+	    T0), 1, TM(T0)), REG_OK);
+	ia = registry_get(a, "APP", "x", T0);
+	ib = registry_get(b, "APP", "x", T0);
+	ck_assert_uint_eq(registry_copy_hash(ia), registry_copy_hash(ib));
+	/* The operator's override reached A only (lastDirty unchanged). */
+	ck_assert_int_eq(registry_status_update(a, "APP", "x",
+	    STATUS_OUT_OF_SERVICE, 0, 0, TM(T0 + 100), -1), REG_OK);
+	ia = registry_get(a, "APP", "x", T0 + 100);
+	ck_assert_int_eq(ia->last_dirty_ts, T0);
+	ck_assert_uint_ne(registry_copy_hash(ia), registry_copy_hash(ib));
+	/* B pulls A's copy: newer origin stamp, so B adopts the override. */
+	r = instance_dup(ia);
+	ck_assert_int_eq(registry_reconcile(b, r, T0 + 200, NULL), RECON_ADOPT);
+	ck_assert_int_eq(registry_adopt(b, r, TM(T0 + 9000)), REG_OK);
+	ib = registry_get(b, "APP", "x", T0 + 9000);
+	ck_assert_int_eq(ib->status, STATUS_OUT_OF_SERVICE);
+	ck_assert_int_eq(registry_override(b, "x", T0 + 9000),
+	    STATUS_OUT_OF_SERVICE);
+	ck_assert_uint_eq(registry_copy_hash(ia), registry_copy_hash(ib));
+	/* And A, pulling B's copy back, keeps its own: no ping-pong. */
+	r = instance_dup(ib);
+	ck_assert_int_eq(registry_reconcile(a, r, T0 + 9000, NULL), RECON_KEEP);
+	instance_free(r);
+
+	/* A deleted override travels the same way. */
+	ck_assert_int_eq(registry_delete_override(a, "APP", "x", STATUS_UP, 0,
+	    0, TM(T0 + 10000), -1), REG_OK);
+	r = instance_dup(registry_get(a, "APP", "x", T0 + 10000));
+	ck_assert_int_eq(registry_reconcile(b, r, T0 + 10000, NULL),
+	    RECON_ADOPT);
+	ck_assert_int_eq(registry_adopt(b, r, TM(T0 + 10001)), REG_OK);
+	ck_assert_int_eq(registry_override(b, "x", T0 + 10001), STATUS_UNKNOWN);
+	ck_assert_int_eq(registry_get(b, "APP", "x", T0 + 10001)->status,
+	    STATUS_UP);
+	registry_free(a);
+	registry_free(b);
+}
+END_TEST
+
+START_TEST(test_replicated_status_keeps_origin_stamp)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	const struct instance	*in;
+
+	registry_register(reg, mkinst("APP", "x", STATUS_UP, T0), 1, TM(T0));
+	ck_assert_int_eq(registry_status_update(reg, "APP", "x",
+	    STATUS_OUT_OF_SERVICE, T0, 1, TM(T0 + 30000), T0 + 7), REG_OK);
+	in = registry_get(reg, "APP", "x", T0 + 30000);
+	ck_assert_int_eq(in->last_updated_ts, T0 + 7);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_copy_hash_covers_fields)
+{
+	struct instance	*a = mkinst("APP", "x", STATUS_UP, T0);
+	struct instance	*b = instance_dup(a);
+	uint64_t	 h = registry_copy_hash(a);
+
+	/* Local bookkeeping does not count. */
+	b->lease.registration_ts = 12345;
+	b->last_updated_ts = 99;
+	b->action_type = ACTION_MODIFIED;
+	ck_assert_uint_eq(registry_copy_hash(b), h);
+	/* Every replicated field does. */
+	b->overridden_status = STATUS_OUT_OF_SERVICE;
+	ck_assert_uint_ne(registry_copy_hash(b), h);
+	b->overridden_status = a->overridden_status;
+	kvlist_set(&b->metadata, "k", "v");
+	ck_assert_uint_ne(registry_copy_hash(b), h);
+	kvlist_clear(&b->metadata);
+	ck_assert_uint_eq(registry_copy_hash(b), h);
+	b->port = 1234;
+	ck_assert_uint_ne(registry_copy_hash(b), h);
+	b->port = a->port;
+	b->status = STATUS_DOWN;
+	ck_assert_uint_ne(registry_copy_hash(b), h);
+	instance_free(a);
+	instance_free(b);
+}
+END_TEST
+
+START_TEST(test_wall_step_changes_no_expiry)
+{
+	struct registry		*reg;
+	const struct instance	*in;
+	int64_t			 m = 5000;	/* monotonic: any origin */
+
+	cf.self_preservation = 0;
+	reg = registry_new(&cf, T0);
+	registry_register(reg, mkinst("APP", "live", STATUS_UP, 1), 0,
+	    tw(T0, m));
+	registry_register(reg, mkinst("APP", "dead", STATUS_UP, 1), 0,
+	    tw(T0, m));
+	/* The wall clock jumps a day ahead: nothing expires early. */
+	ck_assert_int_eq(registry_renew(reg, "APP", "live", -1, STATUS_UNKNOWN,
+	    0, tw(T0 + 86400000, m + 30000), NULL), REG_OK);
+	ck_assert_int_eq(registry_evict(reg, tw(T0 + 86400000, m + 60000)), 0);
+	ck_assert_ptr_nonnull(registry_get(reg, "APP", "dead", m + 60000));
+	/* The wire still shows wall-clock times. */
+	in = registry_get(reg, "APP", "live", m + 60000);
+	ck_assert_int_eq(in->lease.last_renewal_ts, T0 + 86400000 + 90000);
+	ck_assert_int_eq(in->lease.registration_ts, T0);
+	/* Then back by an hour: the dead lease goes on time all the same. */
+	ck_assert_int_eq(registry_renew(reg, "APP", "live", -1, STATUS_UNKNOWN,
+	    0, tw(T0 - 3600000, m + 60000), NULL), REG_OK);
+	ck_assert_int_eq(registry_evict(reg, tw(T0 - 3600000, m + 90000)), 0);
+	ck_assert_int_eq(registry_evict(reg, tw(T0 - 3600000, m + 90001)), 1);
+	ck_assert_ptr_null(registry_get(reg, "APP", "dead", m + 90001));
+	ck_assert_ptr_nonnull(registry_get(reg, "APP", "live", m + 90001));
+	/* Delta retention and tombstones measure on the monotonic clock. */
+	ck_assert_int_eq(registry_cancel(reg, "APP", "live", 0,
+	    tw(T0 + 86400000, m + 100000), -1), REG_OK);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "live", m + 100000),
+	    T0 + 86400000);
+	registry_purge_deltas(reg, m + 100000 + cf.retention_ms);
+	ck_assert_uint_gt(registry_delta_size(reg), 0);
+	registry_purge_deltas(reg, m + 100001 + cf.tombstone_ms);
+	ck_assert_uint_eq(registry_delta_size(reg), 0);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "live",
+	    m + 100001 + cf.tombstone_ms), 0);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_future_timestamp_refused)
+{
+	struct registry		*reg;
+	const struct instance	*in;
+
+	cf.max_skew_ms = 60000;
+	reg = registry_new(&cf, T0);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "x", STATUS_UP,
+	    T0 + 60001), 0, TM(T0)), REG_FUTURE);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "x", STATUS_UP,
+	    T0 + 315360000000LL), 1, TM(T0)), REG_FUTURE);
+	ck_assert_uint_eq(registry_size(reg), 0);
+	ck_assert_uint_eq(registry_stats(reg)->future_refused, 2);
+	/* Within the skew is fine, and the owner's later copies win. */
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "x", STATUS_UP,
+	    T0 + 60000), 0, TM(T0)), REG_OK);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "x", STATUS_UP,
+	    T0 + 60001), 0, TM(T0 + 1)), REG_OK);
+	in = registry_get(reg, "APP", "x", T0 + 1);
+	ck_assert_int_eq(in->last_dirty_ts, T0 + 60001);
+	/* A status change cannot smuggle one in either. */
+	ck_assert_int_eq(registry_status_update(reg, "APP", "x", STATUS_DOWN,
+	    T0 + 1 + 60001, 1, TM(T0 + 1), -1), REG_FUTURE);
+	ck_assert_int_eq(registry_delete_override(reg, "APP", "x", STATUS_UP,
+	    T0 + 1 + 60001, 0, TM(T0 + 1), -1), REG_FUTURE);
+	ck_assert_int_eq(registry_get(reg, "APP", "x", T0 + 1)->status,
+	    STATUS_UP);
+	registry_free(reg);
+	/* 0 turns the check off. */
+	cf.max_skew_ms = 0;
+	reg = registry_new(&cf, T0);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "x", STATUS_UP,
+	    T0 + 315360000000LL), 0, TM(T0)), REG_OK);
 	registry_free(reg);
 }
 END_TEST
@@ -1211,14 +1576,14 @@ START_TEST(test_bytes_accounting)
 	in = mkinst_meta("APP", "a", 40, 1000, 1);
 	sz = instance_stored_size(in);
 	ck_assert_uint_gt(sz, 40 * 1000);
-	ck_assert_int_eq(registry_register(reg, in, 0, T0), REG_OK);
+	ck_assert_int_eq(registry_register(reg, in, 0, TM(T0)), REG_OK);
 	b1 = registry_bytes(reg);
 	ck_assert_uint_ge(b1, sz);
 	ck_assert_uint_lt(b1, sz + 1024);
 
 	/* A smaller copy replaces it: the counter follows. */
 	ck_assert_int_eq(registry_register(reg, mkinst("APP", "a", STATUS_UP,
-	    2), 0, T0 + 1), REG_OK);
+	    2), 0, TM(T0 + 1)), REG_OK);
 	b2 = registry_bytes(reg);
 	ck_assert_uint_lt(b2, 2048);
 
@@ -1226,7 +1591,7 @@ START_TEST(test_bytes_accounting)
 	memset(&kv, 0, sizeof kv);
 	kvlist_set(&kv, "zone", "eu-west-1a-with-a-long-value");
 	ck_assert_int_eq(registry_update_metadata(reg, "APP", "a", &kv,
-	    T0 + 2), REG_OK);
+	    TM(T0 + 2)), REG_OK);
 	kvlist_clear(&kv);
 	ck_assert_uint_gt(registry_bytes(reg), b2);
 
@@ -1234,7 +1599,7 @@ START_TEST(test_bytes_accounting)
 	in = mkinst_meta("APP", "b", 10, 100, 1);
 	sz = instance_stored_size(in);
 	b2 = registry_bytes(reg);
-	ck_assert_int_eq(registry_register(reg, in, 0, T0 + 3), REG_OK);
+	ck_assert_int_eq(registry_register(reg, in, 0, TM(T0 + 3)), REG_OK);
 	ck_assert_uint_ge(registry_bytes(reg) - b2, sz);
 	ck_assert_uint_lt(registry_bytes(reg) - b2, sz + 512);
 
@@ -1242,10 +1607,10 @@ START_TEST(test_bytes_accounting)
 	 * Cancelled: the registry's count drops to zero and the delta queue
 	 * holds a compact DELETED copy, without the 40 KB of metadata.
 	 */
-	registry_cancel(reg, "APP", "b", 0, T0 + 4);
+	registry_cancel(reg, "APP", "b", 0, TM(T0 + 4), -1);
 	ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "a", 40,
-	    1000, 3), 0, T0 + 5), REG_OK);
-	registry_cancel(reg, "APP", "a", 0, T0 + 6);
+	    1000, 3), 0, TM(T0 + 5)), REG_OK);
+	registry_cancel(reg, "APP", "a", 0, TM(T0 + 6), -1);
 	ck_assert_uint_eq(registry_bytes(reg), 0);
 	ck_assert_uint_gt(registry_delta_bytes(reg), q0);
 	ck_assert_uint_lt(registry_delta_bytes(reg), 4096);
@@ -1275,10 +1640,10 @@ START_TEST(test_instance_too_large)
 	cf.max_instance_bytes = 8192;
 	reg = registry_new(&cf, T0);
 	ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "big", 10,
-	    1000, 1), 1, T0), REG_TOO_LARGE);
+	    1000, 1), 1, TM(T0)), REG_TOO_LARGE);
 	ck_assert_uint_eq(registry_size(reg), 0);
 	ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "ok", 4,
-	    1000, 1), 0, T0), REG_OK);
+	    1000, 1), 0, TM(T0)), REG_OK);
 	/* A merge past the bound changes nothing. */
 	memset(v, 'v', 1000);
 	v[1000] = '\0';
@@ -1289,7 +1654,7 @@ START_TEST(test_instance_too_large)
 	kvlist_set(&kv, "x4", v);
 	kvlist_set(&kv, "x5", v);
 	ck_assert_int_eq(registry_update_metadata(reg, "APP", "ok", &kv,
-	    T0 + 1), REG_TOO_LARGE);
+	    TM(T0 + 1)), REG_TOO_LARGE);
 	kvlist_clear(&kv);
 	ck_assert_uint_eq(registry_get(reg, "APP", "ok", T0 + 1)->metadata.n,
 	    4);
@@ -1309,7 +1674,7 @@ START_TEST(test_memory_budget)
 	for (n = 0; n < 100; n++) {
 		snprintf(id, sizeof id, "i%d", n);
 		if (registry_register(reg, mkinst_meta("APP", id, 5, 1000, 1),
-		    0, T0) != REG_OK)
+		    0, TM(T0)) != REG_OK)
 			break;
 	}
 	ck_assert_int_gt(n, 5);
@@ -1320,30 +1685,30 @@ START_TEST(test_memory_budget)
 
 	/* What is registered stays, renews and may re-register as it is. */
 	ck_assert_int_eq(registry_renew(reg, "APP", "i0", -1, STATUS_UNKNOWN,
-	    0, T0 + 1, NULL), REG_OK);
+	    0, TM(T0 + 1), NULL), REG_OK);
 	ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "i0", 5,
-	    1000, 2), 0, T0 + 2), REG_OK);
+	    1000, 2), 0, TM(T0 + 2)), REG_OK);
 	/* ... but not grow past the budget. */
 	ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "i0", 50,
-	    1000, 3), 0, T0 + 3), REG_NO_MEMORY);
+	    1000, 3), 0, TM(T0 + 3)), REG_NO_MEMORY);
 	ck_assert_uint_eq(registry_get(reg, "APP", "i0", T0 + 3)->metadata.n,
 	    5);
 	ck_assert_uint_eq(registry_size(reg), (size_t)n);
 
 	/* Room made by a cancel is usable once the queue lets go of it. */
-	registry_cancel(reg, "APP", "i1", 0, T0 + 4);
-	registry_cancel(reg, "APP", "i2", 0, T0 + 4);
+	registry_cancel(reg, "APP", "i1", 0, TM(T0 + 4), -1);
+	registry_cancel(reg, "APP", "i2", 0, TM(T0 + 4), -1);
 	ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "new", 5,
-	    1000, 1), 0, T0 + 5), REG_OK);
+	    1000, 1), 0, TM(T0 + 5)), REG_OK);
 
 	/* The caller's encodings count against the same budget. */
 	registry_set_external_bytes(reg, cf.max_bytes);
-	registry_cancel(reg, "APP", "i3", 0, T0 + 6);
+	registry_cancel(reg, "APP", "i3", 0, TM(T0 + 6), -1);
 	ck_assert_int_eq(registry_register(reg, mkinst("APP", "tiny",
-	    STATUS_UP, 1), 0, T0 + 7), REG_NO_MEMORY);
+	    STATUS_UP, 1), 0, TM(T0 + 7)), REG_NO_MEMORY);
 	registry_set_external_bytes(reg, 0);
 	ck_assert_int_eq(registry_register(reg, mkinst("APP", "tiny",
-	    STATUS_UP, 1), 0, T0 + 8), REG_OK);
+	    STATUS_UP, 1), 0, TM(T0 + 8)), REG_OK);
 	registry_free(reg);
 }
 END_TEST
@@ -1358,14 +1723,14 @@ START_TEST(test_delta_queue_bound)
 	cf.max_delta_bytes = 16384;
 	reg = registry_new(&cf, T0);
 	ck_assert_int_eq(registry_register(reg, mkinst("APP", "keep",
-	    STATUS_UP, 1), 0, t), REG_OK);
+	    STATUS_UP, 1), 0, TM(t)), REG_OK);
 	ck_assert(registry_delta_complete(reg, t));
 	/* Churn of one big instance: compact records, bounded in bytes. */
 	for (i = 0; i < 300; i++) {
 		t++;
 		ck_assert_int_eq(registry_register(reg, mkinst_meta("APP", "c",
-		    20, 1000, t), 0, t), REG_OK);
-		registry_cancel(reg, "APP", "c", 0, t);
+		    20, 1000, t), 0, TM(t)), REG_OK);
+		registry_cancel(reg, "APP", "c", 0, TM(t), -1);
 		ck_assert_uint_le(registry_delta_bytes(reg),
 		    cf.max_delta_bytes);
 	}
@@ -1393,6 +1758,7 @@ registry_suite(void)
 	Suite	*s = suite_create("registry");
 	TCase	*tc = tcase_create("core");
 	TCase	*tcs = tcase_create("scale");
+	TCase	*tco;
 
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_register_renew_cancel);
@@ -1425,6 +1791,20 @@ registry_suite(void)
 	tcase_add_test(tc, test_memory_budget);
 	tcase_add_test(tc, test_delta_queue_bound);
 	suite_add_tcase(s, tc);
+
+	tco = tcase_create("ordering");
+	tcase_add_checked_fixture(tco, setup, NULL);
+	tcase_add_test(tco, test_tombstone_refuses_stale_copy);
+	tcase_add_test(tco, test_cancel_before_register);
+	tcase_add_test(tco, test_newer_registration_beats_tombstone);
+	tcase_add_test(tco, test_replicated_cancel_spares_newer_copy);
+	tcase_add_test(tco, test_reconcile_origin_times);
+	tcase_add_test(tco, test_reconcile_repairs_override);
+	tcase_add_test(tco, test_replicated_status_keeps_origin_stamp);
+	tcase_add_test(tco, test_copy_hash_covers_fields);
+	tcase_add_test(tco, test_wall_step_changes_no_expiry);
+	tcase_add_test(tco, test_future_timestamp_refused);
+	suite_add_tcase(s, tco);
 
 	tcase_add_checked_fixture(tcs, setup, NULL);
 	tcase_add_test(tcs, test_scale_consistency);

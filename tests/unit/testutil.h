@@ -7,6 +7,11 @@
 
 #include <stddef.h>
 
+#include "clock.h"
+
+/* Both clocks at ms, for tests that do not step the wall clock. */
+#define TM(ms)	((struct hk_time){ .wall_ms = (ms), .mono_ms = (ms) })
+
 /* A file of tests/data, NUL-terminated; *len without the NUL. */
 char	*read_fixture(const char *name, size_t *len);
 

@@ -1,0 +1,58 @@
+#!/bin/sh
+# 35-fault-pause.sh: a peer paused (SIGSTOP, as a long GC pause or a
+# stalled VM does) while instances are registered on A and cancelled
+# through A or B (issue 9, "Resurrection"). After SIGCONT, once every
+# queue drained and a few anti-entropy rounds passed, no cancelled
+# instance may be on any node and the three full fetches (apps, ids,
+# status, overridden status, metadata, dirty timestamps, hash code) must
+# be identical. Both the replication batches queued on A and B for C and
+# anti-entropy must keep the cancels: a Cancel that reaches C before the
+# Register of the same instance, or a copy C stamped with its own apply
+# time, must not bring anything back.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/cluster-lib.sh"
+
+# One round per pause length (ms): a short pause, and one long enough for
+# the senders' back-off to grow past the anti-entropy interval.
+: "${PAUSE_MS:=3000 8000}"
+: "${PAUSE_CHURN:=60}"
+
+set -- $(cl_ports 3)
+PA=$1 PB=$2 PC=$3
+PEERS="http://127.0.0.1:$PA/eureka/,http://127.0.0.1:$PB/eureka/,http://127.0.0.1:$PC/eureka/"
+cl_start A "$PA" "$PEERS"
+cl_start B "$PB" "$PEERS"
+cl_start C "$PC" "$PEERS"
+A=$HK_URL_A B=$HK_URL_B C=$HK_URL_C
+
+hk_register "$A" SVC keep-1
+wait_until 5 cl_same "$A" "$B" "$C"
+
+for ms in $PAUSE_MS; do
+	hk_log "SIGSTOP C for $ms ms, churn on A and B meanwhile"
+	d=$(hk_tmp)
+	fa=$(cl_peer "$A" "$PC" 'p["failures"]')
+	fb=$(cl_peer "$B" "$PC" 'p["failures"]')
+	kill -STOP "$HK_PID_C"
+	t0=$(cl_now_ms)
+	cl_churn "$d" "p$ms" "$PAUSE_CHURN" "$A" "$B"
+	# A pause is a span of time: nothing to await but the clock.
+	while [ $(($(cl_now_ms) - t0)) -lt "$ms" ]; do
+		sleep 0.2
+	done
+	[ "$(cl_peer "$A" "$PC" 'p["failures"]')" -gt "$fa" ] &&
+	    [ "$(cl_peer "$B" "$PC" 'p["failures"]')" -gt "$fb" ] ||
+	    fail "A and B saw no failed batch to C: was it paused?"
+	kill -CONT "$HK_PID_C"
+	hk_log "SIGCONT C; settle"
+	cl_converged 20 "$A" "$B" "$C"
+	for u in "$A" "$B" "$C"; do
+		cl_none "$u" CHURN "$d/cancelled"
+	done
+	for id in $(cat "$d/kept"); do
+		cl_has "$C" CHURN "$id" || fail "kept CHURN/$id missing on C"
+	done
+done
+hk_stop A
+hk_stop B
+hk_stop C
