@@ -926,7 +926,7 @@ START_TEST(test_shared_id_many_apps)
 	for (i = 0; i < n; i++) {
 		snprintf(app, sizeof app, "APP%d", i);
 		ck_assert_int_eq(registry_register(reg,
-		    mkinst(app, "shared", STATUS_UP, 1), 0, T0), REG_OK);
+		    mkinst(app, "shared", STATUS_UP, 1), 0, TM(T0)), REG_OK);
 	}
 	st = table_stats(reg, "registry_ids");
 	ck_assert_uint_eq(st.entries, 1);
@@ -952,11 +952,11 @@ START_TEST(test_shared_id_many_apps)
 	/* Cancel a third from the middle, then evict the rest at random. */
 	for (i = n / 3; i < 2 * n / 3; i++) {
 		snprintf(app, sizeof app, "APP%d", i);
-		ck_assert_int_eq(registry_cancel(reg, app, "shared", 0, T0),
+		ck_assert_int_eq(registry_cancel(reg, app, "shared", 0, TM(T0), 0),
 		    REG_OK);
 	}
 	ck_assert_ptr_nonnull(registry_find_id(reg, "shared", T0));
-	ck_assert_int_eq(registry_evict(reg, T0 + 200000),
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 200000)),
 	    n - (2 * n / 3 - n / 3));
 	ck_assert_uint_eq(registry_size(reg), 0);
 	ck_assert_ptr_null(registry_find_id(reg, "shared", T0 + 200000));
