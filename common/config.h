@@ -81,6 +81,15 @@ struct config {
 	char		*log_format;			/* "text" */
 	char		*access_log;			/* null: off */
 
+	/* spring.security.*, heureka.security.* (README "Security") */
+	char		*security_user_name;		/* "user" */
+	char		*security_user_password;	/* null: security off */
+	char		*security_user_password_file;
+	int		 security_read_anonymous;	/* false */
+	char		*security_peer_name;		/* null: the user's */
+	char		*security_peer_password;	/* null: the user's */
+	char		*security_peer_password_file;
+
 	/* eureka.client.* (peers for the server, servers for clients) */
 	char		*service_url_default_zone;	/* comma list */
 	int		 register_with_eureka;		/* true */
