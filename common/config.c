@@ -571,7 +571,6 @@ static int	 config_set_key(struct config *, const char *, const char *,
 static int	 config_parse_bool(const char *, int *);
 static int	 config_parse_int(const char *, long long *);
 static char	*config_trim(const char *);
-static char	*config_redact(const char *);
 static int	 config_read_file(const char *, char **, size_t *, char **);
 static int	 config_load_yaml(struct config *, const char *,
 		     const char *, size_t, char **);
@@ -1719,7 +1718,7 @@ config_validate(struct config *cf, char **cause)
 }
 
 /* A copy of s with "user:pass@" in every URL replaced by "***@". */
-static char *
+char *
 config_redact(const char *s)
 {
 	char		*out, *o;

@@ -150,6 +150,8 @@ int	config_load_env(struct config *, char **envp, char **cause);
  * expected_client_renewal_interval_seconds <= 0 -> 30 (as Eureka).
  */
 int	config_validate(struct config *, char **cause);
+/* A copy of s with the "user:pass@" of every URL in it made "***@". */
+char	*config_redact(const char *);
 /* Write every key with its current value (--check-config, /info). */
 void	config_dump(const struct config *, FILE *);
 
