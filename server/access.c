@@ -133,6 +133,17 @@ access_free(struct access *a)
 	free(a);
 }
 
+/* Replace the rules in place; the TLS module's check stays. */
+void
+access_reload(struct access *a, const struct config *cf)
+{
+	struct access	*n = access_new(cf);
+
+	n->cert_check = a->cert_check;
+	*a = *n;
+	access_free(n);
+}
+
 /* Is authentication on? */
 int
 access_enabled(const struct access *a)

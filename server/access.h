@@ -35,6 +35,8 @@ enum access_verdict {
 /* From the configuration (its passwords are hashed, not kept). */
 struct access	*access_new(const struct config *);
 void		 access_free(struct access *);		/* NULL is fine */
+/* New rules from cf (SIGHUP: a rotated password), the cert check kept. */
+void		 access_reload(struct access *, const struct config *);
 int		 access_enabled(const struct access *);
 /*
  * The TLS module's "this request's connection presented a verified

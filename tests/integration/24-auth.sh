@@ -143,6 +143,15 @@ done
 req 200 POST "${U}peerreplication/batch" "$PEER" $B
 req 404 GET "${U}apps/APP/i-1" "$USER"
 
+hk_log "SIGHUP re-reads a rotated password file"
+printf '%s\n' "$UPW-2" >"$T/user.pw"
+kill -HUP "$HK_PID_s"
+wait_until 5 sh -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -u 'alice:$UPW-2' '${U}apps')\" = 200 ]"
+req 401 GET "${U}apps" "$USER"
+printf '%s\n' "$UPW" >"$T/user.pw"
+kill -HUP "$HK_PID_s"
+wait_until 5 sh -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -u 'alice:$UPW' '${U}apps')\" = 200 ]"
+
 hk_log "secrets never shown"
 req 200 GET "$R/info" "$USER"
 INFO=$(cat "$HK_BODY")
