@@ -122,8 +122,8 @@ assert_not_contains i-1 "$(cat "$HK_BODY")" "401 body"
 hk_log "peer: 401 anonymous or wrong, 403 for the user, 200 for the peer"
 SNAP=$(snap)
 cat >"$T/batch.json" <<EOF
-{"replicationList":[{"appName":"APP","id":"i-1","lastDirtyTimestamp":1,
-"action":"Cancel"}]}
+{"replicationList":[{"appName":"APP","id":"i-1",
+"lastDirtyTimestamp":$(date +%s%3N),"action":"Cancel"}]}
 EOF
 B="-H Content-Type:application/json --data-binary @$T/batch.json"
 # shellcheck disable=SC2086
