@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include "buf.h"
+#include "config.h"
 #include "instance.h"
 #include "json.h"
 #include "log.h"
@@ -204,9 +205,14 @@ exit_code(const struct answer *a, const char *servers)
 		return (CLI_EXIT_FOUND);
 	if (a->status == 404)
 		return (CLI_EXIT_NOT_FOUND);
-	if (a->status == 0)
-		fprintf(stderr, "heureka: no server answered (%s)\n",
-		    cli_servers(servers));
+	if (a->status == 0) {
+		char	*shown = config_redact(cli_servers(servers));
+
+		fprintf(stderr, "heureka: no server answered (%s)\n", shown);
+		free(shown);
+	} else if (a->status == 401)
+		fprintf(stderr, "heureka: server answered 401: it wants "
+		    "credentials (http://user:password@host:port/eureka/)\n");
 	else
 		fprintf(stderr, "heureka: server answered %d\n", a->status);
 	return (CLI_EXIT_UNREACHABLE);

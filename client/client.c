@@ -37,6 +37,7 @@
 #include "clock.h"
 #include "config.h"
 #include "hash.h"
+#include "httputil.h"
 #include "instance.h"
 #include "json.h"
 #include "log.h"
@@ -626,8 +627,11 @@ op_done_cb(int status, const char *body, size_t len, void *arg)
 		c->ep.pinned = op->cur;
 		op_finish(op, status, body, len);
 	} else {
+		char	*shown = http_url_scrub(c->ep.urls[op->cur]);
+
 		log_debug("%s: %s %s%s: %d, trying the next server", __func__,
-		    op->method, c->ep.urls[op->cur], op->path, status);
+		    op->method, shown, op->path, status);
+		free(shown);
 		hk_endpoints_failed(&c->ep, op->cur);
 		op->attempt++;
 		op_send(op);

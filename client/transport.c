@@ -23,6 +23,7 @@
 #include <zlib.h>
 
 #include "clock.h"
+#include "httputil.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -36,6 +37,8 @@ struct ev_conn {
 	char			*host;
 	int			 port;
 	char			*prefix;	/* URL path, ends in '/' */
+	char			*auth;		/* "Basic ..." from the URL's
+						   userinfo, or NULL */
 	struct evhttp_connection *evc[2];	/* 0 registration, 1 query */
 };
 
@@ -129,15 +132,21 @@ ev_conn_get(struct ev_tr *t, const char *url)
 	if (t->nconns == EV_MAX_CONNS)
 		return (NULL);
 	if ((u = evhttp_uri_parse(url)) == NULL) {
-		log_warnx("heureka: bad service URL %s", url);
+		char	*shown = http_url_scrub(url);
+
+		log_warnx("heureka: bad service URL %s", shown);
+		free(shown);
 		return (NULL);
 	}
 	scheme = evhttp_uri_get_scheme(u);
 	host = evhttp_uri_get_host(u);
 	if (scheme == NULL || strcasecmp(scheme, "http") != 0 ||
 	    host == NULL || *host == '\0') {
+		char	*shown = http_url_scrub(url);
+
 		log_warnx("heureka: unsupported service URL %s (http only)",
-		    url);
+		    shown);
+		free(shown);
 		evhttp_uri_free(u);
 		return (NULL);
 	}
@@ -153,6 +162,9 @@ ev_conn_get(struct ev_tr *t, const char *url)
 		cn->prefix = xstrdup(path);
 	else
 		xasprintf(&cn->prefix, "%s/", path);
+	/* Spring's way: credentials ride in the service URL. */
+	if (evhttp_uri_get_userinfo(u) != NULL)
+		cn->auth = http_basic_auth(evhttp_uri_get_userinfo(u));
 	evhttp_uri_free(u);
 	for (j = 0; j < 2; j++) {
 		cn->evc[j] = evhttp_connection_base_new(t->base, t->dns,
@@ -248,6 +260,8 @@ ev_send(void *ctx, const char *url, const char *method, const char *path,
 	evhttp_add_header(h, "DiscoveryIdentity-Version", "1.4");
 	if (t->my_ip != NULL)
 		evhttp_add_header(h, "DiscoveryIdentity-Id", t->my_ip);
+	if (cn->auth != NULL)
+		evhttp_add_header(h, "Authorization", cn->auth);
 	if (body != NULL) {
 		evhttp_add_header(h, "Content-Type", "application/json");
 		evbuffer_add(evhttp_request_get_output_buffer(req), body, len);
@@ -293,6 +307,7 @@ ev_free(void *ctx)
 		free(t->conns[i].url);
 		free(t->conns[i].host);
 		free(t->conns[i].prefix);
+		free(t->conns[i].auth);
 	}
 	if (t->dns != NULL)
 		evdns_base_free(t->dns, 0);

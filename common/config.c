@@ -50,6 +50,7 @@
 #define CONFIG_FILE_MAX		(4 * 1024 * 1024)
 #define CONFIG_YAML_DEPTH	32
 #define CONFIG_NAMES		6
+#define CONFIG_SECRET_MAX	4096	/* longest password (file) */
 
 enum config_type {
 	CONF_BOOL,
@@ -60,6 +61,7 @@ enum config_type {
 	CONF_STRING,
 	CONF_URLLIST,		/* comma-separated http(s) URLs */
 	CONF_MAP,		/* prefix.* -> kvlist */
+	CONF_SECRET,		/* a string never shown (passwords) */
 };
 
 struct config_opt {
@@ -88,6 +90,7 @@ struct config_opt {
 #define STR(n, f, d, h)		{ n, CONF_STRING, OFF(f), 0, 0, d, h, 0 }
 #define URLS(n, f, d, h)	{ n, CONF_URLLIST, OFF(f), 0, 0, d, h, 0 }
 #define MAP(n, f, h)		{ n, CONF_MAP, OFF(f), 0, 0, NULL, h, 0 }
+#define SECRET(n, f, h)		{ n, CONF_SECRET, OFF(f), 0, 0, NULL, h, 0 }
 #define IGN(n, h)		{ n, CONF_STRING, NOFIELD, 0, 0, NULL, h, 1 }
 
 static const struct config_opt config_opts[] = {
@@ -258,6 +261,24 @@ static const struct config_opt config_opts[] = {
 	STR(N("heureka.log.format"), log_format, "text", "text or json"),
 	STR(N("heureka.log.access"), access_log, NULL,
 	    "access log file (\"-\": stderr; unset: off)"),
+
+	/* Spring Security's basic-auth user; heureka's peer identity */
+	STR(N("spring.security.user.name"), security_user_name, "user",
+	    "HTTP Basic user name clients send"),
+	SECRET(N("spring.security.user.password"), security_user_password,
+	    "HTTP Basic password; setting it turns authentication on"),
+	STR(N("heureka.security.user.password-file"),
+	    security_user_password_file, NULL,
+	    "read spring.security.user.password from this file"),
+	BOOL(N("heureka.security.read-anonymous"), security_read_anonymous,
+	    "false", "reads need no credentials (writes still do)"),
+	STR(N("heureka.security.peer.name"), security_peer_name, NULL,
+	    "user name of peers (unset: spring.security.user.name)"),
+	SECRET(N("heureka.security.peer.password"), security_peer_password,
+	    "password of peers (unset: spring.security.user.password)"),
+	STR(N("heureka.security.peer.password-file"),
+	    security_peer_password_file, NULL,
+	    "read heureka.security.peer.password from this file"),
 
 	/* eureka.client.* (spec 8.2) */
 	URLS(N("eureka.client.service-url.defaultZone",
@@ -550,13 +571,14 @@ static int	 config_set_key(struct config *, const char *, const char *,
 static int	 config_parse_bool(const char *, int *);
 static int	 config_parse_int(const char *, long long *);
 static char	*config_trim(const char *);
-static char	*config_redact(const char *);
 static int	 config_read_file(const char *, char **, size_t *, char **);
 static int	 config_load_yaml(struct config *, const char *,
 		     const char *, size_t, char **);
 static int	 config_load_properties(struct config *, const char *,
 		     const char *, size_t, char **);
 static int	 config_check_urls(const char *, const char *, char **);
+static int	 config_secret(char **, char *const *, const char *,
+		     const char *, char **);
 
 /*
  * Normalise a key for relaxed binding: lower-case, drop '-' and '_'. For
@@ -806,8 +828,11 @@ config_check_urls(const char *name, const char *v, char **cause)
 	for (i = 0; i < n; i++) {
 		if (rc == 0 && strncasecmp(urls[i], "http://", 7) != 0 &&
 		    strncasecmp(urls[i], "https://", 8) != 0) {
+			char	*r = config_redact(urls[i]);
+
 			xasprintf(cause, "%s: '%s' is not an http(s) URL",
-			    name, urls[i]);
+			    name, r);
+			free(r);
 			rc = -1;
 		}
 		free(urls[i]);
@@ -878,6 +903,7 @@ config_apply(struct config *cf, const struct config_opt *o,
 			goto out;
 		/* FALLTHROUGH */
 	case CONF_STRING:
+	case CONF_SECRET:
 		if (strlen(value) > CONFIG_VALUE_MAX) {
 			xasprintf(cause, "%s: value too long", name);
 			goto out;
@@ -1013,8 +1039,11 @@ config_free(struct config *cf)
 		if (config_opts[i].ignored)
 			continue;
 		if (config_opts[i].type == CONF_STRING ||
-		    config_opts[i].type == CONF_URLLIST) {
+		    config_opts[i].type == CONF_URLLIST ||
+		    config_opts[i].type == CONF_SECRET) {
 			sp = (char **)((char *)cf + config_opts[i].off);
+			if (config_opts[i].type == CONF_SECRET && *sp != NULL)
+				explicit_bzero(*sp, strlen(*sp));
 			free(*sp);
 			*sp = NULL;
 		}
@@ -1519,7 +1548,7 @@ config_load_env(struct config *cf, char **envp, char **cause)
 {
 	static const char *prefixes[] = {
 		"EUREKA_", "SERVER_", "SPRING_APPLICATION_NAME", "HEUREKA_",
-		"LOGGING_LEVEL_ROOT"
+		"LOGGING_LEVEL_ROOT", "SPRING_SECURITY_USER_"
 	};
 	const struct config_opt	*o;
 	const char		*eq, *rest;
@@ -1555,6 +1584,43 @@ config_load_env(struct config *cf, char **envp, char **cause)
 		free(name);
 	}
 	return (rc);
+}
+
+/*
+ * Resolve one password: from *file (which wins only when *pw is unset, and
+ * both set is an error) into *pw. The file holds the password, one final
+ * newline ignored; it is read here, before the loop starts, and again on
+ * SIGHUP. Errors never quote the file's content.
+ */
+static int
+config_secret(char **pw, char *const *file, const char *pwkey,
+    const char *filekey, char **cause)
+{
+	char	*data = NULL;
+	size_t	 len;
+
+	if (*file == NULL)
+		return (0);
+	if (*pw != NULL) {
+		xasprintf(cause, "%s and %s are both set: use one", pwkey,
+		    filekey);
+		return (-1);
+	}
+	if (config_read_file(*file, &data, &len, cause) != 0)
+		return (-1);
+	if (len > 0 && data[len - 1] == '\n')
+		data[--len] = '\0';
+	if (len > 0 && data[len - 1] == '\r')
+		data[--len] = '\0';
+	if (len == 0 || len > CONFIG_SECRET_MAX || strlen(data) != len) {
+		xasprintf(cause, "%s: %s must hold one password of 1 to %d "
+		    "bytes", filekey, *file, CONFIG_SECRET_MAX);
+		explicit_bzero(data, len);
+		free(data);
+		return (-1);
+	}
+	*pw = data;
+	return (0);
 }
 
 /* Cross-field checks, and the defaults that depend on other keys. */
@@ -1619,6 +1685,29 @@ config_validate(struct config *cf, char **cause)
 	if (cf->my_url != NULL &&
 	    config_check_urls("eureka.server.my-url", cf->my_url, cause) != 0)
 		return (-1);
+	if (config_secret(&cf->security_user_password,
+	    &cf->security_user_password_file, "spring.security.user.password",
+	    "heureka.security.user.password-file", cause) != 0 ||
+	    config_secret(&cf->security_peer_password,
+	    &cf->security_peer_password_file, "heureka.security.peer.password",
+	    "heureka.security.peer.password-file", cause) != 0)
+		return (-1);
+	/* Basic auth splits "name:password" at the first ':'. */
+	if (strchr(cf->security_user_name, ':') != NULL ||
+	    (cf->security_peer_name != NULL &&
+	    strchr(cf->security_peer_name, ':') != NULL)) {
+		xasprintf(cause, "spring.security.user.name and heureka."
+		    "security.peer.name must not contain ':'");
+		return (-1);
+	}
+	if (cf->security_user_password == NULL &&
+	    (cf->security_peer_name != NULL ||
+	    cf->security_peer_password != NULL)) {
+		xasprintf(cause, "heureka.security.peer.* needs spring."
+		    "security.user.password (without it authentication is "
+		    "off)");
+		return (-1);
+	}
 	if (!cf->instance_non_secure_port_enabled &&
 	    !cf->instance_secure_port_enabled && cf->register_with_eureka) {
 		xasprintf(cause, "eureka.instance: registering needs "
@@ -1629,7 +1718,7 @@ config_validate(struct config *cf, char **cause)
 }
 
 /* A copy of s with "user:pass@" in every URL replaced by "***@". */
-static char *
+char *
 config_redact(const char *s)
 {
 	char		*out, *o;
@@ -1707,6 +1796,11 @@ config_dump(const struct config *cf, FILE *f)
 			fprintf(f, "%s=%s\n", o->names[0], r);
 			free(r);
 			break;
+		case CONF_SECRET:
+			/* Never the value, not even its length. */
+			fprintf(f, "%s=%s\n", o->names[0],
+			    *(char *const *)field != NULL ? "<hidden>" : "");
+			break;
 		case CONF_MAP:
 			kv = field;
 			/* The name without its final '*'. */
@@ -1728,7 +1822,7 @@ void
 config_help(FILE *f)
 {
 	static const char *types[] = { "bool", "int", "int64", "size",
-	    "double", "string", "url-list", "map" };
+	    "double", "string", "url-list", "map", "secret" };
 	const struct config_opt	*o;
 	size_t			 i, j;
 

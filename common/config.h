@@ -81,6 +81,15 @@ struct config {
 	char		*log_format;			/* "text" */
 	char		*access_log;			/* null: off */
 
+	/* spring.security.*, heureka.security.* (README "Security") */
+	char		*security_user_name;		/* "user" */
+	char		*security_user_password;	/* null: security off */
+	char		*security_user_password_file;
+	int		 security_read_anonymous;	/* false */
+	char		*security_peer_name;		/* null: the user's */
+	char		*security_peer_password;	/* null: the user's */
+	char		*security_peer_password_file;
+
 	/* eureka.client.* (peers for the server, servers for clients) */
 	char		*service_url_default_zone;	/* comma list */
 	int		 register_with_eureka;		/* true */
@@ -141,6 +150,8 @@ int	config_load_env(struct config *, char **envp, char **cause);
  * expected_client_renewal_interval_seconds <= 0 -> 30 (as Eureka).
  */
 int	config_validate(struct config *, char **cause);
+/* A copy of s with the "user:pass@" of every URL in it made "***@". */
+char	*config_redact(const char *);
 /* Write every key with its current value (--check-config, /info). */
 void	config_dump(const struct config *, FILE *);
 

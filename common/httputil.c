@@ -9,6 +9,8 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
 
 #include "gzip.h"
 #include "httputil.h"
@@ -147,16 +149,42 @@ http_reason(int code)
 char *
 http_url_scrub(const char *url)
 {
-	const char	*scheme, *at, *slash;
+	const char	*scheme, *at = NULL, *p, *end;
 	char		*out;
 
 	if ((scheme = strstr(url, "://")) == NULL)
 		return (xstrdup(url));
 	scheme += 3;
-	slash = strchr(scheme, '/');
-	at = strchr(scheme, '@');
-	if (at == NULL || (slash != NULL && at > slash))
+	/* The last '@' of the authority: a password may hold '@'. */
+	end = scheme + strcspn(scheme, "/?#");
+	for (p = scheme; p < end; p++)
+		if (*p == '@')
+			at = p;
+	if (at == NULL)
 		return (xstrdup(url));
 	xasprintf(&out, "%.*s%s", (int)(scheme - url), url, at + 1);
 	return (out);
+}
+
+/* "Basic base64(percent-decoded userinfo)"; NULL if undecodable. */
+char *
+http_basic_auth(const char *userinfo)
+{
+	char		*dec, *s;
+	unsigned char	*out;
+	size_t		 len = 0;
+
+	if ((dec = evhttp_uridecode(userinfo, 0, &len)) == NULL)
+		return (NULL);
+	if (strlen(dec) != len) {
+		free(dec);
+		return (NULL);
+	}
+	out = xmalloc(4 * ((len + 2) / 3) + 1);
+	EVP_EncodeBlock(out, (const unsigned char *)dec, (int)len);
+	xasprintf(&s, "Basic %s", out);
+	OPENSSL_cleanse(dec, len);
+	free(dec);
+	free(out);
+	return (s);
 }

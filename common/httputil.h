@@ -34,6 +34,13 @@ void	 http_reply(struct evhttp_request *, int code, const char *ctype,
 void	 http_error(struct evhttp_request *, int code, const char *reason);
 const char *http_reason(int code);
 
+/*
+ * The Authorization header value ("Basic base64(user:password)") for a
+ * URL's userinfo, percent-decoded first as Java's URI.getUserInfo() and
+ * node's url module do; a new string, NULL if it does not decode.
+ */
+char	*http_basic_auth(const char *userinfo);
+
 /* Remove "user:pass@" from a URL for display; returns a new string. */
 char	*http_url_scrub(const char *);
 

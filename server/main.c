@@ -4,7 +4,7 @@
  * validates it before anything starts (exit 78 on any error), binds,
  * starts the timers and the start-up sync, and runs the event loop until
  * SIGTERM or SIGINT. SIGHUP re-reads the file for what can change safely
- * (log level, peers).
+ * (log level, peers, credentials).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +18,7 @@
 
 #include "heureka-config.h"
 
+#include "access.h"
 #include "clock.h"
 #include "config.h"
 #include "hash.h"
@@ -281,7 +282,7 @@ signal_stop_cb(evutil_socket_t sig, short what, void *arg)
 
 /*
  * SIGHUP: re-read the configuration. Only what can change safely on a
- * running server is applied: logging and the peer list.
+ * running server is applied: logging, the peer list and the credentials.
  */
 static void
 signal_hup_cb(evutil_socket_t sig, short what, void *arg)
@@ -313,7 +314,10 @@ signal_hup_cb(evutil_socket_t sig, short what, void *arg)
 		log_warnx("SIGHUP: peers not reloaded: %s", cause);
 		free(cause);
 	}
-	log_info("configuration reloaded");
+	/* Credentials (a rotated password file) count from the next request. */
+	access_reload(main_server->access, &cf);
+	log_info("configuration reloaded (authentication %s)",
+	    access_enabled(main_server->access) ? "on" : "off");
 	config_free(&cf);
 }
 

@@ -69,7 +69,6 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
-#include <openssl/evp.h>
 #include <yajl/yajl_tree.h>
 #include <zlib.h>
 
@@ -77,6 +76,7 @@
 #include "clock.h"
 #include "config.h"
 #include "hash.h"
+#include "httputil.h"
 #include "instance.h"
 #include "json.h"
 #include "log.h"
@@ -526,6 +526,7 @@ peer_url_parse(const char *url, struct peer_url *u, char **cause)
 	char		*port = NULL, *end;
 	long		 lport;
 	size_t		 plen;
+	char		*shown = http_url_scrub(url);	/* for messages */
 
 	memset(u, 0, sizeof *u);
 	if (strncasecmp(url, "http://", 7) == 0) {
@@ -535,7 +536,7 @@ peer_url_parse(const char *url, struct peer_url *u, char **cause)
 		u->scheme = xstrdup("https");
 		p = url + 8;
 	} else {
-		xasprintf(cause, "%s: not an http(s) URL", url);
+		xasprintf(cause, "%s: not an http(s) URL", shown);
 		goto fail;
 	}
 	path = p + strcspn(p, "/?#");
@@ -551,7 +552,7 @@ peer_url_parse(const char *url, struct peer_url *u, char **cause)
 	if (*p == '[') {
 		hs = p + 1;
 		if ((he = memchr(hs, ']', path - hs)) == NULL) {
-			xasprintf(cause, "%s: bad IPv6 address", url);
+			xasprintf(cause, "%s: bad IPv6 address", shown);
 			goto fail;
 		}
 		host_end = he + 1;
@@ -563,7 +564,7 @@ peer_url_parse(const char *url, struct peer_url *u, char **cause)
 		host_end = he;
 	}
 	if (he == hs) {
-		xasprintf(cause, "%s: no host", url);
+		xasprintf(cause, "%s: no host", shown);
 		goto fail;
 	}
 	u->host = xstrndup(hs, he - hs);
@@ -573,12 +574,12 @@ peer_url_parse(const char *url, struct peer_url *u, char **cause)
 		lport = strtol(port, &end, 10);
 		if (port[0] == '\0' || *end != '\0' || lport < 1 ||
 		    lport > 65535) {
-			xasprintf(cause, "%s: bad port", url);
+			xasprintf(cause, "%s: bad port", shown);
 			goto fail;
 		}
 		u->port = (int)lport;
 	} else if (host_end != path) {
-		xasprintf(cause, "%s: bad host", url);
+		xasprintf(cause, "%s: bad host", shown);
 		goto fail;
 	} else
 		u->port = strcmp(u->scheme, "https") == 0 ? 443 : 80;
@@ -596,9 +597,11 @@ peer_url_parse(const char *url, struct peer_url *u, char **cause)
 		xasprintf(&u->display, "%s://%s:%d%s", u->scheme, u->host,
 		    u->port, u->path);
 	free(port);
+	free(shown);
 	return (0);
 fail:
 	free(port);
+	free(shown);
 	peer_url_clear(u);
 	return (-1);
 }
@@ -732,21 +735,6 @@ peer_resolve(const char *host, char **cause)
 	}
 	freeaddrinfo(res);
 	return (xstrdup(num));
-}
-
-/* "Basic base64(userinfo)" for a URL's credentials. */
-static char *
-peer_basic_auth(const char *userinfo)
-{
-	size_t		 len = strlen(userinfo);
-	unsigned char	*out;
-	char		*s;
-
-	out = xmalloc(4 * ((len + 2) / 3) + 1);
-	EVP_EncodeBlock(out, (const unsigned char *)userinfo, (int)len);
-	xasprintf(&s, "Basic %s", out);
-	free(out);
-	return (s);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1135,7 +1123,9 @@ peer_batch_done_cb(struct evhttp_request *req, void *arg)
 		 * everything is not hit every 20 ms.
 		 */
 		log_warnx_rl(&p->ps->rl, "peer %s: batch answered %d, %zu "
-		    "items dropped", p->u.display, code, b->n);
+		    "items dropped%s", p->u.display, code, b->n,
+		    code == 401 || code == 403 ? " (check the credentials in "
+		    "its URL or the peer certificate)" : "");
 		p->failed_items += b->n;
 		peer_batch_free(b);
 	} else {
@@ -1420,6 +1410,25 @@ peer_ctl_done_cb(struct evhttp_request *req, void *arg)
 		    p->u.display);
 		goto out;
 	}
+	rh = req != NULL ? evhttp_find_header(
+	    evhttp_request_get_input_headers(req), "X-Heureka-Ready") : NULL;
+	if (code == 403 && !java && kind == PEER_CTL_SYNC && rh != NULL &&
+	    strcmp(rh, "0") == 0) {
+		/*
+		 * A heureka peer still syncing itself: it answered, with
+		 * nothing it may hand out yet. A cluster starting together
+		 * opens once every peer said so.
+		 */
+		p->reachable = 1;
+		log_info("start-up sync: %s is not ready either",
+		    p->u.display);
+		peers_sync_one_done(ps, 1, 0);
+		goto out;
+	}
+	if (code == 401 || (code == 403 && !java && rh == NULL))
+		log_warnx_rl(&ps->rl, "peer %s answered %d: check the "
+		    "credentials in its URL (heureka.security.peer.*) or the "
+		    "peer certificate", p->u.display, code);
 	if (code != 200 || peer_body(req, &body, PEER_CTL_BODY_MAX) != 0) {
 		if (code != 403)
 			p->reachable = 0;
@@ -1658,7 +1667,7 @@ peer_new(struct peers *ps, const char *raw, struct peer_url *u, char *addr)
 	memset(u, 0, sizeof *u);
 	p->addr = addr;
 	if (p->u.userinfo != NULL)
-		p->auth = peer_basic_auth(p->u.userinfo);
+		p->auth = http_basic_auth(p->u.userinfo);
 	if (strchr(p->u.host, ':') != NULL)
 		xasprintf(&p->hosthdr, "[%s]:%d", p->u.host, p->u.port);
 	else
@@ -1902,11 +1911,11 @@ peers_reply(struct evhttp_request *req, int code, struct buf *b)
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "Content-Type", "application/json");
 	evbuffer_add(eb, b->data, b->len);
-	evhttp_send_reply(req, code, code == 200 ? "OK" : "Not Found", eb);
+	evhttp_send_reply(req, code, http_reason(code), eb);
 	evbuffer_free(eb);
 }
 
-/* GET heureka/apps: the full registry, whether or not we are ready. */
+/* GET heureka/apps: the full registry (once ready, as GET apps). */
 static void
 peers_http_apps(struct peers *ps, struct evhttp_request *req)
 {
@@ -2017,7 +2026,20 @@ peers_http(struct peers *ps, struct evhttp_request *req, const char *rest)
 		len--;
 	if (ps == NULL || evhttp_request_get_command(req) != EVHTTP_REQ_GET)
 		goto notfound;
-	if (len == 6 && strncmp(rest, "digest", 6) == 0) {
+	if (((len == 6 && strncmp(rest, "digest", 6) == 0) ||
+	    (len == 4 && strncmp(rest, "apps", 4) == 0)) &&
+	    !server_allow_access(ps->s, clock_mono_ms())) {
+		/*
+		 * The registry is gated as GET apps is (§6.4), or anyone could
+		 * read a half-synced one here. The header tells a syncing
+		 * heureka peer that we answered but are not ready ourselves.
+		 */
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "X-Heureka-Ready", "0");
+		buf_adds(&b, "{\"error\":\"not ready: start-up sync "
+		    "running\"}");
+		peers_reply(req, 403, &b);
+	} else if (len == 6 && strncmp(rest, "digest", 6) == 0) {
 		peer_digest(ps->s->reg, clock_mono_ms(), hex, &n);
 		buf_addf(&b, "{\"digest\":\"%s\",\"count\":%zu}", hex, n);
 		peers_reply(req, 200, &b);

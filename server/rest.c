@@ -21,6 +21,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
+#include "access.h"
 #include "buf.h"
 #include "cache.h"
 #include "clock.h"
@@ -1178,7 +1179,8 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
 	const char		*path, *q;
 	size_t			 base;
-	int			 i;
+	enum access_verdict	 v;
+	int			 i, peer;
 
 	memset(&x, 0, sizeof x);
 	x.s = s;
@@ -1196,8 +1198,18 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 		reply_error(&x, 400, "malformed query string");
 		goto out;
 	}
-	x.replicated = http_is_replication(req);
-	if ((base = rest_base(path)) == 0) {
+	/* The one access check: nothing below runs for a refused caller. */
+	base = rest_base(path);
+	v = access_check(s->access, req, access_classify(x.method, base > 0 ?
+	    path + base : NULL, path), &peer);
+	if (v != ACCESS_OK) {
+		access_reply(req, v);
+		rest_record(&x, v == ACCESS_DENIED_401 ? 401 : 403);
+		goto out;
+	}
+	/* Only a peer's replication header counts (§6: not replicated on). */
+	x.replicated = peer && http_is_replication(req);
+	if (base == 0) {
 		x.route = "dashboard";
 		if (dashboard_handle(s, req, path)) {
 			rest_record(&x, evhttp_request_get_response_code(req));

@@ -23,6 +23,7 @@
 #include <event2/http.h>
 #include <event2/listener.h>
 
+#include "access.h"
 #include "cache.h"
 #include "clock.h"
 #include "dashboard.h"
@@ -123,6 +124,7 @@ server_new(struct event_base *base, struct config *conf)
 	    conf->response_cache_update_interval_ms : 0,
 	    conf->response_cache_auto_expiration_in_seconds * 1000);
 	s->metrics = metrics_new();
+	s->access = access_new(conf);
 	if (gethostname(host, sizeof host) != 0)
 		snprintf(host, sizeof host, "localhost");
 	host[sizeof host - 1] = '\0';
@@ -156,6 +158,7 @@ server_free(struct server *s)
 	registry_free(s->reg);
 	metrics_free(s->metrics);
 	ratelimit_free(s->register_rl);
+	access_free(s->access);
 	free(s->hostname);
 	free(s);
 }
@@ -328,6 +331,11 @@ server_listen(struct server *s, char **cause)
 	    server_write_port(s->conf->port_file, s->port, cause) != 0)
 		return (-1);
 	rest_set_access_log(s->conf->access_log);
+	if (access_enabled(s->access))
+		log_info("authentication on: HTTP Basic user %s%s",
+		    s->conf->security_user_name,
+		    s->conf->security_read_anonymous ?
+		    ", anonymous reads allowed" : "");
 	log_info("heurekad listening on %s:%d (%zu peer%s)",
 	    s->conf->server_address, s->port, peers_count(s->peers),
 	    peers_count(s->peers) == 1 ? "" : "s");

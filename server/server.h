@@ -15,6 +15,7 @@
 #include "config.h"
 #include "registry.h"
 
+struct access;
 struct cache;
 struct peers;
 struct metrics;
@@ -30,6 +31,7 @@ struct server {
 	struct peers		*peers;
 	struct metrics		*metrics;
 	struct ratelimit	*register_rl;	/* per client address */
+	struct access		*access;	/* who may do what */
 	size_t			 memory_budget;	/* resolved max-memory-bytes */
 	uint64_t		 delta_dropped_seen;	/* logged up to here */
 

@@ -4,8 +4,9 @@
 #
 # Installs eureka-js-client (pinned in package.json / package-lock.json) into
 # tests/conformance/node_modules when it is missing, then for each of
-# conformance.js, interop-client.js and cluster.js that exists: starts a fresh
-# heurekad on 127.0.0.1 (ephemeral port) and runs `node SCRIPT` with
+# conformance.js, interop-client.js, cluster.js and auth.js that exists:
+# starts a fresh heurekad on 127.0.0.1 (ephemeral port) and runs `node
+# SCRIPT` with
 #
 #	HEUREKA_URL   http://127.0.0.1:PORT/eureka/ of that server
 #	HEUREKA_HOST, HEUREKA_PORT
@@ -55,7 +56,7 @@ pass=0
 failn=0
 failed=""
 n=0
-for script in conformance.js interop-client.js cluster.js; do
+for script in conformance.js interop-client.js cluster.js auth.js; do
 	[ -f "$HERE/$script" ] || continue
 	n=$((n + 1))
 	name=srv$n

@@ -1,8 +1,8 @@
 #!/bin/sh
 # 31-cluster-restart.sh: kill -9 B, register and cancel on A meanwhile,
-# restart B with an empty registry: B answers 403 to reads until it has
-# synced (held back here by black-holing its way to the peers), then holds
-# exactly A's registry (issue 3, scenario 3). A second restart without the
+# restart B with an empty registry: B answers 403 to reads (heureka/apps
+# and heureka/digest too) until it has synced (held back here by
+# black-holing its way to the peers), then holds exactly A's registry (issue 3, scenario 3). A second restart without the
 # fault measures how long an empty node takes to be ready and identical.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
@@ -35,9 +35,12 @@ hk_log "restart B with its peers black-holed: reads refused"
 cl_mode TOA drop
 cl_mode TOC drop
 cl_start B "$PB" "$BPEERS"
-for path in apps apps/delta apps/SVC vips/svc; do
+for path in apps apps/delta apps/SVC vips/svc heureka/apps heureka/digest; do
 	assert_http 403 GET "${B}$path" -H 'Accept: application/json'
 done
+# The heureka/ extension is gated as apps is; its 403 tells a syncing
+# heureka peer "answered, not ready" (a cluster starting together opens).
+assert_eq 0 "$(hk_header X-Heureka-Ready)" "X-Heureka-Ready of a 403"
 sleep 1
 assert_http 403 GET "${B}apps" -H 'Accept: application/json'
 # Writes and instance reads are not gated (§6.4).

@@ -1,0 +1,75 @@
+/*
+ * access.h: who may do what (README "Security"). Every request is put in
+ * one of four kinds (open, read, write, peer) by access_classify and
+ * judged once, in rest.c's dispatcher, by access_check, before any
+ * handler runs: nothing in the registry changes on a refusal.
+ *
+ * Authentication is HTTP Basic with Spring Security's user
+ * (spring.security.user.name/password) and heureka's peer identity
+ * (heureka.security.peer.*, the user's by default), or a verified client
+ * certificate from the peer CA (the TLS module's answer, given through
+ * access_set_cert_check). It is on when a user password is configured;
+ * off (the default), every caller may do everything, as before.
+ */
+#ifndef ACCESS_H
+#define ACCESS_H
+
+#include <event2/http.h>
+
+struct config;
+struct access;
+
+enum access_kind {
+	ACCESS_OPEN = 0,	/* /health probes: never asks */
+	ACCESS_READ,		/* GETs, the dashboard, /metrics, /info */
+	ACCESS_WRITE,		/* register, heartbeat, cancel, status, ... */
+	ACCESS_PEER,		/* peerreplication/, {base}heureka/ */
+};
+
+enum access_verdict {
+	ACCESS_OK = 0,
+	ACCESS_DENIED_401,	/* no or wrong credentials */
+	ACCESS_DENIED_403,	/* a known identity without the right */
+};
+
+/* From the configuration (its passwords are hashed, not kept). */
+struct access	*access_new(const struct config *);
+void		 access_free(struct access *);		/* NULL is fine */
+/* New rules from cf (SIGHUP: a rotated password), the cert check kept. */
+void		 access_reload(struct access *, const struct config *);
+int		 access_enabled(const struct access *);
+/*
+ * The TLS module's "this request's connection presented a verified
+ * certificate from the peer CA"; NULL (the default) means no caller is a
+ * peer by certificate.
+ */
+void		 access_set_cert_check(struct access *,
+		     int (*)(struct evhttp_request *));
+
+/*
+ * The kind of a request: rel is the path after a REST base, or NULL for
+ * a path outside the bases (then path is the whole path).
+ */
+enum access_kind access_classify(enum evhttp_cmd_type, const char *rel,
+		     const char *path);
+
+/*
+ * Judge a request of kind k. *peer is set to 1 when the caller may act
+ * as a peer (its x-netflix-discovery-replication header is honoured):
+ * always with authentication off, else only for a peer identity.
+ */
+enum access_verdict access_check(const struct access *,
+		     struct evhttp_request *, enum access_kind, int *peer);
+
+/* Send the 401 (with WWW-Authenticate) or 403 for a refusal. */
+void		 access_reply(struct evhttp_request *, enum access_verdict);
+
+/*
+ * Split an Authorization header's Basic credentials into name and
+ * password (NUL-terminated, within out of outlen bytes); -1 if it is not
+ * well-formed Basic. Exposed for the unit test.
+ */
+int		 access_parse_basic(const char *header, char *out,
+		     size_t outlen, const char **name, const char **password);
+
+#endif

@@ -1,0 +1,281 @@
+/*
+ * tests/unit/check_access.c: the access rules without a network. Requests
+ * are classified from method and path alone; Basic credentials decode
+ * strictly; the verdict matrix (anonymous, wrong, user, peer by password,
+ * peer by certificate) for every kind, with and without read-anonymous
+ * and with authentication off, where every caller is trusted as before.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "access.h"
+#include "config.h"
+
+/* A request carrying an Authorization header (NULL: none). */
+static struct evhttp_request *
+mkreq(const char *auth)
+{
+	struct evhttp_request	*r = evhttp_request_new(NULL, NULL);
+
+	if (auth != NULL)
+		evhttp_add_header(evhttp_request_get_input_headers(r),
+		    "Authorization", auth);
+	return (r);
+}
+
+/* The verdict for one header and kind; *peer as access_check sets it. */
+static enum access_verdict
+judge(struct access *a, const char *auth, enum access_kind k, int *peer)
+{
+	struct evhttp_request	*r = mkreq(auth);
+	enum access_verdict	 v;
+
+	v = access_check(a, r, k, peer);
+	evhttp_request_free(r);
+	return (v);
+}
+
+/* Rules for user alice:apw and peer hk:ppw, read-anonymous as given. */
+static struct access *
+mkaccess(int read_anonymous, int peer_own)
+{
+	struct config	 cf;
+	struct access	*a;
+	char		*cause = NULL;
+
+	config_defaults(&cf);
+	ck_assert_int_eq(config_set(&cf, "spring.security.user.name", "alice",
+	    &cause), 0);
+	ck_assert_int_eq(config_set(&cf, "spring.security.user.password",
+	    "apw", &cause), 0);
+	if (peer_own) {
+		ck_assert_int_eq(config_set(&cf, "heureka.security.peer.name",
+		    "hk", &cause), 0);
+		ck_assert_int_eq(config_set(&cf,
+		    "heureka.security.peer.password", "ppw", &cause), 0);
+	}
+	cf.security_read_anonymous = read_anonymous;
+	a = access_new(&cf);
+	config_free(&cf);
+	return (a);
+}
+
+/* "Basic base64(alice:apw)" and friends. */
+#define ALICE	"Basic YWxpY2U6YXB3"		/* alice:apw */
+#define PEER	"Basic aGs6cHB3"		/* hk:ppw */
+#define WRONG	"Basic YWxpY2U6eA=="		/* alice:x */
+#define ALICEP	"Basic YWxpY2U6cHB3"		/* alice:ppw */
+
+START_TEST(test_classify)
+{
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "apps", "/eureka/apps"),
+	    ACCESS_READ);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_HEAD, "apps/X", NULL),
+	    ACCESS_READ);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_POST, "apps/X", NULL),
+	    ACCESS_WRITE);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_PUT, "apps/X/i", NULL),
+	    ACCESS_WRITE);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_DELETE, "apps/X/i", NULL),
+	    ACCESS_WRITE);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_POST,
+	    "peerreplication/batch", NULL), ACCESS_PEER);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_POST,
+	    "peerreplication/batch/", NULL), ACCESS_PEER);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "heureka/apps", NULL),
+	    ACCESS_PEER);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "heureka", NULL),
+	    ACCESS_PEER);
+	/* A name that only starts like one is an ordinary read. */
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "heurekax", NULL),
+	    ACCESS_READ);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, NULL, "/health"),
+	    ACCESS_OPEN);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, NULL,
+	    "/actuator/health/liveness"), ACCESS_OPEN);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, NULL, "/healthx"),
+	    ACCESS_READ);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, NULL, "/metrics"),
+	    ACCESS_READ);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, NULL, "/"),
+	    ACCESS_READ);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_POST, NULL, "/"),
+	    ACCESS_WRITE);
+}
+END_TEST
+
+START_TEST(test_parse_basic)
+{
+	char		 out[256];
+	const char	*n, *p;
+
+	ck_assert_int_eq(access_parse_basic(ALICE, out, sizeof out, &n, &p),
+	    0);
+	ck_assert_str_eq(n, "alice");
+	ck_assert_str_eq(p, "apw");
+	/* Scheme case-insensitive; a ':' in the password is the password's. */
+	ck_assert_int_eq(access_parse_basic("basic YTpiOmM=", out, sizeof out,
+	    &n, &p), 0);
+	ck_assert_str_eq(n, "a");
+	ck_assert_str_eq(p, "b:c");
+	ck_assert_int_eq(access_parse_basic("Basic Og==", out, sizeof out,
+	    &n, &p), 0);
+	ck_assert_str_eq(n, "");
+	ck_assert_str_eq(p, "");
+	ck_assert_int_eq(access_parse_basic("Bearer YWxpY2U6YXB3", out,
+	    sizeof out, &n, &p), -1);
+	ck_assert_int_eq(access_parse_basic("Basic", out, sizeof out, &n, &p),
+	    -1);
+	ck_assert_int_eq(access_parse_basic("BasicYWxpY2U6YXB3", out,
+	    sizeof out, &n, &p), -1);
+	ck_assert_int_eq(access_parse_basic("Basic !!!!", out, sizeof out,
+	    &n, &p), -1);
+	ck_assert_int_eq(access_parse_basic("Basic YWxpY2U", out, sizeof out,
+	    &n, &p), -1);			/* not a multiple of 4 */
+	ck_assert_int_eq(access_parse_basic("Basic YWxpY2U=", out, sizeof out,
+	    &n, &p), -1);			/* "alice": no ':' */
+	ck_assert_int_eq(access_parse_basic("Basic YQBiOmM=", out, sizeof out,
+	    &n, &p), -1);			/* "a\0b:c" */
+	/* Too long for the buffer. */
+	ck_assert_int_eq(access_parse_basic(ALICE, out, 8, &n, &p), -1);
+}
+END_TEST
+
+START_TEST(test_matrix)
+{
+	struct access	*a = mkaccess(0, 1);
+	int		 peer;
+
+	ck_assert(access_enabled(a));
+	/* Open: nothing asked, even wrong credentials pass. */
+	ck_assert_int_eq(judge(a, NULL, ACCESS_OPEN, &peer), ACCESS_OK);
+	ck_assert_int_eq(judge(a, WRONG, ACCESS_OPEN, &peer), ACCESS_OK);
+	ck_assert_int_eq(peer, 0);
+	/* Anonymous and wrong: 401 everywhere else. */
+	ck_assert_int_eq(judge(a, NULL, ACCESS_READ, &peer), ACCESS_DENIED_401);
+	ck_assert_int_eq(judge(a, NULL, ACCESS_WRITE, &peer),
+	    ACCESS_DENIED_401);
+	ck_assert_int_eq(judge(a, NULL, ACCESS_PEER, &peer), ACCESS_DENIED_401);
+	ck_assert_int_eq(judge(a, WRONG, ACCESS_READ, &peer),
+	    ACCESS_DENIED_401);
+	ck_assert_int_eq(judge(a, ALICEP, ACCESS_READ, &peer),
+	    ACCESS_DENIED_401);
+	ck_assert_int_eq(judge(a, "Basic !", ACCESS_READ, &peer),
+	    ACCESS_DENIED_401);
+	/* The user reads and writes, is no peer. */
+	ck_assert_int_eq(judge(a, ALICE, ACCESS_READ, &peer), ACCESS_OK);
+	ck_assert_int_eq(peer, 0);
+	ck_assert_int_eq(judge(a, ALICE, ACCESS_WRITE, &peer), ACCESS_OK);
+	ck_assert_int_eq(peer, 0);
+	ck_assert_int_eq(judge(a, ALICE, ACCESS_PEER, &peer),
+	    ACCESS_DENIED_403);
+	/* The peer may do everything. */
+	ck_assert_int_eq(judge(a, PEER, ACCESS_READ, &peer), ACCESS_OK);
+	ck_assert_int_eq(peer, 1);
+	ck_assert_int_eq(judge(a, PEER, ACCESS_WRITE, &peer), ACCESS_OK);
+	ck_assert_int_eq(peer, 1);
+	ck_assert_int_eq(judge(a, PEER, ACCESS_PEER, &peer), ACCESS_OK);
+	ck_assert_int_eq(peer, 1);
+	access_free(a);
+}
+END_TEST
+
+/* The TLS module's answer, faked: every request "has" a peer certificate. */
+static int
+cert_yes(struct evhttp_request *r)
+{
+	return (1);
+}
+
+START_TEST(test_cert_peer)
+{
+	struct access	*a = mkaccess(0, 1);
+	int		 peer;
+
+	access_set_cert_check(a, cert_yes);
+	ck_assert_int_eq(judge(a, NULL, ACCESS_PEER, &peer), ACCESS_OK);
+	ck_assert_int_eq(peer, 1);
+	access_free(a);
+}
+END_TEST
+
+START_TEST(test_read_anonymous)
+{
+	struct access	*a = mkaccess(1, 1);
+	int		 peer;
+
+	ck_assert_int_eq(judge(a, NULL, ACCESS_READ, &peer), ACCESS_OK);
+	ck_assert_int_eq(peer, 0);
+	ck_assert_int_eq(judge(a, NULL, ACCESS_WRITE, &peer),
+	    ACCESS_DENIED_401);
+	ck_assert_int_eq(judge(a, NULL, ACCESS_PEER, &peer), ACCESS_DENIED_401);
+	/* Wrong credentials are refused even where none are needed. */
+	ck_assert_int_eq(judge(a, WRONG, ACCESS_READ, &peer),
+	    ACCESS_DENIED_401);
+	access_free(a);
+}
+END_TEST
+
+START_TEST(test_peer_defaults_to_user)
+{
+	struct access	*a = mkaccess(0, 0);
+	int		 peer;
+
+	ck_assert_int_eq(judge(a, ALICE, ACCESS_PEER, &peer), ACCESS_OK);
+	ck_assert_int_eq(peer, 1);
+	ck_assert_int_eq(judge(a, PEER, ACCESS_PEER, &peer),
+	    ACCESS_DENIED_401);
+	access_free(a);
+}
+END_TEST
+
+START_TEST(test_off)
+{
+	struct config	 cf;
+	struct access	*a;
+	int		 peer;
+
+	config_defaults(&cf);
+	a = access_new(&cf);
+	config_free(&cf);
+	ck_assert(!access_enabled(a));
+	ck_assert_int_eq(judge(a, NULL, ACCESS_PEER, &peer), ACCESS_OK);
+	ck_assert_int_eq(peer, 1);
+	ck_assert_int_eq(judge(a, WRONG, ACCESS_WRITE, &peer), ACCESS_OK);
+	access_free(a);
+	access_free(NULL);
+}
+END_TEST
+
+static Suite *
+access_suite(void)
+{
+	Suite	*s = suite_create("access");
+	TCase	*tc = tcase_create("core");
+
+	tcase_add_test(tc, test_classify);
+	tcase_add_test(tc, test_parse_basic);
+	tcase_add_test(tc, test_matrix);
+	tcase_add_test(tc, test_cert_peer);
+	tcase_add_test(tc, test_read_anonymous);
+	tcase_add_test(tc, test_peer_defaults_to_user);
+	tcase_add_test(tc, test_off);
+	suite_add_tcase(s, tc);
+	return (s);
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(access_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+}
