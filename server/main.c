@@ -4,7 +4,7 @@
  * validates it before anything starts (exit 78 on any error), binds,
  * starts the timers and the start-up sync, and runs the event loop until
  * SIGTERM or SIGINT. SIGHUP re-reads the file for what can change safely
- * (log level, peers).
+ * (log level, peers, TLS certificates).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -281,7 +281,8 @@ signal_stop_cb(evutil_socket_t sig, short what, void *arg)
 
 /*
  * SIGHUP: re-read the configuration. Only what can change safely on a
- * running server is applied: logging and the peer list.
+ * running server is applied: logging, the peer list and the TLS
+ * certificate, key and trust bundle (server.ssl.*).
  */
 static void
 signal_hup_cb(evutil_socket_t sig, short what, void *arg)
@@ -312,6 +313,19 @@ signal_hup_cb(evutil_socket_t sig, short what, void *arg)
 	if (peers_reload(main_server->peers, &cause) != 0) {
 		log_warnx("SIGHUP: peers not reloaded: %s", cause);
 		free(cause);
+	}
+	/* New connections get the new certificate; open ones keep theirs. */
+	if (cf.ssl_enabled != main_server->conf->ssl_enabled)
+		log_warnx("SIGHUP: server.ssl.enabled changes on restart only");
+	else if (cf.ssl_enabled) {
+		if (server_tls_reload(main_server, &cf, &cause) != 0) {
+			log_warnx("SIGHUP: TLS certificate not reloaded: %s",
+			    cause);
+			free(cause);
+			cause = NULL;
+		} else
+			log_info("TLS certificate reloaded from %s",
+			    cf.ssl_certificate);
 	}
 	log_info("configuration reloaded");
 	config_free(&cf);
