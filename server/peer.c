@@ -50,6 +50,13 @@
  *
  * Instances we hold that the peer lacks are therefore not pushed: the peer
  * pulls them itself, or, if it has a newer tombstone, pushes us a Cancel.
+ *
+ * https:// peers: every connection (replication, sync, anti-entropy) is
+ * made by peer_connect through tls_http_connection, with the one client
+ * context built from heureka.peer.ssl.* (trust bundle, and a client
+ * certificate for mutual TLS). The peer's certificate must verify and
+ * match the URL's host; a peer that fails that is unreachable: its
+ * batches stay queued, back off and count as failures.
  */
 
 #include <sys/types.h>
@@ -84,6 +91,7 @@
 #include "registry.h"
 #include "rest.h"
 #include "server.h"
+#include "tls.h"
 #include "xmalloc.h"
 
 #define PEER_DROP_SCAN		64	/* tasks looked at for a heartbeat
@@ -178,6 +186,7 @@ struct peers {
 	int64_t			  sync_started_ms;
 	int64_t			  sync_ms;	/* how long the sync took */
 	struct log_ratelim	  rl;
+	SSL_CTX			 *tls_ctx;	/* for https:// peers */
 };
 
 static void	peer_free(struct peer *);
@@ -1607,6 +1616,7 @@ peer_connect(struct peer *p)
 	struct config	*conf = p->ps->s->conf;
 	struct timeval	 tv;
 	int64_t		 ms;
+	SSL_CTX		*ctx;
 
 	if (p->repl_conn != NULL)
 		evhttp_connection_free(p->repl_conn);
@@ -1623,8 +1633,11 @@ peer_connect(struct peer *p)
 	ms = conf->peer_node_read_timeout_ms;
 	if (conf->peer_node_connect_timeout_ms > ms)
 		ms = conf->peer_node_connect_timeout_ms;
-	p->repl_conn = evhttp_connection_base_new(p->ps->s->base, NULL,
-	    p->addr, (unsigned short)p->u.port);
+	ctx = strcmp(p->u.scheme, "https") == 0 ? p->ps->tls_ctx : NULL;
+	p->repl_conn = tls_http_connection(p->ps->s->base, NULL, ctx,
+	    p->u.host, p->addr, (unsigned short)p->u.port);
+	if (p->repl_conn == NULL)
+		fatalx("peer %s: cannot make a connection", p->u.display);
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;
 	evhttp_connection_set_timeout_tv(p->repl_conn, &tv);
@@ -1635,8 +1648,10 @@ peer_connect(struct peer *p)
 	ms = (int64_t)conf->eureka_server_read_timeout_seconds * 1000;
 	if (ms < PEER_CTL_TIMEOUT_MIN_MS)
 		ms = PEER_CTL_TIMEOUT_MIN_MS;
-	p->ctl_conn = evhttp_connection_base_new(p->ps->s->base, NULL,
-	    p->addr, (unsigned short)p->u.port);
+	p->ctl_conn = tls_http_connection(p->ps->s->base, NULL, ctx,
+	    p->u.host, p->addr, (unsigned short)p->u.port);
+	if (p->ctl_conn == NULL)
+		fatalx("peer %s: cannot make a connection", p->u.display);
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;
 	evhttp_connection_set_timeout_tv(p->ctl_conn, &tv);
@@ -1717,12 +1732,6 @@ peers_build(struct peers *ps, struct peer ***out, size_t *nout,
 			err = NULL;
 			continue;
 		}
-		if (strcmp(u.scheme, "https") == 0) {
-			log_warnx("peer list: %s: https peers are not "
-			    "supported yet (ignored)", u.display);
-			peer_url_clear(&u);
-			continue;
-		}
 		if (peer_url_is_self(urls[i], &u, s->conf->my_url, s->port,
 		    peer_host_is_local, s)) {
 			log_info("peer list: %s is this node", u.display);
@@ -1778,11 +1787,23 @@ peers_new(struct server *s, char **cause)
 {
 	struct peers	*ps;
 	struct log_ratelim rl = LOG_RATELIM_INIT(10000, 5);
+	struct tls_conf	 tc;
 
 	ps = xcalloc(1, sizeof *ps);
 	ps->s = s;
 	ps->rl = rl;
+	memset(&tc, 0, sizeof tc);
+	tc.prefix = "heureka.peer.ssl";
+	tc.certificate = s->conf->peer_ssl_certificate;
+	tc.private_key = s->conf->peer_ssl_key;
+	tc.trust = s->conf->peer_ssl_trust;
+	tc.protocols = s->conf->ssl_enabled_protocols;
+	if ((ps->tls_ctx = tls_client_ctx_new(&tc, cause)) == NULL) {
+		free(ps);
+		return (NULL);
+	}
 	if (peers_build(ps, &ps->v, &ps->n, NULL, 0, cause) != 0) {
+		tls_ctx_free(ps->tls_ctx);
 		free(ps);
 		return (NULL);
 	}
@@ -1808,6 +1829,7 @@ peers_free(struct peers *ps)
 		event_free(ps->ae_ev);
 	if (ps->sync_ev != NULL)
 		event_free(ps->sync_ev);
+	tls_ctx_free(ps->tls_ctx);
 	free(ps);
 }
 

@@ -440,8 +440,10 @@ server_listen(struct server *s, char **cause)
 	if (s->conf->ssl_enabled && s->conf->plain_port >= 0 &&
 	    server_listen_plain(s, cause) != 0)
 		return (-1);
-	if ((s->peers = peers_new(s, cause)) == NULL)
+	if ((s->peers = peers_new(s, cause)) == NULL) {
+		errno = EINVAL;		/* heureka.peer.ssl.*: exit 78 */
 		return (-1);
+	}
 	if (s->conf->port_file != NULL &&
 	    server_write_port(s->conf->port_file, s->port, cause) != 0)
 		return (-1);
