@@ -109,6 +109,10 @@ struct config {
 	int		 client_disable_delta;		/* false */
 	int		 eureka_server_connect_timeout_seconds;	/* 5 */
 	int		 eureka_server_read_timeout_seconds;	/* 8 */
+	char		*client_ssl_trust;		/* heureka.client.ssl.* */
+	char		*client_ssl_certificate;
+	char		*client_ssl_key;
+	int		 client_ssl_insecure;		/* false */
 	int		 heartbeat_executor_exponential_back_off_bound;	/* 10 */
 	int		 cache_refresh_executor_exponential_back_off_bound; /* 10 */
 	char		*region;			/* "us-east-1" */

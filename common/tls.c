@@ -392,6 +392,22 @@ tls_http_connection(struct event_base *base, struct evdns_base *dns,
 	return (evc);
 }
 
+/* The certificate check that failed on this connection, if any. */
+const char *
+tls_connection_verify_error(struct evhttp_connection *evc)
+{
+	struct bufferevent	*bev;
+	SSL			*ssl;
+	long			 r;
+
+	if (evc == NULL ||
+	    (bev = evhttp_connection_get_bufferevent(evc)) == NULL ||
+	    (ssl = bufferevent_openssl_get_ssl(bev)) == NULL ||
+	    (r = SSL_get_verify_result(ssl)) == X509_V_OK)
+		return (NULL);
+	return (X509_verify_cert_error_string(r));
+}
+
 /* Did this request's connection present a verified client certificate? */
 int
 tls_request_peer_verified(struct evhttp_request *req)

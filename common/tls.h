@@ -67,6 +67,13 @@ struct evhttp_connection *tls_http_connection(struct event_base *,
 	    unsigned short port);
 
 /*
+ * Why the last TLS handshake on a connection failed certificate checks
+ * ("certificate has expired", "hostname mismatch", ...), or NULL when it
+ * is not TLS or nothing failed; for log lines.
+ */
+const char *tls_connection_verify_error(struct evhttp_connection *);
+
+/*
  * 1 if the request's connection is TLS and presented a client certificate
  * that verified against the server's trust bundle (server.ssl.trust-
  * certificate, the peer CA), 0 otherwise (plaintext, no certificate, or

@@ -1100,6 +1100,7 @@ peer_batch_done_cb(struct evhttp_request *req, void *arg)
 	struct buf		 body;
 	enum peer_failure	 kind;
 	char			*cause = NULL;
+	const char		*why;
 	int			 code = 0;
 	int64_t			 mono = clock_mono_ms(), delay;
 
@@ -1148,10 +1149,12 @@ peer_batch_done_cb(struct evhttp_request *req, void *arg)
 		p->failed_items += b->n;
 		peer_batch_free(b);
 	} else {
-		log_warnx_rl(&p->ps->rl, "peer %s: %s, retry in %lld ms",
+		why = tls_connection_verify_error(p->repl_conn);
+		log_warnx_rl(&p->ps->rl, "peer %s: %s%s%s, retry in %lld ms",
 		    p->u.display, code == 503 ? "503 (congestion)" :
 		    b->timed_out ? "timeout" : "unreachable",
-		    (long long)delay);
+		    why != NULL ? ": TLS: peer certificate refused: " : "",
+		    why != NULL ? why : "", (long long)delay);
 		peer_queue_requeue(p->q, b->tasks, b->n, mono);
 		b->n = 0;
 		free(b);
