@@ -159,11 +159,23 @@ tls_ctx_base(const struct tls_conf *tc, const SSL_METHOD *m, char **cause)
 	return (ctx);
 }
 
+/* The key is not the certificate's: say so (-1). */
+static int
+tls_key_mismatch(const struct tls_conf *tc, char **cause)
+{
+	xasprintf(cause, "%s.certificate-private-key: %s does not match "
+	    "%s.certificate %s", tc->prefix, tc->private_key, tc->prefix,
+	    tc->certificate);
+	ERR_clear_error();
+	return (-1);
+}
+
 /* Load the certificate chain and its key, and check that they match. */
 static int
 tls_load_identity(SSL_CTX *ctx, const struct tls_conf *tc, char **cause)
 {
-	char	err[256];
+	char		err[256];
+	unsigned long	e;
 
 	if (tls_check_file(tc, "certificate", tc->certificate, cause) != 0)
 		return (-1);
@@ -183,18 +195,17 @@ tls_load_identity(SSL_CTX *ctx, const struct tls_conf *tc, char **cause)
 	}
 	if (SSL_CTX_use_PrivateKey_file(ctx, tc->private_key,
 	    SSL_FILETYPE_PEM) != 1) {
+		e = ERR_peek_last_error();
+		if (ERR_GET_LIB(e) == ERR_LIB_X509 &&
+		    ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH)
+			return (tls_key_mismatch(tc, cause));
 		xasprintf(cause, "%s.certificate-private-key: %s: not a usable "
 		    "PEM private key (%s)", tc->prefix, tc->private_key,
 		    tls_openssl_error(err, sizeof err));
 		return (-1);
 	}
-	if (SSL_CTX_check_private_key(ctx) != 1) {
-		xasprintf(cause, "%s.certificate-private-key: %s does not "
-		    "match %s.certificate %s", tc->prefix, tc->private_key,
-		    tc->prefix, tc->certificate);
-		ERR_clear_error();
-		return (-1);
-	}
+	if (SSL_CTX_check_private_key(ctx) != 1)
+		return (tls_key_mismatch(tc, cause));
 	return (0);
 }
 
