@@ -302,14 +302,21 @@ signal_hup_cb(evutil_socket_t sig, short what, void *arg)
 		config_free(&cf);
 		return;
 	}
-	/* Swap the peer list in the live configuration, then re-resolve. */
-	{
-		char *tmp = main_server->conf->service_url_default_zone;
-
-		main_server->conf->service_url_default_zone =
-		    cf.service_url_default_zone;
-		cf.service_url_default_zone = tmp;
-	}
+	/*
+	 * Swap the peer list and the peers' TLS files in the live
+	 * configuration, then re-resolve and reconnect.
+	 */
+#define SWAP(f) do {							\
+	char *tmp = main_server->conf->f;				\
+									\
+	main_server->conf->f = cf.f;					\
+	cf.f = tmp;							\
+} while (0)
+	SWAP(service_url_default_zone);
+	SWAP(peer_ssl_certificate);
+	SWAP(peer_ssl_key);
+	SWAP(peer_ssl_trust);
+#undef SWAP
 	if (peers_reload(main_server->peers, &cause) != 0) {
 		log_warnx("SIGHUP: peers not reloaded: %s", cause);
 		free(cause);

@@ -56,7 +56,9 @@
  * context built from heureka.peer.ssl.* (trust bundle, and a client
  * certificate for mutual TLS). The peer's certificate must verify and
  * match the URL's host; a peer that fails that is unreachable: its
- * batches stay queued, back off and count as failures.
+ * batches stay queued, back off and count as failures. SIGHUP rebuilds
+ * the context; a peer moves its connections to it the next time it has
+ * nothing in flight (peer_tls_refresh), so no request is cut short.
  */
 
 #include <sys/types.h>
@@ -153,6 +155,7 @@ struct peer {
 	int64_t			 ev_due;	/* mono ms, -1 idle */
 	struct peer_batch	*inflight;
 	struct peer_ctl		*ctl;
+	unsigned		 tls_gen;	/* context of the connections */
 	int			 no_ae;		/* peer lacks the extension */
 	int			 ae_mismatch;	/* digest rounds that differed */
 
@@ -187,10 +190,12 @@ struct peers {
 	int64_t			  sync_ms;	/* how long the sync took */
 	struct log_ratelim	  rl;
 	SSL_CTX			 *tls_ctx;	/* for https:// peers */
+	unsigned		  tls_gen;	/* bumped on each new one */
 };
 
 static void	peer_free(struct peer *);
 static void	peer_kick(struct peer *, int64_t);
+static void	peer_tls_refresh(struct peer *);
 static void	peer_ctl_get(struct peer *, enum peer_ctl_kind, int);
 static void	peers_sync_round(struct peers *);
 static void	peers_set_ready(struct peers *, const char *);
@@ -1174,6 +1179,7 @@ peer_send_batch(struct peer *p, int64_t mono)
 	char			*uri;
 	size_t			 i;
 
+	peer_tls_refresh(p);
 	b = xcalloc(1, sizeof *b);
 	b->p = p;
 	b->n = peer_queue_take(p->q, b->tasks, PEER_BATCH_MAX, mono);
@@ -1524,6 +1530,7 @@ peer_ctl_get(struct peer *p, enum peer_ctl_kind kind, int java)
 	char			*uri;
 	const char		*what;
 
+	peer_tls_refresh(p);
 	if (p->ctl != NULL || p->ctl_conn == NULL) {
 		if (kind == PEER_CTL_SYNC)
 			peers_sync_one_done(p->ps, 0, 0);
@@ -1637,6 +1644,7 @@ peer_connect(struct peer *p)
 	if (conf->peer_node_connect_timeout_ms > ms)
 		ms = conf->peer_node_connect_timeout_ms;
 	ctx = strcmp(p->u.scheme, "https") == 0 ? p->ps->tls_ctx : NULL;
+	p->tls_gen = p->ps->tls_gen;
 	p->repl_conn = tls_http_connection(p->ps->s->base, NULL, ctx,
 	    p->u.host, p->addr, (unsigned short)p->u.port);
 	if (p->repl_conn == NULL)
@@ -1660,6 +1668,16 @@ peer_connect(struct peer *p)
 	evhttp_connection_set_timeout_tv(p->ctl_conn, &tv);
 	evhttp_connection_set_retries(p->ctl_conn, 0);
 	evhttp_connection_set_max_body_size(p->ctl_conn, PEER_CTL_BODY_MAX);
+}
+
+/* Idle and still on an old TLS context: reconnect with the current one. */
+static void
+peer_tls_refresh(struct peer *p)
+{
+	if (p->tls_gen != p->ps->tls_gen && p->inflight == NULL &&
+	    p->ctl == NULL && p->addr != NULL &&
+	    strcmp(p->u.scheme, "https") == 0)
+		peer_connect(p);
 }
 
 /* A peer for a parsed URL (u is taken). */
@@ -1784,24 +1802,32 @@ peers_build(struct peers *ps, struct peer ***out, size_t *nout,
 	return (0);
 }
 
+/* The client context for https:// peers, from heureka.peer.ssl.*. */
+static SSL_CTX *
+peers_tls_ctx(const struct config *cf, char **cause)
+{
+	struct tls_conf	 tc;
+
+	memset(&tc, 0, sizeof tc);
+	tc.prefix = "heureka.peer.ssl";
+	tc.certificate = cf->peer_ssl_certificate;
+	tc.private_key = cf->peer_ssl_key;
+	tc.trust = cf->peer_ssl_trust;
+	tc.protocols = cf->ssl_enabled_protocols;
+	return (tls_client_ctx_new(&tc, cause));
+}
+
 /* Build the cluster from the configuration. */
 struct peers *
 peers_new(struct server *s, char **cause)
 {
 	struct peers	*ps;
 	struct log_ratelim rl = LOG_RATELIM_INIT(10000, 5);
-	struct tls_conf	 tc;
 
 	ps = xcalloc(1, sizeof *ps);
 	ps->s = s;
 	ps->rl = rl;
-	memset(&tc, 0, sizeof tc);
-	tc.prefix = "heureka.peer.ssl";
-	tc.certificate = s->conf->peer_ssl_certificate;
-	tc.private_key = s->conf->peer_ssl_key;
-	tc.trust = s->conf->peer_ssl_trust;
-	tc.protocols = s->conf->ssl_enabled_protocols;
-	if ((ps->tls_ctx = tls_client_ctx_new(&tc, cause)) == NULL) {
+	if ((ps->tls_ctx = peers_tls_ctx(s->conf, cause)) == NULL) {
 		free(ps);
 		return (NULL);
 	}
@@ -1867,7 +1893,18 @@ peers_reload(struct peers *ps, char **cause)
 {
 	struct peer	**v;
 	size_t		 n, i;
+	SSL_CTX		*ctx;
+	char		*err = NULL;
 
+	/* New peer certificates: peers move to them once idle. */
+	if ((ctx = peers_tls_ctx(ps->s->conf, &err)) == NULL) {
+		log_warnx("SIGHUP: peer TLS settings not reloaded: %s", err);
+		free(err);
+	} else {
+		tls_ctx_free(ps->tls_ctx);
+		ps->tls_ctx = ctx;
+		ps->tls_gen++;
+	}
 	if (peers_build(ps, &v, &n, ps->v, ps->n, cause) != 0)
 		return (-1);
 	if (n == 0 && ps->n > 0) {
