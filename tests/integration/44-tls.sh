@@ -63,13 +63,22 @@ assert_eq 000 "$code" "HTTP status of plaintext to the TLS port"
 hk_alive S
 
 hk_log "TLS 1.0 and 1.1 refused; 1.2 and 1.3 accepted"
+# Without the system's openssl.cnf and at security level 0 the client
+# offers the old versions, so the refusal seen is the server's own
+# "protocol version" alert. An openssl built without them cannot offer
+# them at all; the handshake must fail then too.
 for v in -tls1 -tls1_1; do
-	if openssl s_client -connect "127.0.0.1:$P" "$v" -CAfile "$D/ca.pem" \
+	if OPENSSL_CONF=/dev/null openssl s_client -connect "127.0.0.1:$P" "$v" \
+	    -cipher 'DEFAULT:@SECLEVEL=0' -CAfile "$D/ca.pem" \
 	    </dev/null >"$T/s_client.out" 2>&1; then
 		fail "handshake with $v succeeded: $(grep -E 'Protocol|Cipher' "$T/s_client.out")"
 	fi
-	grep -Eq 'Cipher is \(NONE\)|no protocols available|alert|wrong version' \
-	    "$T/s_client.out" || fail "$v: no handshake failure seen: $(tail -5 "$T/s_client.out")"
+	if grep -q 'no protocols available\|unknown option' "$T/s_client.out"; then
+		hk_log "$v: this openssl cannot offer it (handshake failed client-side)"
+	else
+		grep -q 'alert protocol version' "$T/s_client.out" ||
+		    fail "$v: no protocol-version refusal: $(tail -5 "$T/s_client.out")"
+	fi
 done
 for v in -tls1_2 -tls1_3; do
 	openssl s_client -connect "127.0.0.1:$P" "$v" -CAfile "$D/ca.pem" \
