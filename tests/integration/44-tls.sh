@@ -1,5 +1,5 @@
 #!/bin/sh
-# 43-tls.sh: heurekad with server.ssl.* (certificates made here by
+# 44-tls.sh: heurekad with server.ssl.* (certificates made here by
 # tls-lib.sh). curl, the heureka CLI and the agent (libheureka) work over
 # TLS with the CA; plaintext to the TLS port gets nothing; TLS 1.0 and 1.1
 # are refused; libheureka refuses a server from another CA, an expired

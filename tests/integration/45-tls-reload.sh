@@ -1,5 +1,5 @@
 #!/bin/sh
-# 44-tls-reload.sh: SIGHUP reloads server.ssl.certificate without dropping
+# 45-tls-reload.sh: SIGHUP reloads server.ssl.certificate without dropping
 # connections: a keep-alive connection opened before the signal goes on
 # working on its old certificate (same socket, serial 1001), new
 # connections get the new one (serial 1002); a broken file on a later

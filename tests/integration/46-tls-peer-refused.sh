@@ -1,5 +1,5 @@
 #!/bin/sh
-# 45-tls-peer-refused.sh: a node refuses https:// peers whose certificate
+# 46-tls-peer-refused.sh: a node refuses https:// peers whose certificate
 # has expired, names another host, or comes from a CA it does not trust
 # (heureka.peer.ssl.trust-certificate): its replication batches to them
 # fail and are counted (heureka/stats), the reason is logged, and nothing

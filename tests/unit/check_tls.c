@@ -3,7 +3,7 @@
  * certificate: protocol lists (TLS 1.0/1.1 refused, 1.2 the floor),
  * client-auth values, errors that name the key, and
  * tls_request_peer_verified on a request with no TLS connection. The
- * handshakes themselves are tested with real processes (43-45).
+ * handshakes themselves are tested with real processes (44-47).
  */
 #include <stdlib.h>
 #include <string.h>
