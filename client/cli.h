@@ -32,7 +32,7 @@ enum {
 	{ "insecure", no_argument, NULL, CLI_OPT_INSECURE }
 #define CLI_TLS_HELP \
 "  --cacert FILE          PEM CA bundle for https:// servers (default: the\n" \
-"                         system's CAs); the certificate must match the host\n" \
+"                         system's CAs); certificates must match the host\n" \
 "  --cert FILE, --key FILE  PEM client certificate and key (mutual TLS)\n" \
 "  --insecure             do not verify https:// servers (warns; tests only)\n"
 

@@ -99,7 +99,7 @@ struct heureka_client {
 	int64_t			 repl_ms;
 	int			 connect_timeout_s;
 	int			 read_timeout_s;
-	SSL_CTX			*tls_ctx;	/* https:// URLs; NULL if none */
+	SSL_CTX			*tls_ctx;	/* https:// URLs, or NULL */
 
 	/* Our instance and its dirty flag (ApplicationInfoManager). */
 	struct instance		*self;

@@ -109,7 +109,7 @@ struct config {
 	int		 client_disable_delta;		/* false */
 	int		 eureka_server_connect_timeout_seconds;	/* 5 */
 	int		 eureka_server_read_timeout_seconds;	/* 8 */
-	char		*client_ssl_trust;		/* heureka.client.ssl.* */
+	char		*client_ssl_trust;		/* heureka.client.ssl */
 	char		*client_ssl_certificate;
 	char		*client_ssl_key;
 	int		 client_ssl_insecure;		/* false */

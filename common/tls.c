@@ -111,7 +111,8 @@ tls_parse_protocols(const struct tls_conf *tc, int *minv, int *maxv,
 			break;
 		} else {
 			xasprintf(cause, "%s.enabled-protocols: unknown "
-			    "protocol '%s' (TLSv1.2, TLSv1.3)", tc->prefix, tok);
+			    "protocol '%s' (TLSv1.2, TLSv1.3)", tc->prefix,
+			    tok);
 			rc = -1;
 			break;
 		}

@@ -34,7 +34,7 @@ struct tls_conf {
 	const char		*certificate;	/* PEM chain, or NULL */
 	const char		*private_key;	/* PEM, or NULL */
 	const char		*trust;		/* CA bundle, or NULL */
-	const char		*protocols;	/* "TLSv1.2,TLSv1.3"; NULL too */
+	const char		*protocols;	/* "TLSv1.2,TLSv1.3" (NULL) */
 	const char		*ciphers;	/* TLS 1.2 list; NULL: ours */
 	enum tls_client_auth	 client_auth;	/* server side */
 	int			 insecure;	/* client: skip verification */
