@@ -359,6 +359,14 @@ main(int argc, char **argv)
 		return (CONFIG_EX_CONFIG);
 	}
 	if (main_opts.check_only) {
+		if (server_tls_check(&cf, &cause) != 0) {
+			fprintf(stderr, "heurekad: configuration error: %s\n",
+			    cause);
+			free(cause);
+			config_free(&cf);
+			opt_free(&main_opts);
+			return (CONFIG_EX_CONFIG);
+		}
 		config_dump(&cf, stdout);
 		config_free(&cf);
 		opt_free(&main_opts);

@@ -1817,6 +1817,18 @@ peers_tls_ctx(const struct config *cf, char **cause)
 	return (tls_client_ctx_new(&tc, cause));
 }
 
+/* Can the peers' TLS files be loaded? */
+int
+peers_tls_check(const struct config *cf, char **cause)
+{
+	SSL_CTX	*ctx;
+
+	if ((ctx = peers_tls_ctx(cf, cause)) == NULL)
+		return (-1);
+	tls_ctx_free(ctx);
+	return (0);
+}
+
 /* Build the cluster from the configuration. */
 struct peers *
 peers_new(struct server *s, char **cause)

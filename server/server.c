@@ -328,6 +328,22 @@ server_tls_reload(struct server *s, const struct config *cf, char **cause)
 	return (0);
 }
 
+/* Would the TLS files load? (--check-config, before anything binds.) */
+int
+server_tls_check(const struct config *cf, char **cause)
+{
+	struct tls_conf	 tc;
+	SSL_CTX		*ctx;
+
+	if (cf->ssl_enabled) {
+		server_tls_conf(cf, &tc);
+		if ((ctx = tls_server_ctx_new(&tc, cause)) == NULL)
+			return (-1);
+		tls_ctx_free(ctx);
+	}
+	return (peers_tls_check(cf, cause));
+}
+
 /* The plaintext port: health probes only, everything else 404. */
 static void
 server_plain_cb(struct evhttp_request *req, void *arg)
@@ -437,7 +453,10 @@ server_listen(struct server *s, char **cause)
 	server_accept_owner = s;
 	evconnlistener_set_error_cb(s->listener, server_accept_error_cb);
 	s->port = server_bound_port(bound);
-	if (s->conf->ssl_enabled && s->conf->plain_port >= 0 &&
+	if (!s->conf->ssl_enabled && s->conf->plain_port >= 0)
+		log_warnx("heureka.server.plain-port is ignored without "
+		    "server.ssl.enabled (server.port is plain already)");
+	else if (s->conf->plain_port >= 0 &&
 	    server_listen_plain(s, cause) != 0)
 		return (-1);
 	if ((s->peers = peers_new(s, cause)) == NULL) {

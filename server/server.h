@@ -75,6 +75,8 @@ size_t		 server_default_memory_budget(void);
  */
 int		 server_tls_reload(struct server *, const struct config *,
 		    char **cause);
+/* Load server.ssl.* (when enabled) and heureka.peer.ssl.* to check them. */
+int		 server_tls_check(const struct config *, char **cause);
 /* Start-up sync done (or given up): called by peer.c. */
 void		 server_set_ready(struct server *, int count);
 

@@ -6,7 +6,8 @@
 # certificate and a wrong host name (and --insecure overrides, with a
 # warning); client-auth need refuses no certificate and one from another
 # CA, and takes the peer's; the plaintext port serves /health only, on
-# loopback; bad TLS settings exit 78 naming the key.
+# loopback; bad TLS settings exit 78 naming the key, with --check-config
+# too.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tls-lib.sh"
 
@@ -175,3 +176,10 @@ bad "server.ssl.enabled-protocols: TLSv1.1 is not supported" $(tls_args server) 
 bad "heureka.peer.ssl.certificate: $T/missing.pem" \
     -D heureka.peer.ssl.certificate="$T/missing.pem" -D heureka.peer.ssl.certificate-private-key="$D/peer.key"
 bad "heureka.peer.ssl.trust-certificate: $T/bad.pem" -D heureka.peer.ssl.trust-certificate="$T/bad.pem"
+# --check-config loads the files too, so a bad one is caught before a restart.
+bad "server.ssl.certificate: $T/missing.pem" --check-config $ON \
+    -D server.ssl.certificate="$T/missing.pem" -D server.ssl.certificate-private-key="$D/server.key"
+bad "heureka.peer.ssl.trust-certificate: $T/bad.pem" --check-config \
+    -D heureka.peer.ssl.trust-certificate="$T/bad.pem"
+"$HEUREKAD" --check-config $(tls_args server) >/dev/null ||
+    fail "--check-config refused a good TLS configuration"
