@@ -13,7 +13,7 @@
 
 [ -x "$HEUREKA" ] || fail "HEUREKA is not set to the heureka CLI"
 MYPIDS=""
-trap 'rc=$?; for p in $MYPIDS; do kill -9 $p 2>/dev/null; done; (exit $rc); _hk_cleanup' EXIT
+trap 'rc=$?; for p in $MYPIDS; do kill -9 $p 2>/dev/null; done; (exit $rc) && _hk_cleanup || _hk_cleanup' EXIT
 
 hk_tls_certs "$(hk_tmp)"
 D=$HK_TLS_DIR

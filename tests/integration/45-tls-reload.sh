@@ -8,7 +8,7 @@
 . "$(dirname "$0")/tls-lib.sh"
 
 MYPIDS=""
-trap 'rc=$?; for p in $MYPIDS; do kill -9 $p 2>/dev/null; done; (exit $rc); _hk_cleanup' EXIT
+trap 'rc=$?; for p in $MYPIDS; do kill -9 $p 2>/dev/null; done; (exit $rc) && _hk_cleanup || _hk_cleanup' EXIT
 hk_tls_certs "$(hk_tmp)"
 D=$HK_TLS_DIR
 T=$(hk_tmp)
