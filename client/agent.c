@@ -185,10 +185,12 @@ agent_main(int argc, char **argv)
 		{ "renewal-interval", required_argument, NULL, 'r' },
 		{ "lease-duration", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_TLS_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	struct agent		 ag;
 	struct heureka_options	 o;
+	struct cli_tls		 tls;
 	struct event		*sigint, *sigterm;
 	char			*settings[AGENT_MAX_SETTINGS] = { NULL };
 	char			*servers = NULL, *cause = NULL, *eq, *k;
@@ -197,11 +199,14 @@ agent_main(int argc, char **argv)
 
 	memset(&ag, 0, sizeof ag);
 	memset(&o, 0, sizeof o);
+	memset(&tls, 0, sizeof tls);
 	ag.health_interval = 10;
 	ag.last_ok = -1;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "a:p:c:D:vh", longopts, NULL))
 	    != -1) {
+		if (cli_tls_opt(&tls, ch, optarg))
+			continue;
 		switch (ch) {
 		case 'a':
 			o.app_name = optarg;
@@ -271,6 +276,7 @@ agent_main(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(agent_usage, stdout);
+			fputs(CLI_TLS_HELP, stdout);
 			return (0);
 		default:
 			fputs(agent_usage, stderr);
@@ -288,6 +294,7 @@ agent_main(int argc, char **argv)
 	o.use_env = 1;
 	o.no_fetch = 1;		/* a sidecar registers; it does not look up */
 	o.settings = (const char *const *)settings;
+	cli_tls_apply(&tls, &o);
 	if (servers != NULL || getenv("EUREKA_CLIENT_SERVICEURL_DEFAULTZONE")
 	    == NULL)
 		o.service_url = cli_servers(servers);

@@ -81,6 +81,37 @@ cli_servers(const char *list)
 	return (CLI_DEFAULT_SERVER);
 }
 
+/* Take --cacert, --cert, --key or --insecure. */
+int
+cli_tls_opt(struct cli_tls *t, int ch, const char *arg)
+{
+	switch (ch) {
+	case CLI_OPT_CACERT:
+		t->cacert = arg;
+		return (1);
+	case CLI_OPT_CERT:
+		t->cert = arg;
+		return (1);
+	case CLI_OPT_KEY:
+		t->key = arg;
+		return (1);
+	case CLI_OPT_INSECURE:
+		t->insecure = 1;
+		return (1);
+	}
+	return (0);
+}
+
+/* Hand the TLS options to libheureka. */
+void
+cli_tls_apply(const struct cli_tls *t, struct heureka_options *o)
+{
+	o->cacert = t->cacert;
+	o->client_cert = t->cert;
+	o->client_key = t->key;
+	o->insecure = t->insecure;
+}
+
 /* Usage of every command. */
 static void
 usage(FILE *f)
@@ -99,6 +130,7 @@ struct qopts {
 	int	 json;
 	int	 del;
 	int	 interval;
+	struct cli_tls tls;
 };
 
 /* Parse --server/--json/--delete/--interval/--help; returns optind or -1. */
@@ -112,6 +144,7 @@ parse_qopts(int argc, char **argv, struct qopts *q, const char *use,
 		{ "delete", no_argument, NULL, 'd' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_TLS_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	int	ch;
@@ -121,6 +154,8 @@ parse_qopts(int argc, char **argv, struct qopts *q, const char *use,
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "s:jdi:h", longopts, NULL))
 	    != -1) {
+		if (cli_tls_opt(&q->tls, ch, optarg))
+			continue;
 		switch (ch) {
 		case 's':
 			cli_add_server(&q->servers, optarg);
@@ -139,7 +174,8 @@ parse_qopts(int argc, char **argv, struct qopts *q, const char *use,
 			}
 			break;
 		case 'h':
-			printf("usage: heureka %s\n%s", use, help);
+			printf("usage: heureka %s\n%s%s", use, help,
+			    CLI_TLS_HELP);
 			free(q->servers);
 			exit(0);
 		default:
@@ -166,9 +202,10 @@ answer_cb(int status, const char *body, size_t len, void *arg)
 
 /* Run one request with failover; returns the HTTP status (0: no answer). */
 static int
-query(const char *servers, enum hk_req_kind kind, const char *method,
+query(const struct qopts *q, enum hk_req_kind kind, const char *method,
     const char *path, struct answer *a)
 {
+	const char		*servers = q->servers;
 	struct heureka_options	 o;
 	struct heureka_client	*c;
 	char			*cause = NULL;
@@ -178,6 +215,7 @@ query(const char *servers, enum hk_req_kind kind, const char *method,
 	o.service_url = cli_servers(servers);
 	o.no_register = 1;
 	o.no_fetch = 1;
+	cli_tls_apply(&q->tls, &o);
 	if ((c = heureka_client_new(&o, &cause)) == NULL) {
 		fprintf(stderr, "heureka: %s\n", cause);
 		free(cause);
@@ -333,7 +371,7 @@ cmd_apps(int argc, char **argv)
 		fprintf(stderr, "usage: heureka %s\n", cmds[1].usage);
 		return (CLI_EXIT_USAGE);
 	}
-	query(q.servers, HK_REQ_FULL, "GET", "apps/", &a);
+	query(&q, HK_REQ_FULL, "GET", "apps/", &a);
 	if ((rc = exit_code(&a, q.servers)) == CLI_EXIT_FOUND &&
 	    print_apps(&a, q.json) < 0)
 		rc = CLI_EXIT_UNREACHABLE;
@@ -373,7 +411,7 @@ cmd_get(int argc, char **argv)
 		buf_addc(&b, '/');
 		add_seg(&b, argv[i + 1]);
 	}
-	query(q.servers, HK_REQ_QUERY, "GET", b.data, &a);
+	query(&q, HK_REQ_QUERY, "GET", b.data, &a);
 	buf_free(&b);
 	if ((rc = exit_code(&a, q.servers)) != CLI_EXIT_FOUND)
 		goto out;
@@ -428,7 +466,7 @@ cmd_vip(int argc, char **argv)
 	buf_init(&b, 0);
 	buf_adds(&b, "vips/");
 	add_seg(&b, argv[i]);
-	query(q.servers, HK_REQ_QUERY, "GET", b.data, &a);
+	query(&q, HK_REQ_QUERY, "GET", b.data, &a);
 	buf_free(&b);
 	if ((rc = exit_code(&a, q.servers)) == CLI_EXIT_FOUND) {
 		n = print_apps(&a, q.json);
@@ -473,7 +511,7 @@ cmd_status(int argc, char **argv)
 	buf_adds(&b, "/status");
 	if (!q.del)
 		buf_addf(&b, "?value=%s", instance_status_name(st));
-	query(q.servers, HK_REQ_QUERY, q.del ? "DELETE" : "PUT", b.data, &a);
+	query(&q, HK_REQ_QUERY, q.del ? "DELETE" : "PUT", b.data, &a);
 	buf_free(&b);
 	rc = exit_code(&a, q.servers);
 	free(a.body);
@@ -544,6 +582,7 @@ cmd_watch(int argc, char **argv)
 	o.service_url = cli_servers(q.servers);
 	o.no_register = 1;
 	o.settings = settings;
+	cli_tls_apply(&q.tls, &o);
 	if ((c = heureka_client_new(&o, &cause)) == NULL) {
 		fprintf(stderr, "heureka: %s\n", cause);
 		free(cause);

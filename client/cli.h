@@ -18,6 +18,37 @@ void		 cli_add_server(char **list, const char *url);
 /* The URLs to use: *list, else the environment, else the default. */
 const char	*cli_servers(const char *list);
 
+/* --cacert, --cert, --key, --insecure: every command takes them. */
+enum {
+	CLI_OPT_CACERT = 1000,
+	CLI_OPT_CERT,
+	CLI_OPT_KEY,
+	CLI_OPT_INSECURE,
+};
+#define CLI_TLS_LONGOPTS						\
+	{ "cacert", required_argument, NULL, CLI_OPT_CACERT },		\
+	{ "cert", required_argument, NULL, CLI_OPT_CERT },		\
+	{ "key", required_argument, NULL, CLI_OPT_KEY },		\
+	{ "insecure", no_argument, NULL, CLI_OPT_INSECURE }
+#define CLI_TLS_HELP \
+"  --cacert FILE          PEM CA bundle for https:// servers (default: the\n" \
+"                         system's CAs); certificates must match the host\n" \
+"  --cert FILE, --key FILE  PEM client certificate and key (mutual TLS)\n" \
+"  --insecure             do not verify https:// servers (warns; tests only)\n"
+
+struct heureka_options;
+struct cli_tls {
+	const char	*cacert;
+	const char	*cert;
+	const char	*key;
+	int		 insecure;
+};
+/* Take one of the TLS options: 1 if ch was one, 0 if not. */
+int		 cli_tls_opt(struct cli_tls *, int ch, const char *arg);
+/* Copy the TLS options into client options. */
+void		 cli_tls_apply(const struct cli_tls *,
+		    struct heureka_options *);
+
 int		 agent_main(int argc, char **argv);
 
 #endif

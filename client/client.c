@@ -41,6 +41,7 @@
 #include "instance.h"
 #include "json.h"
 #include "log.h"
+#include "tls.h"
 #include "xmalloc.h"
 
 #include "heureka.h"
@@ -99,6 +100,7 @@ struct heureka_client {
 	int64_t			 repl_ms;
 	int			 connect_timeout_s;
 	int			 read_timeout_s;
+	SSL_CTX			*tls_ctx;	/* https:// URLs, or NULL */
 
 	/* Our instance and its dirty flag (ApplicationInfoManager). */
 	struct instance		*self;
@@ -153,6 +155,8 @@ static void	 register_now(struct heureka_client *);
 static void	 fetch_start(struct heureka_client *, int);
 static void	 final_step(struct heureka_client *);
 static void	 client_free(struct heureka_client *);
+static int	 client_tls(struct heureka_client *, const struct config *,
+		     char **);
 static void	 merge_one(struct applications *, const char *,
 		     const struct instance *, hk_change_cb, void *);
 
@@ -1086,6 +1090,10 @@ client_alloc(const struct config *cf, char **cause)
 	    1000;
 	c->connect_timeout_s = cf->eureka_server_connect_timeout_seconds;
 	c->read_timeout_s = cf->eureka_server_read_timeout_seconds;
+	if (client_tls(c, cf, cause) != 0) {
+		client_free(c);
+		return (NULL);
+	}
 	if (c->renew_ms <= 0)
 		c->renew_ms = 30000;
 	if (c->fetch_ms <= 0)
@@ -1121,6 +1129,32 @@ client_alloc(const struct config *cf, char **cause)
 		c->self_path = buf_steal(&b, NULL);
 	}
 	return (c);
+}
+
+/*
+ * The TLS context for https:// service URLs (none without one): verify
+ * the servers unless heureka.client.ssl.insecure, which is said loudly.
+ */
+static int
+client_tls(struct heureka_client *c, const struct config *cf, char **cause)
+{
+	struct tls_conf	tc;
+
+	if (cf->service_url_default_zone == NULL ||
+	    strcasestr(cf->service_url_default_zone, "https://") == NULL)
+		return (0);
+	memset(&tc, 0, sizeof tc);
+	tc.prefix = "heureka.client.ssl";
+	tc.trust = cf->client_ssl_trust;
+	tc.certificate = cf->client_ssl_certificate;
+	tc.private_key = cf->client_ssl_key;
+	tc.insecure = cf->client_ssl_insecure;
+	if ((c->tls_ctx = tls_client_ctx_new(&tc, cause)) == NULL)
+		return (-1);
+	if (tc.insecure)
+		log_warnx("heureka: TLS verification is OFF (insecure): "
+		    "https:// servers are not authenticated");
+	return (0);
 }
 
 /* Give the client its transport and scheduler, and make its timers. */
@@ -1292,6 +1326,7 @@ client_free(struct heureka_client *c)
 	}
 	if (c->own_base != NULL)
 		event_base_free(c->own_base);
+	tls_ctx_free(c->tls_ctx);
 	hk_endpoints_clear(&c->ep);
 	applications_free(c->apps);
 	instance_free(c->self);
@@ -1711,6 +1746,11 @@ heureka_client_new(const struct heureka_options *o, char **cause)
 		SET("eureka.client.register-with-eureka", "false");
 	if (o->no_fetch)
 		SET("eureka.client.fetch-registry", "false");
+	SET("heureka.client.ssl.trust-certificate", o->cacert);
+	SET("heureka.client.ssl.certificate", o->client_cert);
+	SET("heureka.client.ssl.certificate-private-key", o->client_key);
+	if (o->insecure)
+		SET("heureka.client.ssl.insecure", "true");
 #undef SET
 	c = client_alloc(&cf, cause);
 out:
@@ -1729,7 +1769,7 @@ heureka_client_start(struct heureka_client *c, struct event_base *base)
 		return (-1);
 	if (hk_transport_evhttp(&tr, base, c->self != NULL ?
 	    c->self->ip_addr : NULL, c->connect_timeout_s,
-	    c->read_timeout_s) != 0)
+	    c->read_timeout_s, c->tls_ctx) != 0)
 		return (-1);
 	hk_sched_libevent(&sc, base);
 	client_attach(c, &tr, &sc);

@@ -71,6 +71,17 @@ struct heureka_options {
 	const char *const	*settings;
 	int			 no_register;	/* discovery only */
 	int			 no_fetch;	/* registration only */
+	/*
+	 * https:// service URLs (added in 0.1: new fields go last). The
+	 * server's certificate is verified against cacert (the system's
+	 * CAs when NULL) and must match the URL's host; client_cert and
+	 * client_key (PEM) are presented when set; insecure turns
+	 * verification off, with a warning in the log.
+	 */
+	const char		*cacert;	/* PEM CA bundle */
+	const char		*client_cert;	/* PEM chain */
+	const char		*client_key;	/* PEM key */
+	int			 insecure;
 };
 
 /* A key/value pair of an instance's metadata. */

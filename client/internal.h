@@ -22,6 +22,7 @@
 #include "instance.h"
 
 struct event_base;
+struct ssl_ctx_st;
 struct heureka_client;
 
 /* What a request is, which decides which answers are accepted (§7.7). */
@@ -69,7 +70,8 @@ struct hk_sched {
 
 /* transport.c: the evhttp transport and the libevent scheduler. */
 int	hk_transport_evhttp(struct hk_transport *, struct event_base *,
-	    const char *my_ip, int connect_timeout_s, int read_timeout_s);
+	    const char *my_ip, int connect_timeout_s, int read_timeout_s,
+	    struct ssl_ctx_st *tls_ctx);	/* https://; NULL: http only */
 void	hk_sched_libevent(struct hk_sched *, struct event_base *);
 int	hk_inflate(const char *, size_t, size_t cap, char **, size_t *);
 

@@ -5,7 +5,9 @@
  * separate registration and query clients, so a slow registry fetch never
  * delays a heartbeat) and a scheduler over libevent timers. Responses sent
  * with Content-Encoding: gzip are inflated here with zlib, with a cap.
- * Names are resolved with evdns so nothing blocks the loop.
+ * Names are resolved with evdns so nothing blocks the loop. https:// URLs
+ * go through tls_http_connection (common/tls.c) with the client's context:
+ * the server's certificate is verified and must match the URL's host.
  */
 #include <sys/queue.h>
 #include <sys/time.h>
@@ -25,6 +27,7 @@
 #include "clock.h"
 #include "httputil.h"
 #include "log.h"
+#include "tls.h"
 #include "xmalloc.h"
 
 #include "internal.h"
@@ -50,6 +53,7 @@ struct ev_tr {
 	struct evdns_base	*dns;
 	char			*my_ip;
 	int			 timeout_s;
+	SSL_CTX			*tls_ctx;	/* a reference, or NULL */
 	struct ev_conn		 conns[EV_MAX_CONNS];
 	size_t			 nconns;
 	struct ev_reqs		 reqs;
@@ -57,6 +61,7 @@ struct ev_tr {
 
 struct ev_req {
 	struct ev_tr		*t;
+	struct evhttp_connection *evc;		/* the one it went out on */
 	struct evhttp_request	*req;
 	hk_done_cb		 done;
 	void			*arg;
@@ -123,7 +128,7 @@ ev_conn_get(struct ev_tr *t, const char *url)
 	struct evhttp_uri	*u;
 	const char		*scheme, *host, *path;
 	size_t			 i;
-	int			 j;
+	int			 j, https;
 
 	for (i = 0; i < t->nconns; i++) {
 		if (strcmp(t->conns[i].url, url) == 0)
@@ -140,12 +145,21 @@ ev_conn_get(struct ev_tr *t, const char *url)
 	}
 	scheme = evhttp_uri_get_scheme(u);
 	host = evhttp_uri_get_host(u);
-	if (scheme == NULL || strcasecmp(scheme, "http") != 0 ||
+	https = scheme != NULL && strcasecmp(scheme, "https") == 0;
+	if (scheme == NULL || (strcasecmp(scheme, "http") != 0 && !https) ||
 	    host == NULL || *host == '\0') {
 		char	*shown = http_url_scrub(url);
 
-		log_warnx("heureka: unsupported service URL %s (http only)",
-		    shown);
+		log_warnx("heureka: unsupported service URL %s (http or "
+		    "https)", shown);
+		free(shown);
+		evhttp_uri_free(u);
+		return (NULL);
+	}
+	if (https && t->tls_ctx == NULL) {
+		char	*shown = http_url_scrub(url);
+
+		log_warnx("heureka: %s: no TLS context", shown);
 		free(shown);
 		evhttp_uri_free(u);
 		return (NULL);
@@ -154,7 +168,8 @@ ev_conn_get(struct ev_tr *t, const char *url)
 	memset(cn, 0, sizeof *cn);
 	cn->url = xstrdup(url);
 	cn->host = xstrdup(host);
-	cn->port = evhttp_uri_get_port(u) > 0 ? evhttp_uri_get_port(u) : 80;
+	cn->port = evhttp_uri_get_port(u) > 0 ? evhttp_uri_get_port(u) :
+	    https ? 443 : 80;
 	path = evhttp_uri_get_path(u);
 	if (path == NULL || *path == '\0')
 		path = "/";
@@ -167,10 +182,11 @@ ev_conn_get(struct ev_tr *t, const char *url)
 		cn->auth = http_basic_auth(evhttp_uri_get_userinfo(u));
 	evhttp_uri_free(u);
 	for (j = 0; j < 2; j++) {
-		cn->evc[j] = evhttp_connection_base_new(t->base, t->dns,
-		    cn->host, (unsigned short)cn->port);
+		cn->evc[j] = tls_http_connection(t->base, t->dns,
+		    https ? t->tls_ctx : NULL, cn->host, NULL,
+		    (unsigned short)cn->port);
 		if (cn->evc[j] == NULL)
-			fatalx("evhttp_connection_base_new");
+			fatalx("heureka: cannot make a connection to %s", url);
 		evhttp_connection_set_timeout(cn->evc[j], t->timeout_s);
 		evhttp_connection_set_retries(cn->evc[j], 0);
 		evhttp_connection_set_max_body_size(cn->evc[j], EV_MAX_BODY);
@@ -186,11 +202,15 @@ ev_req_cb(struct evhttp_request *req, void *arg)
 	struct evbuffer		*in;
 	const char		*enc;
 	char			*body = NULL, *plain;
+	const char		*why;
 	size_t			 len = 0, plen;
 	int			 status = 0;
 
 	r->req = NULL;
 	TAILQ_REMOVE(&r->t->reqs, r, entry);
+	if ((req == NULL || evhttp_request_get_response_code(req) == 0) &&
+	    (why = tls_connection_verify_error(r->evc)) != NULL)
+		log_warnx("heureka: TLS: server certificate refused: %s", why);
 	if (req != NULL && (status = evhttp_request_get_response_code(req))
 	    != 0) {
 		in = evhttp_request_get_input_buffer(req);
@@ -274,6 +294,7 @@ ev_send(void *ctx, const char *url, const char *method, const char *path,
 	}
 	free(uri);
 	r->req = req;
+	r->evc = cn->evc[query];
 	TAILQ_INSERT_TAIL(&t->reqs, r, entry);
 	return (r);
 }
@@ -311,6 +332,7 @@ ev_free(void *ctx)
 	}
 	if (t->dns != NULL)
 		evdns_base_free(t->dns, 0);
+	tls_ctx_free(t->tls_ctx);
 	free(t->my_ip);
 	free(t);
 }
@@ -318,9 +340,13 @@ ev_free(void *ctx)
 /* Fill in the evhttp transport for a base. */
 int
 hk_transport_evhttp(struct hk_transport *tr, struct event_base *base,
-    const char *my_ip, int connect_timeout_s, int read_timeout_s)
+    const char *my_ip, int connect_timeout_s, int read_timeout_s,
+    SSL_CTX *tls_ctx)
 {
 	struct ev_tr	*t = xcalloc(1, sizeof *t);
+
+	if (tls_ctx != NULL && SSL_CTX_up_ref(tls_ctx) == 1)
+		t->tls_ctx = tls_ctx;
 
 	t->base = base;
 	t->dns = evdns_base_new(base, EVDNS_BASE_INITIALIZE_NAMESERVERS);

@@ -39,6 +39,7 @@
 #include "config.h"
 #include "instance.h"
 #include "log.h"
+#include "tls.h"
 #include "xmalloc.h"
 
 #ifndef nitems
@@ -101,6 +102,37 @@ static const struct config_opt config_opts[] = {
 	    "port to listen on (0: any free port, see heureka.port-file)"),
 	STR(N("heureka.port-file"), port_file, NULL,
 	    "write the bound port to this file once listening"),
+
+	/* TLS (Spring Boot's server.ssl.* names; common/tls.c) */
+	BOOL(N("server.ssl.enabled"), ssl_enabled, "false",
+	    "serve TLS only on server.port"),
+	STR(N("server.ssl.certificate"), ssl_certificate, NULL,
+	    "the server's PEM certificate chain (leaf first)"),
+	STR(N("server.ssl.certificate-private-key"), ssl_certificate_key,
+	    NULL, "the PEM private key of server.ssl.certificate"),
+	STR(N("server.ssl.trust-certificate"), ssl_trust_certificate, NULL,
+	    "PEM CA bundle client certificates must chain to (the peer CA)"),
+	STR(N("server.ssl.client-auth"), ssl_client_auth, "none",
+	    "client certificates: none, want (ask) or need (require)"),
+	STR(N("server.ssl.enabled-protocols"), ssl_enabled_protocols,
+	    "TLSv1.2,TLSv1.3", "TLS versions (TLSv1.2, TLSv1.3; no older)"),
+	STR(N("server.ssl.ciphers"), ssl_ciphers, NULL,
+	    "OpenSSL TLS 1.2 cipher list (default: ECDHE with AES-GCM or "
+	    "ChaCha20)"),
+	INT(N("heureka.server.plain-port"), plain_port, -1, 65535, "-1",
+	    "with TLS on, also serve /health* in plain HTTP on this port "
+	    "(-1: off, 0: any)"),
+	STR(N("heureka.server.plain-address"), plain_address, "127.0.0.1",
+	    "address of heureka.server.plain-port"),
+	STR(N("heureka.server.plain-port-file"), plain_port_file, NULL,
+	    "write the bound plain port to this file"),
+	STR(N("heureka.peer.ssl.certificate"), peer_ssl_certificate, NULL,
+	    "PEM client certificate presented to https:// peers (mutual TLS)"),
+	STR(N("heureka.peer.ssl.certificate-private-key"), peer_ssl_key, NULL,
+	    "the PEM private key of heureka.peer.ssl.certificate"),
+	STR(N("heureka.peer.ssl.trust-certificate"), peer_ssl_trust, NULL,
+	    "PEM CA bundle https:// peers are verified against (default: "
+	    "the system's)"),
 
 	/* eureka.server.* (spec 8.1) */
 	BOOL(N("eureka.server.enable-self-preservation",
@@ -322,6 +354,15 @@ static const struct config_opt config_opts[] = {
 	    "eureka.eurekaServer.readTimeout"),
 	    eureka_server_read_timeout_seconds, 1, 3600, "8",
 	    "read timeout from the servers"),
+	STR(N("heureka.client.ssl.trust-certificate"), client_ssl_trust, NULL,
+	    "PEM CA bundle https:// servers are verified against (default: "
+	    "the system's)"),
+	STR(N("heureka.client.ssl.certificate"), client_ssl_certificate, NULL,
+	    "PEM client certificate presented to https:// servers"),
+	STR(N("heureka.client.ssl.certificate-private-key"), client_ssl_key,
+	    NULL, "the PEM private key of heureka.client.ssl.certificate"),
+	BOOL(N("heureka.client.ssl.insecure"), client_ssl_insecure, "false",
+	    "do not verify https:// servers (logs a warning; tests only)"),
 	INT(N("eureka.client.heartbeat-executor-exponential-back-off-bound",
 	    "eureka.client.heartbeat.exponentialBackOffBound"),
 	    heartbeat_executor_exponential_back_off_bound, 1, 1000, "10",
@@ -1630,6 +1671,7 @@ config_validate(struct config *cf, char **cause)
 	enum log_level		lvl;
 	enum log_format		fmt;
 	enum instance_status	status;
+	enum tls_client_auth	auth;
 
 	if (cf->expected_client_renewal_interval_seconds <= 0)
 		cf->expected_client_renewal_interval_seconds = 30; /* Eureka */
@@ -1649,6 +1691,11 @@ config_validate(struct config *cf, char **cause)
 	if (log_parse_format(cf->log_format, &fmt) != 0) {
 		xasprintf(cause, "heureka.log.format: '%s' is not text or "
 		    "json", cf->log_format);
+		return (-1);
+	}
+	if (tls_parse_client_auth(cf->ssl_client_auth, &auth) != 0) {
+		xasprintf(cause, "server.ssl.client-auth: '%s' is not none, "
+		    "want or need", cf->ssl_client_auth);
 		return (-1);
 	}
 	if (instance_status_parse(cf->instance_initial_status, &status)

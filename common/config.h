@@ -29,6 +29,21 @@ struct config {
 	int		 server_port;		/* server.port: 8761 */
 	char		*port_file;		/* --port-file: write bound port */
 
+	/* server.ssl.*, heureka.server.plain-*, heureka.peer.ssl.* (TLS) */
+	int		 ssl_enabled;			/* false */
+	char		*ssl_certificate;		/* PEM chain */
+	char		*ssl_certificate_key;		/* PEM key */
+	char		*ssl_trust_certificate;		/* client CA bundle */
+	char		*ssl_client_auth;		/* none, want, need */
+	char		*ssl_enabled_protocols;		/* TLSv1.2,TLSv1.3 */
+	char		*ssl_ciphers;			/* null: ours */
+	int		 plain_port;			/* -1: off */
+	char		*plain_address;			/* 127.0.0.1 */
+	char		*plain_port_file;		/* null */
+	char		*peer_ssl_certificate;		/* mutual TLS */
+	char		*peer_ssl_key;
+	char		*peer_ssl_trust;		/* null: system CAs */
+
 	/* eureka.server.* (spec §8.1) */
 	int		 enable_self_preservation;	/* true */
 	double		 renewal_percent_threshold;	/* 0.85 */
@@ -103,6 +118,10 @@ struct config {
 	int		 client_disable_delta;		/* false */
 	int		 eureka_server_connect_timeout_seconds;	/* 5 */
 	int		 eureka_server_read_timeout_seconds;	/* 8 */
+	char		*client_ssl_trust;		/* heureka.client.ssl */
+	char		*client_ssl_certificate;
+	char		*client_ssl_key;
+	int		 client_ssl_insecure;		/* false */
 	int		 heartbeat_executor_exponential_back_off_bound;	/* 10 */
 	int		 cache_refresh_executor_exponential_back_off_bound; /* 10 */
 	char		*region;			/* "us-east-1" */

@@ -4,7 +4,7 @@
  * validates it before anything starts (exit 78 on any error), binds,
  * starts the timers and the start-up sync, and runs the event loop until
  * SIGTERM or SIGINT. SIGHUP re-reads the file for what can change safely
- * (log level, peers, credentials).
+ * (log level, peers, credentials, TLS certificates).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -282,7 +282,8 @@ signal_stop_cb(evutil_socket_t sig, short what, void *arg)
 
 /*
  * SIGHUP: re-read the configuration. Only what can change safely on a
- * running server is applied: logging, the peer list and the credentials.
+ * running server is applied: logging, the peer list, the credentials
+ * and the TLS certificate, key and trust bundle (server.ssl.*).
  */
 static void
 signal_hup_cb(evutil_socket_t sig, short what, void *arg)
@@ -302,20 +303,40 @@ signal_hup_cb(evutil_socket_t sig, short what, void *arg)
 		config_free(&cf);
 		return;
 	}
-	/* Swap the peer list in the live configuration, then re-resolve. */
-	{
-		char *tmp = main_server->conf->service_url_default_zone;
-
-		main_server->conf->service_url_default_zone =
-		    cf.service_url_default_zone;
-		cf.service_url_default_zone = tmp;
-	}
+	/*
+	 * Swap the peer list and the peers' TLS files in the live
+	 * configuration, then re-resolve and reconnect.
+	 */
+#define SWAP(f) do {							\
+	char *tmp = main_server->conf->f;				\
+									\
+	main_server->conf->f = cf.f;					\
+	cf.f = tmp;							\
+} while (0)
+	SWAP(service_url_default_zone);
+	SWAP(peer_ssl_certificate);
+	SWAP(peer_ssl_key);
+	SWAP(peer_ssl_trust);
+#undef SWAP
 	if (peers_reload(main_server->peers, &cause) != 0) {
 		log_warnx("SIGHUP: peers not reloaded: %s", cause);
 		free(cause);
 	}
 	/* Credentials (a rotated password file) count from the next request. */
 	access_reload(main_server->access, &cf);
+	/* New connections get the new certificate; open ones keep theirs. */
+	if (cf.ssl_enabled != main_server->conf->ssl_enabled)
+		log_warnx("SIGHUP: server.ssl.enabled changes on restart only");
+	else if (cf.ssl_enabled) {
+		if (server_tls_reload(main_server, &cf, &cause) != 0) {
+			log_warnx("SIGHUP: TLS certificate not reloaded: %s",
+			    cause);
+			free(cause);
+			cause = NULL;
+		} else
+			log_info("TLS certificate reloaded from %s",
+			    cf.ssl_certificate);
+	}
 	log_info("configuration reloaded (authentication %s)",
 	    access_enabled(main_server->access) ? "on" : "off");
 	config_free(&cf);
@@ -342,6 +363,14 @@ main(int argc, char **argv)
 		return (CONFIG_EX_CONFIG);
 	}
 	if (main_opts.check_only) {
+		if (server_tls_check(&cf, &cause) != 0) {
+			fprintf(stderr, "heurekad: configuration error: %s\n",
+			    cause);
+			free(cause);
+			config_free(&cf);
+			opt_free(&main_opts);
+			return (CONFIG_EX_CONFIG);
+		}
 		config_dump(&cf, stdout);
 		config_free(&cf);
 		opt_free(&main_opts);

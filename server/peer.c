@@ -50,6 +50,15 @@
  *
  * Instances we hold that the peer lacks are therefore not pushed: the peer
  * pulls them itself, or, if it has a newer tombstone, pushes us a Cancel.
+ *
+ * https:// peers: every connection (replication, sync, anti-entropy) is
+ * made by peer_connect through tls_http_connection, with the one client
+ * context built from heureka.peer.ssl.* (trust bundle, and a client
+ * certificate for mutual TLS). The peer's certificate must verify and
+ * match the URL's host; a peer that fails that is unreachable: its
+ * batches stay queued, back off and count as failures. SIGHUP rebuilds
+ * the context; a peer moves its connections to it the next time it has
+ * nothing in flight (peer_tls_refresh), so no request is cut short.
  */
 
 #include <sys/types.h>
@@ -84,6 +93,7 @@
 #include "registry.h"
 #include "rest.h"
 #include "server.h"
+#include "tls.h"
 #include "xmalloc.h"
 
 #define PEER_DROP_SCAN		64	/* tasks looked at for a heartbeat
@@ -145,6 +155,7 @@ struct peer {
 	int64_t			 ev_due;	/* mono ms, -1 idle */
 	struct peer_batch	*inflight;
 	struct peer_ctl		*ctl;
+	unsigned		 tls_gen;	/* context of the connections */
 	int			 no_ae;		/* peer lacks the extension */
 	int			 ae_mismatch;	/* digest rounds that differed */
 
@@ -178,10 +189,13 @@ struct peers {
 	int64_t			  sync_started_ms;
 	int64_t			  sync_ms;	/* how long the sync took */
 	struct log_ratelim	  rl;
+	SSL_CTX			 *tls_ctx;	/* for https:// peers */
+	unsigned		  tls_gen;	/* bumped on each new one */
 };
 
 static void	peer_free(struct peer *);
 static void	peer_kick(struct peer *, int64_t);
+static void	peer_tls_refresh(struct peer *);
 static void	peer_ctl_get(struct peer *, enum peer_ctl_kind, int);
 static void	peers_sync_round(struct peers *);
 static void	peers_set_ready(struct peers *, const char *);
@@ -1079,6 +1093,7 @@ peer_batch_done_cb(struct evhttp_request *req, void *arg)
 	struct buf		 body;
 	enum peer_failure	 kind;
 	char			*cause = NULL;
+	const char		*why;
 	int			 code = 0;
 	int64_t			 mono = clock_mono_ms(), delay;
 
@@ -1129,10 +1144,12 @@ peer_batch_done_cb(struct evhttp_request *req, void *arg)
 		p->failed_items += b->n;
 		peer_batch_free(b);
 	} else {
-		log_warnx_rl(&p->ps->rl, "peer %s: %s, retry in %lld ms",
+		why = tls_connection_verify_error(p->repl_conn);
+		log_warnx_rl(&p->ps->rl, "peer %s: %s%s%s, retry in %lld ms",
 		    p->u.display, code == 503 ? "503 (congestion)" :
 		    b->timed_out ? "timeout" : "unreachable",
-		    (long long)delay);
+		    why != NULL ? ": TLS: peer certificate refused: " : "",
+		    why != NULL ? why : "", (long long)delay);
 		peer_queue_requeue(p->q, b->tasks, b->n, mono);
 		b->n = 0;
 		free(b);
@@ -1152,6 +1169,7 @@ peer_send_batch(struct peer *p, int64_t mono)
 	char			*uri;
 	size_t			 i;
 
+	peer_tls_refresh(p);
 	b = xcalloc(1, sizeof *b);
 	b->p = p;
 	b->n = peer_queue_take(p->q, b->tasks, PEER_BATCH_MAX, mono);
@@ -1521,6 +1539,7 @@ peer_ctl_get(struct peer *p, enum peer_ctl_kind kind, int java)
 	char			*uri;
 	const char		*what;
 
+	peer_tls_refresh(p);
 	if (p->ctl != NULL || p->ctl_conn == NULL) {
 		if (kind == PEER_CTL_SYNC)
 			peers_sync_one_done(p->ps, 0, 0);
@@ -1616,6 +1635,7 @@ peer_connect(struct peer *p)
 	struct config	*conf = p->ps->s->conf;
 	struct timeval	 tv;
 	int64_t		 ms;
+	SSL_CTX		*ctx;
 
 	if (p->repl_conn != NULL)
 		evhttp_connection_free(p->repl_conn);
@@ -1632,8 +1652,12 @@ peer_connect(struct peer *p)
 	ms = conf->peer_node_read_timeout_ms;
 	if (conf->peer_node_connect_timeout_ms > ms)
 		ms = conf->peer_node_connect_timeout_ms;
-	p->repl_conn = evhttp_connection_base_new(p->ps->s->base, NULL,
-	    p->addr, (unsigned short)p->u.port);
+	ctx = strcmp(p->u.scheme, "https") == 0 ? p->ps->tls_ctx : NULL;
+	p->tls_gen = p->ps->tls_gen;
+	p->repl_conn = tls_http_connection(p->ps->s->base, NULL, ctx,
+	    p->u.host, p->addr, (unsigned short)p->u.port);
+	if (p->repl_conn == NULL)
+		fatalx("peer %s: cannot make a connection", p->u.display);
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;
 	evhttp_connection_set_timeout_tv(p->repl_conn, &tv);
@@ -1644,13 +1668,25 @@ peer_connect(struct peer *p)
 	ms = (int64_t)conf->eureka_server_read_timeout_seconds * 1000;
 	if (ms < PEER_CTL_TIMEOUT_MIN_MS)
 		ms = PEER_CTL_TIMEOUT_MIN_MS;
-	p->ctl_conn = evhttp_connection_base_new(p->ps->s->base, NULL,
-	    p->addr, (unsigned short)p->u.port);
+	p->ctl_conn = tls_http_connection(p->ps->s->base, NULL, ctx,
+	    p->u.host, p->addr, (unsigned short)p->u.port);
+	if (p->ctl_conn == NULL)
+		fatalx("peer %s: cannot make a connection", p->u.display);
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;
 	evhttp_connection_set_timeout_tv(p->ctl_conn, &tv);
 	evhttp_connection_set_retries(p->ctl_conn, 0);
 	evhttp_connection_set_max_body_size(p->ctl_conn, PEER_CTL_BODY_MAX);
+}
+
+/* Idle and still on an old TLS context: reconnect with the current one. */
+static void
+peer_tls_refresh(struct peer *p)
+{
+	if (p->tls_gen != p->ps->tls_gen && p->inflight == NULL &&
+	    p->ctl == NULL && p->addr != NULL &&
+	    strcmp(p->u.scheme, "https") == 0)
+		peer_connect(p);
 }
 
 /* A peer for a parsed URL (u is taken). */
@@ -1726,12 +1762,6 @@ peers_build(struct peers *ps, struct peer ***out, size_t *nout,
 			err = NULL;
 			continue;
 		}
-		if (strcmp(u.scheme, "https") == 0) {
-			log_warnx("peer list: %s: https peers are not "
-			    "supported yet (ignored)", u.display);
-			peer_url_clear(&u);
-			continue;
-		}
 		if (peer_url_is_self(urls[i], &u, s->conf->my_url, s->port,
 		    peer_host_is_local, s)) {
 			log_info("peer list: %s is this node", u.display);
@@ -1781,6 +1811,33 @@ peers_build(struct peers *ps, struct peer ***out, size_t *nout,
 	return (0);
 }
 
+/* The client context for https:// peers, from heureka.peer.ssl.*. */
+static SSL_CTX *
+peers_tls_ctx(const struct config *cf, char **cause)
+{
+	struct tls_conf	 tc;
+
+	memset(&tc, 0, sizeof tc);
+	tc.prefix = "heureka.peer.ssl";
+	tc.certificate = cf->peer_ssl_certificate;
+	tc.private_key = cf->peer_ssl_key;
+	tc.trust = cf->peer_ssl_trust;
+	tc.protocols = cf->ssl_enabled_protocols;
+	return (tls_client_ctx_new(&tc, cause));
+}
+
+/* Can the peers' TLS files be loaded? */
+int
+peers_tls_check(const struct config *cf, char **cause)
+{
+	SSL_CTX	*ctx;
+
+	if ((ctx = peers_tls_ctx(cf, cause)) == NULL)
+		return (-1);
+	tls_ctx_free(ctx);
+	return (0);
+}
+
 /* Build the cluster from the configuration. */
 struct peers *
 peers_new(struct server *s, char **cause)
@@ -1791,7 +1848,12 @@ peers_new(struct server *s, char **cause)
 	ps = xcalloc(1, sizeof *ps);
 	ps->s = s;
 	ps->rl = rl;
+	if ((ps->tls_ctx = peers_tls_ctx(s->conf, cause)) == NULL) {
+		free(ps);
+		return (NULL);
+	}
 	if (peers_build(ps, &ps->v, &ps->n, NULL, 0, cause) != 0) {
+		tls_ctx_free(ps->tls_ctx);
 		free(ps);
 		return (NULL);
 	}
@@ -1817,6 +1879,7 @@ peers_free(struct peers *ps)
 		event_free(ps->ae_ev);
 	if (ps->sync_ev != NULL)
 		event_free(ps->sync_ev);
+	tls_ctx_free(ps->tls_ctx);
 	free(ps);
 }
 
@@ -1851,7 +1914,18 @@ peers_reload(struct peers *ps, char **cause)
 {
 	struct peer	**v;
 	size_t		 n, i;
+	SSL_CTX		*ctx;
+	char		*err = NULL;
 
+	/* New peer certificates: peers move to them once idle. */
+	if ((ctx = peers_tls_ctx(ps->s->conf, &err)) == NULL) {
+		log_warnx("SIGHUP: peer TLS settings not reloaded: %s", err);
+		free(err);
+	} else {
+		tls_ctx_free(ps->tls_ctx);
+		ps->tls_ctx = ctx;
+		ps->tls_gen++;
+	}
 	if (peers_build(ps, &v, &n, ps->v, ps->n, cause) != 0)
 		return (-1);
 	if (n == 0 && ps->n > 0) {

@@ -19,6 +19,7 @@
 #include "hash.h"
 #include "json.h"
 
+struct config;
 struct server;
 struct evhttp_request;
 struct buf;
@@ -50,6 +51,8 @@ void		 peers_free(struct peers *);
 void		 peers_start(struct peers *);
 /* Re-read the peer list (SIGHUP). */
 int		 peers_reload(struct peers *, char **cause);
+/* Load heureka.peer.ssl.* as peers_new would (--check-config). */
+int		 peers_tls_check(const struct config *, char **cause);
 size_t		 peers_count(const struct peers *);
 void		 peers_info(const struct peers *, size_t, struct peer_info *);
 /* Handle GET/POST {base}/heureka/<rest> (anti-entropy); replies once. */

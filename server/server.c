@@ -5,6 +5,13 @@
  * ~40 ms per large response otherwise), and owns the periodic timers:
  * eviction, the renews-per-minute bucket, delta-queue retention and the
  * optional read-only cache refresh.
+ *
+ * With server.ssl.enabled the main port speaks TLS only: every accepted
+ * connection gets an SSL bufferevent from the current context, which
+ * SIGHUP replaces (server_tls_reload); connections already open keep the
+ * context they were made with (SSL objects hold a reference). The optional
+ * plaintext port (heureka.server.plain-port, loopback by default) answers
+ * the health endpoints only, for local probes that cannot do TLS.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -27,6 +34,7 @@
 #include "cache.h"
 #include "clock.h"
 #include "dashboard.h"
+#include "httputil.h"
 #include "log.h"
 #include "metrics.h"
 #include "peer.h"
@@ -34,6 +42,7 @@
 #include "registry.h"
 #include "rest.h"
 #include "server.h"
+#include "tls.h"
 #include "xmalloc.h"
 
 #define SINGLE_WRITE_MAX	(4 * 1024 * 1024)
@@ -125,6 +134,8 @@ server_new(struct event_base *base, struct config *conf)
 	    conf->response_cache_auto_expiration_in_seconds * 1000);
 	s->metrics = metrics_new();
 	s->access = access_new(conf);
+	/* A caller with a certificate from the peer CA is a peer. */
+	access_set_cert_check(s->access, tls_request_peer_verified);
 	if (gethostname(host, sizeof host) != 0)
 		snprintf(host, sizeof host, "localhost");
 	host[sizeof host - 1] = '\0';
@@ -154,6 +165,9 @@ server_free(struct server *s)
 	peers_free(s->peers);
 	if (s->http != NULL)
 		evhttp_free(s->http);
+	if (s->plain_http != NULL)
+		evhttp_free(s->plain_http);
+	tls_ctx_free(s->tls_ctx);
 	cache_free(s->cache);
 	registry_free(s->reg);
 	metrics_free(s->metrics);
@@ -163,13 +177,17 @@ server_free(struct server *s)
 	free(s);
 }
 
-/* New connection: low latency and large writes, and count it. */
+/* New connection: TLS when on, large writes. */
 static struct bufferevent *
 server_bev_cb(struct event_base *base, void *arg)
 {
+	struct server		*s = arg;
 	struct bufferevent	*bev;
 
-	bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (s->tls_ctx != NULL)
+		bev = tls_bev_accept(base, s->tls_ctx);
+	else
+		bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
 	if (bev != NULL)
 		bufferevent_set_max_single_write(bev, SINGLE_WRITE_MAX);
 	return (bev);
@@ -282,16 +300,137 @@ server_write_port(const char *path, int port, char **cause)
 	return (0);
 }
 
+/* The TLS settings of a configuration, for tls_server_ctx_new. */
+static void
+server_tls_conf(const struct config *cf, struct tls_conf *tc)
+{
+	memset(tc, 0, sizeof *tc);
+	tc->prefix = "server.ssl";
+	tc->certificate = cf->ssl_certificate;
+	tc->private_key = cf->ssl_certificate_key;
+	tc->trust = cf->ssl_trust_certificate;
+	tc->protocols = cf->ssl_enabled_protocols;
+	tc->ciphers = cf->ssl_ciphers;
+	if (tls_parse_client_auth(cf->ssl_client_auth, &tc->client_auth) != 0)
+		tc->client_auth = TLS_CLIENT_AUTH_NEED;	/* validated before */
+}
+
+/*
+ * Build a context from cf's server.ssl.* keys and use it for new
+ * connections; open ones keep theirs. On error nothing changes.
+ */
+int
+server_tls_reload(struct server *s, const struct config *cf, char **cause)
+{
+	struct tls_conf	 tc;
+	SSL_CTX		*ctx;
+
+	server_tls_conf(cf, &tc);
+	if ((ctx = tls_server_ctx_new(&tc, cause)) == NULL)
+		return (-1);
+	tls_ctx_free(s->tls_ctx);
+	s->tls_ctx = ctx;
+	return (0);
+}
+
+/* Would the TLS files load? (--check-config, before anything binds.) */
+int
+server_tls_check(const struct config *cf, char **cause)
+{
+	struct tls_conf	 tc;
+	SSL_CTX		*ctx;
+
+	if (cf->ssl_enabled) {
+		server_tls_conf(cf, &tc);
+		if ((ctx = tls_server_ctx_new(&tc, cause)) == NULL)
+			return (-1);
+		tls_ctx_free(ctx);
+	}
+	return (peers_tls_check(cf, cause));
+}
+
+/* The plaintext port: health probes only, everything else 404. */
+static void
+server_plain_cb(struct evhttp_request *req, void *arg)
+{
+	struct server		*s = arg;
+	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
+	const char		*path = uri != NULL ?
+				    evhttp_uri_get_path(uri) : NULL;
+
+	if (path != NULL && (strcmp(path, "/health") == 0 ||
+	    strncmp(path, "/health/", 8) == 0 ||
+	    strcmp(path, "/actuator/health") == 0 ||
+	    strncmp(path, "/actuator/health/", 17) == 0)) {
+		rest_dispatch_cb(req, s);
+		return;
+	}
+	http_error(req, HTTP_NOTFOUND, "the plaintext port serves /health "
+	    "only; use TLS on the main port");
+}
+
+/* The port a bound socket got. */
+static int
+server_bound_port(struct evhttp_bound_socket *bound)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 sl = sizeof ss;
+	evutil_socket_t		 fd = evhttp_bound_socket_get_fd(bound);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0)
+		return (0);
+	if (ss.ss_family == AF_INET)
+		return (ntohs(((struct sockaddr_in *)&ss)->sin_port));
+	if (ss.ss_family == AF_INET6)
+		return (ntohs(((struct sockaddr_in6 *)&ss)->sin6_port));
+	return (0);
+}
+
+/* Bind heureka.server.plain-port (TLS on and a port asked for). */
+static int
+server_listen_plain(struct server *s, char **cause)
+{
+	struct evhttp_bound_socket	*bound;
+	const struct config		*cf = s->conf;
+
+	if ((s->plain_http = evhttp_new(s->base)) == NULL) {
+		xasprintf(cause, "evhttp_new failed");
+		return (-1);
+	}
+	evhttp_set_gencb(s->plain_http, server_plain_cb, s);
+	evhttp_set_allowed_methods(s->plain_http, EVHTTP_REQ_GET |
+	    EVHTTP_REQ_HEAD);
+	evhttp_set_max_body_size(s->plain_http, 0);
+	evhttp_set_max_headers_size(s->plain_http, 16 * 1024);
+	evhttp_set_timeout(s->plain_http, 10);
+	bound = evhttp_bind_socket_with_handle(s->plain_http,
+	    cf->plain_address, (ev_uint16_t)cf->plain_port);
+	if (bound == NULL) {
+		xasprintf(cause, "heureka.server.plain-port: cannot listen on "
+		    "%s:%d: %s", cf->plain_address, cf->plain_port,
+		    strerror(errno));
+		return (-1);
+	}
+	s->plain_port = server_bound_port(bound);
+	if (cf->plain_port_file != NULL &&
+	    server_write_port(cf->plain_port_file, s->plain_port, cause) != 0)
+		return (-1);
+	log_info("plaintext port (health only) on %s:%d", cf->plain_address,
+	    s->plain_port);
+	return (0);
+}
+
 /* Bind the HTTP listener and create the peers (which need our port). */
 int
 server_listen(struct server *s, char **cause)
 {
 	struct evhttp_bound_socket	*bound;
-	struct sockaddr_storage		 ss;
-	socklen_t			 sl = sizeof ss;
-	evutil_socket_t			 fd;
 	size_t				 limit;
 
+	if (s->conf->ssl_enabled && server_tls_reload(s, s->conf, cause) != 0) {
+		errno = EINVAL;		/* a configuration error: exit 78 */
+		return (-1);
+	}
 	if ((s->http = evhttp_new(s->base)) == NULL) {
 		xasprintf(cause, "evhttp_new failed");
 		return (-1);
@@ -318,15 +457,17 @@ server_listen(struct server *s, char **cause)
 	s->accept_ev = evtimer_new(s->base, server_accept_resume_cb, s);
 	server_accept_owner = s;
 	evconnlistener_set_error_cb(s->listener, server_accept_error_cb);
-	fd = evhttp_bound_socket_get_fd(bound);
-	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
-		if (ss.ss_family == AF_INET)
-			s->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-		else if (ss.ss_family == AF_INET6)
-			s->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	}
-	if ((s->peers = peers_new(s, cause)) == NULL)
+	s->port = server_bound_port(bound);
+	if (!s->conf->ssl_enabled && s->conf->plain_port >= 0)
+		log_warnx("heureka.server.plain-port is ignored without "
+		    "server.ssl.enabled (server.port is plain already)");
+	else if (s->conf->plain_port >= 0 &&
+	    server_listen_plain(s, cause) != 0)
 		return (-1);
+	if ((s->peers = peers_new(s, cause)) == NULL) {
+		errno = EINVAL;		/* heureka.peer.ssl.*: exit 78 */
+		return (-1);
+	}
 	if (s->conf->port_file != NULL &&
 	    server_write_port(s->conf->port_file, s->port, cause) != 0)
 		return (-1);
@@ -336,8 +477,9 @@ server_listen(struct server *s, char **cause)
 		    s->conf->security_user_name,
 		    s->conf->security_read_anonymous ?
 		    ", anonymous reads allowed" : "");
-	log_info("heurekad listening on %s:%d (%zu peer%s)",
-	    s->conf->server_address, s->port, peers_count(s->peers),
+	log_info("heurekad listening on %s:%d%s (%zu peer%s)",
+	    s->conf->server_address, s->port, s->tls_ctx != NULL ?
+	    " (TLS)" : "", peers_count(s->peers),
 	    peers_count(s->peers) == 1 ? "" : "s");
 	return (0);
 }

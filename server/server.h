@@ -21,6 +21,7 @@ struct peers;
 struct metrics;
 struct ratelimit;
 struct evconnlistener;
+struct ssl_ctx_st;
 
 struct server {
 	struct event_base	*base;
@@ -51,6 +52,10 @@ struct server {
 	struct event		*cache_ev;	/* read-only cache refresh */
 	struct event		*accept_ev;	/* resume accepting */
 	struct evconnlistener	*listener;
+	struct ssl_ctx_st	*tls_ctx;	/* server.ssl.enabled: for new
+						   connections (SIGHUP swaps) */
+	struct evhttp		*plain_http;	/* heureka.server.plain-port */
+	int			 plain_port;
 };
 
 struct server	*server_new(struct event_base *, struct config *);
@@ -65,6 +70,15 @@ int		 server_allow_access(const struct server *, int64_t mono);
  * or half the cgroup's memory.max when that is lower.
  */
 size_t		 server_default_memory_budget(void);
+/*
+ * Replace the TLS context for new connections with one built from cf's
+ * server.ssl.* keys (SIGHUP); open connections keep theirs. -1 with
+ * *cause, and nothing changed, on error.
+ */
+int		 server_tls_reload(struct server *, const struct config *,
+		    char **cause);
+/* Load server.ssl.* (when enabled) and heureka.peer.ssl.* to check them. */
+int		 server_tls_check(const struct config *, char **cause);
 /* Start-up sync done (or given up): called by peer.c. */
 void		 server_set_ready(struct server *, int count);
 

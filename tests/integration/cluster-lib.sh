@@ -36,6 +36,10 @@
 #	cl_peer BASE PORT FIELD    print FIELD of BASE's stats for its peer on PORT
 #	cl_none BASE APP FILE      fail naming each id of FILE (one a line)
 #	                           that BASE's full fetch holds in APP
+#	cl_https DIR               run the cluster over https with mutual TLS:
+#	                           etc/heurekad-secure.yml with the test
+#	                           certificates of DIR (tls-lib.sh); nodes,
+#	                           curl and CL_SCHEME then speak https
 #
 # Every process started here is stopped by PID at exit.
 
@@ -45,6 +49,8 @@
 -D eureka.server.enable-self-preservation=false}"
 CL_PROXY_PIDS=""
 CL_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CL_SCHEME=http
+CL_TLS_ARGS=""
 
 # Stop the proxies, then run lib.sh's cleanup with the script's status.
 _cl_cleanup()
@@ -85,7 +91,25 @@ cl_start()
 	local name=$1 port=$2 peers=$3
 	shift 3
 	# shellcheck disable=SC2086
-	hk_start "$name" -p "$port" --peers "$peers" $CL_FAST "$@"
+	hk_start "$name" $CL_TLS_ARGS -p "$port" --peers "$peers" $CL_FAST "$@"
+}
+
+# Make the cluster speak https with mutual TLS: the hardened example
+# configuration, the certificates of DIR (made by hk_tls_certs) in place
+# of its paths; curl presents the peer certificate too.
+cl_https()
+{
+	local d=$1
+	CL_SCHEME=https
+	HK_SCHEME=https
+	HK_CURL_TLS=(--cacert "$d/ca.pem" --cert "$d/peer.pem" --key "$d/peer.key")
+	CL_TLS_ARGS="-c $CL_DIR/../../etc/heurekad-secure.yml \
+-D server.ssl.certificate=$d/peer.pem \
+-D server.ssl.certificate-private-key=$d/peer.key \
+-D server.ssl.trust-certificate=$d/ca.pem \
+-D heureka.peer.ssl.certificate=$d/peer.pem \
+-D heureka.peer.ssl.certificate-private-key=$d/peer.key \
+-D heureka.peer.ssl.trust-certificate=$d/ca.pem"
 }
 
 # Start a fault proxy named NAME forwarding to 127.0.0.1:TARGETPORT.

@@ -28,6 +28,10 @@
 #
 # NAME must be a shell identifier ([A-Za-z0-9_]). Nothing here needs more
 # than bash, curl and coreutils. Every wait is bounded.
+#
+# TLS servers: set HK_SCHEME=https and put curl's TLS options (--cacert,
+# --cert, --key) in the array HK_CURL_TLS before hk_start; hk_curl and
+# every helper built on it then use them (tls-lib.sh makes certificates).
 
 # make check runs the scripts with $(SHELL), which is dash on Debian: the
 # helpers below need bash, so re-run the whole script under it. This must
@@ -44,6 +48,8 @@ set -eu
 : "${HK_START_TIMEOUT:=15}"
 : "${HK_STOP_TIMEOUT:=15}"
 : "${HK_PYTHON:=$(command -v /usr/bin/python3 || command -v python3 || echo python3)}"
+: "${HK_SCHEME:=http}"
+HK_CURL_TLS=()
 
 if [ -z "$HEUREKAD" ]; then
 	# Outside make check: look for the usual out-of-tree build folders.
@@ -121,7 +127,8 @@ hk_tmp()
 # curl with the bounds every request of the tests uses.
 hk_curl()
 {
-	curl -sS --max-time "$HK_CURL_MAX_TIME" --connect-timeout 5 "$@"
+	curl -sS --max-time "$HK_CURL_MAX_TIME" --connect-timeout 5 \
+	    "${HK_CURL_TLS[@]}" "$@"
 }
 
 # Fail unless EXPECTED and ACTUAL are the same string.
@@ -263,7 +270,7 @@ hk_start()
 			port=$(tr -dc 0-9 <"$portfile")
 		fi
 		if [ -n "$port" ] && hk_curl -o /dev/null --max-time 2 \
-		    "http://127.0.0.1:$port/eureka/apps" 2>/dev/null; then
+		    "$HK_SCHEME://127.0.0.1:$port/eureka/apps" 2>/dev/null; then
 			break
 		fi
 		if [ "$(date +%s)" -ge "$deadline" ]; then
@@ -272,7 +279,7 @@ hk_start()
 		sleep 0.1
 	done
 	eval "HK_PORT_$name=$port"
-	eval "HK_URL_$name=http://127.0.0.1:$port/eureka/"
+	eval "HK_URL_$name=$HK_SCHEME://127.0.0.1:$port/eureka/"
 	hk_log "started $name (pid $pid) on port $port"
 }
 

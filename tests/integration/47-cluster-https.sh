@@ -1,0 +1,62 @@
+#!/bin/sh
+# 47-cluster-https.sh: three nodes started from etc/heurekad-secure.yml
+# (TLS only, peers over https with mutual TLS) replicate, sync a restarted
+# node and repair by anti-entropy exactly as they do over http (30, 31,
+# 32); the ports speak nothing but TLS.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/cluster-lib.sh"
+. "$(dirname "$0")/tls-lib.sh"
+
+hk_tls_certs "$(hk_tmp)"
+cl_https "$HK_TLS_DIR"
+set -- $(cl_ports 3)
+PA=$1 PB=$2 PC=$3
+PEERS="https://127.0.0.1:$PA/eureka/,https://127.0.0.1:$PB/eureka/,https://127.0.0.1:$PC/eureka/"
+# Handshakes under ASan can outlast Spring's 200 ms: no failure may come
+# from a slow build, so that "no failed batch" below means no TLS failure.
+CL_FAST="$CL_FAST -D eureka.server.peer-node-read-timeout-ms=2000"
+cl_start A "$PA" "$PEERS"
+cl_start B "$PB" "$PEERS"
+cl_start C "$PC" "$PEERS"
+A=$HK_URL_A B=$HK_URL_B C=$HK_URL_C
+assert_contains "https://" "$A" "node URL"
+
+hk_log "the ports speak TLS only"
+if curl -sS --max-time 5 -o /dev/null "http://127.0.0.1:$PA/eureka/apps" 2>/dev/null; then
+	fail "plain http answered on A's TLS port"
+fi
+
+hk_log "replication: register on A -> B and C"
+hk_register "$A" SVC i-1
+wait_until 3 cl_has "$B" SVC i-1
+wait_until 3 cl_has "$C" SVC i-1
+assert_http 200 PUT "${A}apps/SVC/i-1/status?value=OUT_OF_SERVICE"
+wait_until 3 cl_eq OUT_OF_SERVICE cl_field "$C" SVC i-1 status
+assert_eq 0 "$(cl_stats "$A" 'str(sum(p["failures"] for p in d["peers"]))')" "A's failed batches"
+assert_eq 2 "$(cl_stats "$A" 'str(len([p for p in d["peers"] if p["url"].startswith("https://") and p["reachable"]]))')" "A's https peers reachable"
+
+hk_log "start-up sync: C restarted empty copies what it missed"
+hk_kill C
+hk_register "$A" SVC i-2
+hk_register "$B" OTHER o-1
+# Whichever peer C syncs from must hold all three.
+wait_until 5 cl_same "$A" "$B"
+cl_start C "$PC" "$PEERS"
+wait_until 10 cl_eq true cl_stats "$C" 'str(d["ready"]).lower()'
+assert_eq 3 "$(cl_stats "$C" 'str(d["syncCount"])')" "instances C copied by its start-up sync"
+wait_until 3 cl_same "$A" "$B" "$C"
+
+hk_log "anti-entropy: an instance only B holds reaches A and C"
+# Taken as replicated, B does not pass it on: only anti-entropy can.
+hk_instance_json SVC only-b >"$HK_ROOT/only-b.json"
+assert_http 204 POST "${B}apps/SVC" -H 'Content-Type: application/json' \
+    -H 'x-netflix-discovery-replication: true' \
+    --data-binary @"$HK_ROOT/only-b.json"
+wait_until 10 cl_has "$A" SVC only-b
+wait_until 10 cl_has "$C" SVC only-b
+for u in "$A" "$C"; do
+	assert_eq True "$(cl_stats "$u" 'str(sum(p["antiEntropy"]["adopted"] for p in d["peers"]) >= 1)')" "$u adopted by anti-entropy"
+done
+wait_until 5 cl_same "$A" "$B" "$C"
+
+for n in A B C; do hk_stop "$n"; done
