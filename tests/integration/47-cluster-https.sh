@@ -59,4 +59,12 @@ for u in "$A" "$C"; do
 done
 wait_until 5 cl_same "$A" "$B" "$C"
 
+hk_log "auth: clients need the password, only certificates make peers"
+T=(--cacert "$HK_TLS_DIR/ca.pem")
+code() { curl -sS -o /dev/null -w '%{http_code}' "${T[@]}" "$@"; }
+assert_eq 401 "$(code "${A}apps")" "no certificate, no password"
+assert_eq 200 "$(code -u eureka:client-pw "${A}apps")" "client password"
+assert_eq 403 "$(code -u eureka:client-pw "${A}heureka/stats")" "client on a peer endpoint"
+assert_eq 200 "$(code --cert "$HK_TLS_DIR/peer.pem" --key "$HK_TLS_DIR/peer.key" "${A}heureka/stats")" "peer certificate"
+
 for n in A B C; do hk_stop "$n"; done

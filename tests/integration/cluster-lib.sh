@@ -103,7 +103,11 @@ cl_https()
 	CL_SCHEME=https
 	HK_SCHEME=https
 	HK_CURL_TLS=(--cacert "$d/ca.pem" --cert "$d/peer.pem" --key "$d/peer.key")
+	printf 'client-pw\n' >"$d/user.pw"
+	printf 'peer-pw\n' >"$d/peer.pw"
 	CL_TLS_ARGS="-c $CL_DIR/../../etc/heurekad-secure.yml \
+-D heureka.security.user.password-file=$d/user.pw \
+-D heureka.security.peer.password-file=$d/peer.pw \
 -D server.ssl.certificate=$d/peer.pem \
 -D server.ssl.certificate-private-key=$d/peer.key \
 -D server.ssl.trust-certificate=$d/ca.pem \
