@@ -19,8 +19,9 @@
 #     adopt it (both directions);
 #   - a Java server started after the heureka nodes holds their registry
 #     when it first answers GET apps;
-#   - a heurekad started after the Java server holds what only the Java
-#     server had (heureka's GET apps/ fallback for non-heureka peers).
+#   - a heurekad started after the Java server (the other heureka node
+#     down) holds what the Java server had (heureka's GET apps/ fallback
+#     for non-heureka peers).
 #
 # Prints "INTEROP-SUMMARY name=java-cluster pass=N fail=M" last; exits 0
 # only when nothing failed. Needs java (17) and the jar built by
@@ -250,6 +251,7 @@ writes_from()
 	done
 	base=$(items_plus "$base" "$(two_from "$o")")
 	items_are "$base"
+	converged MIX "$id"
 	hk_log "register from $o: ok"
 
 	for u in $(others "$o"); do
@@ -263,6 +265,7 @@ writes_from()
 	done
 	base=$(items_plus "$base" "$(two_from "$o")")
 	items_are "$base"
+	converged MIX "$id"
 	hk_log "heartbeat from $o: ok"
 
 	assert_http 200 PUT "${o}apps/MIX/$id/status?value=OUT_OF_SERVICE"
@@ -272,6 +275,7 @@ writes_from()
 	done
 	base=$(items_plus "$base" "$(two_from "$o")")
 	items_are "$base"
+	converged MIX "$id"
 	hk_log "status override from $o: ok"
 
 	assert_http 200 DELETE "${o}apps/MIX/$id/status?value=UP"
@@ -281,6 +285,7 @@ writes_from()
 	done
 	base=$(items_plus "$base" "$(two_from "$o")")
 	items_are "$base"
+	converged MIX "$id"
 	hk_log "override deletion from $o: ok"
 
 	assert_http 200 PUT "${o}apps/MIX/$id/metadata?color=blue"
@@ -290,6 +295,7 @@ writes_from()
 	done
 	base=$(items_plus "$base" "$(two_from "$o")")
 	items_are "$base"
+	converged MIX "$id"
 	hk_log "metadata from $o: ok"
 
 	assert_http 200 DELETE "${o}apps/MIX/$id"
@@ -299,6 +305,35 @@ writes_from()
 	base=$(items_plus "$base" "$(two_from "$o")")
 	items_are "$base"
 	hk_log "cancel from $o: ok"
+}
+
+# The replicated state of APP/ID on BASE, one line.
+state()
+{
+	field "$1" "$2" "$3" 'json.dumps([i["status"], ovr, i.get("metadata"),
+	    str(i.get("lastDirtyTimestamp")), i["hostName"], i["ipAddr"],
+	    i["leaseInfo"]["durationInSecs"]], sort_keys=True)'
+}
+
+# Do the three nodes hold the same replicated state of APP/ID?
+same3()
+{
+	local a b c
+	a=$(state "$H1" "$2" "$3")
+	b=$(state "$H2" "$2" "$3")
+	c=$(state "$J" "$2" "$3")
+	[ "$a" = "$b" ] && [ "$b" = "$c" ] && return 0
+	[ "${1:-}" = quiet ] || printf 'H1 %s\nH2 %s\nJ  %s\n' "$a" "$b" "$c" >&2
+	return 1
+}
+
+# Fail unless the three nodes converge on the same state of APP/ID.
+converged()
+{
+	if ! (wait_until 2 same3 quiet "$1" "$2") 2>/dev/null; then
+		same3 loud "$1" "$2" || true
+		fail "$1/$2 differs between the nodes"
+	fi
 }
 
 # Has APP/ID's lease on BASE been renewed after T0 (ms)?
@@ -377,8 +412,9 @@ PY
 	    fail "the Java server opened without the heureka nodes' registry"
 }
 
-# Check that H2, restarted while only the Java server held an instance
-# (late-h), holds it once it serves reads, copied from the Java peer.
+# Check that H2, restarted while H1 was down and only the Java server held
+# an instance (late-h), holds it once it serves reads, copied from the
+# Java peer.
 heureka_synced()
 {
 	local n
@@ -447,7 +483,10 @@ reg "$H1" MIX late-j repl
 reg "$H2" MIX late-j repl
 java_start
 scenario "Java started after heureka holds their registry" java_held_registry
+# Both heureka nodes stop, so that the Java server is the one peer H2 can
+# sync from (like Java's, heureka's start-up sync takes one peer's copy).
 hk_stop H2
+hk_stop H1
 reg "$J" MIX late-h repl
 cl_start H2 "$P2" "$PEERS" $HKARGS
 scenario "heureka started after Java syncs from it" heureka_synced
