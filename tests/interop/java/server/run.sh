@@ -336,6 +336,49 @@ converged()
 	fi
 }
 
+# Canonical full registry of BASE (hk_snapshot, with the hashcode).
+snap()
+{
+	hk_snapshot "$1"
+}
+
+# Do the three full registries (and their apps__hashcode) agree?
+snap3()
+{
+	local a b c
+	a=$(snap "$H1") b=$(snap "$H2") c=$(snap "$J")
+	[ "$a" = "$b" ] && [ "$b" = "$c" ] && return 0
+	[ "${1:-}" = quiet ] || printf '== H1\n%s\n== H2\n%s\n== J\n%s\n' \
+	    "$a" "$b" "$c" >&2
+	return 1
+}
+
+# Instances in several states, written on different nodes: every node
+# serves the same full registry with the same apps__hashcode (what a
+# client's delta reconciliation compares).
+full_registry()
+{
+	reg "$H1" FULL f-1
+	reg "$J" FULL f-2
+	reg "$H2" OTHER f-3
+	reg "$J" OTHER f-4
+	wait_until 3 cl_eq 2 count_app "$H1" OTHER
+	assert_http 200 PUT "${J}apps/FULL/f-1/status?value=OUT_OF_SERVICE"
+	assert_http 200 PUT "${H2}apps/OTHER/f-4/status?value=DOWN"
+	assert_http 200 PUT "${H1}apps/FULL/f-2/metadata?k=v"
+	if ! (wait_until 3 snap3 quiet) 2>/dev/null; then
+		snap3 loud || true
+		fail "the full registries differ"
+	fi
+	for i in FULL/f-1 FULL/f-2 OTHER/f-3 OTHER/f-4; do
+		assert_http 200 DELETE "${H1}apps/$i"
+	done
+	for u in "$H1" "$H2" "$J"; do
+		wait_until 3 cl_eq 0 count_app "$u" FULL
+		wait_until 3 cl_eq 0 count_app "$u" OTHER
+	done
+}
+
 # Has APP/ID's lease on BASE been renewed after T0 (ms)?
 renewed_after()
 {
@@ -476,6 +519,7 @@ scenario "heartbeat 409 from Java peer: heureka adopts its copy" \
     heartbeat_409 "$H1" "$J" cf-h1
 scenario "heartbeat 409 from heureka peer: Java adopts its copy" \
     heartbeat_409 "$J" "$H1" cf-j
+scenario "same full registry and apps__hashcode on every node" full_registry
 
 # Restarts run here, not in a scenario's subshell, so the PIDs stay known.
 java_stop
