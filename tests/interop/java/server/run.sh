@@ -12,7 +12,9 @@
 #     two within 2 s, and exactly one batch item per peer leaves the node
 #     that took the write while none leaves the others (nothing loops;
 #     heureka counts in GET heureka/stats, Java in GET /interop/sent, a
-#     filter on its replication client);
+#     filter on its replication client), and afterwards the three hold
+#     the same status, overriddenStatus, metadata and lastDirtyTimestamp;
+#   - the three serve the same full registry and apps__hashcode;
 #   - a heartbeat answered 404 by the peer (Java or heureka) makes the
 #     sender register its copy there;
 #   - a heartbeat answered 409 with the peer's newer copy makes the sender
