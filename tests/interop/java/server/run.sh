@@ -84,11 +84,16 @@ HKARGS="-D eureka.server.anti-entropy-interval-ms=0 \
 -D eureka.client.eureka-server-read-timeout-seconds=10"
 
 # Start the Java server (as lib.sh's server "java", so its log is shown
-# and it is killed at exit) and wait until GET apps answers 200. Leaves
-# that first answer in $HK_ROOT/java-first-apps.json.
+# and it is killed at exit) and wait until it is open: its start-up sync
+# done ("Started Eureka Server" logged; it answers reads earlier, and a
+# sync still retrying would register what its client fetched meanwhile)
+# and GET apps answering 200. Leaves that answer in
+# $HK_ROOT/java-first-apps.json.
 java_start()
 {
-	local pid deadline code
+	local pid deadline code opened
+	opened=$(grep -c "Started Eureka Server" "$HK_ROOT/java.log" \
+	    2>/dev/null || true)
 	echo "=== java server on 127.0.0.2:$PJ" >>"$HK_ROOT/java.log"
 	"$JAVA" -XX:+UseSerialGC -Xms64m -Xmx384m -XX:TieredStopAtLevel=1 \
 	    -Xshare:auto -jar "$JAVA_SERVER_JAR" \
@@ -103,9 +108,14 @@ java_start()
 	while :; do
 		[ "$(_hk_exited "$pid")" = 0 ] ||
 		    fail "the Java server exited during start-up"
-		code=$(hk_curl -o "$HK_ROOT/java-first-apps.json" \
-		    -w '%{http_code}' --max-time 2 \
-		    -H 'Accept: application/json' "${J}apps" 2>/dev/null) || true
+		code=""
+		if [ "$(grep -c "Started Eureka Server" "$HK_ROOT/java.log" ||
+		    true)" -gt "${opened:-0}" ]; then
+			code=$(hk_curl -o "$HK_ROOT/java-first-apps.json" \
+			    -w '%{http_code}' --max-time 2 \
+			    -H 'Accept: application/json' "${J}apps" \
+			    2>/dev/null) || true
+		fi
 		[ "$code" = 200 ] && break
 		[ "$(date +%s)" -lt "$deadline" ] ||
 		    fail "the Java server did not open within ${JAVA_START_TIMEOUT}s"
