@@ -73,6 +73,7 @@ struct config {
 	int64_t		 anti_entropy_interval_ms;	/* heureka: 30000 */
 	int64_t		 max_clock_skew_ms;	/* heureka: 300000 */
 	size_t		 max_body_bytes;		/* heureka: 65536 */
+	size_t		 max_batch_bytes;		/* heureka: 8 MiB */
 	size_t		 max_instances;			/* heureka: 1000000 */
 	int		 max_metadata_entries;		/* heureka: 128 */
 	int		 max_connections;		/* heureka: 10000 */

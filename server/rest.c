@@ -39,7 +39,6 @@
 #include "xmalloc.h"
 
 #define MAX_SEGMENTS	8
-#define BATCH_MAX_BODY	(8 * 1024 * 1024)
 #define BAD_STATUS	"value must be one of UP, DOWN, STARTING, " \
 			"OUT_OF_SERVICE, UNKNOWN"
 
@@ -88,6 +87,10 @@ method_name(enum evhttp_cmd_type m)
 	case EVHTTP_REQ_PUT: return ("PUT");
 	case EVHTTP_REQ_DELETE: return ("DELETE");
 	case EVHTTP_REQ_HEAD: return ("HEAD");
+	case EVHTTP_REQ_OPTIONS: return ("OPTIONS");
+	case EVHTTP_REQ_PATCH: return ("PATCH");
+	case EVHTTP_REQ_TRACE: return ("TRACE");
+	case EVHTTP_REQ_CONNECT: return ("CONNECT");
 	default: return ("OTHER");
 	}
 }
@@ -954,7 +957,7 @@ h_batch(struct rctx *x)
 	memset(&r, 0, sizeof r);
 	buf_init(&body, 0);
 	buf_init(&out, 0);
-	if ((code = http_read_body(x->req, BATCH_MAX_BODY, &body,
+	if ((code = http_read_body(x->req, x->s->conf->max_batch_bytes, &body,
 	    &cause)) != 0) {
 		reply_error(x, code, cause);
 		goto out;
@@ -977,13 +980,17 @@ out:
 	buf_free(&out);
 }
 
-/* A route: method mask, pattern ("*" is any one segment), handler. */
+/*
+ * A route: method mask, pattern ("*" is any one segment), handler, and
+ * the body it takes (the header-time guard refuses any other body).
+ */
 struct route {
 	int		 methods;
 	const char	*pattern[5];
 	const char	*label;
 	int		 app_id;	/* 1: seg[1] app, 2: + seg[2] id */
 	void		(*fn)(struct rctx *);
+	enum rest_body	 body;
 };
 
 #define M_GET	EVHTTP_REQ_GET
@@ -995,7 +1002,8 @@ static const struct route routes[] = {
 	{ M_GET, { "apps" }, "apps", 0, h_apps },
 	{ M_GET, { "apps", "delta" }, "apps_delta", 0, h_delta },
 	{ M_GET, { "apps", "*" }, "app", 1, h_app },
-	{ M_POST, { "apps", "*" }, "register", 1, h_register },
+	{ M_POST, { "apps", "*" }, "register", 1, h_register,
+	    REST_BODY_INSTANCE },
 	{ M_GET, { "apps", "*", "*" }, "instance", 2, h_instance },
 	{ M_PUT, { "apps", "*", "*" }, "renew", 2, h_renew },
 	{ M_DEL, { "apps", "*", "*" }, "cancel", 2, h_cancel },
@@ -1007,7 +1015,8 @@ static const struct route routes[] = {
 	{ M_GET, { "instances", "*" }, "instance", 0, h_instance_by_id },
 	{ M_GET, { "vips", "*" }, "vips", 0, h_vip },
 	{ M_GET, { "svips", "*" }, "vips", 0, h_vip },
-	{ M_POST, { "peerreplication", "batch" }, "batch", 0, h_batch },
+	{ M_POST, { "peerreplication", "batch" }, "batch", 0, h_batch,
+	    REST_BODY_BATCH },
 	{ M_PUT, { "asg", "*", "status" }, "asg", 0, h_asg },
 	{ M_GET, { "status" }, "status_info", 0, h_status_info },
 	{ M_GET, { "serverinfo", "statusoverrides" }, "statusoverrides", 0,
@@ -1016,23 +1025,61 @@ static const struct route routes[] = {
 
 /* Whether a route's pattern matches the segments. */
 static int
-route_match(const struct route *r, struct rctx *x)
+route_match(const struct route *r, char **seg, int nseg)
 {
 	int	i;
 
-	for (i = 0; i < x->nseg; i++) {
+	for (i = 0; i < nseg; i++) {
 		if (r->pattern[i] == NULL)
 			return (0);
 		if (strcmp(r->pattern[i], "*") != 0 &&
-		    strcmp(r->pattern[i], x->seg[i]) != 0)
+		    strcmp(r->pattern[i], seg[i]) != 0)
 			return (0);
 	}
 	return (i < 5 ? r->pattern[i] == NULL : 1);
 }
 
+/* The method a route table entry is looked up with (HEAD is GET's). */
+static int
+route_method(int method)
+{
+	/* Jersey answers HEAD wherever GET is allowed. */
+	return (method == EVHTTP_REQ_HEAD ? EVHTTP_REQ_GET : method);
+}
+
+/* "GET, HEAD, PUT" for a method mask, as the Allow header lists them. */
+static void
+allow_string(int mask, char *out, size_t len)
+{
+	static const struct {
+		int		 m;
+		const char	*name;
+	} names[] = {
+		{ EVHTTP_REQ_GET, "GET, HEAD" },
+		{ EVHTTP_REQ_POST, "POST" },
+		{ EVHTTP_REQ_PUT, "PUT" },
+		{ EVHTTP_REQ_DELETE, "DELETE" },
+	};
+	size_t	i, used = 0;
+	int	n;
+
+	if (len == 0)
+		return;
+	out[0] = '\0';
+	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if ((mask & names[i].m) == 0)
+			continue;
+		n = snprintf(out + used, len - used, "%s%s",
+		    used > 0 ? ", " : "", names[i].name);
+		if (n < 0 || (size_t)n >= len - used)
+			return;
+		used += (size_t)n;
+	}
+}
+
 /* Split a path into URL-decoded segments; -1 if too many or undecodable. */
 static int
-split_path(struct rctx *x, const char *path)
+split_path(char **seg, int *nseg, const char *path)
 {
 	const char	*p = path, *e;
 
@@ -1046,7 +1093,7 @@ split_path(struct rctx *x, const char *path)
 			break;
 		e = strchr(p, '/');
 		n = e != NULL ? (size_t)(e - p) : strlen(p);
-		if (x->nseg == MAX_SEGMENTS)
+		if (*nseg == MAX_SEGMENTS)
 			return (-1);
 		raw = xstrndup(p, n);
 		dec = evhttp_uridecode(raw, 0, &declen);
@@ -1061,7 +1108,7 @@ split_path(struct rctx *x, const char *path)
 			free(dec);
 			return (-1);
 		}
-		x->seg[x->nseg++] = dec;
+		seg[(*nseg)++] = dec;
 		p += n;
 	}
 	return (0);
@@ -1097,7 +1144,8 @@ rest_route(struct rctx *x, const char *rel)
 {
 	const struct route	*r;
 	size_t			 i;
-	int			 path_ok = 0;
+	int			 mask = 0;
+	char			 allow[64];
 
 	if (strncmp(rel, "heureka/", 8) == 0 || strcmp(rel, "heureka") == 0) {
 		x->route = "heureka";
@@ -1109,19 +1157,17 @@ rest_route(struct rctx *x, const char *rel)
 		rest_record(x, evhttp_request_get_response_code(x->req));
 		return;
 	}
-	if (split_path(x, rel) != 0) {
+	if (split_path(x->seg, &x->nseg, rel) != 0) {
 		x->route = "other";
 		reply_error(x, 400, "malformed path");
 		return;
 	}
 	for (i = 0; i < sizeof routes / sizeof routes[0]; i++) {
 		r = &routes[i];
-		if (!route_match(r, x))
+		if (!route_match(r, x->seg, x->nseg))
 			continue;
-		path_ok = 1;
-		/* Jersey answers HEAD wherever GET is allowed. */
-		if ((r->methods & (int)(x->method == EVHTTP_REQ_HEAD ?
-		    EVHTTP_REQ_GET : x->method)) == 0)
+		mask |= r->methods;
+		if ((r->methods & route_method((int)x->method)) == 0)
 			continue;
 		x->route = r->label;
 		if (r->app_id > 0 && path_app_id(x, r->app_id == 2) != 0)
@@ -1130,10 +1176,59 @@ rest_route(struct rctx *x, const char *rel)
 		return;
 	}
 	x->route = "other";
-	if (path_ok)
+	if (mask != 0) {
+		/* Jersey's answer: 405 with the methods the resource takes. */
+		allow_string(mask, allow, sizeof allow);
+		evhttp_add_header(evhttp_request_get_output_headers(x->req),
+		    "Allow", allow);
 		reply_error(x, 405, "method not allowed");
-	else
+	} else
 		reply_error(x, 404, "no such resource");
+}
+
+/*
+ * What the route for method on path (a request URI's path, not decoded)
+ * takes, for the header-time guard: 0 with *body set when a route takes
+ * it (paths outside the REST bases, which take no body, included), else
+ * the status the dispatcher will answer (400 malformed path, 404 no such
+ * resource, 405 with allow set to the methods the path takes).
+ */
+int
+rest_route_lookup(const char *path, int method, enum rest_body *body,
+    char *allow, size_t allowlen)
+{
+	char		*seg[MAX_SEGMENTS];
+	const char	*rel;
+	size_t		 base, i;
+	int		 nseg = 0, mask = 0, rc = 404;
+
+	*body = REST_BODY_NONE;
+	if (allowlen > 0)
+		allow[0] = '\0';
+	if ((base = rest_base(path)) == 0)
+		return (0);
+	rel = path + base;
+	if (strncmp(rel, "heureka/", 8) == 0 || strcmp(rel, "heureka") == 0)
+		return (0);
+	if (split_path(seg, &nseg, rel) != 0)
+		rc = 400;
+	for (i = 0; rc != 400 && i < sizeof routes / sizeof routes[0]; i++) {
+		if (!route_match(&routes[i], seg, nseg))
+			continue;
+		mask |= routes[i].methods;
+		if ((routes[i].methods & route_method(method)) != 0) {
+			*body = routes[i].body;
+			rc = 0;
+			break;
+		}
+	}
+	if (rc == 404 && mask != 0) {
+		allow_string(mask, allow, allowlen);
+		rc = 405;
+	}
+	for (i = 0; i < (size_t)nseg; i++)
+		free(seg[i]);
+	return (rc);
 }
 
 /*
@@ -1223,6 +1318,40 @@ out:
 	for (i = 0; i < x.nseg; i++)
 		free(x.seg[i]);
 	evhttp_clear_headers(&x.query);
+}
+
+/*
+ * Answer a request the header-time guard refused: its code and reason, and
+ * the connection closes (the unread body, if any, is never read). A 405
+ * lists the methods the path takes.
+ */
+void
+rest_reject(struct evhttp_request *req, struct server *s, int code,
+    const char *reason)
+{
+	struct rctx		 x;
+	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
+	struct evkeyvalq	*out = evhttp_request_get_output_headers(req);
+	const char		*path;
+	enum rest_body		 body;
+	char			 allow[64];
+
+	memset(&x, 0, sizeof x);
+	x.s = s;
+	x.req = req;
+	x.method = evhttp_request_get_command(req);
+	x.start_us = now_us();
+	x.now = clock_now();
+	x.route = "other";
+	TAILQ_INIT(&x.query);
+	path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
+	evhttp_add_header(out, "Connection", "close");
+	if (code == 405 && path != NULL && rest_route_lookup(path,
+	    (int)x.method, &body, allow, sizeof allow) == 405)
+		evhttp_add_header(out, "Allow", allow);
+	log_warnx_rl(&rest_rl, "%s refused at header time: %d %s",
+	    method_name(x.method), code, reason);
+	reply_error(&x, code, reason);
 }
 
 /* Open (or close, with NULL) the access log: a path or "-" for stderr. */

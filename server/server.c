@@ -34,6 +34,7 @@
 #include "cache.h"
 #include "clock.h"
 #include "dashboard.h"
+#include "guard.h"
 #include "httputil.h"
 #include "log.h"
 #include "metrics.h"
@@ -51,7 +52,6 @@
 
 /* The server whose listener the accept error callback pauses (one). */
 static struct server	*server_accept_owner;
-#define BODY_LIMIT_MAX		(8 * 1024 * 1024)
 
 /* The registry's settings, from the configuration. */
 static void
@@ -177,7 +177,11 @@ server_free(struct server *s)
 	free(s);
 }
 
-/* New connection: TLS when on, large writes. */
+/*
+ * New connection: TLS when on, large writes, and the header-time guard
+ * between the (decrypted) stream and evhttp (guard.c), which sees every
+ * request head first.
+ */
 static struct bufferevent *
 server_bev_cb(struct event_base *base, void *arg)
 {
@@ -188,8 +192,10 @@ server_bev_cb(struct event_base *base, void *arg)
 		bev = tls_bev_accept(base, s->tls_ctx);
 	else
 		bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
-	if (bev != NULL)
-		bufferevent_set_max_single_write(bev, SINGLE_WRITE_MAX);
+	if (bev == NULL)
+		return (NULL);
+	bufferevent_set_max_single_write(bev, SINGLE_WRITE_MAX);
+	guard_attach(bev);
 	return (bev);
 }
 
@@ -232,11 +238,19 @@ server_accept_error_cb(struct evconnlistener *l, void *arg)
 	evtimer_add(s->accept_ev, &tv);
 }
 
-/* A connection went away; accept again if the cap had stopped us. */
+/*
+ * A connection went away (the guard passes its close on); accept again if
+ * the cap had stopped us. Only a connection that was counted is uncounted.
+ */
 static void
 server_conn_close_cb(struct evhttp_connection *evcon, void *arg)
 {
-	struct server	*s = arg;
+	struct server		*s = arg;
+	struct bufferevent	*bev = evhttp_connection_get_bufferevent(evcon);
+
+	if (bev == NULL || bufferevent_get_max_single_read(bev) !=
+	    SINGLE_WRITE_MAX)
+		return;
 
 	if (s->open_connections > 0)
 		s->open_connections--;
@@ -247,8 +261,9 @@ server_conn_close_cb(struct evhttp_connection *evcon, void *arg)
 
 /*
  * Wraps the REST dispatcher: the first request of a connection sets its
- * socket options and registers the close callback that keeps the
- * open-connections gauge right.
+ * socket options and counts it in the open-connections gauge (the close
+ * callback the guard passes on uncounts it). A request the header-time
+ * guard refused is answered with its verdict instead.
  */
 static void
 server_request_cb(struct evhttp_request *req, void *arg)
@@ -256,6 +271,8 @@ server_request_cb(struct evhttp_request *req, void *arg)
 	struct server			*s = arg;
 	struct evhttp_connection	*evcon;
 	struct bufferevent		*bev;
+	const char			*reason;
+	int				 code;
 
 	evcon = evhttp_request_get_connection(req);
 	if (evcon != NULL &&
@@ -264,7 +281,6 @@ server_request_cb(struct evhttp_request *req, void *arg)
 		/* The read limit doubles as our "seen" mark. */
 		bufferevent_set_max_single_read(bev, SINGLE_WRITE_MAX);
 		server_nodelay(bufferevent_getfd(bev));
-		evhttp_connection_set_closecb(evcon, server_conn_close_cb, s);
 		/*
 		 * eureka.server.max-connections: at the cap, leave further
 		 * connections in the kernel's backlog until one closes.
@@ -273,7 +289,10 @@ server_request_cb(struct evhttp_request *req, void *arg)
 		    (unsigned)s->conf->max_connections && s->listener != NULL)
 			evconnlistener_disable(s->listener);
 	}
-	rest_dispatch_cb(req, s);
+	if (guard_verdict(req, &code, &reason))
+		rest_reject(req, s, code, reason);
+	else
+		rest_dispatch_cb(req, s);
 }
 
 /* Write the bound port to --port-file (tests read it). */
@@ -436,14 +455,21 @@ server_listen(struct server *s, char **cause)
 		return (-1);
 	}
 	evhttp_set_gencb(s->http, server_request_cb, s);
+	guard_init(s, server_conn_close_cb);
 	evhttp_set_bevcb(s->http, server_bev_cb, s);
+	/* Every method evhttp knows: the route table answers 405 itself. */
 	evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
-	    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD);
-	/* Replication batches are larger than registrations. */
-	limit = s->conf->max_body_bytes > BODY_LIMIT_MAX ?
-	    s->conf->max_body_bytes : BODY_LIMIT_MAX;
+	    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
+	    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH | EVHTTP_REQ_TRACE |
+	    EVHTTP_REQ_CONNECT);
+	/*
+	 * The guard applies each route's cap before the body is read; this
+	 * is only evhttp's own backstop, the largest of them.
+	 */
+	limit = s->conf->max_body_bytes > s->conf->max_batch_bytes ?
+	    s->conf->max_body_bytes : s->conf->max_batch_bytes;
 	evhttp_set_max_body_size(s->http, (ev_ssize_t)limit);
-	evhttp_set_max_headers_size(s->http, 64 * 1024);
+	evhttp_set_max_headers_size(s->http, GUARD_HEAD_MAX);
 	evhttp_set_timeout(s->http, 60);
 	bound = evhttp_bind_socket_with_handle(s->http,
 	    s->conf->server_address, (ev_uint16_t)s->conf->server_port);

@@ -1,0 +1,639 @@
+/*
+ * guard.c: the header-time request guard (see guard.h). A callback on
+ * each connection's socket input buffer, which runs before the
+ * bufferevent hands the bytes to evhttp, takes them out of evhttp's sight
+ * and holds a request's bytes until its whole head has arrived (at most
+ * GUARD_HEAD_MAX), checks the head, and then either hands head and body
+ * on to evhttp unchanged, framing the body itself (Content-Length or
+ * chunked) so that it finds the next head, or refuses the request: evhttp
+ * then gets a bodiless stand-in with the verdict, answers it through
+ * rest_reject() and closes the connection, and the refused body is never
+ * read from the socket.
+ *
+ * The checks, all before any body byte is buffered: a request line and
+ * header lines of the RFC 9110/9112 shapes (no control characters, so no
+ * NUL that evhttp's C strings would cut a value at; no obsolete line
+ * folding), one Content-Length of plain digits (two different values,
+ * "+586" or "5, 5" are refused: each would let two parsers disagree on
+ * where the body ends), Transfer-Encoding only "chunked" and never with
+ * Content-Length, and a body only where a route takes one and no larger
+ * than that route's cap (eureka.server.max-body-bytes for a registration,
+ * eureka.server.max-batch-bytes for a replication batch; everything else
+ * takes none). Expect: 100-continue is answered by that verdict too, so a
+ * client told 413 never sends the body. A chunked body that outgrows its
+ * cap is cut with a framing error, which evhttp answers 413.
+ *
+ * Everything the guard lets through, evhttp parses the same way: it never
+ * passes a head whose framing evhttp could read differently.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/http.h>
+
+#include "config.h"
+#include "guard.h"
+#include "httputil.h"
+#include "rest.h"
+#include "server.h"
+#include "xmalloc.h"
+
+#define CHUNK_LINE_MAX	256
+
+/* Where a connection's byte stream is. */
+enum guard_state {
+	G_HEAD,			/* waiting for a whole request head */
+	G_BODY,			/* Content-Length bytes left to pass */
+	G_CHUNK_SIZE,		/* a chunk-size line */
+	G_CHUNK_DATA,		/* chunk bytes left to pass */
+	G_CHUNK_END,		/* the CRLF after a chunk's data */
+	G_TRAILER,		/* the empty line after the last chunk */
+	G_CLOSED,		/* refused: drop everything */
+};
+
+/* One connection's guard. */
+struct guard {
+	struct server		*s;
+	enum guard_state	 state;
+	size_t			 scanned;	/* G_HEAD: bytes searched */
+	size_t			 line_start;	/* G_HEAD: current line */
+	uint64_t		 left;		/* G_BODY, G_CHUNK_DATA */
+	uint64_t		 total;		/* chunked: body so far */
+	uint64_t		 cap;		/* chunked: this body's cap */
+	char			 reason[160];
+	struct evbuffer		*held;		/* read, not yet passed on */
+	struct evbuffer_cb_entry *ent;
+	int			 busy;
+	void			(*closecb)(struct evhttp_connection *,
+				    void *);
+};
+
+/*
+ * The server and its close callback (one server per process, as for the
+ * accept pause in server.c): a connection that never sends a byte needs
+ * no state of its own, so nothing is allocated until its first bytes.
+ */
+static struct server	*guard_server;
+static void		(*guard_server_closecb)(struct evhttp_connection *,
+			    void *);
+
+static const struct {
+	const char	*name;
+	int		 method;
+} guard_methods[] = {
+	{ "GET", EVHTTP_REQ_GET },
+	{ "POST", EVHTTP_REQ_POST },
+	{ "HEAD", EVHTTP_REQ_HEAD },
+	{ "PUT", EVHTTP_REQ_PUT },
+	{ "DELETE", EVHTTP_REQ_DELETE },
+	{ "OPTIONS", EVHTTP_REQ_OPTIONS },
+	{ "TRACE", EVHTTP_REQ_TRACE },
+	{ "CONNECT", EVHTTP_REQ_CONNECT },
+	{ "PATCH", EVHTTP_REQ_PATCH },
+};
+
+/* An RFC 9110 token character. */
+static int
+guard_tchar(unsigned char c)
+{
+	return ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || (c != '\0' &&
+	    strchr("!#$%&'*+-.^_`|~", c) != NULL));
+}
+
+/* Whether the n bytes at p are name, ignoring case. */
+static int
+guard_is(const char *p, size_t n, const char *name)
+{
+	return (strlen(name) == n && strncasecmp(p, name, n) == 0);
+}
+
+/* The request line: METHOD SP target SP HTTP/1.x; 0 or 400. */
+static int
+guard_request_line(const char *p, size_t n, struct guard_head *h,
+    const char **reason)
+{
+	size_t	i = 0, m, t, k;
+
+	*reason = "malformed request line";
+	while (i < n && guard_tchar((unsigned char)p[i]))
+		i++;
+	m = i;
+	if (m == 0 || m > 16 || i == n || p[i] != ' ')
+		return (400);
+	t = ++i;
+	while (i < n && (unsigned char)p[i] > 0x20 && (unsigned char)p[i] < 0x7f)
+		i++;
+	if (i == t || i == n || p[i] != ' ')
+		return (400);
+	h->target = p + t;
+	h->target_len = i - t;
+	i++;
+	if (n - i != 8 || (memcmp(p + i, "HTTP/1.0", 8) != 0 &&
+	    memcmp(p + i, "HTTP/1.1", 8) != 0)) {
+		*reason = "unsupported HTTP version (HTTP/1.0 or 1.1 only)";
+		return (400);
+	}
+	for (k = 0; k < sizeof guard_methods / sizeof guard_methods[0]; k++) {
+		if (strlen(guard_methods[k].name) == m &&
+		    memcmp(p, guard_methods[k].name, m) == 0)
+			h->method = guard_methods[k].method;
+	}
+	h->line = p;
+	h->line_len = n;
+	return (0);
+}
+
+/* One header line (without its EOL); 0 or 400. */
+static int
+guard_header_line(const char *p, size_t n, struct guard_head *h,
+    const char **reason)
+{
+	const char	*v;
+	size_t		 i = 0, vn;
+	int64_t		 cl;
+
+	if (p[0] == ' ' || p[0] == '\t') {
+		*reason = "obsolete line folding in the headers";
+		return (400);
+	}
+	while (i < n && guard_tchar((unsigned char)p[i]))
+		i++;
+	if (i == 0 || i == n || p[i] != ':') {
+		*reason = "malformed header line";
+		return (400);
+	}
+	v = p + i + 1;
+	vn = n - i - 1;
+	for (i = 0; i < vn; i++) {
+		unsigned char c = (unsigned char)v[i];
+
+		if ((c < 0x20 && c != '\t') || c == 0x7f) {
+			*reason = "control character in a header value";
+			return (400);
+		}
+	}
+	n = (size_t)(v - 1 - p);
+	/* evhttp trims spaces, not tabs, in front: never let them differ. */
+	if (guard_is(p, n, "Content-Length") ||
+	    guard_is(p, n, "Transfer-Encoding")) {
+		if (memchr(v, '\t', vn) != NULL) {
+			*reason = "tab in a framing header";
+			return (400);
+		}
+	}
+	while (vn > 0 && (*v == ' ' || *v == '\t')) {
+		v++;
+		vn--;
+	}
+	while (vn > 0 && (v[vn - 1] == ' ' || v[vn - 1] == '\t'))
+		vn--;
+	if (guard_is(p, n, "Content-Length")) {
+		for (cl = 0, i = 0; i < vn; i++) {
+			if (v[i] < '0' || v[i] > '9')
+				break;
+			cl = cl * 10 + (v[i] - '0');
+		}
+		if (vn == 0 || vn > 18 || i < vn) {
+			*reason = "invalid Content-Length (digits only)";
+			return (400);
+		}
+		if (h->content_length >= 0 && h->content_length != cl) {
+			*reason = "conflicting Content-Length headers";
+			return (400);
+		}
+		h->content_length = cl;
+	} else if (guard_is(p, n, "Transfer-Encoding")) {
+		if (h->chunked || !guard_is(v, vn, "chunked")) {
+			*reason = "unsupported Transfer-Encoding (chunked only, "
+			    "once)";
+			return (400);
+		}
+		h->chunked = 1;
+	} else if (guard_is(p, n, "Expect")) {
+		if (guard_is(v, vn, "100-continue"))
+			h->expect_continue = 1;
+	} else if (guard_is(p, n, GUARD_HEADER)) {
+		*reason = "reserved header " GUARD_HEADER;
+		return (400);
+	}
+	return (0);
+}
+
+/* Check one request head; see guard.h. */
+int
+guard_parse_head(const char *p, size_t len, struct guard_head *h,
+    const char **reason)
+{
+	const char	*end = p + len, *q, *eol;
+	size_t		 n;
+	int		 rc, first = 1;
+
+	memset(h, 0, sizeof *h);
+	h->content_length = -1;
+	for (q = p; q < end; q = eol + 1) {
+		if ((eol = memchr(q, '\n', (size_t)(end - q))) == NULL)
+			break;
+		n = (size_t)(eol - q);
+		if (n > 0 && q[n - 1] == '\r')
+			n--;
+		if (first) {
+			if ((rc = guard_request_line(q, n, h, reason)) != 0)
+				return (rc);
+			first = 0;
+			continue;
+		}
+		if (n == 0) {
+			if (eol + 1 != end)
+				break;
+			if (h->chunked && h->content_length >= 0) {
+				*reason = "both Content-Length and "
+				    "Transfer-Encoding";
+				return (400);
+			}
+			return (0);
+		}
+		if ((rc = guard_header_line(q, n, h, reason)) != 0)
+			return (rc);
+	}
+	*reason = "malformed request head";
+	return (400);
+}
+
+/*
+ * Whether the route takes the body the head declares: 0 (with g->cap set
+ * for a chunked body), else the status, with the reason in g->reason.
+ */
+static int
+guard_decide(struct guard *g, const struct guard_head *h)
+{
+	const struct config	*cf = g->s->conf;
+	struct evhttp_uri	*uri;
+	const char		*path;
+	char			*t, allow[64];
+	enum rest_body		 body;
+	uint64_t		 cap;
+	int			 rc;
+
+	if (!h->chunked && h->content_length <= 0)
+		return (0);
+	if (h->method == 0) {
+		snprintf(g->reason, sizeof g->reason, "unknown method");
+		return (501);
+	}
+	t = xstrndup(h->target, h->target_len);
+	uri = evhttp_uri_parse_with_flags(t, EVHTTP_URI_NONCONFORMANT);
+	free(t);
+	if (uri == NULL) {
+		snprintf(g->reason, sizeof g->reason, "malformed request "
+		    "target");
+		return (400);
+	}
+	path = evhttp_uri_get_path(uri);
+	rc = rest_route_lookup(path != NULL && *path != '\0' ? path : "/",
+	    h->method, &body, allow, sizeof allow);
+	evhttp_uri_free(uri);
+	if (rc != 0) {
+		snprintf(g->reason, sizeof g->reason, "%s", rc == 405 ?
+		    "method not allowed" : rc == 404 ? "no such resource" :
+		    "malformed path");
+		return (rc);
+	}
+	switch (body) {
+	case REST_BODY_INSTANCE:
+		cap = cf->max_body_bytes;
+		break;
+	case REST_BODY_BATCH:
+		cap = cf->max_batch_bytes;
+		break;
+	default:
+		snprintf(g->reason, sizeof g->reason, "this resource takes "
+		    "no request body");
+		return (413);
+	}
+	if (h->content_length > 0 && (uint64_t)h->content_length > cap) {
+		snprintf(g->reason, sizeof g->reason, "request body too large "
+		    "(%lld bytes declared, at most %llu here)",
+		    (long long)h->content_length, (unsigned long long)cap);
+		return (413);
+	}
+	g->cap = cap;
+	return (0);
+}
+
+/*
+ * Refuse: evhttp gets a bodiless stand-in that carries the verdict (the
+ * original request line when it was sound, so the answer is logged and
+ * counted under it) and asks for the connection to close; the rest of
+ * the client's bytes are dropped.
+ */
+static void
+guard_refuse(struct guard *g, struct evbuffer *src, struct evbuffer *dst,
+    const struct guard_head *h, int code, const char *reason)
+{
+	if (h != NULL && h->line != NULL && h->method != 0)
+		evbuffer_add(dst, h->line, h->line_len);
+	else
+		evbuffer_add_printf(dst, "GET / HTTP/1.1");
+	evbuffer_add_printf(dst, "\r\nConnection: close\r\nContent-Length: 0"
+	    "\r\n%s: %d %s\r\n\r\n", GUARD_HEADER, code, reason);
+	evbuffer_drain(src, evbuffer_get_length(src));
+	g->state = G_CLOSED;
+}
+
+/* A chunked body broke its framing or its cap: evhttp answers 413. */
+static void
+guard_cut(struct guard *g, struct evbuffer *src, struct evbuffer *dst)
+{
+	/* Not a chunk size, nor a trailer: evhttp fails the request. */
+	evbuffer_add(dst, "x\r\n", 3);
+	evbuffer_drain(src, evbuffer_get_length(src));
+	g->state = G_CLOSED;
+}
+
+/* Find the end of the head in src; its length, or 0 if not there yet. */
+static size_t
+guard_head_end(struct guard *g, struct evbuffer *src)
+{
+	struct evbuffer_ptr	 ptr;
+	char			 c;
+	size_t			 len = evbuffer_get_length(src), at;
+
+	while (g->scanned < len) {
+		if (evbuffer_ptr_set(src, &ptr, g->scanned,
+		    EVBUFFER_PTR_SET) != 0)
+			return (0);
+		ptr = evbuffer_search(src, "\n", 1, &ptr);
+		if (ptr.pos < 0) {
+			g->scanned = len;
+			return (0);
+		}
+		at = (size_t)ptr.pos;
+		g->scanned = at + 1;
+		if (at == g->line_start)
+			return (at + 1);
+		if (at == g->line_start + 1) {
+			evbuffer_ptr_set(src, &ptr, g->line_start,
+			    EVBUFFER_PTR_SET);
+			if (evbuffer_copyout_from(src, &ptr, &c, 1) == 1 &&
+			    c == '\r')
+				return (at + 1);
+		}
+		g->line_start = at + 1;
+	}
+	return (0);
+}
+
+/* G_HEAD: check a whole head and pass it on; 0 when waiting for more. */
+static int
+guard_head(struct guard *g, struct evbuffer *src, struct evbuffer *dst)
+{
+	struct guard_head	 h;
+	const char		*reason;
+	char			*head;
+	size_t			 n;
+	int			 code;
+
+	if ((n = guard_head_end(g, src)) == 0 || n > GUARD_HEAD_MAX) {
+		if (n == 0 && evbuffer_get_length(src) <= GUARD_HEAD_MAX)
+			return (0);
+		guard_refuse(g, src, dst, NULL, 431, "request head too large");
+		return (1);
+	}
+	g->scanned = g->line_start = 0;
+	head = xmalloc(n);
+	evbuffer_copyout(src, head, n);
+	if ((code = guard_parse_head(head, n, &h, &reason)) == 0 &&
+	    (code = guard_decide(g, &h)) != 0)
+		reason = g->reason;
+	if (code != 0) {
+		guard_refuse(g, src, dst, &h, code, reason);
+		free(head);
+		return (1);
+	}
+	free(head);
+	evbuffer_remove_buffer(src, dst, n);
+	if (h.chunked) {
+		g->state = G_CHUNK_SIZE;
+		g->total = 0;
+	} else if (h.content_length > 0) {
+		g->state = G_BODY;
+		g->left = (uint64_t)h.content_length;
+	}
+	return (1);
+}
+
+/* G_CHUNK_SIZE: one chunk-size line (hex digits only); 0 to wait. */
+static int
+guard_chunk_size(struct guard *g, struct evbuffer *src, struct evbuffer *dst)
+{
+	struct evbuffer_ptr	 ptr;
+	char			 line[CHUNK_LINE_MAX + 1];
+	size_t			 n, i;
+	uint64_t		 size = 0;
+
+	ptr = evbuffer_search(src, "\n", 1, NULL);
+	if (ptr.pos < 0) {
+		if (evbuffer_get_length(src) > CHUNK_LINE_MAX)
+			guard_cut(g, src, dst);
+		return (evbuffer_get_length(src) > CHUNK_LINE_MAX);
+	}
+	n = (size_t)ptr.pos;
+	if (n > CHUNK_LINE_MAX) {
+		guard_cut(g, src, dst);
+		return (1);
+	}
+	evbuffer_copyout(src, line, n);
+	if (n > 0 && line[n - 1] == '\r')
+		n--;
+	line[n] = '\0';
+	if (n == 0 || n > 15 || strspn(line, "0123456789abcdefABCDEF") < n) {
+		guard_cut(g, src, dst);
+		return (1);
+	}
+	for (i = 0; i < n; i++) {
+		char c = line[i];
+
+		size = size * 16 + (uint64_t)(c <= '9' ? c - '0' :
+		    (c | 0x20) - 'a' + 10);
+	}
+	if (size > g->cap - g->total) {
+		guard_cut(g, src, dst);
+		return (1);
+	}
+	g->total += size;
+	evbuffer_remove_buffer(src, dst, (size_t)ptr.pos + 1);
+	g->left = size;
+	g->state = size > 0 ? G_CHUNK_DATA : G_TRAILER;
+	return (1);
+}
+
+/* G_CHUNK_END and G_TRAILER: exactly an empty line; 0 to wait. */
+static int
+guard_empty_line(struct guard *g, struct evbuffer *src, struct evbuffer *dst)
+{
+	unsigned char	c[2];
+	size_t		n = evbuffer_copyout(src, c, 2);
+
+	if (n >= 1 && c[0] == '\n')
+		n = 1;
+	else if (n == 2 && c[0] == '\r' && c[1] == '\n')
+		n = 2;
+	else if (n == 1 && c[0] == '\r')
+		return (0);
+	else {
+		guard_cut(g, src, dst);
+		return (1);
+	}
+	evbuffer_remove_buffer(src, dst, n);
+	g->state = g->state == G_TRAILER ? G_HEAD : G_CHUNK_SIZE;
+	return (1);
+}
+
+/* Move what the guard lets through from src (held) to dst (evhttp's). */
+static void
+guard_feed(struct guard *g, struct evbuffer *src, struct evbuffer *dst)
+{
+	size_t	n;
+	int	step;
+
+	while (evbuffer_get_length(src) > 0) {
+		switch (g->state) {
+		case G_HEAD:
+			step = guard_head(g, src, dst);
+			break;
+		case G_BODY:
+		case G_CHUNK_DATA:
+			n = evbuffer_get_length(src);
+			if (n > g->left)
+				n = (size_t)g->left;
+			evbuffer_remove_buffer(src, dst, n);
+			if ((g->left -= n) == 0)
+				g->state = g->state == G_BODY ? G_HEAD :
+				    G_CHUNK_END;
+			step = 1;
+			break;
+		case G_CHUNK_SIZE:
+			step = guard_chunk_size(g, src, dst);
+			break;
+		case G_CHUNK_END:
+		case G_TRAILER:
+			step = guard_empty_line(g, src, dst);
+			break;
+		default:
+			evbuffer_drain(src, evbuffer_get_length(src));
+			step = 1;
+			break;
+		}
+		if (!step)
+			break;
+	}
+}
+
+/*
+ * Bytes arrived on the socket (evbuffer callbacks run before the
+ * bufferevent calls evhttp): take the new ones into g->held, out of
+ * evhttp's sight, and give back what the guard lets through.
+ */
+static void
+guard_input_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct guard	*g = arg;
+	struct evbuffer	*tmp;
+	size_t		 keep;
+
+	/* Our own moves call back too. */
+	if (g->busy || info->n_added == 0)
+		return;
+	g->busy = 1;
+	keep = evbuffer_get_length(in) - info->n_added;
+	if (keep == 0)
+		evbuffer_add_buffer(g->held, in);
+	else {
+		/* evhttp has not read all the older bytes yet: keep those. */
+		tmp = evbuffer_new();
+		evbuffer_add_buffer(tmp, in);
+		evbuffer_remove_buffer(tmp, in, keep);
+		evbuffer_add_buffer(g->held, tmp);
+		evbuffer_free(tmp);
+	}
+	guard_feed(g, g->held, in);
+	g->busy = 0;
+}
+
+/* The connection is being freed: release the guard, tell the server. */
+static void
+guard_close_cb(struct evhttp_connection *evcon, void *arg)
+{
+	struct guard		*g = arg;
+	struct bufferevent	*bev = evhttp_connection_get_bufferevent(evcon);
+
+	if (bev != NULL)
+		evbuffer_remove_cb_entry(bufferevent_get_input(bev), g->ent);
+	g->closecb(evcon, g->s);
+	evbuffer_free(g->held);
+	free(g);
+}
+
+/*
+ * The first bytes of a connection: evhttp owns the bufferevent by now, so
+ * its connection is known; the guard's state lives from here until that
+ * connection's close callback.
+ */
+static void
+guard_first_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct bufferevent	*bev = arg;
+	struct guard		*g;
+	void			*evcon = NULL;
+
+	if (info->n_added == 0)
+		return;
+	bufferevent_getcb(bev, NULL, NULL, NULL, &evcon);
+	evbuffer_remove_cb(in, guard_first_cb, bev);
+	g = xcalloc(1, sizeof *g);
+	g->s = guard_server;
+	g->closecb = guard_server_closecb;
+	g->state = G_HEAD;
+	g->held = evbuffer_new();
+	g->ent = evbuffer_add_cb(in, guard_input_cb, g);
+	evhttp_connection_set_closecb(evcon, guard_close_cb, g);
+	guard_input_cb(in, info, g);
+}
+
+/* The server whose connections are guarded, and its close callback. */
+void
+guard_init(struct server *s, void (*closecb)(struct evhttp_connection *,
+    void *))
+{
+	guard_server = s;
+	guard_server_closecb = closecb;
+}
+
+/* Guard a new connection's socket bufferevent; see guard.h. */
+void
+guard_attach(struct bufferevent *bev)
+{
+	evbuffer_add_cb(bufferevent_get_input(bev), guard_first_cb, bev);
+}
+
+/* Whether req is the stand-in for a refused request; see guard.h. */
+int
+guard_verdict(struct evhttp_request *req, int *code, const char **reason)
+{
+	const char	*v = http_header(req, GUARD_HEADER);
+
+	if (v == NULL || strlen(v) < 4 || v[0] < '1' || v[0] > '5' ||
+	    v[1] < '0' || v[1] > '9' || v[2] < '0' || v[2] > '9' ||
+	    v[3] != ' ')
+		return (0);
+	*code = (v[0] - '0') * 100 + (v[1] - '0') * 10 + (v[2] - '0');
+	*reason = v + 4;
+	return (1);
+}

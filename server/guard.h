@@ -1,0 +1,59 @@
+/*
+ * guard.h: the header-time request guard. Every connection's bytes pass
+ * through the guard, which reads each request's head before evhttp does, checks it strictly (framing, control characters, the body
+ * the route takes and its size) and frames the body, so that a request
+ * heurekad would refuse is refused before any of its body is buffered.
+ *
+ * evhttp 2.1 has no server-side hook between the headers and the body, so
+ * a refused request reaches evhttp as a bodiless stand-in carrying the
+ * verdict in GUARD_HEADER (a header no client request can carry: the
+ * guard refuses it); guard_verdict() finds it and rest_reject() answers.
+ */
+#ifndef GUARD_H
+#define GUARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bufferevent;
+struct evhttp_connection;
+struct evhttp_request;
+struct server;
+
+#define GUARD_HEADER		"X-Heureka-Guard"
+#define GUARD_HEAD_MAX		(64 * 1024)
+
+/* What a request head says, as guard_parse_head() found it. */
+struct guard_head {
+	int		 method;	/* EVHTTP_REQ_*, 0 if unknown */
+	const char	*target;	/* into the head, not terminated */
+	size_t		 target_len;
+	const char	*line;		/* the request line, without EOL */
+	size_t		 line_len;
+	int64_t		 content_length; /* -1 when absent */
+	int		 chunked;
+	int		 expect_continue;
+};
+
+/*
+ * Check one request head (len bytes up to and including its empty line).
+ * 0 when heurekad takes it, else the status to answer with *reason set
+ * (a static string). Pure: no state, safe on any bytes.
+ */
+int	guard_parse_head(const char *, size_t, struct guard_head *,
+	    const char **reason);
+
+/*
+ * The server whose connections are guarded, and the close callback the
+ * guard passes each connection's close on to (the guard owns evhttp's
+ * close callback of every connection).
+ */
+void	guard_init(struct server *, void (*)(struct evhttp_connection *,
+	    void *));
+/* Guard a new connection's socket bufferevent, before evhttp uses it. */
+void	guard_attach(struct bufferevent *);
+
+/* 1 with *code and *reason (borrowed) when req is a guard's refusal. */
+int	guard_verdict(struct evhttp_request *, int *code, const char **reason);
+
+#endif
