@@ -123,6 +123,13 @@ struct applications {
 /* Limits applied by the decoders (bad input gets a 4xx, never a crash). */
 #define INSTANCE_MAX_STRING	4096	/* any single string value */
 #define INSTANCE_MAX_NAME	256	/* app names and instance ids */
+/*
+ * Timestamps on the wire (ms since the epoch) must lie in 0 .. the end of
+ * year 9999; the codecs refuse any other (a skew bound on top of this is
+ * the registry's business).
+ */
+#define INSTANCE_TS_MAX		253402300799999LL
+#define INSTANCE_TS_RULE	"a number of milliseconds from 0 to 253402300799999"
 #define INSTANCE_MAX_METADATA	128	/* metadata entries */
 #define INSTANCE_ALLOC_OVERHEAD	16	/* malloc's cost per allocation */
 

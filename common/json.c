@@ -73,6 +73,7 @@ struct frame {
 	struct repl_item		*ri;		/* F_REPL_ITEM */
 	struct repl_response_item	*rsi;		/* F_RESP_ITEM */
 	int				 has_action;	/* F_REPL_ITEM */
+	uint64_t			 seen;	/* known keys met, by index */
 };
 
 /* One scalar value as yajl hands it over. */
@@ -694,15 +695,36 @@ jv_i32(const struct jv *v, int32_t *out)
 	return (0);
 }
 
-/* A boolean from true/false or a string (Boolean.valueOf: "true" only). */
+/*
+ * A timestamp (ms since the epoch): a long from 0 to the end of year 9999.
+ * A negative or larger one is no time any client sent; Java's own codec
+ * would store it and every later comparison would go wrong.
+ */
+static int
+jv_ts(const struct jv *v, int64_t *out)
+{
+	int64_t	n;
+
+	if (jv_i64(v, &n) != 0 || n < 0 || n > INSTANCE_TS_MAX)
+		return (-1);
+	*out = n;
+	return (0);
+}
+
+/*
+ * A boolean from true/false or the strings "true"/"false" (any case): the
+ * Java codecs write both. Anything else is -1.
+ */
 static int
 jv_bool(const struct jv *v)
 {
 	if (v->type == JV_BOOL)
 		return (v->b);
-	if (v->type == JV_STR)
-		return (strcasecmp(v->s, "true") == 0);
-	return (0);
+	if (v->type == JV_STR && strcasecmp(v->s, "true") == 0)
+		return (1);
+	if (v->type == JV_STR && strcasecmp(v->s, "false") == 0)
+		return (0);
+	return (-1);
 }
 
 /* Store a scalar as an owned string (numbers and booleans as text). */
@@ -715,15 +737,60 @@ jv_store(char **dst, const struct jv *v)
 		str_replace(dst, v->s);
 }
 
-/* A status name; anything unknown is UNKNOWN (§4.1.8). */
-static enum instance_status
-jv_status(const struct jv *v)
+/*
+ * A status name; an unknown name is UNKNOWN as in Eureka (§4.1.8), but a
+ * number or a boolean is no name at all: -1.
+ */
+static int
+jv_status(const struct jv *v, enum instance_status *out)
 {
-	enum instance_status	s;
+	if (v->type != JV_STR)
+		return (-1);
+	if (instance_status_parse(v->s, out) != 0)
+		*out = STATUS_UNKNOWN;
+	return (0);
+}
 
-	if (v->type != JV_STR || instance_status_parse(v->s, &s) != 0)
-		return (STATUS_UNKNOWN);
-	return (s);
+/*
+ * Every key the decoder gives a meaning to, so that a repeated one can be
+ * refused (a parser that kept the first and one that kept the last would
+ * read two different instances from the same bytes). Keys it ignores may
+ * repeat. At most 64 (a bit each in struct frame's seen).
+ */
+static const char *const json_known_keys[] = {
+	"instanceId", "hostName", "app", "ipAddr", "sid", "status",
+	"overriddenStatus", "overriddenstatus", "countryId", "appGroupName",
+	"homePageUrl", "statusPageUrl", "healthCheckUrl",
+	"secureHealthCheckUrl", "vipAddress", "secureVipAddress",
+	"isCoordinatingDiscoveryServer", "lastUpdatedTimestamp",
+	"lastDirtyTimestamp", "actionType", "asgName", "port", "securePort",
+	"dataCenterInfo", "leaseInfo", "metadata", "instance", "$", "@enabled",
+	"name", "renewalIntervalInSecs", "durationInSecs",
+	"registrationTimestamp", "lastRenewalTimestamp", "renewalTimestamp",
+	"evictionTimestamp", "serviceUpTimestamp", "versions__delta",
+	"apps__hashcode", "application", "applications", "appName", "id",
+	"action", "instanceInfo", "replicationList", "statusCode",
+	"responseEntity", "responseList",
+};
+
+/* Refuse the pending key if frame f has had it already; 0 then. */
+static int
+jctx_key_once(struct jctx *cx, struct frame *f)
+{
+	size_t	i;
+
+	if (cx->key == NULL || f->kind == F_SKIP || f->kind == F_META)
+		return (1);
+	for (i = 0; i < sizeof json_known_keys / sizeof json_known_keys[0];
+	    i++) {
+		if (strcmp(cx->key, json_known_keys[i]) != 0)
+			continue;
+		if (f->seen & ((uint64_t)1 << i))
+			return (jctx_fail(cx, "duplicate key %s", cx->key));
+		f->seen |= (uint64_t)1 << i;
+		break;
+	}
+	return (1);
 }
 
 /* Add a metadata entry, dropping Jackson's @class and capping the count. */
@@ -734,7 +801,9 @@ jctx_meta_set(struct jctx *cx, struct kvlist *kv, const struct jv *v)
 
 	if (strcmp(cx->key, "@class") == 0)
 		return (1);
-	if (kvlist_get(kv, cx->key) == NULL && kv->n >= INSTANCE_MAX_METADATA)
+	if (kvlist_get(kv, cx->key) != NULL)
+		return (jctx_fail(cx, "duplicate metadata key %s", cx->key));
+	if (kv->n >= INSTANCE_MAX_METADATA)
 		return (jctx_fail(cx, "too many metadata entries"));
 	jv_store(&s, v);
 	kvlist_set(kv, cx->key, s);
@@ -750,7 +819,7 @@ jctx_instance_field(struct jctx *cx, struct frame *f, const struct jv *v)
 	const char	*k = cx->key;
 	int64_t		 n;
 	enum action_type at;
-	int		 known = 1;
+	int		 known = 1, b;
 
 	if (strcmp(k, "instanceId") == 0)
 		jv_store(&in->instance_id, v);
@@ -767,12 +836,14 @@ jctx_instance_field(struct jctx *cx, struct frame *f, const struct jv *v)
 			free(in->sid);
 			in->sid = NULL;
 		}
-	} else if (strcmp(k, "status") == 0)
-		in->status = jv_status(v);
-	else if (strcmp(k, "overriddenStatus") == 0 ||
-	    strcmp(k, "overriddenstatus") == 0)
-		in->overridden_status = jv_status(v);
-	else if (strcmp(k, "countryId") == 0) {
+	} else if (strcmp(k, "status") == 0) {
+		if (jv_status(v, &in->status) != 0)
+			return (jctx_fail(cx, "invalid status: a name expected"));
+	} else if (strcmp(k, "overriddenStatus") == 0 ||
+	    strcmp(k, "overriddenstatus") == 0) {
+		if (jv_status(v, &in->overridden_status) != 0)
+			return (jctx_fail(cx, "invalid %s: a name expected", k));
+	} else if (strcmp(k, "countryId") == 0) {
 		if (jv_i32(v, &in->country_id) != 0)
 			return (jctx_fail(cx, "invalid countryId"));
 	} else if (strcmp(k, "appGroupName") == 0) {
@@ -790,20 +861,27 @@ jctx_instance_field(struct jctx *cx, struct frame *f, const struct jv *v)
 		jv_store(&in->vip_address, v);
 	else if (strcmp(k, "secureVipAddress") == 0)
 		jv_store(&in->secure_vip_address, v);
-	else if (strcmp(k, "isCoordinatingDiscoveryServer") == 0)
-		in->is_coordinating = (uint8_t)jv_bool(v);
-	else if (strcmp(k, "lastUpdatedTimestamp") == 0) {
-		if (jv_i64(v, &n) != 0)
-			return (jctx_fail(cx, "invalid lastUpdatedTimestamp"));
+	else if (strcmp(k, "isCoordinatingDiscoveryServer") == 0) {
+		if ((b = jv_bool(v)) < 0)
+			return (jctx_fail(cx, "invalid %s: true or false "
+			    "expected", k));
+		in->is_coordinating = (uint8_t)b;
+	} else if (strcmp(k, "lastUpdatedTimestamp") == 0) {
+		if (jv_ts(v, &n) != 0)
+			return (jctx_fail(cx, "invalid lastUpdatedTimestamp: "
+			    INSTANCE_TS_RULE));
 		in->last_updated_ts = n;
 		f->seen_updated = 1;
 	} else if (strcmp(k, "lastDirtyTimestamp") == 0) {
-		if (jv_i64(v, &n) != 0)
-			return (jctx_fail(cx, "invalid lastDirtyTimestamp"));
+		if (jv_ts(v, &n) != 0)
+			return (jctx_fail(cx, "invalid lastDirtyTimestamp: "
+			    INSTANCE_TS_RULE));
 		in->last_dirty_ts = n;
 		f->seen_dirty = 1;
 	} else if (strcmp(k, "actionType") == 0) {
-		if (v->type == JV_STR && action_type_parse(v->s, &at) == 0)
+		if (v->type != JV_STR)
+			return (jctx_fail(cx, "invalid actionType"));
+		if (action_type_parse(v->s, &at) == 0)
 			in->action_type = at;
 		else
 			in->action_type = ACTION_NONE;
@@ -848,8 +926,9 @@ jctx_lease_field(struct jctx *cx, struct lease_info *l, const struct jv *v)
 	    strcmp(k, "evictionTimestamp") != 0 &&
 	    strcmp(k, "serviceUpTimestamp") != 0)
 		return (1);
-	if (jv_i64(v, &n) != 0)
-		return (jctx_fail(cx, "invalid leaseInfo.%s", k));
+	if (jv_ts(v, &n) != 0)
+		return (jctx_fail(cx, "invalid leaseInfo.%s: " INSTANCE_TS_RULE,
+		    k));
 	if (k[0] == 'r' && k[1] == 'e' && k[2] == 'g')
 		l->registration_ts = n;
 	else if (k[0] == 'l' || k[0] == 'r')
@@ -874,15 +953,18 @@ jctx_repl_field(struct jctx *cx, struct frame *f, const struct jv *v)
 	} else if (strcmp(k, "id") == 0)
 		jv_store(&ri->id, v);
 	else if (strcmp(k, "lastDirtyTimestamp") == 0) {
-		if (jv_i64(v, &ri->last_dirty_ts) != 0)
-			return (jctx_fail(cx, "invalid lastDirtyTimestamp"));
+		if (jv_ts(v, &ri->last_dirty_ts) != 0)
+			return (jctx_fail(cx, "invalid lastDirtyTimestamp: "
+			    INSTANCE_TS_RULE));
 		ri->has_last_dirty = 1;
 	} else if (strcmp(k, "overriddenStatus") == 0 ||
 	    strcmp(k, "overriddenstatus") == 0) {
-		ri->overridden_status = jv_status(v);
+		if (jv_status(v, &ri->overridden_status) != 0)
+			return (jctx_fail(cx, "invalid %s: a name expected", k));
 		ri->has_overridden = 1;
 	} else if (strcmp(k, "status") == 0) {
-		ri->status = jv_status(v);
+		if (jv_status(v, &ri->status) != 0)
+			return (jctx_fail(cx, "invalid status: a name expected"));
 		ri->has_status = 1;
 	} else if (strcmp(k, "action") == 0) {
 		if (v->type != JV_STR ||
@@ -899,12 +981,14 @@ static int
 jctx_scalar(struct jctx *cx, const struct jv *v)
 {
 	struct frame	*f;
-	int		 rc = 1;
+	int		 rc = 1, b;
 	enum dc_name	 dc;
 
 	if (cx->depth == 0)
 		return (jctx_fail(cx, "expected a JSON object"));
 	f = &cx->st[cx->depth - 1];
+	if (!(rc = jctx_key_once(cx, f)))
+		goto out;
 	/* JSON null means "absent" everywhere (§4.1.8). */
 	if (v->type == JV_NULL || f->kind == F_SKIP)
 		goto out;
@@ -920,10 +1004,13 @@ jctx_scalar(struct jctx *cx, const struct jv *v)
 				rc = jctx_fail(cx, "invalid %s",
 				    f->secure ? "securePort" : "port");
 		} else if (strcmp(cx->key, "@enabled") == 0) {
-			if (f->secure)
-				f->in->secure_port_enabled = jv_bool(v);
+			if ((b = jv_bool(v)) < 0)
+				rc = jctx_fail(cx, "invalid @enabled: true or "
+				    "false expected");
+			else if (f->secure)
+				f->in->secure_port_enabled = b;
 			else
-				f->in->port_enabled = jv_bool(v);
+				f->in->port_enabled = b;
 		}
 		break;
 	case F_DC:
@@ -1011,6 +1098,7 @@ jctx_push(struct jctx *cx, enum frame_kind kind)
 		memset(f, 0, sizeof *f);
 	f->kind = kind;
 	f->seen_updated = f->seen_dirty = f->has_action = 0;
+	f->seen = 0;
 	cx->depth++;
 	return (f);
 }
@@ -1062,6 +1150,8 @@ jctx_open(struct jctx *cx, int is_map)
 	}
 	p = &cx->st[cx->depth - 1];
 	k = cx->key != NULL ? cx->key : "";
+	if (!(rc = jctx_key_once(cx, p)))
+		goto out;
 	switch (p->kind) {
 	case F_SKIP:
 		break;
@@ -1473,6 +1563,59 @@ jctx_cleanup(struct jctx *cx)
 	cx->key = NULL;
 }
 
+/* The value of 4 hex digits, or -1. */
+static long
+json_hex4(const char *p)
+{
+	long	v = 0;
+	int	i;
+
+	for (i = 0; i < 4; i++) {
+		if (p[i] >= '0' && p[i] <= '9')
+			v = v * 16 + (p[i] - '0');
+		else if ((p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'f')
+			v = v * 16 + ((p[i] | 0x20) - 'a' + 10);
+		else
+			return (-1);
+	}
+	return (v);
+}
+
+/*
+ * Whether every UTF-16 surrogate escape comes in a pair, \uD8xx then
+ * \uDCxx: yajl turns a lone one into '?' or into a wrong character
+ * without a word. A backslash can only start an escape inside a string
+ * (anywhere else yajl refuses the document), so a flat scan is enough.
+ */
+static int
+json_surrogates_paired(const char *p, size_t len)
+{
+	size_t	i;
+	long	cp;
+	int	want_low = 0;
+
+	for (i = 0; i < len; i++) {
+		if (p[i] != '\\' || i + 1 >= len || p[i + 1] != 'u' ||
+		    len - i < 6 || (cp = json_hex4(p + i + 2)) < 0) {
+			if (want_low)
+				return (0);
+			if (p[i] == '\\')
+				i++;
+			continue;
+		}
+		if (cp >= 0xdc00 && cp <= 0xdfff) {
+			if (!want_low)
+				return (0);
+			want_low = 0;
+		} else if (want_low)
+			return (0);
+		else if (cp >= 0xd800 && cp <= 0xdbff)
+			want_low = 1;
+		i += 5;
+	}
+	return (!want_low);
+}
+
 /* Run yajl over the whole input; 0 on success, -1 with *cause set. */
 static int
 json_parse(struct jctx *cx, const char *data, size_t len, char **cause)
@@ -1484,6 +1627,11 @@ json_parse(struct jctx *cx, const char *data, size_t len, char **cause)
 	int		 rc = -1;
 
 	cx->now = clock_wall_ms();
+	if (!json_surrogates_paired(data, len)) {
+		xasprintf(cause, "cannot parse request body: lone UTF-16 "
+		    "surrogate escape");
+		return (-1);
+	}
 	if ((h = yajl_alloc(&json_callbacks, NULL, cx)) == NULL)
 		fatalx("%s: out of memory", __func__);
 	st = yajl_parse(h, (const unsigned char *)data, len);

@@ -151,6 +151,7 @@ struct xml_frame {
 	enum xml_kind	 kind;
 	enum xml_field	 field;
 	int		 enabled;	/* port/securePort attribute */
+	uint64_t	 seen;		/* xml_children met, by index */
 };
 
 struct xml_ctx {
@@ -186,6 +187,9 @@ static void	xml_fail(struct xml_ctx *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 static int	xml_parse_i64(const char *, int64_t *);
 static int	xml_parse_i32(const char *, int32_t *);
+static int	xml_parse_ts(const char *, int64_t *);
+static int	xml_ts_check(struct xml_ctx *, const char *, int64_t);
+static int	xml_seen_twice(struct xml_ctx *, size_t);
 static enum instance_status xml_status(const char *);
 static char	*xml_decode_name(const char *);
 static void	xml_finish_instance(struct xml_ctx *);
@@ -763,6 +767,28 @@ xml_parse_i32(const char *s, int32_t *out)
 	return (0);
 }
 
+/* A timestamp: a long in 0 .. INSTANCE_TS_MAX; -1 otherwise. */
+static int
+xml_parse_ts(const char *s, int64_t *out)
+{
+	int64_t	v;
+
+	if (xml_parse_i64(s, &v) != 0 || v < 0 || v > INSTANCE_TS_MAX)
+		return (-1);
+	*out = v;
+	return (0);
+}
+
+/* Fail unless v is a timestamp (element name for the reason); 0 if it is. */
+static int
+xml_ts_check(struct xml_ctx *ctx, const char *name, int64_t v)
+{
+	if (v >= 0 && v <= INSTANCE_TS_MAX)
+		return (0);
+	xml_fail(ctx, "%s is not " INSTANCE_TS_RULE, name);
+	return (-1);
+}
+
 /* InstanceStatus.toEnum: case-insensitive, UNKNOWN when not a status. */
 static enum instance_status
 xml_status(const char *s)
@@ -944,13 +970,15 @@ xml_set_text(struct xml_ctx *ctx, const struct xml_frame *f, const char *name)
 		break;
 	case F_LAST_UPDATED:
 		ctx->seen_updated = 1;
-		if (xml_parse_i64(t, &in->last_updated_ts) != 0)
-			xml_fail(ctx, "lastUpdatedTimestamp is not a number");
+		if (xml_parse_ts(t, &in->last_updated_ts) != 0)
+			xml_fail(ctx, "lastUpdatedTimestamp is not "
+			    INSTANCE_TS_RULE);
 		break;
 	case F_LAST_DIRTY:
 		ctx->seen_dirty = 1;
-		if (xml_parse_i64(t, &in->last_dirty_ts) != 0)
-			xml_fail(ctx, "lastDirtyTimestamp is not a number");
+		if (xml_parse_ts(t, &in->last_dirty_ts) != 0)
+			xml_fail(ctx, "lastDirtyTimestamp is not "
+			    INSTANCE_TS_RULE);
 		break;
 	case F_ACTION:
 		/* Lenient as the JSON reader: unknown is "no action". */
@@ -968,7 +996,10 @@ xml_set_text(struct xml_ctx *ctx, const struct xml_frame *f, const char *name)
 			xml_fail(ctx, "unknown dataCenterInfo name \"%.64s\"",
 			    t);
 		break;
-	/* LeaseInfoConverter skips numbers it cannot parse. */
+	/*
+	 * LeaseInfoConverter skips numbers it cannot parse; a number that
+	 * is no time is refused as everywhere.
+	 */
 	case F_L_RENEWAL:
 		if (xml_parse_i32(t, &v32) == 0)
 			in->lease.renewal_interval_secs = v32;
@@ -978,19 +1009,23 @@ xml_set_text(struct xml_ctx *ctx, const struct xml_frame *f, const char *name)
 			in->lease.duration_secs = v32;
 		break;
 	case F_L_REGISTRATION:
-		if (xml_parse_i64(t, &v64) == 0)
+		if (xml_parse_i64(t, &v64) == 0 &&
+		    xml_ts_check(ctx, name, v64) == 0)
 			in->lease.registration_ts = v64;
 		break;
 	case F_L_LAST_RENEWAL:
-		if (xml_parse_i64(t, &v64) == 0)
+		if (xml_parse_i64(t, &v64) == 0 &&
+		    xml_ts_check(ctx, name, v64) == 0)
 			in->lease.last_renewal_ts = v64;
 		break;
 	case F_L_EVICTION:
-		if (xml_parse_i64(t, &v64) == 0)
+		if (xml_parse_i64(t, &v64) == 0 &&
+		    xml_ts_check(ctx, name, v64) == 0)
 			in->lease.eviction_ts = v64;
 		break;
 	case F_L_SERVICE_UP:
-		if (xml_parse_i64(t, &v64) == 0)
+		if (xml_parse_i64(t, &v64) == 0 &&
+		    xml_ts_check(ctx, name, v64) == 0)
 			in->lease.service_up_ts = v64;
 		break;
 	case F_META:
@@ -1001,6 +1036,11 @@ xml_set_text(struct xml_ctx *ctx, const struct xml_frame *f, const char *name)
 			break;
 		}
 		key = xml_decode_name(name);
+		if (kvlist_get(l, key) != NULL) {
+			xml_fail(ctx, "metadata key <%.64s> repeated", name);
+			free(key);
+			break;
+		}
 		kvlist_set(l, key, t);
 		free(key);
 		if (l->n > INSTANCE_MAX_METADATA)
@@ -1012,12 +1052,35 @@ xml_set_text(struct xml_ctx *ctx, const struct xml_frame *f, const char *name)
 	}
 }
 
+/*
+ * Whether the open element, xml_children[i], already appeared in its
+ * parent (failing then): a repeated field would be read as the first
+ * value by one parser and the last by another. Applications and
+ * instances repeat by design.
+ */
+static int
+xml_seen_twice(struct xml_ctx *ctx, size_t i)
+{
+	struct xml_frame	*p = &ctx->stack[ctx->depth - 1];
+	uint64_t		 bit = (uint64_t)1 << i;
+
+	if (xml_children[i].kind == K_APP || (xml_children[i].kind == K_INST &&
+	    xml_children[i].parent == K_APP))
+		return (0);
+	if (p->seen & bit) {
+		xml_fail(ctx, "<%s> repeated", xml_children[i].name);
+		return (1);
+	}
+	p->seen |= bit;
+	return (0);
+}
+
 /* An element opens: decide what it is and push a frame for it. */
 static void
 xml_start_cb(void *arg, const XML_Char *name, const XML_Char **atts)
 {
 	struct xml_ctx		*ctx = arg;
-	struct xml_frame	 f = { K_IGNORE, F_NONE, 0 };
+	struct xml_frame	 f = { K_IGNORE, F_NONE, 0, 0 };
 	enum xml_kind		 parent;
 	const char		*enabled = NULL;
 	size_t			 i;
@@ -1059,6 +1122,8 @@ xml_start_cb(void *arg, const XML_Char *name, const XML_Char **atts)
 			    strcmp(xml_children[i].name, name) == 0) {
 				f.kind = xml_children[i].kind;
 				f.field = xml_children[i].field;
+				if (xml_seen_twice(ctx, i))
+					return;
 				break;
 			}
 		}

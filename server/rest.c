@@ -233,10 +233,11 @@ query_status(struct rctx *x, const char *name, enum instance_status *out)
 static int
 query_dirty(struct rctx *x, int64_t *out)
 {
-	if (query_i64(x, "lastDirtyTimestamp", out) >= 0)
+	int	rc = query_i64(x, "lastDirtyTimestamp", out);
+
+	if (rc == 0 || (rc > 0 && *out >= 0 && *out <= INSTANCE_TS_MAX))
 		return (0);
-	reply_error(x, 400, "lastDirtyTimestamp must be a decimal number of "
-	    "milliseconds");
+	reply_error(x, 400, "lastDirtyTimestamp must be " INSTANCE_TS_RULE);
 	return (-1);
 }
 

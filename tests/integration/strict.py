@@ -427,6 +427,12 @@ def codec_cases(port, pid, asan):
     bad_xml("XML port as a word",
             xml().replace(">8080<", ">http<"))
 
+    raw = (b"PUT " + base.encode() + b"CODEC/c1?lastDirtyTimestamp=-5 "
+           b"HTTP/1.1\r\nHost: t\r\n\r\n")
+    expect("heartbeat with a negative lastDirtyTimestamp",
+           exchange(port, raw), {400})
+    unchanged("heartbeat with a negative lastDirtyTimestamp", port, before)
+
 
 def main():
     ap = argparse.ArgumentParser()

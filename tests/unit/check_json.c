@@ -582,20 +582,135 @@ START_TEST(test_bad_inputs)
 	assert_bad(b.data, "too many metadata entries");
 	buf_free(&b);
 
-	/* Exactly the maximum is fine, and a repeated key is not counted. */
+	/* Exactly the maximum is fine; a repeated key is refused. */
 	buf_init(&b, 0);
 	buf_adds(&b, "{\"instance\":{\"metadata\":{");
 	for (i = 0; i < INSTANCE_MAX_METADATA; i++)
 		buf_addf(&b, "%s\"k%zu\":\"v\"", i > 0 ? "," : "", i);
-	buf_adds(&b, ",\"k0\":\"again\"}}}");
 	{
-		struct instance	*in = decode_ok(b.data);
+		struct buf	 b2;
+		struct instance	*in;
 
+		buf_init(&b2, 0);
+		buf_add(&b2, b.data, b.len);
+		buf_adds(&b2, ",\"k0\":\"again\"}}}");
+		assert_bad(b2.data, "duplicate metadata key k0");
+		buf_free(&b2);
+		buf_adds(&b, "}}}");
+		in = decode_ok(b.data);
 		ck_assert_uint_eq(in->metadata.n, INSTANCE_MAX_METADATA);
-		ck_assert_str_eq(kvlist_get(&in->metadata, "k0"), "again");
 		instance_free(in);
 	}
 	buf_free(&b);
+}
+END_TEST
+
+/* Decode a NUL-terminated replication list. */
+static int
+decode_repl_str(const char *s, struct repl_list *l, char **cause)
+{
+	return (json_decode_repl_list(s, strlen(s), l, cause));
+}
+
+/*
+ * Typed fields take their type (or the numeric and boolean strings the
+ * Java codecs write), keys are not repeated, surrogates come in pairs and
+ * timestamps are times: anything else is refused with a reason.
+ */
+START_TEST(test_strict_types)
+{
+	static const struct {
+		const char	*doc;
+		const char	*want;
+	} bad[] = {
+		{ "{\"instance\":{\"status\":1}}", "invalid status" },
+		{ "{\"instance\":{\"status\":true}}", "invalid status" },
+		{ "{\"instance\":{\"overriddenStatus\":0}}",
+		    "invalid overriddenStatus" },
+		{ "{\"instance\":{\"countryId\":\"one\"}}", "invalid countryId" },
+		{ "{\"instance\":{\"port\":{\"$\":\"http\"}}}", "invalid port" },
+		{ "{\"instance\":{\"port\":{\"$\":80,\"@enabled\":1}}}",
+		    "invalid @enabled" },
+		{ "{\"instance\":{\"port\":{\"$\":80,\"@enabled\":\"yes\"}}}",
+		    "invalid @enabled" },
+		{ "{\"instance\":{\"isCoordinatingDiscoveryServer\":0}}",
+		    "invalid isCoordinatingDiscoveryServer" },
+		{ "{\"instance\":{\"actionType\":3}}", "invalid actionType" },
+		{ "{\"instance\":{\"lastDirtyTimestamp\":-1}}",
+		    "invalid lastDirtyTimestamp" },
+		{ "{\"instance\":{\"lastDirtyTimestamp\":\"-5\"}}",
+		    "invalid lastDirtyTimestamp" },
+		{ "{\"instance\":{\"lastDirtyTimestamp\":253402300800000}}",
+		    "invalid lastDirtyTimestamp" },
+		{ "{\"instance\":{\"lastUpdatedTimestamp\":"
+		    "\"99999999999999999999\"}}", "invalid lastUpdatedTimestamp" },
+		{ "{\"instance\":{\"leaseInfo\":{\"registrationTimestamp\":-7}}}",
+		    "invalid leaseInfo.registrationTimestamp" },
+		{ "{\"instance\":{\"status\":\"UP\",\"status\":\"DOWN\"}}",
+		    "duplicate key status" },
+		{ "{\"instance\":{\"hostName\":\"a\"},\"instance\":"
+		    "{\"hostName\":\"b\"}}", "duplicate key instance" },
+		{ "{\"instance\":{\"port\":{\"$\":1,\"$\":2}}}",
+		    "duplicate key $" },
+		{ "{\"instance\":{\"metadata\":{\"a\":\"1\",\"a\":\"2\"}}}",
+		    "duplicate metadata key a" },
+		{ "{\"instance\":{\"hostName\":\"a\\ud800\"}}", "surrogate" },
+		{ "{\"instance\":{\"hostName\":\"a\\udc00b\"}}", "surrogate" },
+		{ "{\"instance\":{\"hostName\":\"a\\ud800\\u0041\"}}",
+		    "surrogate" },
+		{ "{\"instance\":{\"hostName\":\"\\ud800\\ud800\\udc00\"}}",
+		    "surrogate" },
+	};
+	struct instance	*in;
+	struct repl_list l;
+	char		*cause = NULL;
+	size_t		 i;
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		assert_bad(bad[i].doc, bad[i].want);
+
+	/* What real clients send still decodes. */
+	in = decode_ok("{\"instance\":{\"hostName\":\"h\\ud83d\\ude00\","
+	    "\"status\":\"STRANGE\",\"port\":{\"$\":\"8080\","
+	    "\"@enabled\":\"TRUE\"},\"isCoordinatingDiscoveryServer\":"
+	    "\"false\",\"lastDirtyTimestamp\":\"0\",\"unknown\":1,"
+	    "\"unknown\":2,\"metadata\":{\"@class\":\"x\",\"@class\":\"y\"}}}");
+	ck_assert_str_eq(in->host_name, "h\xf0\x9f\x98\x80");
+	ck_assert_int_eq(in->status, STATUS_UNKNOWN);
+	ck_assert_int_eq(in->port, 8080);
+	ck_assert_int_eq(in->port_enabled, 1);
+	ck_assert_int_eq(in->last_dirty_ts, 0);
+	instance_free(in);
+	/* An escaped backslash before a u is no escape. */
+	in = decode_ok("{\"instance\":{\"hostName\":\"a\\\\ud800\"}}");
+	ck_assert_str_eq(in->host_name, "a\\ud800");
+	instance_free(in);
+
+	/* The replication batch decoder holds to the same rules. */
+	memset(&l, 0, sizeof l);
+	ck_assert_int_ne(decode_repl_str("{\"replicationList\":[{"
+	    "\"action\":\"Heartbeat\",\"appName\":\"A\",\"id\":\"i\","
+	    "\"status\":7}]}", &l, &cause), 0);
+	ck_assert_ptr_nonnull(strstr(cause, "invalid status"));
+	free(cause);
+	cause = NULL;
+	repl_list_clear(&l);
+	memset(&l, 0, sizeof l);
+	ck_assert_int_ne(decode_repl_str("{\"replicationList\":[{"
+	    "\"action\":\"Cancel\",\"action\":\"Register\",\"appName\":"
+	    "\"A\",\"id\":\"i\",\"lastDirtyTimestamp\":-3}]}", &l,
+	    &cause), 0);
+	ck_assert_ptr_nonnull(strstr(cause, "duplicate key action"));
+	free(cause);
+	cause = NULL;
+	repl_list_clear(&l);
+	memset(&l, 0, sizeof l);
+	ck_assert_int_ne(decode_repl_str("{\"replicationList\":[{"
+	    "\"action\":\"Cancel\",\"appName\":\"A\",\"id\":\"i\","
+	    "\"lastDirtyTimestamp\":-3}]}", &l, &cause), 0);
+	ck_assert_ptr_nonnull(strstr(cause, "invalid lastDirtyTimestamp"));
+	free(cause);
+	repl_list_clear(&l);
 }
 END_TEST
 
@@ -865,6 +980,7 @@ json_suite(void)
 	tcase_add_test(tc, test_spring_instance_id);
 	tcase_add_test(tc, test_lenient);
 	tcase_add_test(tc, test_bad_inputs);
+	tcase_add_test(tc, test_strict_types);
 	tcase_add_test(tc, test_bad_containers);
 	tcase_add_test(tc, test_repl_actions);
 	tcase_add_test(tc, test_repl_bad);

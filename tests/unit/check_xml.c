@@ -683,6 +683,22 @@ static const char *bad_docs[] = {
 	"<instance/><instance/>",
 	/* character reference to a control character */
 	"<instance><hostName>&#x1;</hostName></instance>",
+	/* ... and to a lone UTF-16 surrogate */
+	"<instance><hostName>a&#xD800;</hostName></instance>",
+	/* timestamps that are no time: negative, past year 9999, huge */
+	"<instance><lastDirtyTimestamp>-1</lastDirtyTimestamp></instance>",
+	"<instance><lastUpdatedTimestamp>253402300800000"
+	"</lastUpdatedTimestamp></instance>",
+	"<instance><lastDirtyTimestamp>99999999999999999999"
+	"</lastDirtyTimestamp></instance>",
+	"<instance><leaseInfo><registrationTimestamp>-7"
+	"</registrationTimestamp></leaseInfo></instance>",
+	/* a field, a structure or a metadata key given twice */
+	"<instance><status>UP</status><status>DOWN</status></instance>",
+	"<instance><hostName>a</hostName><hostName>b</hostName></instance>",
+	"<instance><leaseInfo/><leaseInfo/></instance>",
+	"<instance><port>1</port><port>2</port></instance>",
+	"<instance><metadata><k>1</k><k>2</k></metadata></instance>",
 };
 
 START_TEST(test_bad_input)
