@@ -1582,6 +1582,16 @@ config_load_file(struct config *cf, const char *path, char **cause)
 	return (rc);
 }
 
+/* Load .yml (yaml set) or .properties text from memory; name is for messages. */
+int
+config_load_buffer(struct config *cf, const char *name, int yaml,
+    const char *data, size_t len, char **cause)
+{
+	if (yaml)
+		return (config_load_yaml(cf, name, data, len, cause));
+	return (config_load_properties(cf, name, data, len, cause));
+}
+
 /*
  * Apply environment variables with Spring's relaxed binding. Only names
  * under our prefixes are considered; an unknown one is logged and skipped

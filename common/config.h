@@ -162,6 +162,9 @@ int	config_set(struct config *, const char *key, const char *value,
 	    char **cause);
 /* Load a .yml/.yaml or .properties file (chosen by suffix). */
 int	config_load_file(struct config *, const char *path, char **cause);
+/* The same from memory: YAML when yaml is set, else .properties. */
+int	config_load_buffer(struct config *, const char *name, int yaml,
+	    const char *data, size_t len, char **cause);
 /* Apply environment variables (relaxed binding) from envp. */
 int	config_load_env(struct config *, char **envp, char **cause);
 /*

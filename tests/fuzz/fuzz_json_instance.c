@@ -1,0 +1,37 @@
+/*
+ * fuzz_json_instance.c: libFuzzer target for the JSON instance decoder
+ * (json_decode_instance). Whatever decodes must encode, and the encoding
+ * must decode again: the codec never emits what it would refuse.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "buf.h"
+#include "instance.h"
+#include "json.h"
+#include "log.h"
+
+int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+/* One input. */
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
+{
+	struct instance	*in, *again;
+	struct buf	 b;
+	char		*cause = NULL;
+
+	if ((in = json_decode_instance((const char *)data, len, &cause)) ==
+	    NULL) {
+		free(cause);
+		return (0);
+	}
+	buf_init(&b, 0);
+	json_encode_instance_root(&b, in);
+	if ((again = json_decode_instance(b.data, b.len, &cause)) == NULL)
+		fatalx("re-decode of our own encoding failed: %s", cause);
+	instance_free(again);
+	buf_free(&b);
+	instance_free(in);
+	return (0);
+}
