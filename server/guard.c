@@ -193,7 +193,7 @@ guard_header_line(const char *p, size_t n, struct guard_head *h,
 	while (vn > 0 && (v[vn - 1] == ' ' || v[vn - 1] == '\t'))
 		vn--;
 	if (guard_is(p, n, "Content-Length")) {
-		for (cl = 0, i = 0; i < vn; i++) {
+		for (cl = 0, i = 0; i < vn && vn <= 18; i++) {
 			if (v[i] < '0' || v[i] > '9')
 				break;
 			cl = cl * 10 + (v[i] - '0');
