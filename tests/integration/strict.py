@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # strict.py: raw-socket probes of heurekad's HTTP and codec strictness
-# (used by 15-http-strict.sh and 16-codec-strict.sh). Python 3 standard
+# (used by 48-http-strict.sh and 49-codec-strict.sh). Python 3 standard
 # library only. Each case sends bytes exactly as written (no client library
 # tidies them up) and checks the answer; every failure is printed, and the
 # exit status is the number of failed cases.

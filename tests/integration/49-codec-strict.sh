@@ -1,5 +1,5 @@
 #!/bin/sh
-# 16-codec-strict.sh: codec strictness over HTTP (issue 9): a number or a
+# 49-codec-strict.sh: codec strictness over HTTP (issue 9): a number or a
 # boolean for status, a word where a number must be, duplicate keys (in an
 # instance, its metadata, the root), lone UTF-16 surrogate escapes,
 # negative or out-of-range timestamps, in JSON; negative and huge

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 15-http-strict.sh: HTTP strictness and header-time body limits (issue 9,
+# 48-http-strict.sh: HTTP strictness and header-time body limits (issue 9,
 # "HTTP strictness" and "Memory"), probed over raw sockets by strict.py:
 # two different Content-Length headers, "Content-Length: +N", a NUL in the
 # replication header or any control character in a header -> 400 with a
