@@ -126,7 +126,8 @@ guard_request_line(const char *p, size_t n, struct guard_head *h,
 	if (m == 0 || m > 16 || i == n || p[i] != ' ')
 		return (400);
 	t = ++i;
-	while (i < n && (unsigned char)p[i] > 0x20 && (unsigned char)p[i] < 0x7f)
+	/* Raw UTF-8 is left to the router, which checks it decoded. */
+	while (i < n && (unsigned char)p[i] > 0x20 && (unsigned char)p[i] != 0x7f)
 		i++;
 	if (i == t || i == n || p[i] != ' ')
 		return (400);
@@ -311,6 +312,14 @@ guard_decide(struct guard *g, const struct guard_head *h)
 		cap = cf->max_batch_bytes;
 		break;
 	default:
+		/*
+		 * Some clients send an empty chunked body with a PUT: let the
+		 * last chunk through, cut at the first byte of data.
+		 */
+		if (h->chunked) {
+			g->cap = 0;
+			return (0);
+		}
 		snprintf(g->reason, sizeof g->reason, "this resource takes "
 		    "no request body");
 		return (413);
