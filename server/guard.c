@@ -25,6 +25,12 @@
  *
  * Everything the guard lets through, evhttp parses the same way: it never
  * passes a head whose framing evhttp could read differently.
+ *
+ * Why an input-buffer callback and not a bufferevent filter: libevent
+ * 2.1's filter calls evhttp's write callback once a reply has moved into
+ * the socket's buffer, not once it is written, so evhttp would close a
+ * "Connection: close" connection (every refusal) with the reply unsent;
+ * and it does not flush a reply queued while writing was disabled.
  */
 #include <stdio.h>
 #include <stdlib.h>
