@@ -44,6 +44,7 @@
 #include "config.h"
 #include "guard.h"
 #include "httputil.h"
+#include "metrics.h"
 #include "rest.h"
 #include "server.h"
 #include "xmalloc.h"
@@ -70,6 +71,7 @@ struct guard {
 	uint64_t		 left;		/* G_BODY, G_CHUNK_DATA */
 	uint64_t		 total;		/* chunked: body so far */
 	uint64_t		 cap;		/* chunked: this body's cap */
+	enum rest_body		 body;		/* chunked: what it is */
 	char			 reason[160];
 	struct evbuffer		*held;		/* read, not yet passed on */
 	struct evbuffer_cb_entry *ent;
@@ -271,6 +273,15 @@ guard_parse_head(const char *p, size_t len, struct guard_head *h,
 	return (400);
 }
 
+/* Count a body refused by its route's cap in /metrics. */
+static void
+guard_count(struct guard *g, enum rest_body body)
+{
+	if (g->s->metrics != NULL)
+		metrics_limit(g->s->metrics, body == REST_BODY_BATCH ?
+		    METRICS_LIMIT_BATCH : METRICS_LIMIT_BODY, 1);
+}
+
 /*
  * Whether the route takes the body the head declares: 0 (with g->cap set
  * for a chunked body), else the status, with the reason in g->reason.
@@ -324,19 +335,23 @@ guard_decide(struct guard *g, const struct guard_head *h)
 		 */
 		if (h->chunked) {
 			g->cap = 0;
+			g->body = body;
 			return (0);
 		}
 		snprintf(g->reason, sizeof g->reason, "this resource takes "
 		    "no request body");
+		guard_count(g, body);
 		return (413);
 	}
 	if (h->content_length > 0 && (uint64_t)h->content_length > cap) {
 		snprintf(g->reason, sizeof g->reason, "request body too large "
 		    "(%lld bytes declared, at most %llu here)",
 		    (long long)h->content_length, (unsigned long long)cap);
+		guard_count(g, body);
 		return (413);
 	}
 	g->cap = cap;
+	g->body = body;
 	return (0);
 }
 
@@ -477,6 +492,7 @@ guard_chunk_size(struct guard *g, struct evbuffer *src, struct evbuffer *dst)
 		    (c | 0x20) - 'a' + 10);
 	}
 	if (size > g->cap - g->total) {
+		guard_count(g, g->body);
 		guard_cut(g, src, dst);
 		return (1);
 	}

@@ -25,8 +25,10 @@ enum metrics_limit {
 	METRICS_LIMIT_REGISTER_RATE = 0,	/* 429 per client address */
 	METRICS_LIMIT_METADATA,			/* key or value too long */
 	METRICS_LIMIT_METRIC_APPS,		/* apps folded into "other" */
+	METRICS_LIMIT_BODY,			/* body refused at its head */
+	METRICS_LIMIT_BATCH,			/* batch refused at its head */
 };
-#define METRICS_NLIMITS	3
+#define METRICS_NLIMITS	5
 void		 metrics_limit(struct metrics *, enum metrics_limit,
 		     uint64_t n);
 uint64_t	 metrics_limit_count(const struct metrics *,

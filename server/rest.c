@@ -1336,6 +1336,7 @@ rest_reject(struct evhttp_request *req, struct server *s, int code,
 	const char		*path;
 	enum rest_body		 body;
 	char			 allow[64];
+	static struct log_ratelim rl = LOG_RATELIM_INIT(60000, 1);
 
 	memset(&x, 0, sizeof x);
 	x.s = s;
@@ -1350,8 +1351,8 @@ rest_reject(struct evhttp_request *req, struct server *s, int code,
 	if (code == 405 && path != NULL && rest_route_lookup(path,
 	    (int)x.method, &body, allow, sizeof allow) == 405)
 		evhttp_add_header(out, "Allow", allow);
-	log_warnx_rl(&rest_rl, "%s refused at header time: %d %s",
-	    method_name(x.method), code, reason);
+	log_warnx_rl(&rl, "%s refused at header time: %d %s (logged once "
+	    "a minute)", method_name(x.method), code, reason);
 	reply_error(&x, code, reason);
 }
 

@@ -353,6 +353,22 @@ def http_cases(port, pid, asan):
     expect("still serving", st, {200}, reason=False)
     unchanged("unfinished bodies", port, before)
 
+    # Every refusal by a route's cap is counted in /metrics.
+    st, _, body = exchange(port, b"GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
+    counts = {}
+    for line in body.decode("utf-8", "replace").splitlines():
+        for lim in ("max-body-bytes", "max-batch-bytes"):
+            if line.startswith('heureka_limit_rejections_total{limit="%s"}'
+                               % lim):
+                counts[lim] = float(line.split()[-1])
+    # 5 bodies on bodiless routes or over the register cap (one chunked,
+    # cut), 100 unfinished heartbeat bodies; 1 batch.
+    if counts.get("max-body-bytes", 0) < 105 or \
+            counts.get("max-batch-bytes", 0) < 1:
+        fail("limits in /metrics", "counted %r" % counts)
+    else:
+        ok("limits in /metrics", repr(counts))
+
 
 # --- codecs ---------------------------------------------------------------
 
