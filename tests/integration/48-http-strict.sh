@@ -8,8 +8,10 @@
 # over max-batch-bytes and an Expect: 100-continue over the cap -> 413
 # before the body is sent; keep-alive, pipelining and chunked bodies still
 # work; 100 connections starting unfinished 8 MiB heartbeat bodies leave
-# RSS bounded (not checked under ASan, whose quarantine holds freed memory).
+# RSS bounded (not checked under ASan, whose quarantine holds freed memory);
+# and the same refusals over TLS.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/tls-lib.sh"
 
 hk_start s -D eureka.server.max-batch-bytes=100000
 asan=
@@ -18,3 +20,16 @@ hk_asan && asan=--asan
     --pid "$HK_PID_s" $asan http || fail "HTTP strictness cases failed"
 hk_alive s
 hk_stop s
+
+# The same refusals when the stream is TLS (the guard sees it decrypted).
+hk_tls_certs "$(hk_tmp)"
+HK_SCHEME=https
+HK_CURL_TLS=(--cacert "$HK_TLS_DIR/ca.pem")
+hk_start t -D server.ssl.enabled=true \
+    -D server.ssl.certificate="$HK_TLS_DIR/server.pem" \
+    -D server.ssl.certificate-private-key="$HK_TLS_DIR/server.key" \
+    -D eureka.server.wait-time-in-ms-when-sync-empty=0
+"$HK_PYTHON" "$TESTS_DIR/integration/strict.py" --port "$HK_PORT_t" \
+    --pid "$HK_PID_t" --tls-ca "$HK_TLS_DIR/ca.pem" tls ||
+    fail "HTTP strictness over TLS failed"
+hk_stop t

@@ -5,7 +5,7 @@
 # tidies them up) and checks the answer; every failure is printed, and the
 # exit status is the number of failed cases.
 #
-# Usage: strict.py --port PORT --pid PID [--asan] http|codec
+# Usage: strict.py --port PORT --pid PID [--asan] [--tls-ca CA] http|codec|tls
 
 import argparse
 import json
@@ -27,9 +27,16 @@ def ok(name, msg=""):
     print("ok   %s %s" % (name, msg), flush=True)
 
 
+TLS_CA = None
+
+
 def connect(port):
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if TLS_CA is not None:
+        import ssl
+        ctx = ssl.create_default_context(cafile=TLS_CA)
+        s = ctx.wrap_socket(s, server_hostname="localhost")
     return s
 
 
@@ -370,6 +377,27 @@ def http_cases(port, pid, asan):
         ok("limits in /metrics", repr(counts))
 
 
+# --- over TLS -------------------------------------------------------------
+
+def tls_cases(port, pid, asan):
+    """The guard sees the decrypted stream: the same refusals over TLS."""
+    base = "/eureka/apps/"
+    st = exchange(port, post(base + "TLS", json.dumps(instance("TLS", "t1"))))
+    expect("TLS register", st, {204})
+    before = registry(port)
+    raw = (b"PUT " + base.encode() + b"TLS/t1 HTTP/1.1\r\nHost: t\r\n"
+           b"Content-Length: 1000\r\n\r\n")
+    expect("TLS heartbeat with a body -> 413 at once", exchange(port, raw, 3),
+           {413})
+    raw = post(base + "TLS", json.dumps(instance("TLS", "t2")),
+               b"x-netflix-discovery-replication: true\x00\r\n")
+    expect("TLS NUL in the replication header", exchange(port, raw), {400})
+    got = exchange(port, b"PATCH " + base.encode() + b"TLS/t1 HTTP/1.1\r\n"
+                   b"Host: t\r\n\r\n")
+    expect("TLS PATCH -> 405", got, {405})
+    unchanged("TLS refusals", port, before)
+
+
 # --- codecs ---------------------------------------------------------------
 
 def codec_cases(port, pid, asan):
@@ -460,10 +488,15 @@ def main():
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--pid", type=int, required=True)
     ap.add_argument("--asan", action="store_true")
-    ap.add_argument("section", choices=("http", "codec"))
+    ap.add_argument("--tls-ca", help="connect over TLS, trusting this CA")
+    ap.add_argument("section", choices=("http", "codec", "tls"))
     a = ap.parse_args()
+    global TLS_CA
+    TLS_CA = a.tls_ca
     if a.section == "http":
         http_cases(a.port, a.pid, a.asan)
+    elif a.section == "tls":
+        tls_cases(a.port, a.pid, a.asan)
     else:
         codec_cases(a.port, a.pid, a.asan)
     if FAILS:
