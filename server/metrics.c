@@ -59,7 +59,8 @@ struct metrics {
 /* Label values of heureka_limit_rejections_total, by enum metrics_limit. */
 static const char *metrics_limit_names[METRICS_NLIMITS] = {
 	"register-rate", "max-metadata-bytes", "max-metric-applications",
-	"max-body-bytes", "max-batch-bytes",
+	"max-body-bytes", "max-batch-bytes", "max-instances",
+	"max-metadata-entries", "max-connections",
 };
 
 /* The series cap is hit on every scrape: say so once a minute at most. */

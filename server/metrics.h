@@ -27,8 +27,11 @@ enum metrics_limit {
 	METRICS_LIMIT_METRIC_APPS,		/* apps folded into "other" */
 	METRICS_LIMIT_BODY,			/* body refused at its head */
 	METRICS_LIMIT_BATCH,			/* batch refused at its head */
+	METRICS_LIMIT_INSTANCES,		/* registry full: 503 */
+	METRICS_LIMIT_METADATA_ENTRIES,		/* too many metadata entries */
+	METRICS_LIMIT_CONNECTIONS,		/* listener paused at the cap */
 };
-#define METRICS_NLIMITS	5
+#define METRICS_NLIMITS	8
 void		 metrics_limit(struct metrics *, enum metrics_limit,
 		     uint64_t n);
 uint64_t	 metrics_limit_count(const struct metrics *,

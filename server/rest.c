@@ -62,6 +62,7 @@ static struct log_ratelim limit_rate_rl = LOG_RATELIM_INIT(60000, 1);
 static struct log_ratelim limit_size_rl = LOG_RATELIM_INIT(60000, 1);
 static struct log_ratelim limit_memory_rl = LOG_RATELIM_INIT(60000, 1);
 static struct log_ratelim limit_meta_rl = LOG_RATELIM_INIT(60000, 1);
+static struct log_ratelim limit_full_rl = LOG_RATELIM_INIT(60000, 1);
 static FILE *rest_access_log;
 
 static const char *metadata_check(struct server *, const struct kvlist *,
@@ -387,6 +388,8 @@ validate_instance(struct server *s, struct instance *in, const char *pathapp,
 	if ((int)in->metadata.n > s->conf->max_metadata_entries) {
 		snprintf(msg, msglen, "too many metadata entries (%zu > %d)",
 		    in->metadata.n, s->conf->max_metadata_entries);
+		metrics_limit(s->metrics, METRICS_LIMIT_METADATA_ENTRIES, 1);
+		log_warnx_rl(&limit_meta_rl, "limit: %s", msg);
 		return (msg);
 	}
 	return (metadata_check(s, &in->metadata, msg, msglen));
@@ -475,7 +478,10 @@ register_refusal(struct server *s, enum registry_rc rc, const char *app,
 	}
 	if (rc == REG_FULL) {
 		snprintf(msg, msglen, "registry is full (eureka.server."
-		    "max-instances)");
+		    "max-instances %zu)", (size_t)s->conf->max_instances);
+		metrics_limit(s->metrics, METRICS_LIMIT_INSTANCES, 1);
+		log_warnx_rl(&limit_full_rl, "limit: %s/%s refused: %s", app,
+		    id, msg);
 		return (503);
 	}
 	if (rc == REG_FUTURE) {
@@ -773,6 +779,11 @@ h_metadata(struct rctx *x)
 		if (kvlist_get(&cur->metadata, e->key) == NULL &&
 		    cur->metadata.n + ++fresh > max) {
 			kvlist_clear(&kv);
+			metrics_limit(x->s->metrics,
+			    METRICS_LIMIT_METADATA_ENTRIES, 1);
+			log_warnx_rl(&limit_meta_rl, "limit: %s/%s: more than "
+			    "eureka.server.max-metadata-entries (%zu)",
+			    x->seg[1], x->seg[2], max);
 			reply_error(x, 400, "too many metadata entries");
 			return;
 		}

@@ -50,6 +50,9 @@
 #define RATELIMIT_ENTRIES	65536	/* client addresses tracked */
 #define CGROUP_MEMORY_MAX	"/sys/fs/cgroup/memory.max"
 
+/* The connection cap is logged once a minute, however often it is hit. */
+static struct log_ratelim server_conn_rl = LOG_RATELIM_INIT(60000, 1);
+
 /* The server whose listener the accept error callback pauses (one). */
 static struct server	*server_accept_owner;
 
@@ -286,8 +289,13 @@ server_request_cb(struct evhttp_request *req, void *arg)
 		 * connections in the kernel's backlog until one closes.
 		 */
 		if (++s->open_connections >=
-		    (unsigned)s->conf->max_connections && s->listener != NULL)
+		    (unsigned)s->conf->max_connections && s->listener != NULL) {
 			evconnlistener_disable(s->listener);
+			metrics_limit(s->metrics, METRICS_LIMIT_CONNECTIONS, 1);
+			log_warnx_rl(&server_conn_rl, "limit: %u connections "
+			    "open (eureka.server.max-connections): new ones "
+			    "wait in the backlog", s->open_connections);
+		}
 	}
 	if (guard_verdict(req, &code, &reason))
 		rest_reject(req, s, code, reason);
