@@ -70,11 +70,13 @@
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -103,6 +105,7 @@
 #define PEER_CTL_BODY_MAX	(512 * 1024 * 1024)
 #define PEER_DEFAULT_LEASE_MS	90000
 #define PEER_LATE_SYNC_MS	1000	/* sync retry once attempts are used */
+#define PEER_SINGLE_WRITE_MAX	(4 * 1024 * 1024)	/* a batch per write */
 
 struct peer_queue {
 	struct peer_task	 *head;		/* oldest */
@@ -199,6 +202,7 @@ static void	peer_tls_refresh(struct peer *);
 static void	peer_ctl_get(struct peer *, enum peer_ctl_kind, int);
 static void	peers_sync_round(struct peers *);
 static void	peers_set_ready(struct peers *, const char *);
+static void	peer_conn_nodelay(struct evhttp_connection *);
 
 /* ------------------------------------------------------------------ */
 /* Tasks and the queue: no libevent, `now` passed in.                  */
@@ -1205,7 +1209,8 @@ peer_send_batch(struct peer *p, int64_t mono)
 		free(b);
 		peer_kick(p, peer_backoff_fail(&p->bo, PEER_FAIL_TRANSIENT,
 		    arc4random(), mono));
-	}
+	} else
+		peer_conn_nodelay(p->repl_conn);
 	free(uri);
 }
 
@@ -1564,7 +1569,8 @@ peer_ctl_get(struct peer *p, enum peer_ctl_kind kind, int java)
 		free(c);
 		if (kind == PEER_CTL_SYNC)
 			peers_sync_one_done(p->ps, 0, 0);
-	}
+	} else
+		peer_conn_nodelay(p->ctl_conn);
 	free(uri);
 }
 
@@ -1628,6 +1634,37 @@ peers_ae_cb(evutil_socket_t fd, short what, void *arg)
 /* ------------------------------------------------------------------ */
 /* Peer list.                                                           */
 
+/*
+ * An outgoing connection writes a whole request at once: libevent's
+ * default single write is 16 KiB, so a ~30 KB batch left as two writes and
+ * the second one waited for the peer's delayed ACK (~40 ms).
+ */
+static void
+peer_conn_tune(struct evhttp_connection *evcon)
+{
+	struct bufferevent	*bev = evhttp_connection_get_bufferevent(evcon);
+
+	if (bev != NULL)
+		bufferevent_set_max_single_write(bev, PEER_SINGLE_WRITE_MAX);
+}
+
+/*
+ * TCP_NODELAY on a connection's socket, after evhttp_make_request (which
+ * creates the socket of a new connection before anything is written): no
+ * request waits behind Nagle for the ACK of the previous one.
+ */
+static void
+peer_conn_nodelay(struct evhttp_connection *evcon)
+{
+	struct bufferevent	*bev = evhttp_connection_get_bufferevent(evcon);
+	evutil_socket_t		 fd;
+	int			 one = 1;
+
+	if (bev != NULL && (fd = bufferevent_getfd(bev)) != -1)
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+		    sizeof one);
+}
+
 /* Create connections to p's resolved address. */
 static void
 peer_connect(struct peer *p)
@@ -1658,6 +1695,7 @@ peer_connect(struct peer *p)
 	    p->u.host, p->addr, (unsigned short)p->u.port);
 	if (p->repl_conn == NULL)
 		fatalx("peer %s: cannot make a connection", p->u.display);
+	peer_conn_tune(p->repl_conn);
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;
 	evhttp_connection_set_timeout_tv(p->repl_conn, &tv);
@@ -1672,6 +1710,7 @@ peer_connect(struct peer *p)
 	    p->u.host, p->addr, (unsigned short)p->u.port);
 	if (p->ctl_conn == NULL)
 		fatalx("peer %s: cannot make a connection", p->u.display);
+	peer_conn_tune(p->ctl_conn);
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;
 	evhttp_connection_set_timeout_tv(p->ctl_conn, &tv);
