@@ -166,7 +166,7 @@ static const struct config_opt config_opts[] = {
 	I64(N("eureka.server.response-cache-auto-expiration-in-seconds",
 	    "eureka.responseCacheAutoExpirationInSeconds"),
 	    response_cache_auto_expiration_in_seconds, 1, SEC_MAX, "180",
-	    "read-write response cache TTL"),
+	    "read-write response cache TTL (with the read-only layer)"),
 	I64(N("eureka.server.response-cache-update-interval-ms",
 	    "eureka.responseCacheUpdateIntervalMs"),
 	    response_cache_update_interval_ms, 1, MS_MAX, "30000",

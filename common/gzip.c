@@ -97,6 +97,14 @@ gzip_frag_make(struct gz_frag *f, const char *in, size_t len, int level)
 	f->crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)in,
 	    (uInt)len);
 	f->raw_len = len;
+	f->op = gzip_combine_op(len);
+}
+
+/* The operator that appends raw_len bytes' CRC to a running one. */
+uint32_t
+gzip_combine_op(size_t raw_len)
+{
+	return ((uint32_t)crc32_combine_gen((z_off_t)raw_len));
 }
 
 /* Release a fragment's bytes. */
@@ -120,15 +128,23 @@ gzip_stitch_begin(struct buf *out, uint32_t *crc, size_t *raw_len)
 	*raw_len = 0;
 }
 
+/* Fold one fragment's CRC and length into the running ones. */
+void
+gzip_stitch_fold(const struct gz_frag *f, uint32_t *crc, size_t *raw_len)
+{
+	*crc = (uint32_t)crc32_combine_op(*crc, f->crc, f->op);
+	*raw_len += f->raw_len;
+}
+
 /* Append one fragment and fold its CRC into the running one. */
 void
 gzip_stitch_add(struct buf *out, const struct gz_frag *f, uint32_t *crc,
     size_t *raw_len)
 {
 	buf_add(out, f->data, f->len);
-	*crc = (uint32_t)crc32_combine(*crc, f->crc, (z_off_t)f->raw_len);
-	*raw_len += f->raw_len;
+	gzip_stitch_fold(f, crc, raw_len);
 }
+
 
 /* Close the stream: an empty final fixed block, CRC32 and ISIZE (LE). */
 void

@@ -3,7 +3,9 @@
  * the stitching primitives that let the server's cache build a gzip body
  * from per-application deflate fragments without recompressing the rest
  * (the pigz technique: sync-flushed raw deflate blocks concatenated, CRCs
- * joined with crc32_combine, one empty final block at the end).
+ * joined with crc32_combine, one empty final block at the end). Each
+ * fragment carries its combine operator, computed once when it is made,
+ * so joining costs one crc32_combine_op (a few multiplies) per fragment.
  */
 #ifndef GZIP_H
 #define GZIP_H
@@ -19,6 +21,7 @@ struct gz_frag {
 	size_t		 len;
 	uint32_t	 crc;		/* crc32 of the uncompressed bytes */
 	size_t		 raw_len;	/* uncompressed length */
+	uint32_t	 op;		/* crc32_combine_gen(raw_len) */
 };
 
 /* gzip the whole input into out (appends). */
@@ -35,5 +38,10 @@ void	gzip_stitch_begin(struct buf *, uint32_t *crc, size_t *raw_len);
 void	gzip_stitch_add(struct buf *, const struct gz_frag *, uint32_t *crc,
 	    size_t *raw_len);
 void	gzip_stitch_end(struct buf *, uint32_t crc, size_t raw_len);
+/* Fold a fragment's CRC and length in without appending its bytes. */
+void	gzip_stitch_fold(const struct gz_frag *, uint32_t *crc,
+	    size_t *raw_len);
+/* The crc32_combine operator for raw_len bytes (gz_frag.op). */
+uint32_t gzip_combine_op(size_t raw_len);
 
 #endif

@@ -5,9 +5,10 @@
  * copying (evbuffer_add_reference). Full registries are stitched from
  * per-application fragments, so a change re-encodes only its application;
  * gzip bodies are stitched from sync-flushed deflate fragments joined with
- * crc32_combine. Heartbeats never invalidate (as Eureka); a fragment older
- * than the auto-expiration time is re-encoded so lease timestamps do not
- * go stale forever.
+ * crc32_combine. Heartbeats never invalidate (as Eureka), so the lease
+ * timestamps in a body are those of the application's last change; only
+ * with the read-only layer on does a body also expire after the
+ * auto-expiration time, as Eureka's read-write cache.
  */
 #ifndef CACHE_H
 #define CACHE_H
@@ -35,6 +36,7 @@ struct cache_key {
 struct cache_stats {
 	uint64_t	fragment_encodes;	/* per-app re-encodes */
 	uint64_t	full_builds;		/* stitched full bodies */
+	uint64_t	gz_chunk_builds;	/* gzip chunks copied */
 	uint64_t	delta_builds;
 	uint64_t	hits;
 	size_t		bytes;			/* bytes held, approx. */
@@ -42,8 +44,8 @@ struct cache_stats {
 
 /*
  * read_only_ms > 0 keeps Eureka's read-only layer: bodies are served from
- * a snapshot refreshed every read_only_ms. expire_ms re-encodes fragments
- * older than that (Eureka: 180 s).
+ * a snapshot refreshed every read_only_ms, and expire_ms re-encodes
+ * fragments older than that (Eureka: 180 s); without it nothing expires.
  */
 struct cache	*cache_new(struct registry *, int64_t read_only_ms,
 		     int64_t expire_ms);
