@@ -38,3 +38,13 @@ clock_now(void)
 	t.mono_ms = clock_mono_ms();
 	return (t);
 }
+
+/* Monotonic microseconds (the loop-latency probe). */
+int64_t
+clock_mono_us(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
+}

@@ -23,5 +23,6 @@ struct hk_time {
 int64_t		clock_wall_ms(void);
 int64_t		clock_mono_ms(void);
 struct hk_time	clock_now(void);	/* both, read together */
+int64_t		clock_mono_us(void);	/* monotonic microseconds */
 
 #endif

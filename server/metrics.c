@@ -71,6 +71,7 @@ static void	metrics_add_label(struct buf *, const char *);
 static void	metrics_header(struct buf *, const char *, const char *,
 		    const char *);
 static void	metrics_render_http(struct metrics *, struct buf *);
+static void	metrics_render_looplag(const struct looplag *, struct buf *);
 static void	metrics_render_registry(struct server *, struct buf *);
 static void	metrics_render_instances(struct metrics *, struct server *,
 		    struct buf *);
@@ -227,6 +228,40 @@ metrics_render_http(struct metrics *m, struct buf *b)
 		    "{route=\"%s\"} %llu\n", metrics_routes[r],
 		    (unsigned long long)m->count[r]);
 	}
+}
+
+/* The loop-latency probe: histogram, and the last interval's max and p99. */
+static void
+metrics_render_looplag(const struct looplag *ll, struct buf *b)
+{
+	uint64_t	cum = 0;
+	int		i;
+
+	metrics_header(b, "heureka_loop_lag_seconds", "histogram",
+	    "How late a timer due every 10 ms ran: event-loop stalls.");
+	for (i = 0; i < LOOPLAG_NBUCKETS; i++) {
+		cum += ll->bucket[i];
+		buf_addf(b, "heureka_loop_lag_seconds_bucket{le=\"%g\"} %llu\n",
+		    looplag_bound(i), (unsigned long long)cum);
+	}
+	buf_addf(b, "heureka_loop_lag_seconds_bucket{le=\"+Inf\"} %llu\n",
+	    (unsigned long long)ll->count);
+	buf_addf(b, "heureka_loop_lag_seconds_sum %.6f\n",
+	    (double)ll->sum_us / 1e6);
+	buf_addf(b, "heureka_loop_lag_seconds_count %llu\n",
+	    (unsigned long long)ll->count);
+	metrics_header(b, "heureka_loop_lag_max_seconds", "gauge",
+	    "Largest loop lag of the last completed 10 s interval.");
+	buf_addf(b, "heureka_loop_lag_max_seconds %.6f\n",
+	    (double)ll->last_max_us / 1e6);
+	metrics_header(b, "heureka_loop_lag_p99_seconds", "gauge",
+	    "99th percentile loop lag of the last completed 10 s interval.");
+	buf_addf(b, "heureka_loop_lag_p99_seconds %.6f\n",
+	    (double)ll->last_p99_us / 1e6);
+	metrics_header(b, "heureka_loop_lag_max_since_start_seconds", "gauge",
+	    "Largest loop lag since heurekad started.");
+	buf_addf(b, "heureka_loop_lag_max_since_start_seconds %.6f\n",
+	    (double)ll->max_us / 1e6);
 }
 
 /* The registry's counters: exposition name, help, field. */
@@ -559,6 +594,7 @@ metrics_render(struct metrics *m, struct server *s, struct buf *b)
 	    "Client connections currently open.");
 	buf_addf(b, "heureka_open_connections %u\n", s->open_connections);
 
+	metrics_render_looplag(&s->looplag, b);
 	metrics_render_registry(s, b);
 	metrics_render_instances(m, s, b);
 	metrics_render_limits(m, s, b);

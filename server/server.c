@@ -163,6 +163,8 @@ server_free(struct server *s)
 		event_free(s->cache_ev);
 	if (s->accept_ev != NULL)
 		event_free(s->accept_ev);
+	if (s->lag_ev != NULL)
+		event_free(s->lag_ev);
 	if (server_accept_owner == s)
 		server_accept_owner = NULL;
 	peers_free(s->peers);
@@ -567,6 +569,23 @@ server_cache_cb(evutil_socket_t fd, short what, void *arg)
 	cache_refresh_read_only(s->cache, clock_mono_ms());
 }
 
+/*
+ * The loop-latency probe: due every LOOPLAG_PERIOD_MS, it records how late
+ * it ran (the time the loop spent on something else) and re-arms itself
+ * from now, so one stall counts once.
+ */
+static void
+server_lag_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server	*s = arg;
+	struct timeval	 tv = { 0, LOOPLAG_PERIOD_MS * 1000 };
+	int64_t		 now = clock_mono_us();
+
+	looplag_sample(&s->looplag, now - s->lag_due_us, now);
+	s->lag_due_us = now + LOOPLAG_PERIOD_MS * 1000;
+	evtimer_add(s->lag_ev, &tv);
+}
+
 /* A persistent timer every ms milliseconds. */
 static struct event *
 server_timer(struct server *s, int64_t ms, event_callback_fn cb)
@@ -585,6 +604,7 @@ void
 server_start(struct server *s)
 {
 	const struct config	*cf = s->conf;
+	struct timeval		 lag_tv = { 0, LOOPLAG_PERIOD_MS * 1000 };
 
 	s->ready_at_ms = clock_mono_ms() + cf->wait_time_in_ms_when_sync_empty;
 	s->evict_ev = server_timer(s, cf->eviction_interval_timer_in_ms,
@@ -595,6 +615,10 @@ server_start(struct server *s)
 	if (cf->use_read_only_response_cache)
 		s->cache_ev = server_timer(s,
 		    cf->response_cache_update_interval_ms, server_cache_cb);
+	looplag_init(&s->looplag, clock_mono_us());
+	s->lag_ev = evtimer_new(s->base, server_lag_cb, s);
+	s->lag_due_us = clock_mono_us() + LOOPLAG_PERIOD_MS * 1000;
+	evtimer_add(s->lag_ev, &lag_tv);
 	peers_start(s->peers);
 }
 
@@ -634,4 +658,6 @@ server_stop(struct server *s)
 		event_del(s->delta_ev);
 	if (s->cache_ev != NULL)
 		event_del(s->cache_ev);
+	if (s->lag_ev != NULL)
+		event_del(s->lag_ev);
 }

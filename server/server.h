@@ -13,6 +13,7 @@
 #include <event2/http.h>
 
 #include "config.h"
+#include "looplag.h"
 #include "registry.h"
 
 struct access;
@@ -51,6 +52,9 @@ struct server {
 	struct event		*delta_ev;
 	struct event		*cache_ev;	/* read-only cache refresh */
 	struct event		*accept_ev;	/* resume accepting */
+	struct event		*lag_ev;	/* loop-latency probe */
+	int64_t			 lag_due_us;	/* when it should run */
+	struct looplag		 looplag;
 	struct evconnlistener	*listener;
 	struct ssl_ctx_st	*tls_ctx;	/* server.ssl.enabled: for new
 						   connections (SIGHUP swaps) */

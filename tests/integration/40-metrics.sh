@@ -126,9 +126,19 @@ for name in ("heureka_self_preservation_active", "heureka_renews_threshold",
         bad.append(name + " missing")
 if get("heureka_open_connections") is not None and get("heureka_open_connections") < 1:
     bad.append("heureka_open_connections < 1 during a scrape")
+# The loop-latency probe runs (every 10 ms) and its gauges are exported.
+for name in ("heureka_loop_lag_max_seconds", "heureka_loop_lag_p99_seconds",
+             "heureka_loop_lag_max_since_start_seconds"):
+    if get(name) is None:
+        bad.append(name + " missing")
+if (get("heureka_loop_lag_seconds_count") or 0) < 1:
+    bad.append("heureka_loop_lag_seconds_count: the probe never ran")
+if get("heureka_loop_lag_seconds_bucket", le="+Inf") != get("heureka_loop_lag_seconds_count"):
+    bad.append("heureka_loop_lag_seconds: +Inf bucket != count")
 for name, t in (("heureka_registrations", "counter"),
                 ("heureka_instances", "gauge"),
                 ("heureka_http_request_duration_seconds", "histogram"),
+                ("heureka_loop_lag_seconds", "histogram"),
                 ("heureka_http_requests", "counter")):
     if types.get(name) != t:
         bad.append("type of %s: want %s, got %s" % (name, t, types.get(name)))
