@@ -1523,6 +1523,13 @@ reg_app_gen(const struct reg_app *a)
 	return (a->gen);
 }
 
+/* The name's keyed hash (hash_str_upper of an upper-case name). */
+uint64_t
+reg_app_hash(const struct reg_app *a)
+{
+	return (a->node.hash);
+}
+
 /* Registry-wide generation; heartbeats do not move it. */
 uint64_t
 registry_gen(const struct registry *reg)

@@ -242,6 +242,8 @@ const struct instance *reg_app_instance_at(const struct reg_app *, size_t);
  * overriddenStatus do, since our caches never expire by time.
  */
 uint64_t	 reg_app_gen(const struct reg_app *);
+/* hash_str() of the (upper-case) name, kept by the registry's table. */
+uint64_t	 reg_app_hash(const struct reg_app *);
 /* Bumped on every change that invalidates any encoding. */
 uint64_t	 registry_gen(const struct registry *);
 size_t		 registry_size(const struct registry *);	/* instances */

@@ -16,6 +16,7 @@
 #include "buf.h"
 #include "cache.h"
 #include "gzip.h"
+#include "hash.h"
 #include "instance.h"
 #include "json.h"
 #include "registry.h"
@@ -522,6 +523,19 @@ START_TEST(test_no_time_expiry)
 }
 END_TEST
 
+/* The cache looks fragments up by the registry's hash of the app name. */
+START_TEST(test_app_hash_is_hash_str)
+{
+	size_t	i;
+
+	for (i = 0; i < registry_app_count(reg); i++) {
+		struct reg_app	*a = registry_app_at(reg, i);
+
+		ck_assert(reg_app_hash(a) == hash_str(reg_app_name(a)));
+	}
+}
+END_TEST
+
 /* The gzip full body of variant (xml, full) equals a from-scratch encode. */
 static void
 check_gzip_equals_scratch(int xml)
@@ -602,6 +616,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_empty_registry);
 	tcase_add_test(tc, test_large_registry_segments);
 	tcase_add_test(tc, test_no_time_expiry);
+	tcase_add_test(tc, test_app_hash_is_hash_str);
 	tcase_add_test(tc, test_gzip_large_stitch);
 	suite_add_tcase(s, tc);
 	return (s);
