@@ -3,8 +3,8 @@
  * the metrics and the peers from the configuration, binds the HTTP
  * listener (TCP_NODELAY and a large single-write limit: stock evhttp stalls
  * ~40 ms per large response otherwise), and owns the periodic timers:
- * eviction, the renews-per-minute bucket, delta-queue retention and the
- * optional read-only cache refresh.
+ * eviction, the renews-per-minute bucket, delta-queue retention, the
+ * optional read-only cache refresh and the loop-latency probe (looplag.c).
  *
  * With server.ssl.enabled the main port speaks TLS only: every accepted
  * connection gets an SSL bufferevent from the current context, which
