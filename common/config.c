@@ -280,6 +280,15 @@ static const struct config_opt config_opts[] = {
 	    max_metric_applications, 0, 100000000, "5000",
 	    "heureka: applications with their own /metrics series"),
 
+	/* airlift / Trino discovery */
+	BOOL(N("heureka.airlift.enabled"), airlift_enabled, "true",
+	    "serve airlift's discovery protocol under /v1/"),
+	I64(N("heureka.airlift.max-age-ms"), airlift_max_age_ms,
+	    1000, 86400000, "30000",
+	    "lease of an airlift announcement (whole seconds on the wire)"),
+	STR(N("heureka.airlift.environment"), airlift_environment, NULL,
+	    "environment announcements must name (unset: eureka.environment)"),
+
 	/* dashboard, environment */
 	STR(N("eureka.dashboard.path"), dashboard_path, "/",
 	    "where the status page is served"),

@@ -86,6 +86,11 @@ struct config {
 	int		 register_rate_burst;		/* heureka: 5000 */
 	int		 max_metric_applications;	/* heureka: 5000 */
 
+	/* heureka.airlift.* (airlift / Trino discovery, server/airlift.c) */
+	int		 airlift_enabled;		/* true */
+	int64_t		 airlift_max_age_ms;		/* 30000 */
+	char		*airlift_environment;		/* null: eureka's */
+
 	/* eureka.dashboard.*, eureka.environment, eureka.datacenter */
 	char		*dashboard_path;		/* "/" */
 	int		 dashboard_enabled;		/* true */

@@ -68,6 +68,8 @@ struct lease {
 	int64_t		 service_up_ts;
 	unsigned	 refs;
 	int		 renewed;	/* renewed since registration */
+	int		 uncounted;	/* REGISTRY_UNCOUNTED_KEY: not in
+					   self-preservation's figures */
 	size_t		 bytes;		/* accounted: in reg->bytes while
 					   registered, then in reg->qbytes */
 };
@@ -171,6 +173,7 @@ struct registry {
 	size_t			 nobs;
 
 	int			 expected;
+	int			 uncounted;	/* live leases left out of it */
 	int			 threshold;
 	long			 renews_cur;
 	long			 renews_last;
@@ -1025,8 +1028,14 @@ registry_do_register(struct registry *reg, struct instance *in,
 		reg->size++;
 		reg->counts[in->status]++;
 		/* heureka: also from zero, so no recount timer is needed. */
-		reg->expected++;
-		registry_update_threshold(reg);
+		l->uncounted = kvlist_get(&in->metadata,
+		    REGISTRY_UNCOUNTED_KEY) != NULL;
+		if (l->uncounted)
+			reg->uncounted++;
+		else {
+			reg->expected++;
+			registry_update_threshold(reg);
+		}
 	}
 	r = l->inst;
 	id = l->id;
@@ -1113,7 +1122,8 @@ registry_renew(struct registry *reg, const char *app, const char *id,
 		registry_set_status(reg, l, st);
 		registry_touch(reg, l->app);
 	}
-	reg->renews_cur++;
+	if (!l->uncounted)
+		reg->renews_cur++;
 	lease_renew(l, now);
 	reg->stats.renewals++;
 	registry_notify(reg, REG_EV_RENEW, l->app->name, l->id, l->inst,
@@ -1187,7 +1197,9 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 		registry_touch(reg, NULL);
 	} else
 		registry_touch(reg, a);
-	if (reg->expected > 0) {
+	if (l->uncounted)
+		reg->uncounted--;
+	else if (reg->expected > 0) {
 		reg->expected--;
 		registry_update_threshold(reg);
 	}
@@ -1769,6 +1781,9 @@ void
 registry_open_for_traffic(struct registry *reg, int count, int64_t now)
 {
 	(void)now;
+	/* The start-up sync's count includes leases that renew elsewhere. */
+	if (count > 0 && reg->uncounted > 0)
+		count = count > reg->uncounted ? count - reg->uncounted : 0;
 	reg->expected = count < 0 ? 0 : count;
 	registry_update_threshold(reg);
 }

@@ -64,6 +64,15 @@ struct registry_conf {
 
 void	registry_conf_defaults(struct registry_conf *);
 
+/*
+ * A lease whose metadata holds this key when it is created (airlift's
+ * announcements, server/airlift.c) renews on its own protocol's terms:
+ * it is left out of self-preservation's expected clients and its renewals
+ * are not counted, so a quiet airlift node never looks like a network
+ * partition to Eureka's side and vice versa.
+ */
+#define REGISTRY_UNCOUNTED_KEY	"airlift.type"
+
 enum registry_rc {
 	REG_OK = 0,
 	REG_NOT_FOUND,		/* 404 */

@@ -22,6 +22,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "access.h"
+#include "airlift.h"
 #include "buf.h"
 #include "cache.h"
 #include "clock.h"
@@ -993,6 +994,30 @@ out:
 }
 
 /*
+ * airlift's discovery protocol (server/airlift.c): under /v1/ only, and
+ * only while heureka.airlift.enabled. Inventory reads wait for the
+ * start-up sync as Eureka's do.
+ */
+static void
+h_airlift(struct rctx *x)
+{
+	const struct evhttp_uri	*u = evhttp_request_get_evhttp_uri(x->req);
+	const char		*path = u != NULL ? evhttp_uri_get_path(u) :
+				    NULL;
+
+	if (!x->s->conf->airlift_enabled || path == NULL ||
+	    strncmp(path, "/v1/", 4) != 0) {
+		reply_error(x, 404, "no such resource");
+		return;
+	}
+	if ((x->method == EVHTTP_REQ_GET || x->method == EVHTTP_REQ_HEAD) &&
+	    check_access(x) != 0)
+		return;
+	rest_record(x, airlift_http(x->s, x->req, x->method, x->seg, x->nseg,
+	    x->now));
+}
+
+/*
  * A route: method mask, pattern ("*" is any one segment), handler, and
  * the body it takes (the header-time guard refuses any other body).
  */
@@ -1033,6 +1058,20 @@ static const struct route routes[] = {
 	{ M_GET, { "status" }, "status_info", 0, h_status_info },
 	{ M_GET, { "serverinfo", "statusoverrides" }, "statusoverrides", 0,
 	    h_overrides },
+	{ M_GET, { "announcement", "static" }, "airlift_static", 0,
+	    h_airlift },
+	{ M_POST, { "announcement", "static" }, "airlift_static", 0,
+	    h_airlift, REST_BODY_INSTANCE },
+	{ M_DEL, { "announcement", "static", "*" }, "airlift_static", 0,
+	    h_airlift },
+	{ M_PUT, { "announcement", "*" }, "airlift_announce", 0, h_airlift,
+	    REST_BODY_INSTANCE },
+	{ M_DEL, { "announcement", "*" }, "airlift_announce", 0, h_airlift },
+	{ M_DEL, { "announcement", "*", "*" }, "airlift_announce", 0,
+	    h_airlift },
+	{ M_GET, { "service" }, "airlift_service", 0, h_airlift },
+	{ M_GET, { "service", "*" }, "airlift_service", 0, h_airlift },
+	{ M_GET, { "service", "*", "*" }, "airlift_service", 0, h_airlift },
 };
 
 /* Whether a route's pattern matches the segments. */

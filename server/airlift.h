@@ -1,0 +1,27 @@
+/*
+ * airlift.h: airlift's discovery protocol (Trino's) on heureka's lease
+ * table. Each announced service is an instance of the Eureka application
+ * AIRLIFT-<TYPE>, so it expires, replicates, syncs and shows like any
+ * lease; see airlift.c for the mapping.
+ */
+#ifndef AIRLIFT_H
+#define AIRLIFT_H
+
+#include <event2/http.h>
+
+#include "clock.h"
+
+struct server;
+
+/* Eureka application names of airlift services start with this. */
+#define AIRLIFT_APP_PREFIX	"AIRLIFT-"
+
+/*
+ * Serve one request under /v1/ whose URL-decoded segments are seg[0..n)
+ * (seg[0] is "announcement" or "service"). Replies exactly once and
+ * returns the status code sent.
+ */
+int	airlift_http(struct server *, struct evhttp_request *,
+	    enum evhttp_cmd_type, char **seg, int nseg, struct hk_time now);
+
+#endif
