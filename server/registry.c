@@ -67,9 +67,10 @@ struct lease {
 	int64_t		 eviction_ts;
 	int64_t		 service_up_ts;
 	unsigned	 refs;
-	int		 renewed;	/* renewed since registration */
-	int		 uncounted;	/* REGISTRY_UNCOUNTED_KEY: not in
-					   self-preservation's figures */
+	unsigned	 renewed:1;	/* renewed since registration */
+	unsigned	 uncounted:1;	/* REGISTRY_UNCOUNTED_KEY: not in
+					   self-preservation's figures (a
+					   bit: the lease's size is budgeted) */
 	size_t		 bytes;		/* accounted: in reg->bytes while
 					   registered, then in reg->qbytes */
 };
@@ -1029,7 +1030,7 @@ registry_do_register(struct registry *reg, struct instance *in,
 		reg->counts[in->status]++;
 		/* heureka: also from zero, so no recount timer is needed. */
 		l->uncounted = kvlist_get(&in->metadata,
-		    REGISTRY_UNCOUNTED_KEY) != NULL;
+		    REGISTRY_UNCOUNTED_KEY) != NULL ? 1 : 0;
 		if (l->uncounted)
 			reg->uncounted++;
 		else {

@@ -1663,6 +1663,54 @@ START_TEST(test_instance_too_large)
 }
 END_TEST
 
+/*
+ * Leases marked with REGISTRY_UNCOUNTED_KEY (airlift announcements) are
+ * neither expected clients nor counted renewals, on register, renew,
+ * cancel, eviction and the start-up sync's open-for-traffic count.
+ */
+START_TEST(test_uncounted_leases)
+{
+	struct registry	*reg;
+	struct instance	*in;
+	char		 id[32];
+	int		 i, base;
+
+	reg = registry_new(&cf, T0);
+	base = registry_expected_clients(reg);
+	for (i = 0; i < 3; i++) {
+		snprintf(id, sizeof id, "n:%d", i);
+		in = mkinst("AIRLIFT-TRINO", id, STATUS_UP, 1);
+		kvlist_set(&in->metadata, REGISTRY_UNCOUNTED_KEY, "trino");
+		ck_assert_int_eq(registry_register(reg, in, 0, TM(T0)), REG_OK);
+	}
+	ck_assert_int_eq(registry_expected_clients(reg), base);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "e1", STATUS_UP,
+	    1), 0, TM(T0)), REG_OK);
+	ck_assert_int_eq(registry_expected_clients(reg), base + 1);
+
+	/* Only the Eureka heartbeat counts in the minute's renewals. */
+	for (i = 0; i < 3; i++) {
+		snprintf(id, sizeof id, "n:%d", i);
+		ck_assert_int_eq(registry_renew(reg, "AIRLIFT-TRINO", id, -1,
+		    STATUS_UNKNOWN, 0, TM(T0 + 1000), NULL), REG_OK);
+	}
+	ck_assert_int_eq(registry_renew(reg, "APP", "e1", -1, STATUS_UNKNOWN,
+	    0, TM(T0 + 1000), NULL), REG_OK);
+	registry_tick_minute(reg, T0 + 60000);
+	ck_assert_int_eq(registry_renews_last_min(reg), 1);
+
+	/* Cancelling one leaves the expected count alone. */
+	ck_assert_int_eq(registry_cancel(reg, "AIRLIFT-TRINO", "n:0", 0,
+	    TM(T0 + 2000), 0), REG_OK);
+	ck_assert_int_eq(registry_expected_clients(reg), base + 1);
+
+	/* A sync that copied 3 leases, 2 of them uncounted: 1 expected. */
+	registry_open_for_traffic(reg, 3, T0 + 3000);
+	ck_assert_int_eq(registry_expected_clients(reg), 1);
+	registry_free(reg);
+}
+END_TEST
+
 START_TEST(test_memory_budget)
 {
 	struct registry	*reg;
@@ -1789,6 +1837,7 @@ registry_suite(void)
 	tcase_add_test(tc, test_bytes_accounting);
 	tcase_add_test(tc, test_instance_too_large);
 	tcase_add_test(tc, test_memory_budget);
+	tcase_add_test(tc, test_uncounted_leases);
 	tcase_add_test(tc, test_delta_queue_bound);
 	suite_add_tcase(s, tc);
 
