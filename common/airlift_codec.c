@@ -22,6 +22,10 @@
 static const char *airlift_str(yajl_val, const char *, int, char **, int);
 static int	airlift_props(yajl_val, struct kvlist *, char **);
 static yajl_val	airlift_parse(const char *, size_t, char **);
+static int	airlift_depth_ok(const char *, size_t);
+
+/* Nesting deeper than this is refused before yajl builds a tree of it. */
+#define AIRLIFT_MAX_DEPTH	16
 
 /* Free a service's fields and zero it. */
 void
@@ -65,6 +69,33 @@ airlift_name_ok(const char *s)
 	return (instance_name_ok(s, AIRLIFT_MAX_NAME));
 }
 
+/*
+ * Whether no object or array nests deeper than AIRLIFT_MAX_DEPTH (strings
+ * skipped): the tree, and freeing it, recurse once per level.
+ */
+static int
+airlift_depth_ok(const char *p, size_t len)
+{
+	size_t	i;
+	int	depth = 0, in_str = 0;
+
+	for (i = 0; i < len; i++) {
+		if (in_str) {
+			if (p[i] == '\\')
+				i++;
+			else if (p[i] == '"')
+				in_str = 0;
+		} else if (p[i] == '"')
+			in_str = 1;
+		else if (p[i] == '{' || p[i] == '[') {
+			if (++depth > AIRLIFT_MAX_DEPTH)
+				return (0);
+		} else if (p[i] == '}' || p[i] == ']')
+			depth--;
+	}
+	return (1);
+}
+
 /* Parse a body into a tree; NULL with *cause. */
 static yajl_val
 airlift_parse(const char *body, size_t len, char **cause)
@@ -75,6 +106,11 @@ airlift_parse(const char *body, size_t len, char **cause)
 	/* yajl_tree_parse wants a C string: a NUL inside is refused. */
 	if (memchr(body, '\0', len) != NULL) {
 		*cause = xstrdup("body contains a NUL byte");
+		return (NULL);
+	}
+	if (!airlift_depth_ok(body, len)) {
+		xasprintf(cause, "JSON nested deeper than %d levels",
+		    AIRLIFT_MAX_DEPTH);
 		return (NULL);
 	}
 	copy = xstrndup(body, len);

@@ -133,6 +133,16 @@ START_TEST(test_decode_bounds)
 	free(cause);
 	buf_free(&b);
 
+	/* Deep nesting is refused before a tree is built. */
+	cause = decode_fails("{\"environment\":\"e\",\"x\":[[[[[[[[[[[[[[[[[["
+	    "]]]]]]]]]]]]]]]]]]}");
+	ck_assert_ptr_nonnull(strstr(cause, "nested deeper"));
+	free(cause);
+	cause = decode_fails("{\"environment\":\"[[[[[[[[[[[[[[[[[[[[\",\"x\":"
+	    "\"\\\"[[[[[[[[[[[[[[[[[[[[\"}");
+	ck_assert_ptr_nonnull(strstr(cause, "pool is required"));
+	free(cause);
+
 	/* A NUL inside the body is refused, not truncated. */
 	ck_assert_int_eq(airlift_decode_announcement("{}\0{}", 5,
 	    &(struct airlift_announcement){ 0 }, &cause), -1);
