@@ -1,7 +1,8 @@
 /*
- * airlift_codec.h: the data model and JSON codec of airlift's discovery protocol
- * (the one Trino's nodes speak): a node's announcement of its services,
- * a static announcement, and the service inventory a lookup answers.
+ * airlift_codec.h: the data model and JSON codec of airlift's discovery
+ * protocol (the one Trino's nodes speak): a node's announcement of its
+ * services, a static announcement, and the service inventory a lookup
+ * answers.
  *
  * Ownership: every char * is owned by its struct and freed by the _clear
  * or _free function; NULL means absent (JSON null). The decoders fill a
@@ -26,7 +27,7 @@
 /* One announced service, as the inventory shows it. */
 struct airlift_service {
 	char		*id;
-	char		*node_id;	/* NULL for a static announcement */
+	char		*node_id;	/* NULL: a static announcement */
 	char		*type;
 	char		*pool;
 	char		*location;
@@ -55,7 +56,11 @@ int	airlift_decode_announcement(const char *, size_t,
 int	airlift_decode_static(const char *, size_t, struct airlift_service *,
 	    char **environment, char **cause);
 
-/* {"environment":..., "services":[ ... ]}: open, services, close. */
+/*
+ * {"environment":..., "services":[ ... ]}: open, services, close. Property
+ * keys starting with AIRLIFT_RESERVED_PREFIX are not written (the server
+ * keeps its own keys beside the properties).
+ */
 void	airlift_encode_services_open(struct buf *, const char *environment);
 void	airlift_encode_service(struct buf *, const struct airlift_service *,
 	    int first);

@@ -50,7 +50,7 @@
 #include "airlift.h"
 #include "xmalloc.h"
 
-#define AIRLIFT_STATIC_SECS	(10 * 365 * 86400)	/* "never expires" */
+#define AIRLIFT_STATIC_SECS	(10 * 365 * 86400)	/* "never" */
 #define AIRLIFT_STATIC_NODE	"static"
 #define AIRLIFT_LOOKUP_MAX_AGE	10	/* s: airlift's default delay */
 #define AIRLIFT_RESERVED	7	/* reserved metadata keys at most */
@@ -180,7 +180,7 @@ airlift_view(const struct instance *in, struct airlift_service *v)
 	v->type = (char *)kvlist_get(&in->metadata, K_TYPE);
 	v->pool = (char *)kvlist_get(&in->metadata, K_POOL);
 	v->location = (char *)kvlist_get(&in->metadata, K_LOCATION);
-	v->properties = in->metadata;	/* the encoder skips reserved keys */
+	v->properties = in->metadata;	/* the encoder skips airlift.* */
 }
 
 /* host, ip and port from a property that is an http(s) URL. */
@@ -469,10 +469,11 @@ airlift_announce(struct airlift_req *r)
 	char				*cause = NULL, **keep = NULL;
 	char				 msg[256];
 	size_t				 i, n = 0, nrefs;
-	int				 code = 202, secs = airlift_lease_secs(r->s);
+	int				 code = 202, secs;
 
 	memset(&a, 0, sizeof a);
 	buf_init(&body, 0);
+	secs = airlift_lease_secs(r->s);
 	if (!airlift_name_ok(node) || strcmp(node, AIRLIFT_STATIC_NODE) == 0) {
 		code = airlift_error(r, 400, "invalid node id: printable "
 		    "characters without '/', '?', '#', ':' or spaces, at most "

@@ -174,7 +174,7 @@ struct registry {
 	size_t			 nobs;
 
 	int			 expected;
-	int			 uncounted;	/* live leases left out of it */
+	int			 uncounted;	/* live leases not in it */
 	int			 threshold;
 	long			 renews_cur;
 	long			 renews_last;

@@ -1001,10 +1001,11 @@ out:
 static void
 h_airlift(struct rctx *x)
 {
-	const struct evhttp_uri	*u = evhttp_request_get_evhttp_uri(x->req);
-	const char		*path = u != NULL ? evhttp_uri_get_path(u) :
-				    NULL;
+	const struct evhttp_uri	*u;
+	const char		*path;
 
+	u = evhttp_request_get_evhttp_uri(x->req);
+	path = u != NULL ? evhttp_uri_get_path(u) : NULL;
 	if (!x->s->conf->airlift_enabled || path == NULL ||
 	    strncmp(path, "/v1/", 4) != 0) {
 		reply_error(x, 404, "no such resource");
