@@ -55,13 +55,13 @@
 #define AIRLIFT_LOOKUP_MAX_AGE	10	/* s: airlift's default delay */
 #define AIRLIFT_RESERVED	7	/* reserved metadata keys at most */
 
-#define K_TYPE		"airlift.type"
-#define K_ID		"airlift.id"
-#define K_POOL		"airlift.pool"
-#define K_LOCATION	"airlift.location"
-#define K_ENV		"airlift.environment"
-#define K_NODE		"airlift.nodeId"
-#define K_STATIC	"airlift.static"
+#define K_TYPE		AIRLIFT_META_TYPE
+#define K_ID		AIRLIFT_META_ID
+#define K_POOL		AIRLIFT_META_POOL
+#define K_LOCATION	AIRLIFT_META_LOCATION
+#define K_ENV		AIRLIFT_META_ENV
+#define K_NODE		AIRLIFT_META_NODE
+#define K_STATIC	AIRLIFT_META_STATIC
 
 /* An (app, id) pair of a stored airlift lease, copied out of the table. */
 struct airlift_ref {

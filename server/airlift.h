@@ -15,6 +15,14 @@ struct server;
 
 /* Eureka application names of airlift services start with this. */
 #define AIRLIFT_APP_PREFIX	"AIRLIFT-"
+/* The reserved metadata keys each airlift lease carries (airlift.c). */
+#define AIRLIFT_META_TYPE	"airlift.type"
+#define AIRLIFT_META_ID		"airlift.id"
+#define AIRLIFT_META_POOL	"airlift.pool"
+#define AIRLIFT_META_LOCATION	"airlift.location"
+#define AIRLIFT_META_ENV	"airlift.environment"
+#define AIRLIFT_META_NODE	"airlift.nodeId"	/* dynamic ones */
+#define AIRLIFT_META_STATIC	"airlift.static"	/* static ones */
 
 /*
  * Serve one request under /v1/ whose URL-decoded segments are seg[0..n)

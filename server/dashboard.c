@@ -42,6 +42,7 @@
 #include "xmalloc.h"
 #include "xml.h"
 
+#include "airlift.h"
 #include "dashboard.h"
 #include "dashboard_assets.h"
 #include "metrics.h"
@@ -135,6 +136,7 @@ static void	dash_html_banners(struct dash_ctx *);
 static void	dash_html_system(struct dash_ctx *);
 static void	dash_html_replicas(struct dash_ctx *);
 static void	dash_html_apps(struct dash_ctx *);
+static void	dash_html_airlift(struct dash_ctx *);
 static void	dash_html_instance(struct dash_ctx *, const struct instance *);
 static void	dash_html_general(struct dash_ctx *);
 static void	dash_html_self(struct dash_ctx *);
@@ -841,6 +843,8 @@ dash_section(struct dash_ctx *c, const char *name, size_t len)
 		dash_html_replicas(c);
 	else if (IS("apps"))
 		dash_html_apps(c);
+	else if (IS("airlift"))
+		dash_html_airlift(c);
 	else if (IS("general"))
 		dash_html_general(c);
 	else if (IS("instance"))
@@ -1112,6 +1116,60 @@ dash_html_apps(struct dash_ctx *c)
 		}
 		buf_adds(c->b, "</td></tr>\n");
 	}
+	free(apps);
+}
+
+/* One <td>, escaped ("-" for NULL). */
+static void
+dash_html_td(struct buf *b, const char *v)
+{
+	buf_adds(b, "<td>");
+	dash_html(b, v != NULL ? v : "-");
+	buf_adds(b, "</td>");
+}
+
+/*
+ * airlift services (server/airlift.c): one row per announced service of
+ * the AIRLIFT-* applications, from its reserved metadata keys.
+ */
+static void
+dash_html_airlift(struct dash_ctx *c)
+{
+	struct reg_app		**apps, *app;
+	const struct instance	*inst;
+	const struct kvlist	*md;
+	size_t			  napps, i, j, rows = 0;
+
+	apps = dash_sorted_apps(c->s, &napps);
+	for (i = 0; i < napps && rows < DASH_MAX_LISTED; i++) {
+		app = apps[i];
+		if (strncmp(reg_app_name(app), AIRLIFT_APP_PREFIX,
+		    strlen(AIRLIFT_APP_PREFIX)) != 0)
+			continue;
+		for (j = 0; j < reg_app_size(app) && rows < DASH_MAX_LISTED;
+		    j++) {
+			inst = reg_app_instance_at(app, j);
+			if (inst == NULL || kvlist_get(&inst->metadata,
+			    AIRLIFT_META_TYPE) == NULL)
+				continue;
+			md = &inst->metadata;
+			buf_adds(c->b, "<tr class=\"airlift\">");
+			dash_html_td(c->b, kvlist_get(md, AIRLIFT_META_TYPE));
+			dash_html_td(c->b, kvlist_get(md, AIRLIFT_META_POOL));
+			dash_html_td(c->b, kvlist_get(md, AIRLIFT_META_NODE) !=
+			    NULL ? kvlist_get(md, AIRLIFT_META_NODE) :
+			    "(static)");
+			dash_html_td(c->b, kvlist_get(md, AIRLIFT_META_ID));
+			dash_html_td(c->b, kvlist_get(md,
+			    AIRLIFT_META_LOCATION));
+			dash_html_td(c->b, instance_status_name(inst->status));
+			buf_adds(c->b, "</tr>\n");
+			rows++;
+		}
+	}
+	if (rows == 0)
+		buf_adds(c->b, "<tr class=\"empty\"><td colspan=\"6\">"
+		    "No airlift announcements</td></tr>\n");
 	free(apps);
 }
 

@@ -233,11 +233,36 @@
     if (c) c.textContent = q === '' ? '' : shown + ' of ' + rows.length + ' applications';
   }
 
+  /* airlift services: the AIRLIFT-* applications' reserved metadata. */
+  function renderAirlift(d) {
+    var rows = [];
+    (d.apps || []).forEach(function (a) {
+      if (String(a.name).indexOf('AIRLIFT-') !== 0) return;
+      (a.instances || []).forEach(function (i) {
+        var md = {};
+        (i.metadata || []).forEach(function (kv) { md[kv[0]] = kv[1]; });
+        if (md['airlift.type'] === undefined) return;
+        var tr = el('tr', 'airlift');
+        [md['airlift.type'], md['airlift.pool'],
+         md['airlift.nodeId'] !== undefined ? md['airlift.nodeId'] : '(static)',
+         md['airlift.id'], md['airlift.location'], i.status
+        ].forEach(function (v) {
+          tr.appendChild(el('td', null, v === undefined ? '-' : v));
+        });
+        rows.push(tr);
+      });
+    });
+    if (rows.length === 0) rows.push(emptyRow(6, 'No airlift announcements'));
+    var tb = document.getElementById('airlift-services');
+    if (tb) fill(tb, rows);
+  }
+
   function render(d) {
     renderBanners(d);
     renderSystem(d);
     renderReplicas(d);
     renderApps(d);
+    renderAirlift(d);
     renderPairs('general', d.general);
     renderPairs('instance', d.instance);
     var live = document.getElementById('live');

@@ -98,6 +98,12 @@ assert i["leaseInfo"]["durationInSecs"] == 2, i["leaseInfo"]' "$HK_BODY" ||
 assert_eq "$THRESHOLD" "$(metric "$M" heureka_renews_threshold)" \
     "self-preservation threshold after airlift announcements"
 
+hk_log "the dashboard's own airlift section"
+assert_http 200 GET "$S"
+tr -d '\n' <"$HK_BODY" | grep -q '<tbody id="airlift-services"><tr class="airlift"><td>jmx</td><td>general</td><td>n1</td><td>a2</td><td>/dc1/rack1/n1</td><td>UP</td></tr>' ||
+    fail "dashboard: no airlift row for n1/a2"
+grep -c '<tr class="airlift">' "$HK_BODY" | grep -qx 3 || fail "dashboard: not 3 airlift rows"
+
 hk_log "a changed ETag after a re-announcement; the old set is replaced"
 al_announce "$S" n1 '[{"id":"a3","type":"trino","properties":{"http":"http://10.0.0.1:8081"}}]'
 assert_http 200 GET "${S}v1/service/trino" -H "ETag: $ETAG"
