@@ -1800,6 +1800,7 @@ registry_evict(struct registry *reg, struct hk_time now)
 	struct lease	**exp, *t;
 	size_t		  i, j, nexp = 0, limit, n;
 	int64_t		  extra = 0;
+	int		  only_uncounted;
 
 	if (reg->evicted_once) {
 		extra = now.mono_ms - reg->last_evict_ts -
@@ -1809,18 +1810,24 @@ registry_evict(struct registry *reg, struct hk_time now)
 	}
 	reg->evicted_once = 1;
 	reg->last_evict_ts = now.mono_ms;
-	if (!registry_lease_expiration_enabled(reg) || reg->size == 0)
+	/*
+	 * Self-preservation protects the leases it counts; uncounted ones
+	 * (REGISTRY_UNCOUNTED_KEY) expire on their own protocol's terms.
+	 */
+	only_uncounted = !registry_lease_expiration_enabled(reg);
+	if (reg->size == 0 || (only_uncounted && reg->uncounted == 0))
 		return (0);
 
 	exp = xreallocarray(NULL, reg->size, sizeof *exp);
 	for (i = 0; i < reg->napps; i++) {
 		for (j = 0; j < reg->apps[i]->n; j++) {
 			t = reg->apps[i]->leases[j];
-			if (lease_is_expired(t, extra, now.mono_ms))
+			if ((!only_uncounted || t->uncounted) &&
+			    lease_is_expired(t, extra, now.mono_ms))
 				exp[nexp++] = t;
 		}
 	}
-	limit = reg->size - (size_t)((double)reg->size *
+	limit = only_uncounted ? nexp : reg->size - (size_t)((double)reg->size *
 	    reg->conf.renewal_percent_threshold);
 	n = nexp < limit ? nexp : limit;
 	for (i = 0; i < n; i++) {

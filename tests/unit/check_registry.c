@@ -1707,6 +1707,17 @@ START_TEST(test_uncounted_leases)
 	/* A sync that copied 3 leases, 2 of them uncounted: 1 expected. */
 	registry_open_for_traffic(reg, 3, T0 + 3000);
 	ck_assert_int_eq(registry_expected_clients(reg), 1);
+
+	/*
+	 * Self-preservation (no renewals last minute) keeps the expired
+	 * Eureka lease but not the expired uncounted ones.
+	 */
+	registry_tick_minute(reg, T0 + 120000);
+	ck_assert(!registry_lease_expiration_enabled(reg));
+	ck_assert_int_eq(registry_evict(reg, TM(T0 + 200000)), 2);
+	ck_assert_uint_eq(registry_size(reg), 1);
+	ck_assert_ptr_nonnull(registry_app_find(reg, "APP"));
+	ck_assert_ptr_null(registry_app_find(reg, "AIRLIFT-TRINO"));
 	registry_free(reg);
 }
 END_TEST
