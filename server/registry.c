@@ -1782,9 +1782,6 @@ void
 registry_open_for_traffic(struct registry *reg, int count, int64_t now)
 {
 	(void)now;
-	/* The start-up sync's count includes leases that renew elsewhere. */
-	if (count > 0 && reg->uncounted > 0)
-		count = count > reg->uncounted ? count - reg->uncounted : 0;
 	reg->expected = count < 0 ? 0 : count;
 	registry_update_threshold(reg);
 }
@@ -1864,6 +1861,13 @@ int
 registry_is_below_threshold(const struct registry *reg)
 {
 	return (reg->renews_last <= reg->threshold);
+}
+
+/* Live leases left out of self-preservation (REGISTRY_UNCOUNTED_KEY). */
+int
+registry_uncounted(const struct registry *reg)
+{
+	return (reg->uncounted);
 }
 
 /* expectedNumberOfClientsSendingRenews. */

@@ -308,6 +308,8 @@ void		 registry_tick_minute(struct registry *, int64_t now);
 int		 registry_lease_expiration_enabled(const struct registry *);
 int		 registry_is_below_threshold(const struct registry *);
 int		 registry_expected_clients(const struct registry *);
+/* Live leases carrying REGISTRY_UNCOUNTED_KEY. */
+int		 registry_uncounted(const struct registry *);
 int		 registry_renew_threshold(const struct registry *);
 long		 registry_renews_last_min(const struct registry *);
 const struct registry_stats *registry_stats(const struct registry *);

@@ -626,11 +626,18 @@ server_start(struct server *s)
 void
 server_set_ready(struct server *s, int count)
 {
+	int	counted;
+
 	if (s->ready)
 		return;
 	s->ready = 1;
-	/* Spring substitutes defaultOpenForTrafficCount for an empty sync. */
-	registry_open_for_traffic(s->reg, count > 0 ? count :
+	/*
+	 * Spring substitutes defaultOpenForTrafficCount for an empty sync.
+	 * Leases that renew on another protocol (airlift's) are not clients
+	 * sending renews: a sync that copied only those is an empty one.
+	 */
+	counted = count - registry_uncounted(s->reg);
+	registry_open_for_traffic(s->reg, counted > 0 ? counted :
 	    s->conf->default_open_for_traffic_count, clock_mono_ms());
 	log_info("registry open for traffic (%d instance%s from peers)",
 	    count, count == 1 ? "" : "s");

@@ -217,4 +217,12 @@ wait_until 3 al_is "" "${C}v1/service/trino"
 wait_until 3 al_is "" "${A}v1/service/trino"
 assert_http 204 DELETE "${A}v1/announcement/static/$SID"
 wait_until 3 al_is "" "${C}v1/service/db"
+
+hk_log "a restarted node gets the announcements by the start-up sync"
+hk_kill C
+al_announce "$A" w2 '[{"id":"y1","type":"trino"}]'
+cl_start C "$PC" "$PEERS" -D eureka.environment=test
+wait_until 5 al_is "w2:y1" "${C}v1/service/trino"
+assert_eq 1 "$(metric "${C}metrics" heureka_renews_threshold)" \
+    "C's self-preservation threshold after syncing an airlift lease"
 hk_log "ok"
