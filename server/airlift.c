@@ -694,14 +694,15 @@ airlift_inventory(struct airlift_req *r, const char *type, const char *pool,
 
 	buf_init(&b, 0);
 	airlift_encode_services_open(&b, airlift_environment(r->s));
+	/* One type: its one application, found by name. */
 	if (type != NULL)
 		app = airlift_app_name(type);
-	napps = registry_app_count(r->s->reg);
+	napps = app != NULL ? 1 : registry_app_count(r->s->reg);
 	for (i = 0; i < napps; i++) {
-		a = registry_app_at(r->s->reg, i);
-		if (app != NULL ? strcmp(reg_app_name(a), app) != 0 :
-		    strncmp(reg_app_name(a), AIRLIFT_APP_PREFIX,
-		    strlen(AIRLIFT_APP_PREFIX)) != 0)
+		a = app != NULL ? registry_app_find(r->s->reg, app) :
+		    registry_app_at(r->s->reg, i);
+		if (a == NULL || (app == NULL && strncmp(reg_app_name(a),
+		    AIRLIFT_APP_PREFIX, strlen(AIRLIFT_APP_PREFIX)) != 0))
 			continue;
 		for (j = 0; j < reg_app_size(a); j++) {
 			in = reg_app_instance_at(a, j);
