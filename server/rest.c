@@ -1317,6 +1317,20 @@ parse_query(const char *q, struct evkeyvalq *out)
 	return (rc);
 }
 
+/* A fresh request context: its clock, start time and empty query. */
+static void
+rctx_init(struct rctx *x, struct evhttp_request *req, struct server *s)
+{
+	memset(x, 0, sizeof *x);
+	x->s = s;
+	x->req = req;
+	x->method = evhttp_request_get_command(req);
+	x->start_us = now_us();
+	x->now = clock_now();
+	x->route = "other";
+	TAILQ_INIT(&x->query);
+}
+
 /* evhttp's generic callback: every request lands here. */
 void
 rest_dispatch_cb(struct evhttp_request *req, void *arg)
@@ -1329,14 +1343,7 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	enum access_verdict	 v;
 	int			 i, peer;
 
-	memset(&x, 0, sizeof x);
-	x.s = s;
-	x.req = req;
-	x.method = evhttp_request_get_command(req);
-	x.start_us = now_us();
-	x.now = clock_now();
-	x.route = "other";
-	TAILQ_INIT(&x.query);
+	rctx_init(&x, req, s);
 	path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
 	if (path == NULL || *path == '\0')
 		path = "/";
@@ -1389,14 +1396,7 @@ rest_reject(struct evhttp_request *req, struct server *s, int code,
 	char			 allow[64];
 	static struct log_ratelim rl = LOG_RATELIM_INIT(60000, 1);
 
-	memset(&x, 0, sizeof x);
-	x.s = s;
-	x.req = req;
-	x.method = evhttp_request_get_command(req);
-	x.start_us = now_us();
-	x.now = clock_now();
-	x.route = "other";
-	TAILQ_INIT(&x.query);
+	rctx_init(&x, req, s);
 	path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
 	evhttp_add_header(out, "Connection", "close");
 	if (code == 405 && path != NULL && rest_route_lookup(path,
