@@ -15,7 +15,9 @@
  * Every object being built is reachable from the frame stack or the result,
  * so an error at any point frees everything on one exit path.
  */
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -773,6 +775,45 @@ static const char *const json_known_keys[] = {
 	"responseEntity", "responseList",
 };
 
+#define JSON_NKNOWN	(sizeof json_known_keys / sizeof json_known_keys[0])
+#define JSON_KEY_BUCKETS	128
+
+/*
+ * json_known_keys by hash: the first index per bucket and the next index
+ * in the same bucket, each +1 (0 ends a chain). Built once per process
+ * (pthread_once: the client library decodes from its own threads), so a
+ * key costs one short hash and usually one strcmp instead of a strcmp
+ * against every known key.
+ */
+static uint8_t		json_key_head[JSON_KEY_BUCKETS];
+static uint8_t		json_key_next[JSON_NKNOWN];
+static pthread_once_t	json_key_once = PTHREAD_ONCE_INIT;
+
+/* The bucket of a key (FNV-1a; the table holds only our own keys). */
+static unsigned
+json_key_bucket(const char *k)
+{
+	uint32_t	h = 2166136261u;
+
+	while (*k != '\0')
+		h = (h ^ (unsigned char)*k++) * 16777619u;
+	return (h % JSON_KEY_BUCKETS);
+}
+
+/* pthread_once body: chain every known key into its bucket. */
+static void
+json_key_table(void)
+{
+	size_t		i;
+	unsigned	b;
+
+	for (i = JSON_NKNOWN; i-- > 0;) {
+		b = json_key_bucket(json_known_keys[i]);
+		json_key_next[i] = json_key_head[b];
+		json_key_head[b] = (uint8_t)(i + 1);
+	}
+}
+
 /* Refuse the pending key if frame f has had it already; 0 then. */
 static int
 jctx_key_once(struct jctx *cx, struct frame *f)
@@ -781,13 +822,14 @@ jctx_key_once(struct jctx *cx, struct frame *f)
 
 	if (cx->key == NULL || f->kind == F_SKIP || f->kind == F_META)
 		return (1);
-	for (i = 0; i < sizeof json_known_keys / sizeof json_known_keys[0];
-	    i++) {
-		if (strcmp(cx->key, json_known_keys[i]) != 0)
+	pthread_once(&json_key_once, json_key_table);
+	for (i = json_key_head[json_key_bucket(cx->key)]; i != 0;
+	    i = json_key_next[i - 1]) {
+		if (strcmp(cx->key, json_known_keys[i - 1]) != 0)
 			continue;
-		if (f->seen & ((uint64_t)1 << i))
+		if (f->seen & ((uint64_t)1 << (i - 1)))
 			return (jctx_fail(cx, "duplicate key %s", cx->key));
-		f->seen |= (uint64_t)1 << i;
+		f->seen |= (uint64_t)1 << (i - 1);
 		break;
 	}
 	return (1);
