@@ -1632,17 +1632,26 @@ json_hex4(const char *p)
 static int
 json_surrogates_paired(const char *p, size_t len)
 {
-	size_t	i;
-	long	cp;
-	int	want_low = 0;
+	const char	*bs;
+	size_t		 i = 0;
+	long		 cp;
+	int		 want_low = 0;
 
-	for (i = 0; i < len; i++) {
-		if (p[i] != '\\' || i + 1 >= len || p[i + 1] != 'u' ||
-		    len - i < 6 || (cp = json_hex4(p + i + 2)) < 0) {
+	/* Jump from backslash to backslash: most bodies have none. */
+	while (i < len) {
+		if (want_low) {
+			if (p[i] != '\\')
+				return (0);
+		} else {
+			if ((bs = memchr(p + i, '\\', len - i)) == NULL)
+				break;
+			i = bs - p;
+		}
+		if (i + 1 >= len || p[i + 1] != 'u' || len - i < 6 ||
+		    (cp = json_hex4(p + i + 2)) < 0) {
 			if (want_low)
 				return (0);
-			if (p[i] == '\\')
-				i++;
+			i += 2;
 			continue;
 		}
 		if (cp >= 0xdc00 && cp <= 0xdfff) {
@@ -1653,7 +1662,7 @@ json_surrogates_paired(const char *p, size_t len)
 			return (0);
 		else if (cp >= 0xd800 && cp <= 0xdbff)
 			want_low = 1;
-		i += 5;
+		i += 6;
 	}
 	return (!want_low);
 }
