@@ -108,9 +108,16 @@ static const struct {
 static int
 guard_tchar(unsigned char c)
 {
-	return ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9') || (c != '\0' &&
-	    strchr("!#$%&'*+-.^_`|~", c) != NULL));
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9'))
+		return (1);
+	switch (c) {
+	case '!': case '#': case '$': case '%': case '&': case '\'':
+	case '*': case '+': case '-': case '.': case '^': case '_':
+	case '`': case '|': case '~':
+		return (1);
+	}
+	return (0);
 }
 
 /* Whether the n bytes at p are name, ignoring case. */
@@ -390,9 +397,29 @@ static size_t
 guard_head_end(struct guard *g, struct evbuffer *src)
 {
 	struct evbuffer_ptr	 ptr;
+	struct evbuffer_iovec	 v;
+	const char		*p, *nl;
 	char			 c;
 	size_t			 len = evbuffer_get_length(src), at;
 
+	/* Usually the bytes are one chain: memchr there, no evbuffer_ptr. */
+	if (evbuffer_peek(src, -1, NULL, &v, 1) == 1 && v.iov_len == len) {
+		p = v.iov_base;
+		while (g->scanned < len) {
+			nl = memchr(p + g->scanned, '\n', len - g->scanned);
+			if (nl == NULL) {
+				g->scanned = len;
+				return (0);
+			}
+			at = (size_t)(nl - p);
+			g->scanned = at + 1;
+			if (at == g->line_start || (at == g->line_start + 1 &&
+			    p[g->line_start] == '\r'))
+				return (at + 1);
+			g->line_start = at + 1;
+		}
+		return (0);
+	}
 	while (g->scanned < len) {
 		if (evbuffer_ptr_set(src, &ptr, g->scanned,
 		    EVBUFFER_PTR_SET) != 0)
@@ -423,8 +450,7 @@ static int
 guard_head(struct guard *g, struct evbuffer *src, struct evbuffer *dst)
 {
 	struct guard_head	 h;
-	const char		*reason;
-	char			*head;
+	const char		*reason, *head;
 	size_t			 n;
 	int			 code;
 
@@ -435,17 +461,15 @@ guard_head(struct guard *g, struct evbuffer *src, struct evbuffer *dst)
 		return (1);
 	}
 	g->scanned = g->line_start = 0;
-	head = xmalloc(n);
-	evbuffer_copyout(src, head, n);
+	/* In place: src is the guard's own buffer (one copy at most). */
+	head = (const char *)evbuffer_pullup(src, (ssize_t)n);
 	if ((code = guard_parse_head(head, n, &h, &reason)) == 0 &&
 	    (code = guard_decide(g, &h)) != 0)
 		reason = g->reason;
 	if (code != 0) {
 		guard_refuse(g, src, dst, &h, code, reason);
-		free(head);
 		return (1);
 	}
-	free(head);
 	evbuffer_remove_buffer(src, dst, n);
 	if (h.chunked) {
 		g->state = G_CHUNK_SIZE;
