@@ -693,8 +693,11 @@ override_find(struct registry *reg, const char *id, int64_t now, int touch)
 {
 	struct htab_node	*n;
 	struct override	*o;
-	uint64_t	 h = hash_str(id);
+	uint64_t	 h;
 
+	if (reg->noverrides == 0)
+		return (NULL);	/* the usual case: no id to hash */
+	h = hash_str(id);
 	for (n = htab_first(&reg->override_tab, h); n != NULL; n = n->next) {
 		if (n->hash != h)
 			continue;
@@ -744,8 +747,11 @@ override_del(struct registry *reg, const char *id)
 {
 	struct htab_node	*n;
 	struct override	*o;
-	uint64_t	 h = hash_str(id);
+	uint64_t	 h;
 
+	if (reg->noverrides == 0)
+		return (0);
+	h = hash_str(id);
 	for (n = htab_first(&reg->override_tab, h); n != NULL; n = n->next) {
 		if (n->hash != h)
 			continue;
