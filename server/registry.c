@@ -1138,7 +1138,9 @@ registry_renew(struct registry *reg, const char *app, const char *id,
 
 	if (last_dirty < 0 || !reg->conf.sync_when_timestamp_differs)
 		return (REG_OK);
-	if (registry_visible(reg, app, id, now.mono_ms) == NULL)
+	/* registry_visible() of the same key: l itself, not looked up again. */
+	if (registry_lease_expiration_enabled(reg) &&
+	    lease_is_expired(l, 0, now.mono_ms))
 		return (REG_OK);	/* no stored instance: 200 */
 	stored = l->inst->last_dirty_ts;
 	if (last_dirty > stored) {
