@@ -101,6 +101,7 @@ struct jctx {
 	char			*err;		/* our own cause */
 	int			 found;		/* the wanted object was seen */
 	int64_t			 now;		/* for absent timestamps */
+	char			 scratch[256];	/* a short scalar's text */
 
 	struct instance		*inst;		/* DOC_INSTANCE result */
 	struct application	*app;		/* DOC_APPLICATION result */
@@ -1482,10 +1483,13 @@ json_boolean_cb(void *arg, int b)
 /*
  * Copy a yajl string, refusing oversize ones, embedded NULs and invalid
  * UTF-8 (yajl checks only the byte structure, so overlong forms such as
- * C0 AF and surrogates would otherwise reach our output).
+ * C0 AF and surrogates would otherwise reach our output). A string that
+ * fits buf (when not NULL) is copied there instead of into a new
+ * allocation: a scalar's text lives only until its callback returns.
  */
 static char *
-jctx_copy(struct jctx *cx, const unsigned char *s, size_t len)
+jctx_copy(struct jctx *cx, const unsigned char *s, size_t len, char *buf,
+    size_t bufsz)
 {
 	char	*copy;
 
@@ -1498,47 +1502,52 @@ jctx_copy(struct jctx *cx, const unsigned char *s, size_t len)
 		jctx_fail(cx, "string contains NUL");
 		return (NULL);
 	}
-	copy = xstrndup((const char *)s, len);
+	if (buf != NULL && len < bufsz) {
+		memcpy(buf, s, len);
+		buf[len] = '\0';
+		copy = buf;
+	} else
+		copy = xstrndup((const char *)s, len);
 	if (!utf8_valid(copy)) {
-		free(copy);
+		if (copy != buf)
+			free(copy);
 		jctx_fail(cx, "string is not valid UTF-8");
 		return (NULL);
 	}
 	return (copy);
 }
 
+/* A scalar's text in cx->scratch or a copy; jctx_scalar with it. */
+static int
+jctx_text_scalar(struct jctx *cx, enum jv_type type, const unsigned char *s,
+    size_t len)
+{
+	struct jv	 v = { .type = type, .len = len };
+	char		*copy;
+	int		 rc;
+
+	if ((copy = jctx_copy(cx, s, len, cx->scratch,
+	    sizeof cx->scratch)) == NULL)
+		return (0);
+	v.s = copy;
+	rc = jctx_scalar(cx, &v);
+	if (copy != cx->scratch)
+		free(copy);
+	return (rc);
+}
+
 /* Any number, as its raw text, so longs are parsed without a double. */
 static int
 json_number_cb(void *arg, const char *s, size_t len)
 {
-	struct jctx	*cx = arg;
-	struct jv	 v = { .type = JV_NUM, .len = len };
-	char		*copy;
-	int		 rc;
-
-	if ((copy = jctx_copy(cx, (const unsigned char *)s, len)) == NULL)
-		return (0);
-	v.s = copy;
-	rc = jctx_scalar(cx, &v);
-	free(copy);
-	return (rc);
+	return (jctx_text_scalar(arg, JV_NUM, (const unsigned char *)s, len));
 }
 
 /* A string value (yajl has already checked it is valid UTF-8). */
 static int
 json_string_cb(void *arg, const unsigned char *s, size_t len)
 {
-	struct jctx	*cx = arg;
-	struct jv	 v = { .type = JV_STR, .len = len };
-	char		*copy;
-	int		 rc;
-
-	if ((copy = jctx_copy(cx, s, len)) == NULL)
-		return (0);
-	v.s = copy;
-	rc = jctx_scalar(cx, &v);
-	free(copy);
-	return (rc);
+	return (jctx_text_scalar(arg, JV_STR, s, len));
 }
 
 /* An object key: kept until the value that follows consumes it. */
@@ -1548,7 +1557,7 @@ json_map_key_cb(void *arg, const unsigned char *s, size_t len)
 	struct jctx	*cx = arg;
 
 	free(cx->key);
-	if ((cx->key = jctx_copy(cx, s, len)) == NULL)
+	if ((cx->key = jctx_copy(cx, s, len, NULL, 0)) == NULL)
 		return (0);
 	return (1);
 }
