@@ -2,9 +2,11 @@
  * httputil.c: small evhttp helpers. Kept free of server state so the CLI
  * and the tests can use them too.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/http.h>
@@ -91,6 +93,32 @@ http_read_body(struct evhttp_request *req, size_t max, struct buf *out,
 	return (0);
 }
 
+/*
+ * The Date header's value for this second (RFC 9110 IMF-fixdate, the
+ * text evhttp would write), formatted once per second and thread rather
+ * than by evhttp for every reply.
+ */
+static const char *
+http_date(void)
+{
+	static const char *const	 wday[] = { "Sun", "Mon", "Tue", "Wed",
+	    "Thu", "Fri", "Sat" };
+	static const char *const	 mon[] = { "Jan", "Feb", "Mar", "Apr",
+	    "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+	static _Thread_local char	 buf[32];
+	static _Thread_local time_t	 last = -1;
+	struct tm			 tm;
+	time_t				 t = time(NULL);
+
+	if (t != last && gmtime_r(&t, &tm) != NULL) {
+		snprintf(buf, sizeof buf, "%s, %02d %s %d %02d:%02d:%02d GMT",
+		    wday[tm.tm_wday], tm.tm_mday, mon[tm.tm_mon],
+		    tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		last = t;
+	}
+	return (buf[0] != '\0' ? buf : NULL);
+}
+
 /* Send a complete reply. */
 void
 http_reply(struct evhttp_request *req, int code, const char *ctype,
@@ -98,7 +126,11 @@ http_reply(struct evhttp_request *req, int code, const char *ctype,
 {
 	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
 	struct evbuffer		*b = NULL;
+	const char		*date;
 
+	if ((date = http_date()) != NULL &&
+	    evhttp_find_header(h, "Date") == NULL)
+		evhttp_add_header(h, "Date", date);
 	if (ctype != NULL)
 		evhttp_add_header(h, "Content-Type", ctype);
 	if (body != NULL && len > 0) {
