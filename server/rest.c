@@ -1147,11 +1147,17 @@ split_path(char **seg, int *nseg, const char *path)
 		n = e != NULL ? (size_t)(e - p) : strlen(p);
 		if (*nseg == MAX_SEGMENTS)
 			return (-1);
-		raw = xstrndup(p, n);
-		dec = evhttp_uridecode(raw, 0, &declen);
-		free(raw);
-		if (dec == NULL)
-			return (-1);
+		if (memchr(p, '%', n) == NULL) {
+			/* Nothing to decode: one copy, not two. */
+			dec = xstrndup(p, n);
+			declen = n;
+		} else {
+			raw = xstrndup(p, n);
+			dec = evhttp_uridecode(raw, 0, &declen);
+			free(raw);
+			if (dec == NULL)
+				return (-1);
+		}
 		/*
 		 * "%00" would hide the rest of a name from C strings, and
 		 * names go into JSON and XML, which must stay valid UTF-8.
