@@ -102,6 +102,7 @@ struct jctx {
 	int			 found;		/* the wanted object was seen */
 	int64_t			 now;		/* for absent timestamps */
 	char			 scratch[256];	/* a short scalar's text */
+	char			 keybuf[64];	/* a short key's text */
 
 	struct instance		*inst;		/* DOC_INSTANCE result */
 	struct application	*app;		/* DOC_APPLICATION result */
@@ -815,6 +816,15 @@ json_key_table(void)
 	}
 }
 
+/* Forget the pending key (in cx->keybuf or allocated). */
+static void
+jctx_key_drop(struct jctx *cx)
+{
+	if (cx->key != cx->keybuf)
+		free(cx->key);
+	cx->key = NULL;
+}
+
 /* Refuse the pending key if frame f has had it already; 0 then. */
 static int
 jctx_key_once(struct jctx *cx, struct frame *f)
@@ -1124,8 +1134,7 @@ jctx_scalar(struct jctx *cx, const struct jv *v)
 		break;
 	}
 out:
-	free(cx->key);
-	cx->key = NULL;
+	jctx_key_drop(cx);
 	return (rc);
 }
 
@@ -1382,8 +1391,7 @@ done:
 bad:
 	rc = jctx_fail(cx, "invalid %s", k[0] != '\0' ? k : "value");
 out:
-	free(cx->key);
-	cx->key = NULL;
+	jctx_key_drop(cx);
 	return (rc);
 }
 
@@ -1556,8 +1564,9 @@ json_map_key_cb(void *arg, const unsigned char *s, size_t len)
 {
 	struct jctx	*cx = arg;
 
-	free(cx->key);
-	if ((cx->key = jctx_copy(cx, s, len, NULL, 0)) == NULL)
+	jctx_key_drop(cx);
+	if ((cx->key = jctx_copy(cx, s, len, cx->keybuf,
+	    sizeof cx->keybuf)) == NULL)
 		return (0);
 	return (1);
 }
@@ -1610,8 +1619,7 @@ jctx_cleanup(struct jctx *cx)
 		cx->st[i].in = NULL;
 	}
 	cx->depth = 0;
-	free(cx->key);
-	cx->key = NULL;
+	jctx_key_drop(cx);
 }
 
 /* The value of 4 hex digits, or -1. */
@@ -1726,8 +1734,7 @@ out:
 		jctx_cleanup(cx);
 	free(cx->err);
 	cx->err = NULL;
-	free(cx->key);
-	cx->key = NULL;
+	jctx_key_drop(cx);
 	return (rc);
 }
 
