@@ -854,8 +854,7 @@ h_status_info(struct rctx *x)
  * tombstone covers.
  */
 static int
-batch_register(struct server *s, const struct repl_item *it,
-    struct hk_time now)
+batch_register(struct server *s, struct repl_item *it, struct hk_time now)
 {
 	struct instance	*in;
 	char		 msg[512], app[INSTANCE_MAX_NAME + 1];
@@ -864,7 +863,9 @@ batch_register(struct server *s, const struct repl_item *it,
 
 	if (it->info == NULL)
 		return (200);
-	in = instance_dup(it->info);
+	/* Taken over, not copied: the batch is freed after it is applied. */
+	in = it->info;
+	it->info = NULL;
 	snprintf(app, sizeof app, "%s", it->app_name != NULL ?
 	    it->app_name : (in->app != NULL ? in->app : ""));
 	str_upper(app);
@@ -885,14 +886,14 @@ batch_register(struct server *s, const struct repl_item *it,
 
 /* Apply every item of a replication batch, answering one result each. */
 void
-rest_apply_batch(struct server *s, const struct repl_list *l,
+rest_apply_batch(struct server *s, struct repl_list *l,
     struct repl_response *out)
 {
 	struct hk_time		 now = clock_now();
 	size_t			 i;
 
 	for (i = 0; i < l->n; i++) {
-		const struct repl_item		*it = &l->items[i];
+		struct repl_item		*it = &l->items[i];
 		struct repl_response_item	*r = repl_response_add(out);
 		const struct instance		*conflict = NULL;
 		char				 app[INSTANCE_MAX_NAME + 1];

@@ -23,8 +23,11 @@ enum rest_body {
 
 /* The evhttp generic callback; arg is the struct server. */
 void	rest_dispatch_cb(struct evhttp_request *, void *);
-/* Apply a replication batch item by item (§6.3), as the HTTP handlers do. */
-void	rest_apply_batch(struct server *, const struct repl_list *,
+/*
+ * Apply a replication batch item by item (§6.3), as the HTTP handlers do.
+ * A register item's instance is taken over (its info is NULL after).
+ */
+void	rest_apply_batch(struct server *, struct repl_list *,
 	    struct repl_response *);
 
 /*
