@@ -906,7 +906,8 @@ rest_apply_batch(struct server *s, struct repl_list *l,
 			    batch_register(s, it, now) : 400;
 			continue;
 		}
-		snprintf(app, sizeof app, "%s", it->app_name);
+		/* instance_name_ok bounded it to INSTANCE_MAX_NAME bytes. */
+		memcpy(app, it->app_name, strlen(it->app_name) + 1);
 		str_upper(app);
 		switch (it->action) {
 		case REPL_REGISTER:
