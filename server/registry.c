@@ -862,9 +862,15 @@ recent_add(struct recent_ring *r, int64_t ts, const char *app,
     const char *id)
 {
 	struct recent	*e = &r->v[r->next];
+	size_t		 an = strlen(app), in = strlen(id);
 
+	/* What xasprintf("%s(%s)") wrote, without the format machinery. */
 	free(e->what);
-	xasprintf(&e->what, "%s(%s)", app, id);
+	e->what = xmalloc(an + in + 3);
+	memcpy(e->what, app, an);
+	e->what[an] = '(';
+	memcpy(e->what + an + 1, id, in);
+	memcpy(e->what + an + 1 + in, ")", 2);
 	e->ts = ts;
 	r->next = (r->next + 1) % REGISTRY_RECENT_MAX;
 	if (r->n < REGISTRY_RECENT_MAX)
