@@ -178,6 +178,11 @@ access_classify(enum evhttp_cmd_type method, const char *rel,
 	}
 	while (*rel == '/')
 		rel++;
+	/* heureka/watch and heureka/apps/{app}/leader are the clients'. */
+	if (strcmp(rel, "heureka/watch") == 0 ||
+	    strcmp(rel, "heureka/watch/stats") == 0 ||
+	    strncmp(rel, "heureka/apps/", 13) == 0)
+		return (get ? ACCESS_READ : ACCESS_WRITE);
 	if (strncmp(rel, "heureka", 7) == 0 &&
 	    (rel[7] == '\0' || rel[7] == '/'))
 		return (ACCESS_PEER);
