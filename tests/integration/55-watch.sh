@@ -1,5 +1,5 @@
 #!/bin/sh
-# 50-watch.sh: the watch stream on one node (issue 14). Every kind of
+# 55-watch.sh: the watch stream on one node (issue 14). Every kind of
 # change makes one event, in order, with rising ids, and a heartbeat none;
 # ?app= narrows the scope; Last-Event-ID resumes with exactly the missed
 # events and no snapshot; keep-alive comments flow; the watcher cap
