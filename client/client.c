@@ -1570,6 +1570,32 @@ heureka_client_get_instance(struct heureka_client *c, const char *id)
 	return (hi);
 }
 
+/* The leader of app in the local copy, by the server's rule. */
+struct heureka_instance *
+heureka_client_leader(struct heureka_client *c, const char *app)
+{
+	struct application	*a;
+	struct instance		*in, *best = NULL;
+	struct heureka_instance	*hi = NULL;
+	size_t			 i;
+
+	if (app == NULL)
+		return (NULL);
+	LOCK(c);
+	if ((a = applications_find(c->apps, app)) != NULL) {
+		for (i = 0; i < a->n; i++) {
+			in = a->instances[i];
+			if (in->status == STATUS_UP && (best == NULL ||
+			    instance_leader_before(in, best)))
+				best = in;
+		}
+	}
+	if (best != NULL)
+		hi = hk_instance_export(best);
+	UNLOCK(c);
+	return (hi);
+}
+
 /* Round robin over the UP instances of app. */
 struct heureka_instance *
 heureka_client_next_up(struct heureka_client *c, const char *app)

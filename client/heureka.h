@@ -166,6 +166,13 @@ struct heureka_instance *heureka_client_get_instance(struct heureka_client *,
 /* Round robin over the UP instances of app; NULL if there is none. */
 struct heureka_instance *heureka_client_next_up(struct heureka_client *,
 	    const char *app);
+/*
+ * The leader of app in the local copy (no I/O): the same rule as
+ * heurekad's GET {base}heureka/apps/{app}/leader (README, "Watch and
+ * leader"); a copy to free, NULL if app has no UP instance.
+ */
+struct heureka_instance *heureka_client_leader(struct heureka_client *,
+	    const char *app);
 /* Number of instances in the local copy (any status); -1 before a fetch. */
 long	heureka_client_count(struct heureka_client *);
 

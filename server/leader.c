@@ -29,35 +29,6 @@
 
 #define LEADER_MAX_PINS	64	/* stale pins released per PUT at most */
 
-/* The pin stamp of an instance, 0 if not pinned. */
-static int64_t
-leader_pin(const struct instance *in)
-{
-	const char	*v = kvlist_get(&in->metadata, LEADER_PIN_KEY);
-	char		*end;
-	long long	 n;
-
-	if (v == NULL || *v == '\0')
-		return (0);
-	n = strtoll(v, &end, 10);
-	return (*end == '\0' && n > 0 ? (int64_t)n : 0);
-}
-
-/* Whether candidate a ranks before b (the leader rule). */
-static int
-leader_before(const struct instance *a, const struct instance *b)
-{
-	int64_t	pa = leader_pin(a), pb = leader_pin(b);
-
-	if ((pa > 0) != (pb > 0))
-		return (pa > 0);
-	if (pa != pb)
-		return (pa > pb);		/* the newest pin */
-	if (pa == 0 && a->lease.registration_ts != b->lease.registration_ts)
-		return (a->lease.registration_ts < b->lease.registration_ts);
-	return (strcmp(instance_id(a), instance_id(b)) < 0);
-}
-
 /* The leader of app: a visible UP instance ranked first, or NULL. */
 const struct instance *
 leader_find(struct registry *reg, const char *app, int64_t mono)
@@ -74,7 +45,7 @@ leader_find(struct registry *reg, const char *app, int64_t mono)
 		if (in->status != STATUS_UP ||
 		    (hide && reg_app_lease_expired(a, i, mono)))
 			continue;
-		if (best == NULL || leader_before(in, best))
+		if (best == NULL || instance_leader_before(in, best))
 			best = in;
 	}
 	return (best);

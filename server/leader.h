@@ -20,9 +20,10 @@
 #include <event2/keyvalq_struct.h>
 
 #include "clock.h"
+#include "instance.h"
 #include "registry.h"
 
-#define LEADER_PIN_KEY	"heureka.leader.pinned"
+#define LEADER_PIN_KEY	INSTANCE_LEADER_PIN_KEY
 
 struct server;
 

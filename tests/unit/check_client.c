@@ -702,6 +702,67 @@ START_TEST(test_lookups)
 }
 END_TEST
 
+/* heureka_client_leader: the server's rule over the local copy. */
+START_TEST(test_leader)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 0, 1);
+	struct applications	*as = applications_new();
+	struct application	*a = applications_get(as, "A");
+	struct heureka_instance	*x;
+	struct instance		*in;
+	char			*body;
+
+	in = mkinst("A", "b", STATUS_UP, ACTION_ADDED);
+	in->has_lease = 1;
+	in->lease.registration_ts = 2000;
+	application_add(a, in);
+	in = mkinst("A", "c", STATUS_UP, ACTION_ADDED);
+	in->has_lease = 1;
+	in->lease.registration_ts = 1000;		/* the oldest UP */
+	application_add(a, in);
+	in = mkinst("A", "a", STATUS_DOWN, ACTION_ADDED);
+	in->has_lease = 1;
+	in->lease.registration_ts = 500;		/* older, not UP */
+	application_add(a, in);
+	in = mkinst("A", "d", STATUS_UP, ACTION_ADDED);
+	in->has_lease = 1;
+	in->lease.registration_ts = 1000;		/* tie: id decides */
+	application_add(a, in);
+	hk_client_start(c);
+	body = apps_json(as, 1, NULL);
+	reply(last(), 200, body);
+	free(body);
+	x = heureka_client_leader(c, "a");
+	ck_assert_ptr_nonnull(x);
+	ck_assert_str_eq(x->instance_id, "c");
+	heureka_instance_free(x);
+	ck_assert_ptr_null(heureka_client_leader(c, "NOPE"));
+	heureka_client_free(c);
+
+	/* A pin wins over seniority. */
+	c = mkclient("http://s1/eureka/", 0, 1);
+	as = applications_new();
+	a = applications_get(as, "A");
+	in = mkinst("A", "old", STATUS_UP, ACTION_ADDED);
+	in->has_lease = 1;
+	in->lease.registration_ts = 1000;
+	application_add(a, in);
+	in = mkinst("A", "pinned", STATUS_UP, ACTION_ADDED);
+	in->has_lease = 1;
+	in->lease.registration_ts = 9000;
+	kvlist_set(&in->metadata, INSTANCE_LEADER_PIN_KEY, "5");
+	application_add(a, in);
+	hk_client_start(c);
+	body = apps_json(as, 1, NULL);
+	reply(last(), 200, body);
+	free(body);
+	x = heureka_client_leader(c, "A");
+	ck_assert_str_eq(x->instance_id, "pinned");
+	heureka_instance_free(x);
+	heureka_client_free(c);
+}
+END_TEST
+
 static Suite *
 client_suite(void)
 {
@@ -722,6 +783,7 @@ client_suite(void)
 	tcase_add_test(tc, test_heartbeat_404);
 	tcase_add_test(tc, test_cancel_on_stop);
 	tcase_add_test(tc, test_lookups);
+	tcase_add_test(tc, test_leader);
 	suite_add_tcase(s, tc);
 	return (s);
 }
