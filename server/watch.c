@@ -249,13 +249,18 @@ watch_emit(struct watch *w, const char *type, const struct instance *in,
 	}
 }
 
-/* Announce app's leader if it is not the one last announced. */
+/*
+ * Announce app's leader if it is not the one last announced, and note the
+ * app's generation (kept while the app exists, so that a heartbeat of an
+ * app without a leader is still known for one).
+ */
 static void
 watch_leader_check(struct watch *w, const char *app, int64_t mono)
 {
 	const struct instance	*in = leader_find(w->s->reg, app, mono);
-	struct watch_app	*a = watch_app_get(w, app, in != NULL);
-	struct reg_app		*ra;
+	struct reg_app		*ra = registry_app_find(w->s->reg, app);
+	struct watch_app	*a = watch_app_get(w, app, in != NULL ||
+				    ra != NULL);
 
 	if (a == NULL)
 		return;
@@ -403,8 +408,12 @@ watch_close_all(struct watch *w)
 
 	if (w == NULL)
 		return;
-	while ((wr = TAILQ_FIRST(&w->watchers)) != NULL)
+	while ((wr = TAILQ_FIRST(&w->watchers)) != NULL) {
 		evhttp_connection_free(wr->evcon);
+		/* Its close callback forgets it; if none ran, do it here. */
+		if (TAILQ_FIRST(&w->watchers) == wr)
+			watcher_free(wr);
+	}
 }
 
 /* Close every stream and free the watch. */

@@ -29,8 +29,11 @@ hk_register "$A" APP1 a
 hk_register "$A" APP2 b
 assert_http 200 PUT "${A}apps/APP1/a"			# heartbeat: no event
 assert_http 200 PUT "${A}apps/APP1/a/status?value=DOWN"
+assert_http 200 PUT "${A}apps/APP1/a"		# nor with no leader
 assert_http 200 DELETE "${A}apps/APP1/a/status?value=UP"
 assert_http 200 PUT "${A}apps/APP1/a/metadata?k=v"
+hk_register "$A" APP3 c STARTING
+assert_http 200 PUT "${A}apps/APP3/c"		# an app that never had one
 assert_http 200 DELETE "${A}apps/APP2/b"
 wait_until 5 has "$HK_ROOT/w1" "LEADER .* APP2 - "
 EXP="SYNCED - - -
@@ -43,10 +46,11 @@ LEADER APP1 - UNKNOWN
 MODIFIED APP1 a UP
 LEADER APP1 a UP
 MODIFIED APP1 a UP
+ADDED APP3 c STARTING
 DELETED APP2 b DOWN
 LEADER APP2 - UNKNOWN"
 assert_eq "$EXP" "$(events "$HK_ROOT/w1" | cut -d' ' -f1,3-)" "events on w1"
-assert_eq "$(printf '%s\n' "$EXP" | grep -v APP2)" \
+assert_eq "$(printf '%s\n' "$EXP" | grep -v 'APP2\|APP3')" \
     "$(events "$HK_ROOT/w2" | cut -d' ' -f1,3-)" "events on w2 (app=APP1)"
 IDS=$(events "$HK_ROOT/w1" | sed 1d | cut -d' ' -f2)
 assert_eq "$IDS" "$(printf '%s\n' "$IDS" | sort -n -u)" "ids rise"
