@@ -122,6 +122,9 @@ enum heureka_change {
 typedef void (*heureka_change_cb)(struct heureka_client *,
     enum heureka_change, const struct heureka_instance *, void *arg);
 typedef void (*heureka_done_cb)(void *arg);
+/* A new leader of app (NULL: it has none); see heureka_client_leader. */
+typedef void (*heureka_leader_cb)(struct heureka_client *, const char *app,
+    const struct heureka_instance *, void *arg);
 
 /*
  * Create a client; NULL with a message in *cause (caller frees) on a bad
@@ -176,6 +179,9 @@ struct heureka_instance *heureka_client_leader(struct heureka_client *,
 /* Number of instances in the local copy (any status); -1 before a fetch. */
 long	heureka_client_count(struct heureka_client *);
 
+/* Called after a fetch for each application whose leader changed. */
+void	heureka_client_on_leader_change(struct heureka_client *,
+	    heureka_leader_cb, void *);
 /* Called for every change seen in the local copy (after each fetch). */
 void	heureka_client_on_change(struct heureka_client *, heureka_change_cb,
 	    void *);
