@@ -126,6 +126,9 @@ wait_until 5 has "$HK_ROOT/w2" "LEADER .* APP1 after"
 assert_http 200 DELETE "${A}heureka/apps/APP1/leader"
 wait_until 5 has "$HK_ROOT/w2" "LEADER .* APP1 a UP"
 assert_http 405 POST "${A}heureka/apps/APP1/leader"
+# The dashboard shows it, in the page and in its feed.
+assert_contains '<div class="leader">leader: a</div>' "$(hk_curl "${A%eureka/}")" "dashboard"
+assert_contains '"name":"APP1","leader":"a"' "$(hk_curl "${A%eureka/}heureka-assets/status.json")" "feed"
 
 kill "$P2" "$P4" 2>/dev/null || true
 hk_stop A
