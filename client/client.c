@@ -28,6 +28,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -134,6 +135,10 @@ struct heureka_client {
 	uint64_t		 rnd;
 	heureka_change_cb	 change_cb;
 	void			*change_arg;
+	heureka_leader_cb	 leader_cb;
+	void			*leader_arg;
+	char			**leaders;	/* "APP\0id" per app last told */
+	size_t			 nleaders;
 
 	/* Threading and shutdown. */
 	struct event_base	*own_base;
@@ -916,6 +921,90 @@ change_cb(enum action_type at, const struct instance *in, void *arg)
 	heureka_instance_free(hi);
 }
 
+/* The leader of one application of the local copy (the server's rule). */
+static struct instance *
+app_leader(const struct application *a)
+{
+	struct instance	*best = NULL;
+	size_t		 i;
+
+	for (i = 0; i < a->n; i++) {
+		if (a->instances[i]->status == STATUS_UP && (best == NULL ||
+		    instance_leader_before(a->instances[i], best)))
+			best = a->instances[i];
+	}
+	return (best);
+}
+
+/* The stored "APP\0id" entry of app, or NULL. */
+static char **
+leader_slot(struct heureka_client *c, const char *app)
+{
+	size_t	i;
+
+	for (i = 0; i < c->nleaders; i++)
+		if (strcasecmp(c->leaders[i], app) == 0)
+			return (&c->leaders[i]);
+	return (NULL);
+}
+
+/*
+ * After a fetch: tell the leader callback of every application whose
+ * leader differs from the one last told (NULL: it has none any more).
+ * O(apps^2) name matches per fetch, only with a callback set.
+ */
+static void
+leaders_check(struct heureka_client *c)
+{
+	struct application	*a;
+	struct instance		*in;
+	struct heureka_instance	*hi;
+	char			**slot, *e;
+	size_t			 i, alen;
+
+	if (c->leader_cb == NULL)
+		return;
+	for (i = 0; i < c->apps->n; i++) {
+		a = c->apps->apps[i];
+		in = app_leader(a);
+		slot = leader_slot(c, a->name);
+		alen = strlen(a->name);
+		if (in == NULL ? slot == NULL : slot != NULL &&
+		    strcmp(*slot + alen + 1, instance_id(in)) == 0)
+			continue;
+		if (in == NULL) {
+			free(*slot);
+			*slot = c->leaders[--c->nleaders];
+		} else {
+			e = xmalloc(alen + strlen(instance_id(in)) + 2);
+			memcpy(e, a->name, alen + 1);
+			strcpy(e + alen + 1, instance_id(in));
+			if (slot != NULL) {
+				free(*slot);
+				*slot = e;
+			} else {
+				c->leaders = xreallocarray(c->leaders,
+				    c->nleaders + 1, sizeof *c->leaders);
+				c->leaders[c->nleaders++] = e;
+			}
+		}
+		hi = in != NULL ? hk_instance_export(in) : NULL;
+		c->leader_cb(c, a->name, hi, c->leader_arg);
+		heureka_instance_free(hi);
+	}
+	/* Applications gone from the copy: no leader. */
+	for (i = 0; i < c->nleaders; ) {
+		if (applications_find(c->apps, c->leaders[i]) != NULL) {
+			i++;
+			continue;
+		}
+		e = c->leaders[i];
+		c->leaders[i] = c->leaders[--c->nleaders];
+		c->leader_cb(c, e, NULL, c->leader_arg);
+		free(e);
+	}
+}
+
 /* Shuffle each application's instances (§7.6; lookups filter UP). */
 static void
 shuffle(struct heureka_client *c)
@@ -971,6 +1060,7 @@ full_done(int status, const char *body, size_t len, void *arg)
 	c->fetched = 1;
 	hk_diff(old, as, change_cb, c);
 	applications_free(old);
+	leaders_check(c);
 out:
 	refresh_finish(c);
 }
@@ -999,6 +1089,7 @@ delta_done(int status, const char *body, size_t len, void *arg)
 	}
 	hk_merge_delta(c->apps, d, change_cb, c);
 	c->apps->versions_delta = d->versions_delta;
+	leaders_check(c);
 	shuffle(c);
 	/* buf_steal leaves an empty string unterminated: avoid "". */
 	hash = applications_count(c->apps) == 0 ? xstrdup("") :
@@ -1329,6 +1420,9 @@ client_free(struct heureka_client *c)
 	tls_ctx_free(c->tls_ctx);
 	hk_endpoints_clear(&c->ep);
 	applications_free(c->apps);
+	for (size_t li = 0; li < c->nleaders; li++)
+		free(c->leaders[li]);
+	free(c->leaders);
 	instance_free(c->self);
 	free(c->self_path);
 	htab_sweep(&c->rr, hk_rr_free_cb, NULL);
@@ -1570,6 +1664,25 @@ heureka_client_get_instance(struct heureka_client *c, const char *id)
 	return (hi);
 }
 
+/* The leader of app in the local copy, by the server's rule. */
+struct heureka_instance *
+heureka_client_leader(struct heureka_client *c, const char *app)
+{
+	struct application	*a;
+	struct instance		*best = NULL;
+	struct heureka_instance	*hi = NULL;
+
+	if (app == NULL)
+		return (NULL);
+	LOCK(c);
+	if ((a = applications_find(c->apps, app)) != NULL)
+		best = app_leader(a);
+	if (best != NULL)
+		hi = hk_instance_export(best);
+	UNLOCK(c);
+	return (hi);
+}
+
 /* Round robin over the UP instances of app. */
 struct heureka_instance *
 heureka_client_next_up(struct heureka_client *c, const char *app)
@@ -1626,6 +1739,17 @@ heureka_client_count(struct heureka_client *c)
 	n = c->fetched ? (long)applications_count(c->apps) : -1;
 	UNLOCK(c);
 	return (n);
+}
+
+/* Register the leader-change callback. */
+void
+heureka_client_on_leader_change(struct heureka_client *c,
+    heureka_leader_cb cb, void *arg)
+{
+	LOCK(c);
+	c->leader_cb = cb;
+	c->leader_arg = arg;
+	UNLOCK(c);
 }
 
 /* Register the change callback. */

@@ -122,6 +122,9 @@ enum heureka_change {
 typedef void (*heureka_change_cb)(struct heureka_client *,
     enum heureka_change, const struct heureka_instance *, void *arg);
 typedef void (*heureka_done_cb)(void *arg);
+/* A new leader of app (NULL: it has none); see heureka_client_leader. */
+typedef void (*heureka_leader_cb)(struct heureka_client *, const char *app,
+    const struct heureka_instance *, void *arg);
 
 /*
  * Create a client; NULL with a message in *cause (caller frees) on a bad
@@ -166,9 +169,19 @@ struct heureka_instance *heureka_client_get_instance(struct heureka_client *,
 /* Round robin over the UP instances of app; NULL if there is none. */
 struct heureka_instance *heureka_client_next_up(struct heureka_client *,
 	    const char *app);
+/*
+ * The leader of app in the local copy (no I/O): the same rule as
+ * heurekad's GET {base}heureka/apps/{app}/leader (README, "Watch and
+ * leader"); a copy to free, NULL if app has no UP instance.
+ */
+struct heureka_instance *heureka_client_leader(struct heureka_client *,
+	    const char *app);
 /* Number of instances in the local copy (any status); -1 before a fetch. */
 long	heureka_client_count(struct heureka_client *);
 
+/* Called after a fetch for each application whose leader changed. */
+void	heureka_client_on_leader_change(struct heureka_client *,
+	    heureka_leader_cb, void *);
 /* Called for every change seen in the local copy (after each fetch). */
 void	heureka_client_on_change(struct heureka_client *, heureka_change_cb,
 	    void *);

@@ -289,6 +289,17 @@ static const struct config_opt config_opts[] = {
 	STR(N("heureka.airlift.environment"), airlift_environment, NULL,
 	    "environment announcements must name (unset: eureka.environment)"),
 
+	/* heureka.watch.* (server/watch.c; README "Watch and leader") */
+	INT(N("heureka.watch.max-watchers"), watch_max_watchers, 0, 1000000,
+	    "2048", "open watch streams at most; past it a watch gets 503"),
+	SIZE(N("heureka.watch.max-buffer-bytes"), watch_max_buffer_bytes,
+	    1024, (size_t)1 << 30, "1048576",
+	    "unsent bytes one watcher may hold; past it: RESET and close"),
+	INT(N("heureka.watch.window"), watch_window, 1, 1000000, "1024",
+	    "recent events kept for Last-Event-ID resumes"),
+	I64(N("heureka.watch.keepalive-interval-ms"), watch_keepalive_ms, 10,
+	    3600000, "15000", "a comment line to every watcher this often"),
+
 	/* dashboard, environment */
 	STR(N("eureka.dashboard.path"), dashboard_path, "/",
 	    "where the status page is served"),

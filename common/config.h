@@ -85,6 +85,11 @@ struct config {
 	double		 register_rate_per_second;	/* heureka: 500 */
 	int		 register_rate_burst;		/* heureka: 5000 */
 	int		 max_metric_applications;	/* heureka: 5000 */
+	/* heureka.watch.* */
+	int		 watch_max_watchers;		/* 2048 */
+	size_t		 watch_max_buffer_bytes;	/* 1 MiB */
+	int		 watch_window;			/* 1024 events */
+	int64_t		 watch_keepalive_ms;		/* 15000 */
 
 	/* heureka.airlift.* (airlift / Trino discovery, server/airlift.c) */
 	int		 airlift_enabled;		/* true */

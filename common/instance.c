@@ -792,3 +792,32 @@ instance_name_ok(const char *s, size_t max)
 	}
 	return (1);
 }
+
+/* The pin stamp of an instance (the leader rule), 0 if not pinned. */
+int64_t
+instance_leader_pin(const struct instance *in)
+{
+	const char	*v = kvlist_get(&in->metadata, INSTANCE_LEADER_PIN_KEY);
+	char		*end;
+	long long	 n;
+
+	if (v == NULL || *v == '\0')
+		return (0);
+	n = strtoll(v, &end, 10);
+	return (*end == '\0' && n > 0 ? (int64_t)n : 0);
+}
+
+/* Whether a ranks before b as leader (see instance.h). */
+int
+instance_leader_before(const struct instance *a, const struct instance *b)
+{
+	int64_t	pa = instance_leader_pin(a), pb = instance_leader_pin(b);
+
+	if ((pa > 0) != (pb > 0))
+		return (pa > 0);
+	if (pa != pb)
+		return (pa > pb);		/* the newest pin */
+	if (pa == 0 && a->lease.registration_ts != b->lease.registration_ts)
+		return (a->lease.registration_ts < b->lease.registration_ts);
+	return (strcmp(instance_id(a), instance_id(b)) < 0);
+}

@@ -194,4 +194,16 @@ int	 utf8_valid(const char *);
 /* Sane-charset check for app names and ids: printable, no '/', bounded. */
 int	 instance_name_ok(const char *, size_t);
 
+/*
+ * The leader rule (README, "Watch and leader"), shared by heurekad and
+ * libheureka: a pinned instance (INSTANCE_LEADER_PIN_KEY holds the pin's
+ * ms, "" once released) before an unpinned one, the newer pin first; else
+ * the older lease.registrationTimestamp; the smaller instance id last.
+ * Callers consider only UP instances.
+ */
+#define INSTANCE_LEADER_PIN_KEY	"heureka.leader.pinned"
+int64_t	 instance_leader_pin(const struct instance *);	/* 0: none */
+int	 instance_leader_before(const struct instance *,
+	    const struct instance *);
+
 #endif

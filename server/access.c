@@ -158,6 +158,18 @@ access_set_cert_check(struct access *a, int (*fn)(struct evhttp_request *))
 	a->cert_check = fn;
 }
 
+/* Whether rel is heureka/apps/{app}/leader (server/leader.c). */
+static int
+access_is_leader(const char *rel)
+{
+	const char	*app = rel + 13, *slash;
+
+	if (strncmp(rel, "heureka/apps/", 13) != 0 ||
+	    (slash = strchr(app, '/')) == NULL || slash == app)
+		return (0);
+	return (strcmp(slash, "/leader") == 0);
+}
+
 /* The kind of a request, from its method and path. */
 enum access_kind
 access_classify(enum evhttp_cmd_type method, const char *rel,
@@ -178,6 +190,10 @@ access_classify(enum evhttp_cmd_type method, const char *rel,
 	}
 	while (*rel == '/')
 		rel++;
+	/* heureka/watch and heureka/apps/{app}/leader are the clients'. */
+	if (strcmp(rel, "heureka/watch") == 0 ||
+	    strcmp(rel, "heureka/watch/stats") == 0 || access_is_leader(rel))
+		return (get ? ACCESS_READ : ACCESS_WRITE);
 	if (strncmp(rel, "heureka", 7) == 0 &&
 	    (rel[7] == '\0' || rel[7] == '/'))
 		return (ACCESS_PEER);

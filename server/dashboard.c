@@ -45,6 +45,7 @@
 #include "airlift.h"
 #include "dashboard.h"
 #include "dashboard_assets.h"
+#include "leader.h"
 #include "metrics.h"
 #include "peer.h"
 #include "registry.h"
@@ -1058,6 +1059,12 @@ dash_html_apps(struct dash_ctx *c)
 		dash_html(c->b, reg_app_name(app));
 		buf_adds(c->b, "\"><td class=\"app-name\">");
 		dash_html(c->b, reg_app_name(app));
+		if ((inst = leader_find(c->s->reg, reg_app_name(app),
+		    clock_mono_ms())) != NULL) {
+			buf_adds(c->b, "<div class=\"leader\">leader: ");
+			dash_html(c->b, instance_id(inst));
+			buf_adds(c->b, "</div>");
+		}
 		buf_addf(c->b, "</td><td>n/a (%zu)</td><td>", n);
 		dash_zones(app, &z);
 		for (k = 0; k < z.n; k++) {
@@ -1323,7 +1330,7 @@ dash_feed(struct server *s, struct evhttp_request *req, int64_t now)
 	struct dash_zones	 z;
 	struct peer_info	 pi;
 	struct reg_app		**apps;
-	const struct instance	*inst;
+	const struct instance	*inst, *leader;
 	struct instance		*self;
 	struct buf		 b;
 	size_t			 i, j, n, napps, listed = 0;
@@ -1417,6 +1424,14 @@ dash_feed(struct server *s, struct evhttp_request *req, int64_t now)
 		n = reg_app_size(apps[i]);
 		buf_adds(&b, i > 0 ? ",{" : "{");
 		dash_json_kv(&b, "name", reg_app_name(apps[i]), 0);
+		/* The leader (server/leader.c), null when none. */
+		leader = leader_find(s->reg, reg_app_name(apps[i]),
+		    clock_mono_ms());
+		buf_adds(&b, ",\"leader\":");
+		if (leader != NULL)
+			dash_json_str(&b, instance_id(leader));
+		else
+			buf_adds(&b, "null");
 		buf_addf(&b, ",\"size\":%zu,\"zones\":[", n);
 		dash_zones(apps[i], &z);
 		for (j = 0; j < z.n; j++) {

@@ -33,7 +33,8 @@ static const char *metrics_routes[] = {
 	"apps", "apps_delta", "app", "instance", "register", "renew",
 	"cancel", "status", "metadata", "vips", "batch", "asg",
 	"status_info", "statusoverrides", "heureka", "dashboard",
-	"airlift_announce", "airlift_static", "airlift_service", "other",
+	"airlift_announce", "airlift_static", "airlift_service", "watch",
+	"leader", "other",
 };
 #define METRICS_NROUTES	(sizeof metrics_routes / sizeof metrics_routes[0])
 #define METRICS_OTHER	(METRICS_NROUTES - 1)

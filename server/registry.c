@@ -172,6 +172,7 @@ struct registry {
 
 	struct observer		*obs;
 	size_t			 nobs;
+	int			 notify_created;	/* for the next event */
 
 	int			 expected;
 	int			 uncounted;	/* live leases not in it */
@@ -437,6 +438,7 @@ registry_notify(struct registry *reg, enum registry_event_type type,
 	o = override_find(reg, id, now.mono_ms, 0);
 	ev.override = o != NULL ? o->status : STATUS_UNKNOWN;
 	ev.cancel_ts = cancel_ts;
+	ev.created = reg->notify_created;
 	ev.now = now;
 	for (i = 0; i < reg->nobs; i++)
 		reg->obs[i].cb(&ev, reg->obs[i].arg);
@@ -938,9 +940,10 @@ registry_do_register(struct registry *reg, struct instance *in,
 	enum instance_status	 existing = STATUS_UNKNOWN, st;
 	const char		*id;
 	int64_t			 duration_ms, mono = now.mono_ms;
+	int64_t			 carried_reg_ts;
 	uint64_t		 ah, ih;
 	size_t			 size;
-	int			 has_existing = 0, taken = 1;
+	int			 has_existing = 0, taken = 1, inplace;
 
 	if (in->app == NULL || !instance_name_ok(in->app, INSTANCE_MAX_NAME) ||
 	    !instance_name_ok(instance_id(in), INSTANCE_MAX_NAME) ||
@@ -953,6 +956,9 @@ registry_do_register(struct registry *reg, struct instance *in,
 	id = instance_id(in);
 	size = instance_stored_size(in);
 	l = registry_lookup(reg, in->app, id);
+	inplace = l != NULL && in == l->inst;
+	carried_reg_ts = replicated && in->has_lease ?
+	    in->lease.registration_ts : 0;
 	if (reg->conf.max_instance_bytes > 0 &&
 	    size > reg->conf.max_instance_bytes) {
 		reg->stats.refused_too_large++;
@@ -1056,8 +1062,17 @@ registry_do_register(struct registry *reg, struct instance *in,
 	l->bytes = lease_cost(l);
 	reg->bytes += l->bytes;
 
-	/* A fresh lease; serviceUpTimestamp survives re-registration. */
-	l->registration_ts = now.wall_ms;
+	/*
+	 * A fresh lease; serviceUpTimestamp survives re-registration. heureka:
+	 * registrationTimestamp is the origin's (a replicated copy keeps the
+	 * one it carries, an in-place re-registration keeps ours), so every
+	 * peer orders leaders alike (README, "Watch and leader").
+	 */
+	if (carried_reg_ts > 0 && taken)
+		l->registration_ts = carried_reg_ts;
+	else if (!has_existing || (!inplace && taken) ||
+	    l->registration_ts == 0)
+		l->registration_ts = now.wall_ms;
 	l->last_renew_ts = now.wall_ms;
 	l->last_renew_mono = mono;
 	l->renewed = 0;
@@ -1083,7 +1098,9 @@ registry_do_register(struct registry *reg, struct instance *in,
 
 	registry_touch(reg, a);
 	reg->stats.registrations++;
+	reg->notify_created = !has_existing;
 	registry_notify(reg, type, a->name, id, r, replicated, 0, now);
+	reg->notify_created = 0;
 	return (REG_OK);
 }
 

@@ -106,6 +106,9 @@ struct registry_event {
 	int64_t				 cancel_ts;	/* CANCEL: origin
 							   time of the
 							   tombstone */
+	int				 created;	/* REGISTER: a new
+							   lease, not a
+							   re-registration */
 	struct hk_time			 now;
 };
 

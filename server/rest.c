@@ -36,6 +36,7 @@
 #include "registry.h"
 #include "rest.h"
 #include "server.h"
+#include "watch.h"
 #include "xml.h"
 #include "xmalloc.h"
 
@@ -1208,6 +1209,12 @@ rest_route(struct rctx *x, const char *rel)
 	char			 allow[64];
 
 	if (strncmp(rel, "heureka/", 8) == 0 || strcmp(rel, "heureka") == 0) {
+		x->route = "heureka";
+		if ((x->route = watch_http(x->s->watch, x->req, rel + 8,
+		    &x->query, x->now)) != NULL) {
+			rest_record(x, evhttp_request_get_response_code(x->req));
+			return;
+		}
 		x->route = "heureka";
 		if (x->s->peers == NULL) {
 			reply(x, 404, NULL, NULL, 0);

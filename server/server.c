@@ -44,6 +44,7 @@
 #include "rest.h"
 #include "server.h"
 #include "tls.h"
+#include "watch.h"
 #include "xmalloc.h"
 
 #define SINGLE_WRITE_MAX	(4 * 1024 * 1024)
@@ -137,6 +138,7 @@ server_new(struct event_base *base, struct config *conf)
 	    conf->response_cache_auto_expiration_in_seconds * 1000);
 	s->metrics = metrics_new();
 	s->access = access_new(conf);
+	s->watch = watch_new(s);
 	/* A caller with a certificate from the peer CA is a peer. */
 	access_set_cert_check(s->access, tls_request_peer_verified);
 	if (gethostname(host, sizeof host) != 0)
@@ -172,6 +174,7 @@ server_free(struct server *s)
 		evhttp_free(s->http);
 	if (s->plain_http != NULL)
 		evhttp_free(s->plain_http);
+	watch_free(s->watch);
 	tls_ctx_free(s->tls_ctx);
 	cache_free(s->cache);
 	registry_free(s->reg);
@@ -253,6 +256,7 @@ server_conn_close_cb(struct evhttp_connection *evcon, void *arg)
 	struct server		*s = arg;
 	struct bufferevent	*bev = evhttp_connection_get_bufferevent(evcon);
 
+	watch_conn_closed(s->watch, evcon);
 	if (bev == NULL || bufferevent_get_max_single_read(bev) !=
 	    SINGLE_WRITE_MAX)
 		return;
@@ -657,6 +661,7 @@ server_stop(struct server *s)
 {
 	s->shutting_down = 1;
 	dashboard_sd_notify("STOPPING=1");
+	watch_close_all(s->watch);
 	if (s->evict_ev != NULL)
 		event_del(s->evict_ev);
 	if (s->minute_ev != NULL)

@@ -21,6 +21,7 @@ struct cache;
 struct peers;
 struct metrics;
 struct ratelimit;
+struct watch;
 struct evconnlistener;
 struct ssl_ctx_st;
 
@@ -34,6 +35,7 @@ struct server {
 	struct metrics		*metrics;
 	struct ratelimit	*register_rl;	/* per client address */
 	struct access		*access;	/* who may do what */
+	struct watch		*watch;		/* heureka/watch streams */
 	size_t			 memory_budget;	/* resolved max-memory-bytes */
 	uint64_t		 delta_dropped_seen;	/* logged up to here */
 

@@ -179,7 +179,9 @@
       var tr = el('tr', 'app');
       tr.setAttribute('data-app', a.name);
       tr.setAttribute('data-search', searchText(a));
-      tr.appendChild(el('td', 'app-name', a.name));
+      var name = el('td', 'app-name', a.name);
+      if (a.leader) name.appendChild(el('div', 'leader', 'leader: ' + a.leader));
+      tr.appendChild(name);
       tr.appendChild(el('td', null, 'n/a (' + a.size + ')'));
       tr.appendChild(el('td', null, (a.zones || []).map(function (z) {
         return z[0] + ' (' + z[1] + ')';

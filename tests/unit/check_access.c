@@ -90,6 +90,24 @@ START_TEST(test_classify)
 	    ACCESS_PEER);
 	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "heureka", NULL),
 	    ACCESS_PEER);
+	/* The watch and the leader are the clients' (server/watch.c). */
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "heureka/watch",
+	    NULL), ACCESS_READ);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET,
+	    "heureka/apps/SVC/leader", NULL), ACCESS_READ);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_PUT,
+	    "heureka/apps/SVC/leader", NULL), ACCESS_WRITE);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_DELETE,
+	    "heureka/apps/SVC/leader", NULL), ACCESS_WRITE);
+	/* ... but not what the peers read. */
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "heureka/apps/",
+	    NULL), ACCESS_PEER);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "heureka/apps//leader",
+	    NULL), ACCESS_PEER);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "heureka/watch/x",
+	    NULL), ACCESS_PEER);
+	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "heureka/stats",
+	    NULL), ACCESS_PEER);
 	/* A name that only starts like one is an ordinary read. */
 	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "heurekax", NULL),
 	    ACCESS_READ);

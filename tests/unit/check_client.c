@@ -702,6 +702,103 @@ START_TEST(test_lookups)
 }
 END_TEST
 
+/* Leader-change callback: a log of "APP id" ("APP -" for none). */
+struct leader_log {
+	int	n;
+	char	line[8][64];
+};
+
+/* Record one leader change. */
+static void
+leader_log_cb(struct heureka_client *c, const char *app,
+    const struct heureka_instance *hi, void *arg)
+{
+	struct leader_log	*l = arg;
+
+	(void)c;
+	if (l->n < 8)
+		snprintf(l->line[l->n++], sizeof l->line[0], "%s %s", app,
+		    hi != NULL ? hi->instance_id : "-");
+}
+
+/* heureka_client_leader: the server's rule over the local copy. */
+START_TEST(test_leader)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 0, 1);
+	struct applications	*as = applications_new();
+	struct application	*a = applications_get(as, "A");
+	struct heureka_instance	*x;
+	struct instance		*in;
+	struct leader_log	 ll = { 0 };
+	char			*body;
+
+	in = mkinst("A", "b", STATUS_UP, ACTION_ADDED);
+	in->has_lease = 1;
+	in->lease.registration_ts = 2000;
+	application_add(a, in);
+	in = mkinst("A", "c", STATUS_UP, ACTION_ADDED);
+	in->has_lease = 1;
+	in->lease.registration_ts = 1000;		/* the oldest UP */
+	application_add(a, in);
+	in = mkinst("A", "a", STATUS_DOWN, ACTION_ADDED);
+	in->has_lease = 1;
+	in->lease.registration_ts = 500;		/* older, not UP */
+	application_add(a, in);
+	in = mkinst("A", "d", STATUS_UP, ACTION_ADDED);
+	in->has_lease = 1;
+	in->lease.registration_ts = 1000;		/* tie: id decides */
+	application_add(a, in);
+	hk_client_start(c);
+	body = apps_json(as, 1, NULL);
+	reply(last(), 200, body);
+	free(body);
+	x = heureka_client_leader(c, "a");
+	ck_assert_ptr_nonnull(x);
+	ck_assert_str_eq(x->instance_id, "c");
+	heureka_instance_free(x);
+	ck_assert_ptr_null(heureka_client_leader(c, "NOPE"));
+	heureka_client_free(c);
+
+	/* A pin wins over seniority; the callback tells each change. */
+	c = mkclient("http://s1/eureka/", 0, 1);
+	heureka_client_on_leader_change(c, leader_log_cb, &ll);
+	as = applications_new();
+	a = applications_get(as, "A");
+	in = mkinst("A", "old", STATUS_UP, ACTION_ADDED);
+	in->has_lease = 1;
+	in->lease.registration_ts = 1000;
+	application_add(a, in);
+	in = mkinst("A", "pinned", STATUS_UP, ACTION_ADDED);
+	in->has_lease = 1;
+	in->lease.registration_ts = 9000;
+	kvlist_set(&in->metadata, INSTANCE_LEADER_PIN_KEY, "5");
+	application_add(a, in);
+	hk_client_start(c);
+	body = apps_json(as, 1, NULL);
+	reply(last(), 200, body);
+	free(body);
+	x = heureka_client_leader(c, "A");
+	ck_assert_str_eq(x->instance_id, "pinned");
+	heureka_instance_free(x);
+	ck_assert_int_eq(ll.n, 1);
+	ck_assert_str_eq(ll.line[0], "A pinned");
+	/* The next delta: the pinned one turns DOWN, "old" takes over. */
+	as = applications_new();
+	a = applications_get(as, "A");
+	in = mkinst("A", "pinned", STATUS_DOWN, ACTION_MODIFIED);
+	kvlist_set(&in->metadata, INSTANCE_LEADER_PIN_KEY, "5");
+	application_add(a, in);
+	body = apps_json(as, 2, NULL);
+	advance(30000);
+	ck_assert_str_eq(reqs[last()].path, "apps/delta");
+	reply(last(), 200, body);
+	free(body);
+	ck_assert_int_eq(ll.n, 2);
+	ck_assert_str_eq(ll.line[1], "A old");
+	heureka_client_free(c);
+}
+END_TEST
+
 static Suite *
 client_suite(void)
 {
@@ -722,6 +819,7 @@ client_suite(void)
 	tcase_add_test(tc, test_heartbeat_404);
 	tcase_add_test(tc, test_cancel_on_stop);
 	tcase_add_test(tc, test_lookups);
+	tcase_add_test(tc, test_leader);
 	suite_add_tcase(s, tc);
 	return (s);
 }

@@ -146,6 +146,59 @@ START_TEST(test_register_renew_cancel)
 }
 END_TEST
 
+/*
+ * heureka: a replicated registration keeps the registrationTimestamp its
+ * origin stamped, a client's own registration is stamped here, and an
+ * event says whether the lease is new (the watch's ADDED vs MODIFIED).
+ */
+struct created_log {
+	int	n;
+	int	created[4];
+};
+
+/* Observer: record the created flag of register events. */
+static void
+created_cb(const struct registry_event *ev, void *arg)
+{
+	struct created_log	*c = arg;
+
+	if (ev->type == REG_EV_REGISTER && c->n < 4)
+		c->created[c->n++] = ev->created;
+}
+
+START_TEST(test_registration_ts_origin)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	struct instance		*in;
+	const struct instance	*got;
+	struct created_log	 c = { 0 };
+
+	registry_add_observer(reg, created_cb, &c);
+	in = mkinst("APP", "i1", STATUS_UP, 100);
+	in->lease.registration_ts = T0 - 7000;		/* the origin's */
+	ck_assert_int_eq(registry_register(reg, in, 1, TM(T0)), REG_OK);
+	got = registry_get(reg, "APP", "i1", T0);
+	ck_assert_int_eq(got->lease.registration_ts, T0 - 7000);
+	/* A newer replicated copy carries the origin's stamp again. */
+	in = mkinst("APP", "i1", STATUS_UP, 200);
+	in->lease.registration_ts = T0 - 6000;
+	ck_assert_int_eq(registry_register(reg, in, 1, TM(T0 + 10)), REG_OK);
+	got = registry_get(reg, "APP", "i1", T0 + 10);
+	ck_assert_int_eq(got->lease.registration_ts, T0 - 6000);
+	/* The client's own registration is stamped here. */
+	in = mkinst("APP", "i2", STATUS_UP, 100);
+	in->lease.registration_ts = T0 - 9000;
+	ck_assert_int_eq(registry_register(reg, in, 0, TM(T0 + 20)), REG_OK);
+	got = registry_get(reg, "APP", "i2", T0 + 20);
+	ck_assert_int_eq(got->lease.registration_ts, T0 + 20);
+	ck_assert_int_eq(c.n, 3);
+	ck_assert_int_eq(c.created[0], 1);
+	ck_assert_int_eq(c.created[1], 0);
+	ck_assert_int_eq(c.created[2], 1);
+	registry_free(reg);
+}
+END_TEST
+
 START_TEST(test_reregister_older_dirty)
 {
 	struct registry		*reg = registry_new(&cf, T0);
@@ -165,8 +218,11 @@ START_TEST(test_reregister_older_dirty)
 	got = registry_get(reg, "APP", "i1", T0 + 5000);
 	ck_assert_str_eq(kvlist_get(&got->metadata, "k"), "v1");
 	ck_assert_int_eq(got->last_dirty_ts, 200);
-	/* A fresh lease, serviceUp copied. */
-	ck_assert_int_eq(got->lease.registration_ts, T0 + 5000);
+	/*
+	 * A fresh lease, serviceUp copied; registrationTimestamp stays
+	 * the one of the copy kept (the leader rule orders by it).
+	 */
+	ck_assert_int_eq(got->lease.registration_ts, T0);
 	ck_assert_int_eq(got->lease.service_up_ts, T0);
 	ck_assert_uint_eq(registry_size(reg), 1);
 
@@ -433,7 +489,8 @@ START_TEST(test_metadata_update)
 	ck_assert_int_eq(in->action_type, ACTION_ADDED);
 	ck_assert_int_eq(in->last_dirty_ts, 10);
 	ck_assert_int_eq(in->status, STATUS_DOWN);
-	ck_assert_int_eq(in->lease.registration_ts, T0 + 1000);
+	/* In place: the registration keeps its origin's stamp. */
+	ck_assert_int_eq(in->lease.registration_ts, T0);
 	ck_assert_uint_gt(registry_gen(reg), gen);
 	ck_assert_uint_gt(reg_app_gen(registry_app_find(reg, "APP")), agen);
 	ck_assert_int_eq(lg.n, 1);
@@ -1822,6 +1879,7 @@ registry_suite(void)
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_register_renew_cancel);
 	tcase_add_test(tc, test_reregister_older_dirty);
+	tcase_add_test(tc, test_registration_ts_origin);
 	tcase_add_test(tc, test_renew_dirty_timestamps);
 	tcase_add_test(tc, test_override_lifecycle);
 	tcase_add_test(tc, test_override_from_peer_and_register);

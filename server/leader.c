@@ -1,0 +1,215 @@
+/*
+ * leader.c: the leader rule and its REST face (README, "Watch and
+ * leader"). The rule reads only what replication carries unchanged (the
+ * instance id, status, registrationTimestamp as the origin stamped it and
+ * the LEADER_PIN_KEY metadata), so every converged peer names the same
+ * leader. A pin is written as a metadata update, which replicates as a
+ * Register and which anti-entropy compares like any other field.
+ */
+#include <sys/queue.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "buf.h"
+#include "httputil.h"
+#include "instance.h"
+#include "json.h"
+#include "leader.h"
+#include "log.h"
+#include "registry.h"
+#include "server.h"
+#include "xml.h"
+#include "xmalloc.h"
+
+#define LEADER_MAX_PINS	64	/* stale pins released per PUT at most */
+
+/* The leader of app: a visible UP instance ranked first, or NULL. */
+const struct instance *
+leader_find(struct registry *reg, const char *app, int64_t mono)
+{
+	struct reg_app		*a = registry_app_find(reg, app);
+	const struct instance	*in, *best = NULL;
+	int			 hide = registry_lease_expiration_enabled(reg);
+	size_t			 i;
+
+	if (a == NULL)
+		return (NULL);
+	for (i = 0; i < reg_app_size(a); i++) {
+		in = reg_app_instance_at(a, i);
+		if (in->status != STATUS_UP ||
+		    (hide && reg_app_lease_expired(a, i, mono)))
+			continue;
+		if (best == NULL || instance_leader_before(in, best))
+			best = in;
+	}
+	return (best);
+}
+
+/* First value of a query parameter. */
+static const char *
+leader_query(const struct evkeyvalq *q, const char *name)
+{
+	struct evkeyval	*e;
+
+	TAILQ_FOREACH(e, q, next)
+		if (strcmp(e->key, name) == 0)
+			return (e->value);
+	return (NULL);
+}
+
+/* The app of "apps/{app}/leader", decoded and upper case; NULL if not. */
+static char *
+leader_path_app(const char *rel)
+{
+	const char	*p, *e;
+	char		*raw, *app;
+	size_t		 len;
+
+	if (strncmp(rel, "apps/", 5) != 0)
+		return (NULL);
+	p = rel + 5;
+	if ((e = strchr(p, '/')) == NULL || strcmp(e, "/leader") != 0 ||
+	    e == p)
+		return (NULL);
+	raw = xstrndup(p, (size_t)(e - p));
+	app = evhttp_uridecode(raw, 0, &len);
+	free(raw);
+	if (app == NULL)
+		return (NULL);
+	if (strlen(app) != len) {
+		free(app);
+		return (NULL);
+	}
+	return (app);
+}
+
+/* Set the pin key of one instance to value (a metadata update). */
+static enum registry_rc
+leader_set_pin(struct registry *reg, const char *app, const char *id,
+    const char *value, struct hk_time now)
+{
+	struct kvlist		 kv;
+	enum registry_rc	 rc;
+
+	memset(&kv, 0, sizeof kv);
+	kvlist_set(&kv, LEADER_PIN_KEY, value);
+	rc = registry_update_metadata(reg, app, id, &kv, now);
+	kvlist_clear(&kv);
+	return (rc);
+}
+
+/* Release every pin in app except keep's; the ids are copied first. */
+static void
+leader_release(struct registry *reg, const char *app, const char *keep,
+    struct hk_time now)
+{
+	struct reg_app	*a = registry_app_find(reg, app);
+	char		*ids[LEADER_MAX_PINS];
+	size_t		 i, n = 0;
+
+	if (a == NULL)
+		return;
+	for (i = 0; i < reg_app_size(a) && n < LEADER_MAX_PINS; i++) {
+		const struct instance *in = reg_app_instance_at(a, i);
+
+		if (kvlist_get(&in->metadata, LEADER_PIN_KEY) == NULL ||
+		    *kvlist_get(&in->metadata, LEADER_PIN_KEY) == '\0')
+			continue;
+		if (keep != NULL && strcmp(instance_id(in), keep) == 0)
+			continue;
+		ids[n++] = xstrdup(instance_id(in));
+	}
+	for (i = 0; i < n; i++) {
+		(void)leader_set_pin(reg, app, ids[i], "", now);
+		free(ids[i]);
+	}
+}
+
+/* Answer the leader instance like apps/{app}/{id}. */
+static void
+leader_reply(struct evhttp_request *req, const struct instance *in)
+{
+	struct buf	b;
+	int		json = http_wants_json(req);
+
+	buf_init(&b, 0);
+	if (json)
+		json_encode_instance_root(&b, in);
+	else
+		xml_encode_instance(&b, in, CODEC_FULL, 0);
+	http_reply(req, 200, json ? "application/json" : "application/xml",
+	    b.data, b.len);
+	buf_free(&b);
+}
+
+/* apps/{app}/leader: GET answers it, PUT ?id= pins, DELETE releases. */
+int
+leader_http(struct server *s, struct evhttp_request *req, const char *rel,
+    const struct evkeyvalq *query, struct hk_time now)
+{
+	enum evhttp_cmd_type	 m = evhttp_request_get_command(req);
+	const struct instance	*in;
+	const char		*id;
+	char			*app, stamp[32];
+
+	if ((app = leader_path_app(rel)) == NULL)
+		return (0);
+	if (!instance_name_ok(app, INSTANCE_MAX_NAME)) {
+		http_error(req, 400, "invalid application name");
+		goto done;
+	}
+	str_upper(app);
+	switch (m) {
+	case EVHTTP_REQ_GET:
+	case EVHTTP_REQ_HEAD:
+		if (!server_allow_access(s, now.mono_ms)) {
+			http_reply(req, 403, NULL, NULL, 0);
+			break;
+		}
+		if ((in = leader_find(s->reg, app, now.mono_ms)) == NULL)
+			http_error(req, 404, "no leader");
+		else
+			leader_reply(req, in);
+		break;
+	case EVHTTP_REQ_PUT:
+		id = leader_query(query, "id");
+		if (id == NULL || !instance_name_ok(id, INSTANCE_MAX_NAME)) {
+			http_error(req, 400, "id must name an instance");
+			break;
+		}
+		if (registry_get(s->reg, app, id, now.mono_ms) == NULL) {
+			http_error(req, 404, "no such instance");
+			break;
+		}
+		leader_release(s->reg, app, id, now);
+		snprintf(stamp, sizeof stamp, "%" PRId64, now.wall_ms);
+		if (leader_set_pin(s->reg, app, id, stamp, now) != REG_OK) {
+			http_error(req, 409, "the instance cannot take the pin");
+			break;
+		}
+		log_info("leader of %s pinned to %s", app, id);
+		http_reply(req, 200, NULL, NULL, 0);
+		break;
+	case EVHTTP_REQ_DELETE:
+		if (registry_app_find(s->reg, app) == NULL) {
+			http_error(req, 404, "no such application");
+			break;
+		}
+		leader_release(s->reg, app, NULL, now);
+		log_info("leader pin of %s released", app);
+		http_reply(req, 200, NULL, NULL, 0);
+		break;
+	default:
+		http_error(req, 405, "method not allowed");
+		break;
+	}
+done:
+	free(app);
+	return (1);
+}

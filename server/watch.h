@@ -1,0 +1,60 @@
+/*
+ * watch.h: the watch stream, GET {base}heureka/watch[?app=APP], as
+ * Server-Sent Events (README, "Watch and leader").
+ *
+ * A registry observer turns every change (local or replicated; not
+ * heartbeats) into one event, `event: ADDED|MODIFIED|DELETED|LEADER`,
+ * `id:` the watch version after it, `data:` the instance as JSON. The last
+ * heureka.watch.window events are kept so that a Last-Event-ID inside the
+ * window resumes with exactly the missed events; otherwise a stream starts
+ * with a snapshot (ADDED per instance, LEADER per app, then SYNCED).
+ * Versions start at the start time in microseconds and step by one per
+ * event, so an id from an earlier process is never taken for a recent one.
+ *
+ * Every watcher's unsent output is bounded: past
+ * heureka.watch.max-buffer-bytes (on top of its snapshot) it is sent
+ * `event: RESET` and closed, so a slow reader never holds the loop or
+ * anybody else. The number of watchers is capped (503 past it).
+ */
+#ifndef WATCH_H
+#define WATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "clock.h"
+
+struct server;
+struct watch;
+
+struct watch_stats {
+	uint64_t	events;		/* events made */
+	uint64_t	streams;	/* streams opened */
+	uint64_t	resumed;	/* ... of which resumed, no snapshot */
+	uint64_t	resets;		/* slow readers cut off */
+	uint64_t	refused;	/* 503 at the cap */
+	size_t		watchers;	/* open now */
+	uint64_t	version;	/* the last event's id */
+};
+
+/* Observe s->reg; the keep-alive timer runs on s->base. */
+struct watch	*watch_new(struct server *);
+/* Close every stream and free (NULL is fine). */
+void		 watch_free(struct watch *);
+/* A connection is being freed (server.c's close callback). */
+void		 watch_conn_closed(struct watch *, struct evhttp_connection *);
+/* End every stream (shutdown). */
+void		 watch_close_all(struct watch *);
+/*
+ * Serve rel (the path after {base}heureka/) if it is "watch" or a leader
+ * path; returns the route label it served under, NULL when not its.
+ */
+const char	*watch_http(struct watch *, struct evhttp_request *,
+		     const char *rel, const struct evkeyvalq *query,
+		     struct hk_time now);
+const struct watch_stats *watch_stats(const struct watch *);
+
+#endif
