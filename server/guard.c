@@ -337,16 +337,19 @@ guard_decide(struct guard *g, const struct guard_head *h)
 		break;
 	default:
 		/*
-		 * Some clients send an empty chunked body with a PUT: let the
-		 * last chunk through, cut at the first byte of data.
+		 * No body is used here, but clients send small ones by habit
+		 * (the Netflix Jersey 3 client PUTs "{}" with every heartbeat,
+		 * some send an empty chunked body): read and ignore up to
+		 * GUARD_IGNORED_BODY_MAX bytes, refuse more at the head.
 		 */
-		if (h->chunked) {
-			g->cap = 0;
+		if (h->chunked || h->content_length <= GUARD_IGNORED_BODY_MAX) {
+			g->cap = GUARD_IGNORED_BODY_MAX;
 			g->body = body;
 			return (0);
 		}
 		snprintf(g->reason, sizeof g->reason, "this resource takes "
-		    "no request body");
+		    "no request body (at most %d bytes are read and ignored)",
+		    GUARD_IGNORED_BODY_MAX);
 		guard_count(g, body);
 		return (413);
 	}

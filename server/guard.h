@@ -22,6 +22,8 @@ struct server;
 
 #define GUARD_HEADER		"X-Heureka-Guard"
 #define GUARD_HEAD_MAX		(64 * 1024)
+/* What a route that takes no body reads and ignores (Java sends "{}"). */
+#define GUARD_IGNORED_BODY_MAX	1024
 
 /* What a request head says, as guard_parse_head() found it. */
 struct guard_head {
