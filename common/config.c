@@ -297,6 +297,9 @@ static const struct config_opt config_opts[] = {
 	    "unsent bytes one watcher may hold; past it: RESET and close"),
 	INT(N("heureka.watch.window"), watch_window, 1, 1000000, "1024",
 	    "recent events kept for Last-Event-ID resumes"),
+	SIZE(N("heureka.watch.window-bytes"), watch_window_bytes, 4096,
+	    (size_t)1 << 32, "8388608",
+	    "bytes of recent events kept for resumes; the oldest go first"),
 	I64(N("heureka.watch.keepalive-interval-ms"), watch_keepalive_ms, 10,
 	    3600000, "15000", "a comment line to every watcher this often"),
 

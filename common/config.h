@@ -89,6 +89,7 @@ struct config {
 	int		 watch_max_watchers;		/* 2048 */
 	size_t		 watch_max_buffer_bytes;	/* 1 MiB */
 	int		 watch_window;			/* 1024 events */
+	size_t		 watch_window_bytes;		/* 8 MiB of them */
 	int64_t		 watch_keepalive_ms;		/* 15000 */
 
 	/* heureka.airlift.* (airlift / Trino discovery, server/airlift.c) */

@@ -69,6 +69,7 @@ struct watch {
 	TAILQ_HEAD(, watcher)	 watchers;
 	struct watch_frame	*ring;
 	size_t			 cap, head, n;	/* oldest at head */
+	size_t			 bytes;		/* the ring's texts */
 	struct htab		 apps;
 	struct event		*keepalive_ev;
 	struct evbuffer		*tmp;
@@ -228,8 +229,11 @@ watch_emit(struct watch *w, const char *type, const struct instance *in,
 	w->stats.events++;
 	buf_init(&b, 0);
 	watch_format(&b, type, w->stats.version, in, app);
-	if (w->n == w->cap) {
+	/* Bounded in count and in bytes (an event carries an instance). */
+	while (w->n > 0 && (w->n == w->cap ||
+	    w->bytes + b.len > w->s->conf->watch_window_bytes)) {
 		f = &w->ring[w->head];
+		w->bytes -= f->len;
 		free(f->app);
 		free(f->text);
 		w->head = (w->head + 1) % w->cap;
@@ -241,6 +245,7 @@ watch_emit(struct watch *w, const char *type, const struct instance *in,
 	f->app = xstrdup(app);
 	f->len = b.len;
 	f->text = xstrndup(b.data, b.len);
+	w->bytes += f->len;
 	buf_free(&b);
 	for (wr = TAILQ_FIRST(&w->watchers); wr != NULL; wr = next) {
 		next = TAILQ_NEXT(wr, entry);
