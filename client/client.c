@@ -7,7 +7,9 @@
  * TimedSupervisorTask back-off. It talks to the world only through struct
  * hk_transport and struct hk_sched (internal.h), so the unit test drives it
  * with a fake server and a hand-moved clock; transport.c provides the real
- * ones over libevent.
+ * ones over libevent. When the server offers the watch stream (README,
+ * "Watch and leader") the client follows it after its first full fetch and
+ * applies each event to its copy at once; the polls stay as the safety net.
  *
  * Every entry point from outside (public API, timer and transport
  * callbacks) takes the client's recursive mutex, which is uncontended on the
@@ -140,6 +142,20 @@ struct heureka_client {
 	char			**leaders;	/* "APP\0id" per app last told */
 	size_t			 nleaders;
 
+	/* The watch stream (SSE): its handle, parse state and retry. */
+	void			*w_handle;
+	int			 w_none;	/* server has no watch */
+	int			 w_wait;	/* reconnect timer armed */
+	int			 w_up;		/* an event came since open */
+	int			 w_skip;	/* discarding an overlong line */
+	char			*w_last_id;	/* Last-Event-ID to resume */
+	struct buf		 w_line;	/* the partial line */
+	char			*w_event;	/* event: of this frame */
+	char			*w_id;		/* id: of this frame */
+	struct buf		 w_data;	/* data: of this frame */
+	void			*t_watch;
+	struct hk_backoff	 w_bo;
+
 	/* Threading and shutdown. */
 	struct event_base	*own_base;
 	pthread_t		 thread;
@@ -162,6 +178,7 @@ static void	 final_step(struct heureka_client *);
 static void	 client_free(struct heureka_client *);
 static int	 client_tls(struct heureka_client *, const struct config *,
 		     char **);
+static void	 watch_open(struct heureka_client *);
 static void	 merge_one(struct applications *, const char *,
 		     const struct instance *, hk_change_cb, void *);
 
@@ -1061,6 +1078,9 @@ full_done(int status, const char *body, size_t len, void *arg)
 	hk_diff(old, as, change_cb, c);
 	applications_free(old);
 	leaders_check(c);
+	/* Detect the watch now, and again on each later full fetch. */
+	if (c->w_handle == NULL && !c->w_wait)
+		watch_open(c);
 out:
 	refresh_finish(c);
 }
@@ -1149,6 +1169,234 @@ rf_timeout_cb(void *arg)
 	UNLOCK(c);
 }
 
+/* ---- the watch stream ---- */
+
+#define HK_WATCH_LINE_MAX	(1024 * 1024)	/* one SSE line */
+#define HK_WATCH_BO_MS		500		/* first reconnect delay */
+#define HK_WATCH_BO_BOUND	60		/* up to 30 s */
+
+/* Forget the frame being read. */
+static void
+watch_frame_reset(struct heureka_client *c)
+{
+	free(c->w_event);
+	free(c->w_id);
+	c->w_event = c->w_id = NULL;
+	buf_reset(&c->w_data);
+}
+
+/* A whole frame came: apply it to the local copy. */
+static void
+watch_event(struct heureka_client *c)
+{
+	struct instance	*in;
+	char		*cause = NULL;
+	const char	*ev = c->w_event != NULL ? c->w_event : "message";
+	enum action_type at;
+
+	if (strcmp(ev, "RESET") == 0) {
+		/* The server drops us: resume from a clean stack. */
+		c->w_skip = 1;
+		if (!c->w_wait) {
+			c->w_wait = 1;
+			arm(c, c->t_watch, 0);
+		}
+		return;
+	}
+	if (c->w_id != NULL) {
+		free(c->w_last_id);
+		c->w_last_id = xstrdup(c->w_id);
+	}
+	c->w_up = 1;
+	hk_backoff_done(&c->w_bo);
+	if (strcmp(ev, "ADDED") == 0)
+		at = ACTION_ADDED;
+	else if (strcmp(ev, "MODIFIED") == 0)
+		at = ACTION_MODIFIED;
+	else if (strcmp(ev, "DELETED") == 0)
+		at = ACTION_DELETED;
+	else
+		return;		/* SYNCED, LEADER (computed here), others */
+	in = json_decode_instance(c->w_data.len > 0 ? c->w_data.data : "",
+	    c->w_data.len, &cause);
+	if (in == NULL) {
+		log_warnx("heureka: bad watch event %s: %s", ev, cause);
+		free(cause);
+		return;
+	}
+	if (in->app != NULL && instance_id(in) != NULL) {
+		in->action_type = at;
+		merge_one(c->apps, in->app, in, change_cb, c);
+		leaders_check(c);
+	}
+	instance_free(in);
+}
+
+/* One line of the stream (no line end). */
+static void
+watch_line(struct heureka_client *c, const char *l, size_t len)
+{
+	const char	*v;
+	size_t		 n, vlen;
+
+	if (len > 0 && l[len - 1] == '\r')
+		len--;
+	if (len == 0) {
+		if (c->w_event != NULL || c->w_data.len > 0)
+			watch_event(c);
+		watch_frame_reset(c);
+		return;
+	}
+	if (l[0] == ':')
+		return;			/* keep-alive comment */
+	v = memchr(l, ':', len);
+	n = v != NULL ? (size_t)(v - l) : len;
+	v = v != NULL ? v + 1 : l + len;
+	vlen = len - (size_t)(v - l);
+	if (vlen > 0 && *v == ' ') {
+		v++;
+		vlen--;
+	}
+	if (n == 5 && memcmp(l, "event", 5) == 0) {
+		free(c->w_event);
+		c->w_event = xstrndup(v, vlen);
+	} else if (n == 2 && memcmp(l, "id", 2) == 0) {
+		free(c->w_id);
+		c->w_id = xstrndup(v, vlen);
+	} else if (n == 4 && memcmp(l, "data", 4) == 0) {
+		if (c->w_data.len > 0)
+			buf_addc(&c->w_data, '\n');
+		if (c->w_data.len + vlen > HK_WATCH_LINE_MAX) {
+			log_warnx("heureka: watch event too long, dropped");
+			buf_reset(&c->w_data);
+			return;
+		}
+		buf_add(&c->w_data, v, vlen);
+		buf_addc(&c->w_data, '\0');
+		c->w_data.len--;
+	}
+}
+
+/* A piece of the stream: split it into lines, each bounded. */
+static void
+watch_chunk(const char *p, size_t len, void *arg)
+{
+	struct heureka_client	*c = arg;
+	const char		*nl;
+	size_t			 n;
+
+	LOCK(c);
+	while (len > 0 && !c->stopping) {
+		nl = memchr(p, '\n', len);
+		n = nl != NULL ? (size_t)(nl - p) : len;
+		if (c->w_skip == 2) {
+			/* An overlong line: drop it up to its end. */
+		} else if (c->w_skip == 0 && c->w_line.len + n >
+		    HK_WATCH_LINE_MAX) {
+			log_warnx("heureka: watch line over %d bytes, dropped",
+			    HK_WATCH_LINE_MAX);
+			buf_reset(&c->w_line);
+			c->w_skip = 2;
+		} else if (c->w_skip == 0)
+			buf_add(&c->w_line, p, n);
+		if (nl == NULL)
+			break;
+		if (c->w_skip == 2)
+			c->w_skip = 0;
+		else if (c->w_skip == 0)
+			watch_line(c, c->w_line.data != NULL ? c->w_line.data :
+			    "", c->w_line.len);
+		buf_reset(&c->w_line);
+		p = nl + 1;
+		len -= n + 1;
+	}
+	UNLOCK(c);
+}
+
+/* Clear the per-stream state. */
+static void
+watch_clear(struct heureka_client *c)
+{
+	c->w_handle = NULL;
+	c->w_up = 0;
+	c->w_skip = 0;
+	buf_reset(&c->w_line);
+	watch_frame_reset(c);
+}
+
+/* The stream ended: no watch here (poll only), or reconnect later. */
+static void
+watch_end(int status, void *arg)
+{
+	struct heureka_client	*c = arg;
+
+	LOCK(c);
+	watch_clear(c);
+	if (c->stopping) {
+		UNLOCK(c);
+		return;
+	}
+	if (status == 403 || status == 404 || status == 405 ||
+	    status == HK_STREAM_NOT_SSE) {
+		log_info("heureka: the server has no watch (%d): polling",
+		    status);
+		c->w_none = 1;
+	} else if (!c->w_wait) {
+		c->w_wait = 1;
+		arm(c, c->t_watch, hk_backoff_timeout(&c->w_bo));
+	}
+	UNLOCK(c);
+}
+
+/* Open the stream on the server we last talked to. */
+static void
+watch_open(struct heureka_client *c)
+{
+	int	i;
+
+	if (c->tr.stream == NULL || c->stopping || c->ep.n == 0)
+		return;
+	i = c->ep.pinned >= 0 && (size_t)c->ep.pinned < c->ep.n ?
+	    c->ep.pinned : 0;
+	c->w_none = 0;
+	watch_clear(c);
+	c->w_handle = c->tr.stream(c->tr.ctx, c->ep.urls[i], "heureka/watch",
+	    c->w_last_id, watch_chunk, watch_end, c);
+	if (c->w_handle == NULL && !c->w_wait) {
+		c->w_wait = 1;
+		arm(c, c->t_watch, hk_backoff_timeout(&c->w_bo));
+	}
+}
+
+/* Reconnect timer (also closes a stream the server RESET). */
+static void
+watch_cb(void *arg)
+{
+	struct heureka_client	*c = arg;
+
+	LOCK(c);
+	c->w_wait = 0;
+	if (c->w_handle != NULL) {
+		c->tr.cancel(c->tr.ctx, c->w_handle);
+		watch_clear(c);
+	}
+	if (!c->stopping)
+		watch_open(c);
+	UNLOCK(c);
+}
+
+/* Drop the stream and its timer (shutdown). */
+static void
+watch_stop(struct heureka_client *c)
+{
+	disarm(c, c->t_watch);
+	c->w_wait = 0;
+	if (c->w_handle != NULL) {
+		c->tr.cancel(c->tr.ctx, c->w_handle);
+		watch_clear(c);
+	}
+}
+
 /* ---- lifecycle ---- */
 
 /* Allocate a client from a config (no transport yet). */
@@ -1202,6 +1450,9 @@ client_alloc(const struct config *cf, char **cause)
 	hk_endpoints_init(&c->ep, cf->service_url_default_zone != NULL ?
 	    cf->service_url_default_zone : "http://localhost:8761/eureka/");
 	c->apps = applications_new();
+	buf_init(&c->w_line, 0);
+	buf_init(&c->w_data, 0);
+	hk_backoff_init(&c->w_bo, HK_WATCH_BO_MS, HK_WATCH_BO_BOUND);
 	htab_init(&c->rr, 16);
 	c->rnd = (uint64_t)clock_mono_ms() * 2654435761u ^ (uint64_t)getpid();
 	if (c->rnd == 0)
@@ -1262,6 +1513,7 @@ client_attach(struct heureka_client *c, struct hk_transport *tr,
 	c->t_rf_timeout = sc->timer_new(sc->ctx, rf_timeout_cb, c);
 	c->t_repl = sc->timer_new(sc->ctx, repl_cb, c);
 	c->t_kick = sc->timer_new(sc->ctx, kick_cb, c);
+	c->t_watch = sc->timer_new(sc->ctx, watch_cb, c);
 	if (c->self != NULL) {
 		c->self->last_dirty_ts = sc->now(sc->ctx);
 		c->self->last_updated_ts = c->self->last_dirty_ts;
@@ -1349,6 +1601,7 @@ hk_client_shutdown(struct heureka_client *c)
 	disarm(c, c->t_rf_timeout);
 	disarm(c, c->t_repl);
 	disarm(c, c->t_kick);
+	watch_stop(c);
 	while ((op = TAILQ_FIRST(&c->ops)) != NULL)
 		op_cancel(c, op);
 	c->hb_op = c->rf_op = c->reg_op = NULL;
@@ -1401,9 +1654,11 @@ client_free(struct heureka_client *c)
 	size_t		 i;
 	void		**timers[] = { &c->t_heartbeat, &c->t_hb_timeout,
 			    &c->t_refresh, &c->t_rf_timeout, &c->t_repl,
-			    &c->t_kick, &c->t_final, &c->t_stop };
+			    &c->t_kick, &c->t_final, &c->t_stop, &c->t_watch };
 
 	if (c->attached) {
+		if (c->w_handle != NULL)
+			c->tr.cancel(c->tr.ctx, c->w_handle);
 		while ((op = TAILQ_FIRST(&c->ops)) != NULL)
 			op_cancel(c, op);
 		for (i = 0; i < sizeof timers / sizeof timers[0]; i++) {
@@ -1423,6 +1678,11 @@ client_free(struct heureka_client *c)
 	for (size_t li = 0; li < c->nleaders; li++)
 		free(c->leaders[li]);
 	free(c->leaders);
+	buf_free(&c->w_line);
+	buf_free(&c->w_data);
+	free(c->w_event);
+	free(c->w_id);
+	free(c->w_last_id);
 	instance_free(c->self);
 	free(c->self_path);
 	htab_sweep(&c->rr, hk_rr_free_cb, NULL);
@@ -1432,6 +1692,18 @@ client_free(struct heureka_client *c)
 }
 
 /* ---- accessors for tests and the CLI ---- */
+
+/* Whether the watch stream is up (an event came since it opened). */
+int
+hk_client_watching(struct heureka_client *c)
+{
+	int	up;
+
+	LOCK(c);
+	up = c->w_handle != NULL && c->w_up;
+	UNLOCK(c);
+	return (up);
+}
 
 /* Our instance (borrowed). */
 struct instance *

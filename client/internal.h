@@ -44,9 +44,22 @@ typedef void (*hk_done_cb)(int status, const char *body, size_t len,
     void *arg);
 
 /*
+ * A streamed GET (the watch): chunk is called with each piece of the body
+ * of a 200 text/event-stream answer as it arrives (borrowed, not
+ * NUL-terminated); end is called once when the stream is over: status 200
+ * if it was a stream that ended or dropped, HK_STREAM_NOT_SSE for a 2xx
+ * that is not an event stream, else the HTTP status (0: no answer).
+ */
+#define HK_STREAM_NOT_SSE	1
+typedef void (*hk_chunk_cb)(const char *data, size_t len, void *arg);
+typedef void (*hk_end_cb)(int status, void *arg);
+
+/*
  * The transport. send() never calls done from within itself; done is called
  * exactly once unless the request is cancelled first. url is a service URL
- * ending in '/', path is relative to it ("apps/FOO").
+ * ending in '/', path is relative to it ("apps/FOO"). stream() (NULL: not
+ * offered) opens a streamed GET with an optional Last-Event-ID; the same
+ * cancel() drops it without calling end.
  */
 struct hk_transport {
 	void	*(*send)(void *ctx, const char *url, const char *method,
@@ -55,6 +68,9 @@ struct hk_transport {
 	void	 (*cancel)(void *ctx, void *handle);
 	void	 (*free)(void *ctx);
 	void	  *ctx;
+	void	*(*stream)(void *ctx, const char *url, const char *path,
+		    const char *last_id, hk_chunk_cb chunk, hk_end_cb end,
+		    void *arg);
 };
 
 /* Timers and the wall clock. A timer fires once per add(). */
@@ -133,6 +149,7 @@ int	hk_client_is_dirty(struct heureka_client *, int64_t *ts);
 void	hk_client_mark_dirty(struct heureka_client *);
 int64_t	hk_client_heartbeat_delay(struct heureka_client *);
 int64_t	hk_client_refresh_delay(struct heureka_client *);
+int	hk_client_watching(struct heureka_client *);	/* stream up */
 
 /* A one-off request with failover; cb gets the accepted answer or 0. */
 void	hk_client_request(struct heureka_client *, enum hk_req_kind,

@@ -8,12 +8,15 @@
  * Names are resolved with evdns so nothing blocks the loop. https:// URLs
  * go through tls_http_connection (common/tls.c) with the client's context:
  * the server's certificate is verified and must match the URL's host.
+ * The watch stream gets a third connection per URL with a timeout longer
+ * than the server's keep-alive comments, its body handed on chunk by chunk.
  */
 #include <sys/queue.h>
 #include <sys/time.h>
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "heureka-config.h"
 
@@ -34,6 +37,7 @@
 
 #define EV_MAX_BODY	(64 * 1024 * 1024)	/* inflated or not */
 #define EV_MAX_CONNS	HK_MAX_URLS
+#define EV_STREAM_TIMEOUT 45		/* s: 3 keep-alives of the watch */
 
 struct ev_conn {
 	char			*url;
@@ -42,7 +46,8 @@ struct ev_conn {
 	char			*prefix;	/* URL path, ends in '/' */
 	char			*auth;		/* "Basic ..." from the URL's
 						   userinfo, or NULL */
-	struct evhttp_connection *evc[2];	/* 0 registration, 1 query */
+	struct evhttp_connection *evc[3];	/* 0 registration, 1 query,
+						   2 stream */
 };
 
 struct ev_req;
@@ -64,6 +69,9 @@ struct ev_req {
 	struct evhttp_connection *evc;		/* the one it went out on */
 	struct evhttp_request	*req;
 	hk_done_cb		 done;
+	hk_chunk_cb		 chunk;		/* a stream, or NULL */
+	hk_end_cb		 end;
+	int			 sse;		/* 200 text/event-stream */
 	void			*arg;
 	TAILQ_ENTRY(ev_req)	 entry;
 };
@@ -181,14 +189,21 @@ ev_conn_get(struct ev_tr *t, const char *url)
 	if (evhttp_uri_get_userinfo(u) != NULL)
 		cn->auth = http_basic_auth(evhttp_uri_get_userinfo(u));
 	evhttp_uri_free(u);
-	for (j = 0; j < 2; j++) {
+	for (j = 0; j < 3; j++) {
 		cn->evc[j] = tls_http_connection(t->base, t->dns,
 		    https ? t->tls_ctx : NULL, cn->host, NULL,
 		    (unsigned short)cn->port);
 		if (cn->evc[j] == NULL)
 			fatalx("heureka: cannot make a connection to %s", url);
-		evhttp_connection_set_timeout(cn->evc[j], t->timeout_s);
 		evhttp_connection_set_retries(cn->evc[j], 0);
+		if (j == 2) {
+			/* Unbounded body: the client bounds its lines. */
+			evhttp_connection_set_timeout(cn->evc[j],
+			    t->timeout_s > EV_STREAM_TIMEOUT ? t->timeout_s :
+			    EV_STREAM_TIMEOUT);
+			continue;
+		}
+		evhttp_connection_set_timeout(cn->evc[j], t->timeout_s);
 		evhttp_connection_set_max_body_size(cn->evc[j], EV_MAX_BODY);
 	}
 	return (cn);
@@ -208,6 +223,17 @@ ev_req_cb(struct evhttp_request *req, void *arg)
 
 	r->req = NULL;
 	TAILQ_REMOVE(&r->t->reqs, r, entry);
+	if (r->end != NULL) {
+		if (r->sse)
+			status = 200;
+		else if (req != NULL)
+			status = evhttp_request_get_response_code(req);
+		if (status >= 200 && status < 300 && !r->sse)
+			status = HK_STREAM_NOT_SSE;
+		r->end(status, r->arg);
+		free(r);
+		return;
+	}
 	if ((req == NULL || evhttp_request_get_response_code(req) == 0) &&
 	    (why = tls_connection_verify_error(r->evc)) != NULL)
 		log_warnx("heureka: TLS: server certificate refused: %s", why);
@@ -299,6 +325,84 @@ ev_send(void *ctx, const char *url, const char *method, const char *path,
 	return (r);
 }
 
+/* A stream's headers came: is it a 200 event stream? */
+static int
+ev_stream_header_cb(struct evhttp_request *req, void *arg)
+{
+	struct ev_req	*r = arg;
+	const char	*ct;
+
+	ct = evhttp_find_header(evhttp_request_get_input_headers(req),
+	    "Content-Type");
+	r->sse = evhttp_request_get_response_code(req) == 200 && ct != NULL &&
+	    strncasecmp(ct, "text/event-stream", 17) == 0;
+	return (0);
+}
+
+/* A piece of a stream's body: hand it on (only from an event stream). */
+static void
+ev_stream_chunk_cb(struct evhttp_request *req, void *arg)
+{
+	struct ev_req	*r = arg;
+	struct evbuffer	*in = evhttp_request_get_input_buffer(req);
+	size_t		 len;
+	char		*p;
+
+	if (!r->sse) {
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return;
+	}
+	while ((len = evbuffer_get_contiguous_space(in)) > 0) {
+		p = (char *)evbuffer_pullup(in, len);
+		r->chunk(p, len, r->arg);
+		evbuffer_drain(in, len);
+	}
+}
+
+/* Open a streamed GET on the stream connection; NULL if not queued. */
+static void *
+ev_stream(void *ctx, const char *url, const char *path, const char *last_id,
+    hk_chunk_cb chunk, hk_end_cb end, void *arg)
+{
+	struct ev_tr		*t = ctx;
+	struct ev_conn		*cn;
+	struct ev_req		*r;
+	struct evhttp_request	*req;
+	struct evkeyvalq	*h;
+	char			*uri, hostport[300];
+
+	if ((cn = ev_conn_get(t, url)) == NULL)
+		return (NULL);
+	r = xcalloc(1, sizeof *r);
+	r->t = t;
+	r->chunk = chunk;
+	r->end = end;
+	r->arg = arg;
+	req = evhttp_request_new(ev_req_cb, r);
+	evhttp_request_set_header_cb(req, ev_stream_header_cb);
+	evhttp_request_set_chunked_cb(req, ev_stream_chunk_cb);
+	h = evhttp_request_get_output_headers(req);
+	snprintf(hostport, sizeof hostport, "%s:%d", cn->host, cn->port);
+	evhttp_add_header(h, "Host", hostport);
+	evhttp_add_header(h, "Accept", "text/event-stream");
+	evhttp_add_header(h, "User-Agent", "heureka-client/" PACKAGE_VERSION);
+	if (last_id != NULL)
+		evhttp_add_header(h, "Last-Event-ID", last_id);
+	if (cn->auth != NULL)
+		evhttp_add_header(h, "Authorization", cn->auth);
+	xasprintf(&uri, "%s%s", cn->prefix, path);
+	if (evhttp_make_request(cn->evc[2], req, EVHTTP_REQ_GET, uri) != 0) {
+		free(uri);
+		free(r);
+		return (NULL);
+	}
+	free(uri);
+	r->req = req;
+	r->evc = cn->evc[2];
+	TAILQ_INSERT_TAIL(&t->reqs, r, entry);
+	return (r);
+}
+
 /* Drop a pending request; its callback will not run. */
 static void
 ev_cancel(void *ctx, void *handle)
@@ -325,6 +429,7 @@ ev_free(void *ctx)
 	for (i = 0; i < t->nconns; i++) {
 		evhttp_connection_free(t->conns[i].evc[0]);
 		evhttp_connection_free(t->conns[i].evc[1]);
+		evhttp_connection_free(t->conns[i].evc[2]);
 		free(t->conns[i].url);
 		free(t->conns[i].host);
 		free(t->conns[i].prefix);
@@ -361,6 +466,7 @@ hk_transport_evhttp(struct hk_transport *tr, struct event_base *base,
 	TAILQ_INIT(&t->reqs);
 	tr->send = ev_send;
 	tr->cancel = ev_cancel;
+	tr->stream = ev_stream;
 	tr->free = ev_free;
 	tr->ctx = t;
 	return (0);

@@ -4,7 +4,8 @@
  * scheduler (time moves only when the test says so): delta merge, hash
  * code reconcile, non-200 delta, the dirty-flag race, the rate limiter,
  * the supervisor back-off, failover and quarantine, 404 heartbeats and
- * cancel on stop.
+ * cancel on stop, and the watch stream (pushed events, no-watch fallback,
+ * reconnect with Last-Event-ID), whose chunks the test feeds by hand.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -34,6 +35,19 @@ struct freq {
 };
 static struct freq	reqs[MAXREQ];
 static int		nreqs;
+
+#define MAXSTR	32
+struct fstream {
+	char		*url;
+	char		*path;
+	char		*last_id;
+	hk_chunk_cb	 chunk;
+	hk_end_cb	 end;
+	void		*arg;
+	int		 open;
+};
+static struct fstream	streams[MAXSTR];
+static int		nstreams;
 
 struct ftimer {
 	void	(*cb)(void *);
@@ -65,11 +79,52 @@ f_send(void *ctx, const char *url, const char *method, const char *path,
 	return (r);
 }
 
-/* Fake transport: forget a request. */
+/* Fake transport: record a stream. */
+static void *
+f_stream(void *ctx, const char *url, const char *path, const char *last_id,
+    hk_chunk_cb chunk, hk_end_cb end, void *arg)
+{
+	struct fstream	*st;
+
+	ck_assert_int_lt(nstreams, MAXSTR);
+	st = &streams[nstreams++];
+	st->url = xstrdup(url);
+	st->path = xstrdup(path);
+	st->last_id = last_id != NULL ? xstrdup(last_id) : NULL;
+	st->chunk = chunk;
+	st->end = end;
+	st->arg = arg;
+	st->open = 1;
+	return (st);
+}
+
+/* Fake transport: forget a request or a stream. */
 static void
 f_cancel(void *ctx, void *h)
 {
-	((struct freq *)h)->pending = 0;
+	if ((char *)h >= (char *)streams &&
+	    (char *)h < (char *)(streams + MAXSTR))
+		((struct fstream *)h)->open = 0;
+	else
+		((struct freq *)h)->pending = 0;
+}
+
+/* Push text down stream i. */
+static void
+push(int i, const char *text)
+{
+	ck_assert_int_lt(i, nstreams);
+	ck_assert_msg(streams[i].open, "stream %d not open", i);
+	streams[i].chunk(text, strlen(text), streams[i].arg);
+}
+
+/* End stream i with a status. */
+static void
+endstream(int i, int status)
+{
+	ck_assert_msg(streams[i].open, "stream %d not open", i);
+	streams[i].open = 0;
+	streams[i].end(status, streams[i].arg);
 }
 
 /* Fake transport: nothing to free (requests freed by reset). */
@@ -183,6 +238,13 @@ reset(void)
 	}
 	memset(reqs, 0, sizeof reqs);
 	nreqs = 0;
+	for (i = 0; i < nstreams; i++) {
+		free(streams[i].url);
+		free(streams[i].path);
+		free(streams[i].last_id);
+	}
+	memset(streams, 0, sizeof streams);
+	nstreams = 0;
 	memset(timers, 0, sizeof timers);
 	now_ms = T0;
 	stopped = 0;
@@ -193,7 +255,8 @@ static struct heureka_client *
 mkclient(const char *urls, int reg, int fetch)
 {
 	struct config		 cf;
-	struct hk_transport	 tr = { f_send, f_cancel, f_free, NULL };
+	struct hk_transport	 tr = { f_send, f_cancel, f_free, NULL,
+				    f_stream };
 	struct hk_sched		 sc = { f_timer_new, f_timer_add, f_timer_del,
 				    f_timer_free, f_now, f_sched_free, NULL };
 	struct heureka_client	*c;
@@ -799,6 +862,190 @@ START_TEST(test_leader)
 }
 END_TEST
 
+/* An SSE frame carrying one instance. */
+static char *
+frame(const char *event, int id, struct instance *in)
+{
+	struct buf	 b;
+
+	buf_init(&b, 0);
+	buf_addf(&b, "event: %s\nid: %d\ndata: ", event, id);
+	json_encode_instance_root(&b, in);
+	buf_adds(&b, "\n\n");
+	instance_free(in);
+	return (buf_steal(&b, NULL));
+}
+
+/* A client that made its first full fetch (one instance A/a1). */
+static struct heureka_client *
+fetched_client(void)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 0, 1);
+	struct applications	*as = applications_new();
+	char			*body;
+
+	application_add(applications_get(as, "A"),
+	    mkinst("A", "a1", STATUS_UP, ACTION_ADDED));
+	ck_assert_int_eq(hk_client_start(c), 0);
+	ck_assert_int_eq(nstreams, 0);		/* not before the fetch */
+	body = apps_json(as, 1, NULL);
+	reply(last(), 200, body);
+	free(body);
+	return (c);
+}
+
+/* A pushed ADDED is seen by lookups at once; DELETED removes. */
+START_TEST(test_watch_push)
+{
+	struct heureka_client	*c = fetched_client();
+	struct heureka_instance	*list;
+	char			*f;
+	size_t			 n, half;
+	int			 r0 = nreqs;
+
+	ck_assert_int_eq(nstreams, 1);
+	ck_assert_str_eq(streams[0].url, "http://s1/eureka/");
+	ck_assert_str_eq(streams[0].path, "heureka/watch");
+	ck_assert_ptr_null(streams[0].last_id);
+	ck_assert_int_eq(heureka_client_get_app(c, "B", &list), 0);
+
+	/* Split mid-line, with CRLF line ends and a comment. */
+	f = frame("ADDED", 7, mkinst("B", "b1", STATUS_UP, ACTION_NONE));
+	push(0, ": keep-alive\r\n\r\n");
+	half = strlen(f) / 2;
+	streams[0].chunk(f, half, streams[0].arg);
+	ck_assert_int_eq(heureka_client_get_app(c, "B", &list), 0);
+	push(0, f + half);
+	free(f);
+	n = heureka_client_get_app(c, "B", &list);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(list[0].instance_id, "b1");
+	heureka_instances_free(list, n);
+	ck_assert_int_eq(heureka_client_count(c), 2);
+	ck_assert(hk_client_watching(c));
+
+	f = frame("MODIFIED", 8, mkinst("B", "b1", STATUS_DOWN, ACTION_NONE));
+	push(0, f);
+	free(f);
+	ck_assert_uint_eq(heureka_client_get_app(c, "B", &list), 0);
+	f = frame("DELETED", 9, mkinst("A", "a1", STATUS_UP, ACTION_NONE));
+	push(0, f);
+	free(f);
+	ck_assert_uint_eq(heureka_client_get_app(c, "A", &list), 0);
+	ck_assert_int_eq(heureka_client_count(c), 1);
+	ck_assert_int_eq(nreqs, r0);		/* no poll did it */
+	heureka_client_free(c);
+}
+END_TEST
+
+/* A line past the bound is dropped whole; the stream goes on. */
+START_TEST(test_watch_line_bound)
+{
+	struct heureka_client	*c = fetched_client();
+	struct heureka_instance	*list;
+	char			*big, *f;
+	size_t			 n, i;
+
+	big = xmalloc(64 * 1024 + 1);
+	memset(big, 'x', 64 * 1024);
+	big[64 * 1024] = '\0';
+	push(0, "data: ");
+	for (i = 0; i < 20; i++)		/* 1.25 MiB, no line end */
+		push(0, big);
+	free(big);
+	push(0, "\n\n");
+	f = frame("ADDED", 3, mkinst("B", "b1", STATUS_UP, ACTION_NONE));
+	push(0, f);
+	free(f);
+	n = heureka_client_get_app(c, "B", &list);
+	ck_assert_uint_eq(n, 1);
+	heureka_instances_free(list, n);
+	heureka_client_free(c);
+}
+END_TEST
+
+/* No watch (404): polls only, no retry until the next full fetch. */
+START_TEST(test_watch_absent)
+{
+	struct heureka_client	*c = fetched_client();
+	struct applications	*as;
+	char			*body;
+	int			 k, i;
+
+	ck_assert_int_eq(nstreams, 1);
+	endstream(0, 404);
+	for (k = 0; k < 10; k++) {		/* five minutes of polls */
+		advance(30000);
+		i = last();
+		ck_assert_str_eq(reqs[i].path, "apps/delta");
+		as = applications_new();
+		body = apps_json(as, 2 + k, "UP_1_");
+		reply(i, 200, body);
+		free(body);
+	}
+	ck_assert_int_eq(nstreams, 1);
+	/* A delta hash mismatch forces a full fetch: detect once more. */
+	advance(30000);
+	body = apps_json(applications_new(), 12, "UP_9_");
+	reply(last(), 200, body);
+	free(body);
+	i = last();
+	ck_assert_str_eq(reqs[i].path, "apps/");
+	as = applications_new();
+	application_add(applications_get(as, "A"),
+	    mkinst("A", "a1", STATUS_UP, ACTION_ADDED));
+	body = apps_json(as, 20, NULL);
+	reply(i, 200, body);
+	free(body);
+	ck_assert_int_eq(nstreams, 2);
+	endstream(1, HK_STREAM_NOT_SSE);
+	advance(120000);
+	ck_assert_int_eq(nstreams, 2);
+	heureka_client_free(c);
+}
+END_TEST
+
+/* A dropped or RESET stream reconnects with Last-Event-ID, backing off. */
+START_TEST(test_watch_reconnect)
+{
+	struct heureka_client	*c = fetched_client();
+	char			*f;
+
+	f = frame("ADDED", 41, mkinst("B", "b1", STATUS_UP, ACTION_NONE));
+	push(0, f);
+	free(f);
+	endstream(0, 200);			/* dropped */
+	ck_assert_int_eq(nstreams, 1);
+	advance(999);
+	ck_assert_int_eq(nstreams, 1);		/* not at once */
+	advance(1);
+	ck_assert_int_eq(nstreams, 2);
+	ck_assert_str_eq(streams[1].last_id, "41");
+
+	/* RESET: the client closes it and resumes from the last id. */
+	push(1, "event: RESET\ndata: {}\n\n");
+	advance(0);
+	ck_assert(!streams[1].open);
+	ck_assert_int_eq(nstreams, 3);
+	ck_assert_str_eq(streams[2].last_id, "41");
+
+	/* No event since: failures in a row back off, 2 s, then 4 s. */
+	endstream(2, 0);
+	advance(1999);
+	ck_assert_int_eq(nstreams, 3);
+	advance(1);
+	ck_assert_int_eq(nstreams, 4);
+	endstream(3, 503);
+	advance(3999);
+	ck_assert_int_eq(nstreams, 4);
+	advance(1);
+	ck_assert_int_eq(nstreams, 5);
+	ck_assert_str_eq(streams[4].last_id, "41");
+	heureka_client_free(c);
+	ck_assert(!streams[4].open);
+}
+END_TEST
+
 static Suite *
 client_suite(void)
 {
@@ -820,6 +1067,10 @@ client_suite(void)
 	tcase_add_test(tc, test_cancel_on_stop);
 	tcase_add_test(tc, test_lookups);
 	tcase_add_test(tc, test_leader);
+	tcase_add_test(tc, test_watch_push);
+	tcase_add_test(tc, test_watch_line_bound);
+	tcase_add_test(tc, test_watch_absent);
+	tcase_add_test(tc, test_watch_reconnect);
 	suite_add_tcase(s, tc);
 	return (s);
 }
