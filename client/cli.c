@@ -546,7 +546,11 @@ watch_signal_cb(evutil_socket_t sig, short what, void *arg)
 	event_base_loopbreak(arg);
 }
 
-/* heureka watch [APP]: full fetch, then deltas; print each change. */
+/*
+ * heureka watch [APP]: full fetch, then the server's watch stream (deltas
+ * every --interval as the safety net, and alone on a server without the
+ * watch); print each change.
+ */
 static int
 cmd_watch(int argc, char **argv)
 {
@@ -562,8 +566,10 @@ cmd_watch(int argc, char **argv)
 	if ((i = parse_qopts(argc, argv, &q, cmds[5].usage,
 	    "Print one line per registry change, as it arrives:\n"
 	    "  ADDED|MODIFIED|DELETED APP INSTANCE-ID STATUS\n"
-	    "The first fetch lists the current instances as ADDED.\n"
-	    "  --interval S   delta polling period (default 30)\n"
+	    "The first fetch lists the current instances as ADDED; later\n"
+	    "changes are pushed by the server's watch stream when it has one.\n"
+	    "  --interval S   delta polling period (default 30): the safety\n"
+	    "                 net, or the only source without a watch\n"
 	    "  --server URL   Eureka server (repeatable, or a comma list)\n"))
 	    < 0)
 		return (CLI_EXIT_USAGE);
