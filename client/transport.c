@@ -72,6 +72,8 @@ struct ev_req {
 	hk_chunk_cb		 chunk;		/* a stream, or NULL */
 	hk_end_cb		 end;
 	int			 sse;		/* 200 text/event-stream */
+	int			 in_chunk;	/* inside chunk(): free later */
+	int			 cancelled;	/* ... because it was */
 	void			*arg;
 	TAILQ_ENTRY(ev_req)	 entry;
 };
@@ -354,7 +356,14 @@ ev_stream_chunk_cb(struct evhttp_request *req, void *arg)
 	}
 	while ((len = evbuffer_get_contiguous_space(in)) > 0) {
 		p = (char *)evbuffer_pullup(in, len);
+		r->in_chunk = 1;
 		r->chunk(p, len, r->arg);
+		r->in_chunk = 0;
+		if (r->cancelled) {
+			/* Cancelled from chunk(): evhttp defers req's free. */
+			free(r);
+			return;
+		}
 		evbuffer_drain(in, len);
 	}
 }
@@ -413,7 +422,10 @@ ev_cancel(void *ctx, void *handle)
 	if (r->req != NULL)
 		evhttp_cancel_request(r->req);
 	TAILQ_REMOVE(&t->reqs, r, entry);
-	free(r);
+	if (r->in_chunk)
+		r->cancelled = 1;	/* ev_stream_chunk_cb frees it */
+	else
+		free(r);
 }
 
 /* Free the transport, cancelling whatever is still pending. */
