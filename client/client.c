@@ -145,6 +145,7 @@ struct heureka_client {
 	/* The watch stream (SSE): its handle, parse state and retry. */
 	void			*w_handle;
 	int			 w_none;	/* server has no watch */
+	int64_t			 w_none_at;	/* when it said so */
 	int			 w_wait;	/* reconnect timer armed */
 	int			 w_up;		/* an event came since open */
 	int			 w_skip;	/* discarding an overlong line */
@@ -179,6 +180,8 @@ static void	 client_free(struct heureka_client *);
 static int	 client_tls(struct heureka_client *, const struct config *,
 		     char **);
 static void	 watch_open(struct heureka_client *);
+
+#define HK_WATCH_REDETECT_MS	(5 * 60 * 1000)	/* no watch: ask again */
 static void	 merge_one(struct applications *, const char *,
 		     const struct instance *, hk_change_cb, void *);
 
@@ -1078,8 +1081,12 @@ full_done(int status, const char *body, size_t len, void *arg)
 	hk_diff(old, as, change_cb, c);
 	applications_free(old);
 	leaders_check(c);
-	/* Detect the watch now, and again on each later full fetch. */
-	if (c->w_handle == NULL && !c->w_wait)
+	/*
+	 * Detect the watch now, and again at a later full fetch (an empty
+	 * copy makes every fetch full: not more than every 5 minutes).
+	 */
+	if (c->w_handle == NULL && !c->w_wait && (!c->w_none ||
+	    c->sc.now(c->sc.ctx) - c->w_none_at >= HK_WATCH_REDETECT_MS))
 		watch_open(c);
 out:
 	refresh_finish(c);
@@ -1341,6 +1348,7 @@ watch_end(int status, void *arg)
 		log_info("heureka: the server has no watch (%d): polling",
 		    status);
 		c->w_none = 1;
+		c->w_none_at = c->sc.now(c->sc.ctx);
 	} else if (!c->w_wait) {
 		c->w_wait = 1;
 		arm(c, c->t_watch, hk_backoff_timeout(&c->w_bo));

@@ -1005,6 +1005,30 @@ START_TEST(test_watch_absent)
 }
 END_TEST
 
+/* An empty copy fetches in full each poll: detection every 5 min only. */
+START_TEST(test_watch_absent_empty)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 0, 1);
+	char			*body;
+	int			 k, i;
+
+	hk_client_start(c);
+	for (k = 0; k < 12; k++) {		/* six minutes of polls */
+		if (k > 0)
+			advance(30000);
+		i = last();
+		ck_assert_str_eq(reqs[i].path, "apps/");
+		body = apps_json(applications_new(), 1 + k, "");
+		reply(i, 200, body);
+		free(body);
+		if (nstreams > 0 && streams[nstreams - 1].open)
+			endstream(nstreams - 1, 404);
+	}
+	ck_assert_int_eq(nstreams, 2);		/* at 0 and at 5 min */
+	heureka_client_free(c);
+}
+END_TEST
+
 /* A dropped or RESET stream reconnects with Last-Event-ID, backing off. */
 START_TEST(test_watch_reconnect)
 {
@@ -1070,6 +1094,7 @@ client_suite(void)
 	tcase_add_test(tc, test_watch_push);
 	tcase_add_test(tc, test_watch_line_bound);
 	tcase_add_test(tc, test_watch_absent);
+	tcase_add_test(tc, test_watch_absent_empty);
 	tcase_add_test(tc, test_watch_reconnect);
 	suite_add_tcase(s, tc);
 	return (s);
