@@ -100,6 +100,7 @@ struct config {
 	/* eureka.dashboard.*, eureka.environment, eureka.datacenter */
 	char		*dashboard_path;		/* "/" */
 	int		 dashboard_enabled;		/* true */
+	int64_t		 dashboard_history_interval_ms;	/* 60000 */
 	char		*environment;			/* "test" */
 	char		*datacenter;			/* "default" */
 

@@ -45,6 +45,7 @@
 #include "airlift.h"
 #include "dashboard.h"
 #include "dashboard_assets.h"
+#include "history.h"
 #include "leader.h"
 #include "metrics.h"
 #include "peer.h"
@@ -147,9 +148,81 @@ static void	dash_lastn_cb(int64_t, const char *, void *);
 static void	dash_page(struct server *, struct evhttp_request *,
 		    const char *, const char *, int64_t);
 static void	dash_feed(struct server *, struct evhttp_request *, int64_t);
+static void	dash_history(struct server *, struct evhttp_request *);
 static void	dash_json_instance(struct buf *, struct server *,
 		    const struct instance *, int64_t);
 static struct instance *dash_self_instance(struct server *);
+
+/* Feed the history ring from the registry's counters and the peers. */
+void
+dashboard_history_tick(struct server *s, int64_t now)
+{
+	const struct registry_stats	*st;
+	struct history_input		 in;
+	struct peer_info		 pi;
+	size_t				 i;
+
+	if (s->history == NULL || s->reg == NULL)
+		return;
+	memset(&in, 0, sizeof in);
+	st = registry_stats(s->reg);
+	if (st != NULL) {
+		in.registrations = st->registrations;
+		in.renewals = st->renewals;
+		in.cancels = st->cancels;
+	}
+	in.renews_last_min = registry_renews_last_min(s->reg);
+	in.threshold = registry_renew_threshold(s->reg);
+	in.npeers = s->peers != NULL ? peers_count(s->peers) : 0;
+	if (in.npeers > HISTORY_MAX_PEERS)
+		in.npeers = HISTORY_MAX_PEERS;
+	for (i = 0; i < in.npeers; i++) {
+		memset(&pi, 0, sizeof pi);
+		peers_info(s->peers, i, &pi);
+		in.queue_depth[i] = pi.queue_depth;
+		in.last_success_ms[i] = pi.last_success_ms;
+	}
+	history_tick(s->history, &in, now);
+}
+
+/*
+ * The charts' data: the history ring, with the peers named as the DS
+ * Replicas table names them (after a SIGHUP changed the peer list, older
+ * samples' peers are matched by position).
+ */
+static void
+dash_history(struct server *s, struct evhttp_request *req)
+{
+	struct peer_info	 pi;
+	struct buf		 b;
+	size_t			 i, n;
+	char			*url;
+
+	buf_init(&b, 0);
+	n = s->peers != NULL ? peers_count(s->peers) : 0;
+	if (n > HISTORY_MAX_PEERS)
+		n = HISTORY_MAX_PEERS;
+	buf_addf(&b, "{\"intervalMs\":%lld,\"capacity\":%d,\"peers\":[",
+	    (long long)(s->history != NULL ? s->history->interval_ms : 0),
+	    HISTORY_SAMPLES);
+	for (i = 0; i < n; i++) {
+		memset(&pi, 0, sizeof pi);
+		peers_info(s->peers, i, &pi);
+		url = dash_scrub_url(pi.url);
+		if (i > 0)
+			buf_addc(&b, ',');
+		dash_json_str(&b, url);
+		free(url);
+	}
+	buf_adds(&b, "],\"samples\":");
+	if (s->history != NULL)
+		history_json(s->history, &b);
+	else
+		buf_adds(&b, "[]");
+	buf_adds(&b, "}\n");
+	dash_send(req, 200, "OK", "application/json; charset=utf-8", &b);
+	buf_free(&b);
+}
 
 /*
  * Send buf (or nothing) with status code, content type and the safety
@@ -242,6 +315,8 @@ dashboard_handle(struct server *s, struct evhttp_request *req,
 		dash_page(s, req, base, "lastn.html", now);
 	else if (strcmp(rest, "heureka-assets/status.json") == 0)
 		dash_feed(s, req, now);
+	else if (strcmp(rest, "heureka-assets/history.json") == 0)
+		dash_history(s, req);
 	else {
 		rest += 15;
 		a = NULL;

@@ -31,4 +31,10 @@ void	dashboard_status_info(struct server *, struct evhttp_request *,
  */
 void	dashboard_sd_notify(const char *state);
 
+/*
+ * Feed the dashboard history (history.c) from the registry's counters and
+ * the peers' state; takes a sample when one is due at now (wall ms).
+ */
+void	dashboard_history_tick(struct server *, int64_t now);
+
 #endif

@@ -45,6 +45,7 @@
 #include "server.h"
 #include "tls.h"
 #include "watch.h"
+#include "history.h"
 #include "xmalloc.h"
 
 #define SINGLE_WRITE_MAX	(4 * 1024 * 1024)
@@ -139,6 +140,8 @@ server_new(struct event_base *base, struct config *conf)
 	s->metrics = metrics_new();
 	s->access = access_new(conf);
 	s->watch = watch_new(s);
+	s->history = xmalloc(sizeof *s->history);
+	history_init(s->history, conf->dashboard_history_interval_ms);
 	/* A caller with a certificate from the peer CA is a peer. */
 	access_set_cert_check(s->access, tls_request_peer_verified);
 	if (gethostname(host, sizeof host) != 0)
@@ -167,6 +170,9 @@ server_free(struct server *s)
 		event_free(s->accept_ev);
 	if (s->lag_ev != NULL)
 		event_free(s->lag_ev);
+	if (s->history_ev != NULL)
+		event_free(s->history_ev);
+	free(s->history);
 	if (server_accept_owner == s)
 		server_accept_owner = NULL;
 	peers_free(s->peers);
@@ -590,6 +596,15 @@ server_lag_cb(evutil_socket_t fd, short what, void *arg)
 	evtimer_add(s->lag_ev, &tv);
 }
 
+/* The dashboard history's sampler (heureka.dashboard.history-interval-ms). */
+static void
+server_history_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	dashboard_history_tick(arg, clock_wall_ms());
+}
+
 /* A persistent timer every ms milliseconds. */
 static struct event *
 server_timer(struct server *s, int64_t ms, event_callback_fn cb)
@@ -623,6 +638,9 @@ server_start(struct server *s)
 	s->lag_ev = evtimer_new(s->base, server_lag_cb, s);
 	s->lag_due_us = clock_mono_us() + LOOPLAG_PERIOD_MS * 1000;
 	evtimer_add(s->lag_ev, &lag_tv);
+	s->history_ev = server_timer(s, cf->dashboard_history_interval_ms,
+	    server_history_cb);
+	dashboard_history_tick(s, clock_wall_ms());
 	peers_start(s->peers);
 }
 
@@ -672,4 +690,6 @@ server_stop(struct server *s)
 		event_del(s->cache_ev);
 	if (s->lag_ev != NULL)
 		event_del(s->lag_ev);
+	if (s->history_ev != NULL)
+		event_del(s->history_ev);
 }

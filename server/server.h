@@ -55,6 +55,8 @@ struct server {
 	struct event		*cache_ev;	/* read-only cache refresh */
 	struct event		*accept_ev;	/* resume accepting */
 	struct event		*lag_ev;	/* loop-latency probe */
+	struct event		*history_ev;	/* dashboard history sampler */
+	struct history		*history;
 	int64_t			 lag_due_us;	/* when it should run */
 	struct looplag		 looplag;
 	struct evconnlistener	*listener;
