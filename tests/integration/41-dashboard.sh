@@ -3,10 +3,47 @@
 # /lastn are rendered on the server with every value escaped, the safety
 # headers are sent, the JSON feed parses, eureka.dashboard.path moves the
 # page (and its assets) and eureka.dashboard.enabled=false removes it while
-# the operations endpoints stay.
+# the operations endpoints stay. The charts' history (history.json) has
+# its shape, stays within its capacity and counts what /metrics counts;
+# a peer's queue depth and replication lag show in it.
 . "$(dirname "$0")/lib.sh"
 
-hk_start s -D eureka.server.wait-time-in-ms-when-sync-empty=0
+# The value of one /metrics series (exact name), 0 if absent.
+metric()
+{
+	hk_curl -s "http://127.0.0.1:$2/metrics" |
+	    awk -v n="$1" '$1 == n { v = $2 } END { print v + 0 }'
+}
+
+# history.json at $1 (the dashboard's root URL): shape and bound; its
+# newest sample counts $2 registrations and $3 cancels in all, and the
+# per-interval counts add up to them.
+history_says()
+{
+	hk_curl -s -o "$HK_ROOT/history.json" "$1heureka-assets/history.json" &&
+	"$HK_PYTHON" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["samples"]
+assert d["intervalMs"] == 1000 and d["capacity"] == 60, d
+assert 2 <= len(s) <= d["capacity"], len(s)
+for x in s:
+    for k in ("at", "registrations", "renewals", "cancels", "renewsLastMin",
+              "threshold", "registrationsTotal", "cancelsTotal"):
+        assert isinstance(x[k], int), (k, x)
+    assert len(x["peers"]) == len(d["peers"]), x
+assert [x["at"] for x in s] == sorted(x["at"] for x in s), "not oldest first"
+last = s[-1]
+assert last["registrationsTotal"] == int(sys.argv[2]), last
+assert last["cancelsTotal"] == int(sys.argv[3]), last
+if len(s) < d["capacity"]:
+    assert sum(x["registrations"] for x in s) == int(sys.argv[2]), s
+    assert sum(x["cancels"] for x in s) == int(sys.argv[3]), s
+' "$HK_ROOT/history.json" "$2" "$3"
+}
+
+hk_start s -D eureka.server.wait-time-in-ms-when-sync-empty=0 \
+    -D heureka.dashboard.history-interval-ms=1000
 U=$HK_URL_s
 R=http://127.0.0.1:$HK_PORT_s
 
@@ -54,11 +91,38 @@ hk_register "$U" BETA b1
 assert_http 200 DELETE "${U}apps/BETA/b1"
 assert_http 200 GET "$R/lastn"
 assert_contains 'BETA(b1)' "$(cat "$HK_BODY")" "cancel on /lastn"
+
+hk_log "history.json counts what /metrics counts"
+REGS=$(metric heureka_registrations_total "$HK_PORT_s")
+CANS=$(metric heureka_cancels_total "$HK_PORT_s")
+[ "$REGS" -ge 3 ] || fail "registrations in /metrics: $REGS, want >= 3"
+assert_eq 1 "$CANS" "cancels in /metrics"
+wait_until 10 history_says "$R/" "$REGS" "$CANS"
+history_says "$R/" "$REGS" "$CANS" || fail "history.json"
+assert_http 200 GET "$R/heureka-assets/history.json"
+assert_contains application/json "$(hk_header Content-Type)" "history content type"
+assert_contains "connect-src 'self'" "$(hk_header Content-Security-Policy)" "CSP lets the page watch"
 hk_stop s
 
-hk_log "eureka.dashboard.path=/console"
-hk_start c -D eureka.dashboard.path=/console
+hk_log "eureka.dashboard.path=/console, an unreachable peer"
+hk_start c -D eureka.dashboard.path=/console \
+    -D eureka.server.wait-time-in-ms-when-sync-empty=0 \
+    -D heureka.dashboard.history-interval-ms=1000 \
+    --peers http://127.0.0.1:9/eureka/
 R=http://127.0.0.1:$HK_PORT_c
+hk_register "$HK_URL_c" GAMMA g1
+# The peer never answered: its lag is unknown (-1), its queue holds g1.
+peer_backlog()
+{
+	hk_curl -s "$R/console/heureka-assets/history.json" | "$HK_PYTHON" -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["peers"] == ["http://127.0.0.1:9/eureka/"], d["peers"]
+p = d["samples"][-1]["peers"][0]
+assert p["lagMs"] == -1 and p["queueDepth"] >= 1, p
+'
+}
+wait_until 10 peer_backlog
 assert_http 200 GET "$R/console"
 assert_contains 'href="/console/heureka-assets/app.css"' "$(cat "$HK_BODY")" "assets under the path"
 assert_http 200 GET "$R/console/"
