@@ -1,15 +1,30 @@
 /*
- * heureka dashboard: refreshes the server-rendered page in place from
- * heureka-assets/status.json every few seconds, and filters the instance
- * table. Every value is attacker-controlled (app names, ids, metadata), so
+ * heureka dashboard: refreshes the server-rendered page in place. The
+ * instance table follows the watch stream ({api}heureka/watch, Server-Sent
+ * Events): each ADDED, MODIFIED, DELETED or LEADER event changes the table
+ * at once. The JSON feed heureka-assets/status.json (counters, replicas,
+ * banners) is read every 30 s while the stream is open, every 5 s when it
+ * is not (an old server, a RESET, an error: the stream is reopened after a
+ * pause). The charts are drawn here as inline SVG from
+ * heureka-assets/history.json, the server's ring of the last hour. ?refresh=S
+ * on the page's URL sets the feed's period while the stream is open.
+ * Every value is attacker-controlled (app names, ids, metadata), so
  * the DOM is built with createElement/textContent only, never innerHTML,
  * and only http(s) URLs become links.
  */
 'use strict';
 (function () {
   var POLL_MS = 5000;
+  var SLOW_MS = 30000;
+  var RETRY_MS = 5000;
   var base = document.body.getAttribute('data-base') || '/';
+  var api = document.body.getAttribute('data-api') || '/eureka/';
   var feed = base + 'heureka-assets/status.json';
+  var historyUrl = base + 'heureka-assets/history.json';
+  var SVGNS = 'http://www.w3.org/2000/svg';
+  var lastFeed = null;
+  var watching = false;
+  var pollTimer = null;
   var openApps = {};
   var STATUS_ORDER = ['UP', 'DOWN', 'STARTING', 'OUT_OF_SERVICE', 'UNKNOWN'];
 
@@ -278,23 +293,275 @@
     live.classList.add('stale');
   }
 
-  function poll() {
+  /* The feed's period: slow while the watch stream keeps the table. */
+  function pollPeriod() {
+    var m = /[?&]refresh=(\d+)/.exec(window.location.search);
+    if (!watching) return POLL_MS;
+    return m ? Math.max(1, parseInt(m[1], 10)) * 1000 : SLOW_MS;
+  }
+
+  /* Schedule the next feed read in ms (replacing a pending one). */
+  function schedule(ms) {
+    if (pollTimer !== null) clearTimeout(pollTimer);
+    pollTimer = setTimeout(poll, ms);
+  }
+
+  /* GET url as JSON; cb(object or null). */
+  function getJson(url, cb) {
     var xhr = new XMLHttpRequest();
-    xhr.open('GET', feed, true);
+    xhr.open('GET', url, true);
     xhr.timeout = POLL_MS;
     xhr.onload = function () {
       var d = null;
       if (xhr.status === 200) {
         try { d = JSON.parse(xhr.responseText); } catch (e) { d = null; }
       }
-      if (d) render(d); else stale();
-      setTimeout(poll, POLL_MS);
+      cb(d);
     };
-    xhr.onerror = xhr.ontimeout = function () {
-      stale();
-      setTimeout(poll, POLL_MS);
-    };
+    xhr.onerror = xhr.ontimeout = function () { cb(null); };
     xhr.send();
+  }
+
+  function poll() {
+    pollTimer = null;
+    getJson(feed, function (d) {
+      if (d) {
+        lastFeed = d;
+        render(d);
+      } else {
+        stale();
+      }
+      schedule(pollPeriod());
+    });
+  }
+
+  /* An instance of the watch stream (Eureka's JSON) as the feed has it. */
+  function fromEureka(i) {
+    var md = [], k, lease = i.leaseInfo || {}, zone = null;
+    var dc = i.dataCenterInfo || {};
+    for (k in (i.metadata || {})) {
+      if (Object.prototype.hasOwnProperty.call(i.metadata, k))
+        md.push([k, String(i.metadata[k])]);
+    }
+    md.sort(function (a, b) { return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0; });
+    if (dc.name === 'Amazon' && dc.metadata)
+      zone = dc.metadata['availability-zone'] || null;
+    if (zone === null && i.metadata && i.metadata.zone !== undefined)
+      zone = String(i.metadata.zone);
+    var port = i.port || {}, sport = i.securePort || {};
+    return {
+      id: i.instanceId, status: i.status,
+      overriddenStatus: i.overriddenStatus || i.overriddenstatus || 'UNKNOWN',
+      override: null, hostName: i.hostName, ipAddr: i.ipAddr,
+      port: port.$, portEnabled: String(port['@enabled']) === 'true',
+      securePort: sport.$,
+      securePortEnabled: String(sport['@enabled']) === 'true',
+      zone: zone, vipAddress: i.vipAddress, secureVipAddress: i.secureVipAddress,
+      homePageUrl: i.homePageUrl, statusPageUrl: i.statusPageUrl,
+      healthCheckUrl: i.healthCheckUrl,
+      registered: lease.registrationTimestamp,
+      lastRenewal: lease.lastRenewalTimestamp,
+      serviceUp: lease.serviceUpTimestamp,
+      duration: lease.durationInSecs, renewalInterval: lease.renewalIntervalInSecs,
+      lastUpdated: Number(i.lastUpdatedTimestamp),
+      lastDirty: Number(i.lastDirtyTimestamp), metadata: md
+    };
+  }
+
+  /* The feed's application entry for name, made when missing. */
+  function feedApp(name, create) {
+    var apps = lastFeed.apps || (lastFeed.apps = []);
+    for (var n = 0; n < apps.length; n++)
+      if (apps[n].name === name) return apps[n];
+    if (!create) return null;
+    var a = { name: name, size: 0, zones: [], instances: [] };
+    apps.push(a);
+    apps.sort(function (x, y) { return x.name < y.name ? -1 : x.name > y.name ? 1 : 0; });
+    return a;
+  }
+
+  /* Recount an application's size and zones after a change. */
+  function recount(a) {
+    var z = {}, order = [];
+    a.size = a.instances.length;
+    a.instances.forEach(function (i) {
+      if (!i.zone) return;
+      if (z[i.zone] === undefined) { z[i.zone] = 0; order.push(i.zone); }
+      z[i.zone]++;
+    });
+    a.zones = order.sort().map(function (k) { return [k, z[k]]; });
+  }
+
+  /* Apply one watch event to the table. */
+  function onEvent(kind, e) {
+    var d, inst, a, n;
+    if (lastFeed === null) return;
+    try { d = JSON.parse(e.data); } catch (x) { return; }
+    inst = d && d.instance;
+    if (!inst) return;
+    if (kind === 'LEADER') {
+      /* An empty instance: the app has no leader now. */
+      a = feedApp(inst.app, false);
+      if (a) a.leader = inst.instanceId || null;
+    } else {
+      a = feedApp(inst.app, kind !== 'DELETED');
+      if (!a) return;
+      for (n = 0; n < a.instances.length; n++)
+        if (a.instances[n].id === inst.instanceId) break;
+      if (kind === 'DELETED') {
+        if (n < a.instances.length) a.instances.splice(n, 1);
+        if (a.instances.length === 0)
+          lastFeed.apps.splice(lastFeed.apps.indexOf(a), 1);
+      } else {
+        a.instances[n] = fromEureka(inst);
+      }
+      if (a.instances.length > 0) recount(a);
+    }
+    renderApps(lastFeed);
+    renderAirlift(lastFeed);
+    document.body.setAttribute('data-watch-events',
+      String(Number(document.body.getAttribute('data-watch-events') || 0) + 1));
+  }
+
+  /*
+   * Open the watch stream. The snapshot it starts with (ADDED... SYNCED)
+   * is skipped: the feed just read is the same registry. Any error or a
+   * RESET closes it; the feed goes back to its fast period and the stream
+   * is reopened after RETRY_MS.
+   */
+  function watch() {
+    var es, synced = false;
+    if (typeof EventSource === 'undefined') return;
+    try { es = new EventSource(api + 'heureka/watch'); } catch (x) { return; }
+    function down() {
+      es.close();
+      if (watching) {
+        watching = false;
+        document.body.setAttribute('data-watch', 'off');
+        schedule(0);
+      }
+      setTimeout(watch, RETRY_MS);
+    }
+    es.addEventListener('SYNCED', function () {
+      synced = true;
+      watching = true;
+      document.body.setAttribute('data-watch', 'on');
+      /* Re-read the feed once: changes during the snapshot are in it. */
+      schedule(0);
+    });
+    ['ADDED', 'MODIFIED', 'DELETED', 'LEADER'].forEach(function (k) {
+      es.addEventListener(k, function (e) { if (synced) onEvent(k, e); });
+    });
+    es.addEventListener('RESET', down);
+    es.onerror = down;
+  }
+
+  /* An SVG element with attributes. */
+  function svg(tag, attrs) {
+    var e = document.createElementNS(SVGNS, tag);
+    for (var k in attrs)
+      if (Object.prototype.hasOwnProperty.call(attrs, k)) e.setAttribute(k, attrs[k]);
+    return e;
+  }
+
+  /*
+   * One line chart: series is [{name, cls, values}], values null where
+   * unknown; times are the samples' wall clock (ms). Drawn as SVG with
+   * classes only (the CSP forbids inline style).
+   */
+  function chart(title, unit, times, series) {
+    var W = 600, H = 140, L = 44, R = 8, T = 10, B = 22;
+    var max = 0, fig = el('figure', 'chart');
+    series.forEach(function (s) {
+      s.values.forEach(function (v) { if (v !== null && v > max) max = v; });
+    });
+    if (max <= 0) max = 1;
+    var t0 = times.length ? times[0] : 0;
+    var t1 = times.length ? times[times.length - 1] : 1;
+    var span = t1 > t0 ? t1 - t0 : 1;
+    var g = svg('svg', { 'class': 'chart', viewBox: '0 0 ' + W + ' ' + H,
+      role: 'img', 'aria-label': title, 'data-samples': String(times.length) });
+    g.appendChild(svg('line', { 'class': 'axis', x1: L, y1: H - B, x2: W - R, y2: H - B }));
+    g.appendChild(svg('line', { 'class': 'axis', x1: L, y1: T, x2: L, y2: H - B }));
+    var ytop = svg('text', { 'class': 'tick', x: L - 4, y: T + 8, 'text-anchor': 'end' });
+    ytop.textContent = String(Math.round(max * 10) / 10);
+    g.appendChild(ytop);
+    var y0 = svg('text', { 'class': 'tick', x: L - 4, y: H - B, 'text-anchor': 'end' });
+    y0.textContent = '0';
+    g.appendChild(y0);
+    if (times.length) {
+      var tl = svg('text', { 'class': 'tick', x: L, y: H - 6 });
+      tl.textContent = iso(t0).substr(11, 5);
+      g.appendChild(tl);
+      var tr = svg('text', { 'class': 'tick', x: W - R, y: H - 6, 'text-anchor': 'end' });
+      tr.textContent = iso(t1).substr(11, 5) + ' UTC';
+      g.appendChild(tr);
+    }
+    var legend = el('figcaption', null, title + (unit ? ' (' + unit + ')' : '') + ': ');
+    series.forEach(function (s) {
+      var pts = [];
+      s.values.forEach(function (v, n) {
+        if (v === null) return;
+        var x = L + (times.length > 1 ? (times[n] - t0) / span : 0) * (W - L - R);
+        var y = H - B - (v / max) * (H - T - B);
+        pts.push(x.toFixed(1) + ',' + y.toFixed(1));
+      });
+      var line = svg('polyline', { 'class': 'series ' + s.cls, points: pts.join(' '),
+        'data-series': s.name });
+      g.appendChild(line);
+      var last = null;
+      for (var n = s.values.length - 1; n >= 0 && last === null; n--) last = s.values[n];
+      legend.appendChild(el('span', 'key ' + s.cls, s.name + ' ' +
+        (last === null ? '-' : String(Math.round(last * 10) / 10))));
+    });
+    fig.appendChild(g);
+    fig.appendChild(legend);
+    return fig;
+  }
+
+  /* The charts from history.json. */
+  function renderCharts(h) {
+    var box = document.getElementById('charts');
+    if (!box || !h || !h.samples) return;
+    var s = h.samples, per = 60000 / (h.intervalMs || 60000);
+    var times = s.map(function (x) { return x.at; });
+    function col(f) { return s.map(f); }
+    var out = [chart('Lease activity', 'per minute', times, [
+      { name: 'renewals', cls: 's-renew', values: col(function (x) { return x.renewals * per; }) },
+      { name: 'registrations', cls: 's-reg', values: col(function (x) { return x.registrations * per; }) },
+      { name: 'cancels', cls: 's-cancel', values: col(function (x) { return x.cancels * per; }) },
+      { name: 'threshold', cls: 's-threshold', values: col(function (x) { return x.threshold; }) }
+    ])];
+    var peers = h.peers || [];
+    if (peers.length > 0) {
+      var lag = [], depth = [];
+      peers.forEach(function (url, p) {
+        var cls = 's-peer' + (p % 4);
+        lag.push({ name: url, cls: cls, values: col(function (x) {
+          var q = x.peers[p];
+          return q && q.lagMs >= 0 ? q.lagMs / 1000 : null;
+        }) });
+        depth.push({ name: url, cls: cls, values: col(function (x) {
+          var q = x.peers[p];
+          return q ? q.queueDepth : null;
+        }) });
+      });
+      out.push(chart('Replication lag', 's since last success', times, lag));
+      out.push(chart('Replication queue depth', 'tasks', times, depth));
+    }
+    fill(box, out);
+  }
+
+  /* Read the history now and again every sample interval (at most 1/min). */
+  function history() {
+    getJson(historyUrl, function (h) {
+      var ms = 60000;
+      if (h) {
+        renderCharts(h);
+        if (h.intervalMs > 0) ms = Math.max(1000, Math.min(ms, h.intervalMs));
+      }
+      setTimeout(history, ms);
+    });
   }
 
   function start() {
@@ -316,6 +583,8 @@
     box.hidden = false;
     input.addEventListener('input', applyFilter);
     poll();
+    watch();
+    history();
   }
 
   if (document.readyState === 'loading')

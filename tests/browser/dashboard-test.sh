@@ -38,10 +38,12 @@ chrome()
 	    --user-data-dir="$(hk_tmp)" "$@" 2>>"$HK_ROOT/chromium.log"
 }
 
-# The DOM after the page's script ran (it polls the feed at once).
+# The DOM after the page's script ran (it reads the feed at once). Real
+# time, not --virtual-time-budget: the page's open watch stream is a
+# pending fetch, which would keep virtual time from ever running out.
 dump_dom()
 {
-	chrome --virtual-time-budget=5000 --dump-dom "$1"
+	chrome --timeout="${2:-4000}" --dump-dom "$1"
 }
 
 # POST a registration built by python (so payloads are JSON-escaped).
@@ -82,7 +84,8 @@ EVIL_SCRIPT="<script>document.title='PWNED';document.body.appendChild(document.c
 EVIL_IMG="<img id=xssmeta src=x onerror=\"document.title='PWNED'\">"
 
 hk_start s --peers "http://admin:hunter2@127.0.0.1:1/eureka/" \
-    -D eureka.server.wait-time-in-ms-when-sync-empty=0
+    -D eureka.server.wait-time-in-ms-when-sync-empty=0 \
+    -D heureka.dashboard.history-interval-ms=1000
 U=$HK_URL_s
 R=http://127.0.0.1:$HK_PORT_s
 
@@ -231,6 +234,18 @@ for text in ("<caption>Metadata</caption>", "<th>Last renewal</th>",
              "<th>Override in force</th>", "<th>Overridden status</th>"):
     if text not in dom:
         bad.append("instance detail %r missing" % text)
+# The charts: inline SVG drawn by app.js from history.json, with points.
+charts = re.findall(r'<svg[^>]*class="chart"[^>]*data-samples="(\d+)"', dom)
+if len(charts) != 3:
+    bad.append("%d charts drawn, want 3 (activity, peer lag, peer queue)" % len(charts))
+elif min(int(n) for n in charts) < 1:
+    bad.append("a chart without samples: %r" % charts)
+for series in ("renewals", "registrations", "cancels", "threshold"):
+    m = re.search(r'<polyline[^>]*points="([^"]*)"[^>]*data-series="%s"' % series, dom)
+    if m is None or not m.group(1).strip():
+        bad.append("chart series %r not drawn" % series)
+if 'data-series="http://127.0.0.1:1/eureka/"' not in dom:
+    bad.append("peer series missing (or not scrubbed)")
 if "EMERGENCY! EUREKA MAY BE INCORRECTLY CLAIMING INSTANCES ARE UP" not in dom:
     bad.append("self-preservation EMERGENCY banner missing (renews 0 <= threshold)")
 for b in bad:
@@ -238,18 +253,49 @@ for b in bad:
 sys.exit(1 if bad else 0)
 EOF
 
+hk_log "a registration after the page loaded arrives by the watch stream"
+# refresh=3600: the feed is not read again for an hour once the stream is
+# open, so the new row can only come from a watch event.
+wstat() { hk_curl -s "${U}heureka/watch/stats" | "$HK_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["watchers"])'; }
+assert_eq 0 "$(wstat)" "no watcher before the page"
+# cdp.py keeps the page open (real time) until the row shows, at most 10 s.
+"$HK_PYTHON" "$(dirname "$0")/cdp.py" "$CHROMIUM" "$R/?refresh=3600" \
+    "document.querySelector('tr.app[data-app=\"LATECOMER\"]')" 10 \
+    >"$HK_ROOT/dom-watch.html" 2>>"$HK_ROOT/chromium.log" &
+CHROME_PID=$!
+watching() { test "$(wstat)" = 1; }
+wait_until 10 watching
+hk_register "$U" LATECOMER late1
+wait "$CHROME_PID" || fail "LATECOMER not on the page within 10 s of its registration"
+"$HK_PYTHON" - "$HK_ROOT/dom-watch.html" <<'EOF' || fail "watch-driven DOM (see above)"
+import re, sys
+dom = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+bad = []
+if '<tr class="app" data-app="LATECOMER"' not in dom:
+    bad.append("LATECOMER row not shown")
+m = re.search(r'<body[^>]*data-watch-events="(\d+)"', dom)
+if m is None or int(m.group(1)) < 1:
+    bad.append("no watch event applied to the page")
+if not re.search(r'<body[^>]*data-watch="on"', dom):
+    bad.append("watch stream not open")
+for b in bad:
+    print("dom:", b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+EOF
+cp "$HK_ROOT/dom-watch.html" "$ARTIFACTS/dashboard-dom-watch.html"
+
 hk_log "screenshots"
-chrome --virtual-time-budget=5000 --hide-scrollbars --window-size=1280,900 \
+chrome --timeout=4000 --hide-scrollbars --window-size=1280,900 \
     --screenshot="$ARTIFACTS/dashboard.png" "$R/" >/dev/null ||
     fail "chromium --screenshot failed"
 [ -s "$ARTIFACTS/dashboard.png" ] || fail "no screenshot written"
-chrome --virtual-time-budget=5000 --hide-scrollbars --window-size=390,844 \
+chrome --timeout=4000 --hide-scrollbars --window-size=390,844 \
     --screenshot="$ARTIFACTS/dashboard-phone.png" "$R/" >/dev/null ||
     fail "chromium --screenshot (phone) failed"
-chrome --virtual-time-budget=5000 --hide-scrollbars --window-size=1280,2600 \
+chrome --timeout=4000 --hide-scrollbars --window-size=1280,2600 \
     --screenshot="$ARTIFACTS/dashboard-full.png" "$R/" >/dev/null ||
     fail "chromium --screenshot (full) failed"
-chrome --virtual-time-budget=2000 --window-size=1280,900 \
+chrome --timeout=2000 --window-size=1280,900 \
     --screenshot="$ARTIFACTS/lastn.png" "$R/lastn" >/dev/null ||
     fail "chromium --screenshot (lastn) failed"
 hk_log "screenshots in $ARTIFACTS"
