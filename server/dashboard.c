@@ -4,7 +4,9 @@
  * The operator's page ({path}, default /) and {path}lastn are rendered on
  * the server from the embedded templates in server/dashboard/, so they are
  * useful without JavaScript; app.js then refreshes the page in place from
- * the JSON feed {path}heureka-assets/status.json. Every value shown comes
+ * the JSON feed {path}heureka-assets/status.json and the watch stream, and
+ * draws its charts from {path}heureka-assets/history.json (the ring of
+ * history.c, fed here by dashboard_history_tick()). Every value shown comes
  * from clients or peers and is attacker-controlled: the HTML is escaped
  * here, the script only ever uses textContent, only http(s) URLs become
  * links, credentials are cut out of peer URLs, and a strict CSP forbids
