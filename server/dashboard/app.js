@@ -285,6 +285,7 @@
     var live = document.getElementById('live');
     live.textContent = 'as of ' + d.currentTime + (d.truncated ? ' (list truncated)' : '');
     live.classList.remove('stale');
+    document.body.setAttribute('data-feed', 'rendered');
   }
 
   function stale() {
@@ -550,6 +551,7 @@
       out.push(chart('Replication queue depth', 'tasks', times, depth));
     }
     fill(box, out);
+    document.body.setAttribute('data-charts', String(s.length));
   }
 
   /* Read the history now and again every sample interval (at most 1/min). */

@@ -38,12 +38,15 @@ chrome()
 	    --user-data-dir="$(hk_tmp)" "$@" 2>>"$HK_ROOT/chromium.log"
 }
 
-# The DOM after the page's script ran (it reads the feed at once). Real
-# time, not --virtual-time-budget: the page's open watch stream is a
-# pending fetch, which would keep virtual time from ever running out.
+# The DOM once the page's script rendered the feed and the charts (at
+# most 10 s). Through cdp.py in real time, not --dump-dom with
+# --virtual-time-budget: the page's open watch stream is a pending fetch,
+# which would keep virtual time from ever running out.
 dump_dom()
 {
-	chrome --timeout="${2:-4000}" --dump-dom "$1"
+	"$HK_PYTHON" "$(dirname "$0")/cdp.py" "$CHROMIUM" "$1" \
+	    "document.body.dataset.feed && document.body.dataset.charts" 10 \
+	    2>>"$HK_ROOT/chromium.log"
 }
 
 # POST a registration built by python (so payloads are JSON-escaped).
