@@ -1210,8 +1210,8 @@ rest_route(struct rctx *x, const char *rel)
 
 	if (strncmp(rel, "heureka/", 8) == 0 || strcmp(rel, "heureka") == 0) {
 		x->route = "heureka";
-		if ((x->route = watch_http(x->s->watch, x->req, rel + 8,
-		    &x->query, x->now)) != NULL) {
+		if ((x->route = watch_http(x->s->watch, x->req,
+		    rel[7] == '/' ? rel + 8 : "", &x->query, x->now)) != NULL) {
 			rest_record(x, evhttp_request_get_response_code(x->req));
 			return;
 		}

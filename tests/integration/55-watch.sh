@@ -133,6 +133,16 @@ assert_http 405 POST "${A}heureka/apps/APP1/leader"
 assert_contains '<div class="leader">leader: a</div>' "$(hk_curl "${A%eureka/}")" "dashboard"
 assert_contains '"name":"APP1","leader":"a"' "$(hk_curl "${A%eureka/}heureka-assets/status.json")" "feed"
 
+# {base}heureka without a slash (the fuzz found a read past its end).
+for m in GET PUT; do
+	code=$(hk_curl -o /dev/null -w '%{http_code}' -X "$m" "${A}heureka") || true
+	case "$code" in
+	[24]??) ;;
+	*) fail "$m ${A}heureka: got ${code:-no answer}" ;;
+	esac
+done
+hk_alive A
+
 kill "$P2" "$P4" 2>/dev/null || true
 hk_stop A
 hk_log "ok"
