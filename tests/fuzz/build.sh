@@ -22,8 +22,8 @@ command -v "$FUZZ_CC" >/dev/null 2>&1 || {
 	exit 1
 }
 objs=""
-for src in "$SRCDIR"/common/*.c "$SRCDIR"/server/*.c \
-    "$BUILDDIR"/server/dashboard_assets.c; do
+for src in "$SRCDIR"/common/*.c "$SRCDIR"/server/*.c "$SRCDIR"/server/*/*.c \
+    "$BUILDDIR"/server/front/dashboard_assets.c; do
 	case "$src" in */server/main.c) continue ;; esac
 	o=$OBJ/$(basename "$(dirname "$src")")_$(basename "$src" .c).o
 	if [ ! -f "$o" ] || [ "$src" -nt "$o" ]; then
