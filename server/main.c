@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "config.h"
 #include "hash.h"
+#include "gate.h"
 #include "log.h"
 #include "peer.h"
 #include "server.h"
@@ -268,7 +269,7 @@ signal_stop_cb(evutil_socket_t sig, short what, void *arg)
 	struct event_base	*base = arg;
 	struct timeval		 tv = { 0, 200000 };
 
-	if (main_server->shutting_down) {
+	if (gate_is_stopping(main_server->gate)) {
 		event_base_loopbreak(base);
 		return;
 	}

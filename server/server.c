@@ -34,6 +34,7 @@
 #include "cache.h"
 #include "clock.h"
 #include "dashboard.h"
+#include "gate.h"
 #include "guard.h"
 #include "httputil.h"
 #include "log.h"
@@ -42,6 +43,7 @@
 #include "ratelimit.h"
 #include "registry.h"
 #include "rest.h"
+#include "sdnotify.h"
 #include "server.h"
 #include "tls.h"
 #include "watch.h"
@@ -53,6 +55,8 @@
 #define CGROUP_MEMORY_MAX	"/sys/fs/cgroup/memory.max"
 
 /* The connection cap is logged once a minute, however often it is hit. */
+static void	server_gate_cb(enum gate_state, int, struct hk_time, void *);
+
 static struct log_ratelim server_conn_rl = LOG_RATELIM_INIT(60000, 1);
 
 /* The server whose listener the accept error callback pauses (one). */
@@ -123,12 +127,16 @@ server_new(struct event_base *base, struct config *conf)
 {
 	struct server		*s = xcalloc(1, sizeof *s);
 	struct registry_conf	 rc;
+	struct hk_time		 start;
 	char			 host[256];
 
 	s->base = base;
 	s->conf = conf;
-	s->start_ms = clock_wall_ms();
-	s->start_mono = clock_mono_ms();
+	start = clock_now();
+	s->start_ms = start.wall_ms;
+	s->start_mono = start.mono_ms;
+	s->gate = gate_new(start);
+	gate_observe(s->gate, &(struct gate_observer){ server_gate_cb, s });
 	server_registry_conf(conf, &rc);
 	s->memory_budget = rc.max_bytes;
 	s->reg = registry_new(&rc, s->start_ms);
@@ -148,7 +156,6 @@ server_new(struct event_base *base, struct config *conf)
 		snprintf(host, sizeof host, "localhost");
 	host[sizeof host - 1] = '\0';
 	s->hostname = xstrdup(host);
-	s->ready_at_ms = INT64_MAX;
 	return (s);
 }
 
@@ -187,6 +194,7 @@ server_free(struct server *s)
 	metrics_free(s->metrics);
 	ratelimit_free(s->register_rl);
 	access_free(s->access);
+	gate_free(s->gate);
 	free(s->hostname);
 	free(s);
 }
@@ -625,7 +633,8 @@ server_start(struct server *s)
 	const struct config	*cf = s->conf;
 	struct timeval		 lag_tv = { 0, LOOPLAG_PERIOD_MS * 1000 };
 
-	s->ready_at_ms = clock_mono_ms() + cf->wait_time_in_ms_when_sync_empty;
+	gate_allow_reads_at(s->gate,
+	    clock_mono_ms() + cf->wait_time_in_ms_when_sync_empty);
 	s->evict_ev = server_timer(s, cf->eviction_interval_timer_in_ms,
 	    server_evict_cb);
 	s->minute_ev = server_timer(s, 60000, server_minute_cb);
@@ -644,15 +653,22 @@ server_start(struct server *s)
 	peers_start(s->peers);
 }
 
-/* Start-up sync finished: open for traffic (§6.4). */
-void
-server_set_ready(struct server *s, int count)
+/*
+ * The gate changed. Opened: the start-up sync finished, so open the
+ * registry for traffic (§6.4) and tell systemd. Stopping: tell systemd.
+ */
+static void
+server_gate_cb(enum gate_state st, int count, struct hk_time now, void *arg)
 {
-	int	counted;
+	struct server	*s = arg;
+	int		 counted;
 
-	if (s->ready)
+	if (st == GATE_STOPPING) {
+		sdnotify_send("STOPPING=1");
 		return;
-	s->ready = 1;
+	}
+	if (st != GATE_READY)
+		return;
 	/*
 	 * Spring substitutes defaultOpenForTrafficCount for an empty sync.
 	 * Leases that renew on another protocol (airlift's) are not clients
@@ -660,25 +676,17 @@ server_set_ready(struct server *s, int count)
 	 */
 	counted = count - registry_uncounted(s->reg);
 	registry_open_for_traffic(s->reg, counted > 0 ? counted :
-	    s->conf->default_open_for_traffic_count, clock_mono_ms());
+	    s->conf->default_open_for_traffic_count, now.mono_ms);
 	log_info("registry open for traffic (%d instance%s from peers)",
 	    count, count == 1 ? "" : "s");
-	dashboard_sd_notify("READY=1");
-}
-
-/* Reads are allowed once synced, or once the empty-sync wait passed. */
-int
-server_allow_access(const struct server *s, int64_t mono)
-{
-	return (s->ready || mono >= s->ready_at_ms);
+	sdnotify_send("READY=1");
 }
 
 /* Shutting down: /health turns DOWN, timers stop. */
 void
 server_stop(struct server *s)
 {
-	s->shutting_down = 1;
-	dashboard_sd_notify("STOPPING=1");
+	gate_set_stopping(s->gate, clock_now());
 	watch_close_all(s->watch);
 	if (s->evict_ev != NULL)
 		event_del(s->evict_ev);

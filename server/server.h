@@ -22,6 +22,7 @@ struct peers;
 struct metrics;
 struct ratelimit;
 struct watch;
+struct gate;
 struct evconnlistener;
 struct ssl_ctx_st;
 
@@ -43,10 +44,7 @@ struct server {
 	int64_t			 start_mono;	/* monotonic clock at start */
 	int			 port;		/* bound port */
 	char			*hostname;	/* gethostname() */
-	int			 ready;		/* start-up sync finished */
-	int64_t			 ready_at_ms;	/* reads allowed from then on
-						   even without ready (mono) */
-	int			 shutting_down;
+	struct gate		*gate;		/* readiness, read gate */
 	unsigned		 open_connections;
 
 	struct event		*evict_ev;
@@ -71,8 +69,6 @@ void		 server_free(struct server *);
 int		 server_listen(struct server *, char **cause);
 void		 server_start(struct server *);	/* timers, peers, sync */
 void		 server_stop(struct server *);	/* stop accepting, flush */
-/* Reads (apps, delta, app, vips) are allowed (§6.4 shouldAllowAccess). */
-int		 server_allow_access(const struct server *, int64_t mono);
 /*
  * The default of eureka.server.max-memory-bytes: half the physical RAM,
  * or half the cgroup's memory.max when that is lower.
@@ -87,7 +83,5 @@ int		 server_tls_reload(struct server *, const struct config *,
 		    char **cause);
 /* Load server.ssl.* (when enabled) and heureka.peer.ssl.* to check them. */
 int		 server_tls_check(const struct config *, char **cause);
-/* Start-up sync done (or given up): called by peer.c. */
-void		 server_set_ready(struct server *, int count);
 
 #endif

@@ -14,8 +14,7 @@
  *
  * Also here: the operations endpoints (/health, /health/liveness,
  * /health/readiness, /actuator/health, /metrics, /actuator/prometheus,
- * /info), Eureka's StatusInfo for GET {version}/status (§10.4), and the
- * sd_notify() helper for the systemd unit (Type=notify).
+ * /info) and Eureka's StatusInfo for GET {version}/status (§10.4).
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -40,6 +39,7 @@
 #include "clock.h"
 #include "instance.h"
 #include "json.h"
+#include "gate.h"
 #include "log.h"
 #include "xmalloc.h"
 #include "xml.h"
@@ -396,10 +396,10 @@ dash_ops(struct server *s, struct evhttp_request *req, const char *p,
 static int
 dash_is_up(struct server *s, int64_t now)
 {
-	if (s->shutting_down)
+	if (gate_is_stopping(s->gate))
 		return (0);
 	(void)now;
-	return (server_allow_access(s, clock_mono_ms()));
+	return (gate_allow_read(s->gate, clock_mono_ms()));
 }
 
 /* /health and readiness (liveness != 0: only "is the loop running"). */
@@ -448,7 +448,8 @@ dash_info(struct server *s, struct evhttp_request *req, int64_t now)
 	buf_addf(&b, ",\"epochMs\":%lld},", (long long)s->start_ms);
 	dash_json_kv(&b, "uptime", up, 0);
 	buf_addf(&b, ",\"ready\":%s,\"shuttingDown\":%s}",
-	    s->ready ? "true" : "false", s->shutting_down ? "true" : "false");
+	    gate_is_ready(s->gate) ? "true" : "false",
+	    gate_is_stopping(s->gate) ? "true" : "false");
 	dash_send(req, 200, "OK", "application/json", &b);
 	buf_free(&b);
 }
@@ -669,13 +670,13 @@ dash_banners(struct server *s, int64_t now, struct dash_banner *bn)
 	self_pres = s->conf != NULL ? s->conf->enable_self_preservation : 1;
 	below = dashboard_below_threshold(s, clock_mono_ms());
 
-	if (s->shutting_down) {
+	if (gate_is_stopping(s->gate)) {
 		bn[n].kind = "warning";
 		bn[n].title = "This server is shutting down.";
 		bn[n++].text = "It no longer reports itself healthy; clients "
 		    "and peers should move to another server.";
 	}
-	if (!s->ready && !s->shutting_down) {
+	if (!gate_is_ready(s->gate) && !gate_is_stopping(s->gate)) {
 		bn[n].kind = "info";
 		bn[n].title = "Start-up registry sync in progress.";
 		bn[n++].text = "This server is still copying the registry "
@@ -712,7 +713,7 @@ dash_banners(struct server *s, int64_t now, struct dash_banner *bn)
 		    "even when many stop at once as during a network "
 		    "partition.";
 	}
-	if (!server_allow_access(s, clock_mono_ms())) {
+	if (!gate_allow_read(s->gate, clock_mono_ms())) {
 		bn[n].kind = "warning";
 		bn[n].title = "This server is not allowing registry fetch for "
 		    "local registry.";
@@ -1438,8 +1439,9 @@ dash_feed(struct server *s, struct evhttp_request *req, int64_t now)
 	    s->conf == NULL || s->conf->enable_self_preservation ?
 	    "true" : "false",
 	    dashboard_below_threshold(s, clock_mono_ms()) ? "true" : "false",
-	    server_allow_access(s, clock_mono_ms()) ? "true" : "false",
-	    s->ready ? "true" : "false", s->shutting_down ? "true" : "false");
+	    gate_allow_read(s->gate, clock_mono_ms()) ? "true" : "false",
+	    gate_is_ready(s->gate) ? "true" : "false",
+	    gate_is_stopping(s->gate) ? "true" : "false");
 
 	n = dash_banners(s, now, bn);
 	for (i = 0; i < n; i++) {
@@ -1597,12 +1599,12 @@ dash_self_instance(struct server *s)
 	inst->has_lease = 1;
 	inst->lease.registration_ts = s->start_ms;
 	inst->lease.last_renewal_ts = s->start_ms;
-	inst->lease.service_up_ts = s->ready ? s->start_ms : 0;
+	inst->lease.service_up_ts = gate_is_ready(s->gate) ? s->start_ms : 0;
 	inst->last_updated_ts = s->start_ms;
 	inst->last_dirty_ts = s->start_ms;
-	if (s->shutting_down)
+	if (gate_is_stopping(s->gate))
 		inst->status = STATUS_DOWN;
-	else if (!s->ready)
+	else if (!gate_is_ready(s->gate))
 		inst->status = STATUS_STARTING;
 	else
 		inst->status = STATUS_UP;
@@ -1686,42 +1688,4 @@ out:
 	buf_free(&b);
 	instance_free(self);
 	dash_stats_clear(&st);
-}
-
-/*
- * sd_notify(3) without libsystemd: one datagram to $NOTIFY_SOCKET (a path,
- * or an abstract name when it starts with '@').
- */
-void
-dashboard_sd_notify(const char *state)
-{
-	struct sockaddr_un	 sun;
-	const char		*path;
-	size_t			 len;
-	socklen_t		 slen;
-	int			 fd;
-
-	if (state == NULL || (path = getenv("NOTIFY_SOCKET")) == NULL)
-		return;
-	len = strlen(path);
-	if (len == 0 || len >= sizeof sun.sun_path ||
-	    (path[0] != '/' && path[0] != '@'))
-		return;
-	memset(&sun, 0, sizeof sun);
-	sun.sun_family = AF_UNIX;
-	memcpy(sun.sun_path, path, len);
-	if (path[0] == '@')
-		sun.sun_path[0] = '\0';
-	slen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len);
-	if (path[0] == '/')
-		slen++;			/* include the NUL */
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd == -1) {
-		log_warn("%s: socket", __func__);
-		return;
-	}
-	if (sendto(fd, state, strlen(state), MSG_NOSIGNAL,
-	    (struct sockaddr *)&sun, slen) == -1)
-		log_warn("%s: sendto %s", __func__, path);
-	close(fd);
 }

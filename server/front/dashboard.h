@@ -25,13 +25,6 @@ void	dashboard_status_info(struct server *, struct evhttp_request *,
 	    int json);
 
 /*
- * Tell systemd about our state ("READY=1", "STOPPING=1") over the datagram
- * socket named by $NOTIFY_SOCKET; does nothing when it is unset. Never
- * blocks, never fails loudly (a missing systemd is not an error).
- */
-void	dashboard_sd_notify(const char *state);
-
-/*
  * Feed the dashboard history (history.c) from the registry's counters and
  * the peers' state; takes a sample when one is due at now (wall ms).
  */

@@ -21,6 +21,7 @@
 #include "instance.h"
 #include "json.h"
 #include "leader.h"
+#include "gate.h"
 #include "log.h"
 #include "registry.h"
 #include "server.h"
@@ -168,7 +169,7 @@ leader_http(struct server *s, struct evhttp_request *req, const char *rel,
 	switch (m) {
 	case EVHTTP_REQ_GET:
 	case EVHTTP_REQ_HEAD:
-		if (!server_allow_access(s, now.mono_ms)) {
+		if (!gate_allow_read(s->gate, now.mono_ms)) {
 			http_reply(req, 403, NULL, NULL, 0);
 			break;
 		}

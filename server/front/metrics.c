@@ -16,6 +16,7 @@
 #include "buf.h"
 #include "hash.h"
 #include "instance.h"
+#include "gate.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -587,7 +588,8 @@ metrics_render(struct metrics *m, struct server *s, struct buf *b)
 	buf_adds(b, "heureka_up 1\n");
 	metrics_header(b, "heureka_ready", "gauge",
 	    "1 once the start-up registry sync is over.");
-	buf_addf(b, "heureka_ready %d\n", s->ready && !s->shutting_down);
+	buf_addf(b, "heureka_ready %d\n",
+	    gate_is_ready(s->gate) && !gate_is_stopping(s->gate));
 	metrics_header(b, "heureka_start_time_seconds", "gauge",
 	    "Start time of heurekad since the Unix epoch.");
 	buf_addf(b, "heureka_start_time_seconds %.3f\n",

@@ -29,6 +29,7 @@
 #include "dashboard.h"
 #include "httputil.h"
 #include "json.h"
+#include "gate.h"
 #include "log.h"
 #include "metrics.h"
 #include "peer.h"
@@ -264,7 +265,7 @@ path_app_id(struct rctx *x, int want_id)
 static int
 check_access(struct rctx *x)
 {
-	if (server_allow_access(x->s, x->now.mono_ms))
+	if (gate_allow_read(x->s->gate, x->now.mono_ms))
 		return (0);
 	reply(x, 403, NULL, NULL, 0);
 	return (-1);

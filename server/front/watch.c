@@ -30,6 +30,7 @@
 #include "instance.h"
 #include "json.h"
 #include "leader.h"
+#include "gate.h"
 #include "log.h"
 #include "registry.h"
 #include "server.h"
@@ -560,7 +561,7 @@ watch_open(struct watch *w, struct evhttp_request *req,
 		http_error(req, 405, "method not allowed");
 		return;
 	}
-	if (!server_allow_access(s, now.mono_ms)) {
+	if (!gate_allow_read(s->gate, now.mono_ms)) {
 		http_reply(req, 403, NULL, NULL, 0);
 		return;
 	}
@@ -572,7 +573,7 @@ watch_open(struct watch *w, struct evhttp_request *req,
 		http_error(req, 400, "Last-Event-ID must be an event id");
 		return;
 	}
-	if (s->shutting_down || evcon == NULL ||
+	if (gate_is_stopping(s->gate) || evcon == NULL ||
 	    w->stats.watchers >= (size_t)s->conf->watch_max_watchers) {
 		w->stats.refused++;
 		http_error(req, 503, "too many watchers");

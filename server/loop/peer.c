@@ -22,7 +22,7 @@
  * done when a ready peer answered (or every peer answered, ready or not:
  * a cluster starting together has nothing to copy), then the server is
  * told it is ready. With no peer answering, reads stay refused (403,
- * §6.4) until the server's ready_at_ms (waitTimeInMsWhenSyncEmpty) or
+ * §6.4) until the gate allows reads (waitTimeInMsWhenSyncEmpty) or
  * until some peer answers: after the configured attempts (Spring: one) the
  * sync is retried every second, and a successful anti-entropy round counts
  * as well. A node with no peers is ready at once.
@@ -90,6 +90,7 @@
 #include "httputil.h"
 #include "instance.h"
 #include "json.h"
+#include "gate.h"
 #include "log.h"
 #include "peer.h"
 #include "registry.h"
@@ -183,7 +184,6 @@ struct peers {
 	struct event		*ae_ev;
 	struct event		*sync_ev;
 	int			  started;
-	int			  ready;
 	int			  sync_done;
 	int			  sync_attempts;
 	size_t			  sync_pending;
@@ -1369,7 +1369,7 @@ peers_sync_one_done(struct peers *ps, int answered, int peer_ready)
 	struct timeval	tv;
 	int64_t		w;
 
-	if (ps->ready)
+	if (gate_is_ready(ps->s->gate))
 		return;
 	if (answered)
 		ps->sync_answered = 1;
@@ -1481,7 +1481,7 @@ peer_ctl_done_cb(struct evhttp_request *req, void *arg)
 		peer_digest(ps->s->reg, clock_mono_ms(), mine, &n);
 		if (strcmp(mine, theirs) == 0) {
 			p->ae_mismatch = 0;
-			if (!ps->ready)
+			if (!gate_is_ready(ps->s->gate))
 				peers_set_ready(ps, "in sync with a peer");
 			break;
 		}
@@ -1492,7 +1492,7 @@ peer_ctl_done_cb(struct evhttp_request *req, void *arg)
 		 * that peer. Under churn the digests differ all the time and
 		 * replication is already converging them.
 		 */
-		if (!ps->ready || (++p->ae_mismatch >= 2 &&
+		if (!gate_is_ready(ps->s->gate) || (++p->ae_mismatch >= 2 &&
 		    peer_queue_urgent(p->q) == 0 && p->inflight == NULL)) {
 			p->ae_mismatch = 0;
 			p->ae_pulls++;
@@ -1516,7 +1516,7 @@ peer_ctl_done_cb(struct evhttp_request *req, void *arg)
 			if (n > 0)
 				log_info("anti-entropy: adopted %zu "
 				    "instance(s) from %s", n, p->u.display);
-			if (!ps->ready)
+			if (!gate_is_ready(ps->s->gate))
 				peers_set_ready(ps, "anti-entropy pull");
 			break;
 		}
@@ -1578,13 +1578,15 @@ peer_ctl_get(struct peer *p, enum peer_ctl_kind kind, int java)
 static void
 peers_set_ready(struct peers *ps, const char *why)
 {
-	if (ps->ready)
+	struct hk_time	now;
+
+	if (gate_is_ready(ps->s->gate))
 		return;
-	ps->ready = 1;
-	ps->sync_ms = clock_mono_ms() - ps->sync_started_ms;
+	now = clock_now();
+	ps->sync_ms = now.mono_ms - ps->sync_started_ms;
 	log_info("registry ready (%s, %d instance(s) copied, %lld ms)", why,
 	    ps->sync_count, (long long)ps->sync_ms);
-	server_set_ready(ps->s, ps->sync_count);
+	gate_set_ready(ps->s->gate, ps->sync_count, now);
 }
 
 /* One attempt of the start-up sync: ask every peer at once. */
@@ -1596,7 +1598,7 @@ peers_sync_round(struct peers *ps)
 	ps->sync_attempts++;
 	ps->sync_pending = ps->n;
 	ps->sync_answered = 0;
-	for (i = 0; i < ps->n && !ps->ready; i++)
+	for (i = 0; i < ps->n && !gate_is_ready(ps->s->gate); i++)
 		peer_ctl_get(ps->v[i], PEER_CTL_SYNC, 0);
 }
 
@@ -1608,7 +1610,7 @@ peers_sync_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (!ps->ready)
+	if (!gate_is_ready(ps->s->gate))
 		peers_sync_round(ps);
 }
 
@@ -2064,7 +2066,7 @@ peers_http_apps(struct peers *ps, struct evhttp_request *req)
 	json_apps_close(&b, CODEC_FULL, (int64_t)registry_gen(reg), hash);
 	free(hash);
 	evhttp_add_header(evhttp_request_get_output_headers(req),
-	    "X-Heureka-Ready", server_allow_access(ps->s, mono) ? "1" : "0");
+	    "X-Heureka-Ready", gate_allow_read(ps->s->gate, mono) ? "1" : "0");
 	peers_reply(req, 200, &b);
 	buf_free(&b);
 }
@@ -2081,7 +2083,7 @@ peers_http_stats(struct peers *ps, struct evhttp_request *req)
 
 	buf_init(&b, 0);
 	buf_addf(&b, "{\"ready\":%s,\"syncCount\":%d,\"syncMs\":%lld,"
-	    "\"peers\":[", ps->ready ? "true" : "false", ps->sync_count,
+	    "\"peers\":[", gate_is_ready(ps->s->gate) ? "true" : "false", ps->sync_count,
 	    (long long)ps->sync_ms);
 	for (i = 0; i < ps->n; i++) {
 		p = ps->v[i];
@@ -2141,7 +2143,7 @@ peers_http(struct peers *ps, struct evhttp_request *req, const char *rest)
 		goto notfound;
 	if (((len == 6 && strncmp(rest, "digest", 6) == 0) ||
 	    (len == 4 && strncmp(rest, "apps", 4) == 0)) &&
-	    !server_allow_access(ps->s, clock_mono_ms())) {
+	    !gate_allow_read(ps->s->gate, clock_mono_ms())) {
 		/*
 		 * The registry is gated as GET apps is (§6.4), or anyone could
 		 * read a half-synced one here. The header tells a syncing

@@ -47,7 +47,7 @@ struct peer_info {
  */
 struct peers	*peers_new(struct server *, char **cause);
 void		 peers_free(struct peers *);
-/* Begin start-up sync; calls server_set_ready() when done or given up. */
+/* Begin start-up sync; opens the gate when done or given up. */
 void		 peers_start(struct peers *);
 /* Re-read the peer list (SIGHUP). */
 int		 peers_reload(struct peers *, char **cause);

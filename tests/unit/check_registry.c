@@ -1761,7 +1761,7 @@ START_TEST(test_uncounted_leases)
 	    TM(T0 + 2000), 0), REG_OK);
 	ck_assert_int_eq(registry_expected_clients(reg), base + 1);
 
-	/* What server_set_ready subtracts from the sync's count. */
+	/* What the server's gate observer subtracts from the sync's count. */
 	ck_assert_int_eq(registry_uncounted(reg), 2);
 	registry_open_for_traffic(reg, 1, T0 + 3000);
 
