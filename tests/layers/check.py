@@ -1,0 +1,253 @@
+#!/usr/bin/python3
+# tests/layers/check.py [--graph] [--self-test] [SRCDIR]: heureka's layering
+# check (docs/ARCHITECTURE.md), run by `make check`.
+#
+# Every source folder holds a `.may_include` file, in the spirit of Tor's:
+# one rule per line, `#` starts a comment.
+#   common/*.h            headers (paths from the top, globs allowed) that
+#                         files of this folder may include with "..."
+#   -common/tls.h         a project header they may not include, even if a
+#                         glob above allows it
+#   -<event2/*>           a system header (glob) they may not include
+#   -call clock_now       a function they may not call (time is passed in)
+#   json.c xml.c: RULE    the rule holds only for those files of the folder
+# The check fails when a file includes a project header its folder does not
+# list, includes a forbidden system header, calls a forbidden function, or
+# when the modules (x.c + x.h) form a ring: A uses B's header and B, through
+# any path, uses A's. --graph prints the module graph instead; --self-test
+# builds small trees that must fail and one that must pass.
+import fnmatch
+import os
+import re
+import sys
+import tempfile
+
+FOLDERS = ["common", "server/core", "server/loop", "server/front", "server",
+           "client"]
+INC = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+
+
+def strip_comments(text):
+    """C source without comments and string literals (for call checks)."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    return re.sub(r'"(\\.|[^"\\\n])*"', '""', text)
+
+
+def load_rules(path):
+    rules = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            files = None
+            m = re.match(r"^([\w.*\[\]\s]+?)\s*:\s*(.*)$", line)
+            if m and not line.startswith("-"):
+                files, line = m.group(1).split(), m.group(2).strip()
+            if not (line.startswith("-") or "/" in line):
+                raise SystemExit(f"layers: {path}:{n}: not a rule: {line}")
+            rules.append((files, line, f"{path}:{n}"))
+    return rules
+
+
+def applies(files, name):
+    return files is None or any(fnmatch.fnmatch(name, g) for g in files)
+
+
+def scan(src):
+    """Map each project header name to its path; list each folder's files."""
+    headers, files = {}, {}
+    for d in FOLDERS:
+        full = os.path.join(src, d)
+        if not os.path.isdir(full):
+            continue
+        names = sorted(n for n in os.listdir(full)
+                       if n.endswith((".c", ".h")))
+        if not names:
+            continue
+        files[d] = names
+        for n in names:
+            if n.endswith(".h"):
+                if n in headers:
+                    raise SystemExit(f"layers: {n} is in both "
+                                     f"{headers[n]} and {d}")
+                headers[n] = f"{d}/{n}"
+    return headers, files
+
+
+def check(src, quiet=False):
+    headers, files = scan(src)
+    errors = []
+    edges = {}                      # module -> set of modules it uses
+    for d, names in files.items():
+        mi = os.path.join(src, d, ".may_include")
+        rules = []
+        if os.path.exists(mi):
+            rules = load_rules(mi)
+        else:
+            errors.append(f"{d}/: no .may_include")
+        for name in names:
+            path = os.path.join(src, d, name)
+            with open(path, errors="replace") as f:
+                text = f.read()
+            mod = f"{d}/{name[:-2]}"
+            edges.setdefault(mod, set())
+            code = strip_comments(text)
+            for kind, inc in INC.findall(text):
+                if kind == '"':
+                    target = headers.get(os.path.basename(inc))
+                    if target is None:
+                        continue        # generated (heureka-config.h...)
+                    tmod = target[:-2]
+                    if tmod != mod:
+                        edges[mod].add(tmod)
+                    if target == f"{d}/{name}":
+                        continue
+                    ok = any(applies(fs, name) and not r.startswith("-")
+                             and fnmatch.fnmatch(target, r)
+                             for fs, r, _ in rules) and not any(
+                        applies(fs, name) and r.startswith("-") and
+                        not r.startswith(("-<", "-call ")) and
+                        fnmatch.fnmatch(target, r[1:])
+                        for fs, r, _ in rules)
+                    if not ok:
+                        errors.append(f"{d}/{name}: includes {target}, "
+                                      f"which {d}/.may_include does not "
+                                      f"allow")
+                else:
+                    for fs, r, where in rules:
+                        if (r.startswith("-<") and applies(fs, name) and
+                                fnmatch.fnmatch(inc, r[2:-1])):
+                            errors.append(f"{d}/{name}: includes <{inc}>, "
+                                          f"forbidden by {where}")
+            for fs, r, where in rules:
+                if r.startswith("-call ") and applies(fs, name):
+                    for fn in r.split()[1:]:
+                        if re.search(r"\b%s\s*\(" % re.escape(fn), code):
+                            errors.append(f"{d}/{name}: calls {fn}(), "
+                                          f"forbidden by {where}")
+    for ring in rings(edges):
+        errors.append("ring: " + " -> ".join(ring + [ring[0]]))
+    if not quiet:
+        for e in errors:
+            print("layers:", e)
+    return errors, edges
+
+
+def rings(edges):
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def self_test():
+    """Trees that must fail (a ring, a forbidden include, a forbidden call,
+    a header from a layer above) and one that must pass."""
+    def tree(spec):
+        root = tempfile.mkdtemp(prefix="layers.")
+        for rel, body in spec.items():
+            p = os.path.join(root, rel)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            with open(p, "w") as f:
+                f.write(body)
+        return root
+
+    base = {
+        "common/.may_include": "common/*.h\n",
+        "common/a.h": "", "common/a.c": '#include "a.h"\n',
+        "server/core/.may_include":
+            "common/*.h\nserver/core/*.h\n-<event2/*>\n-call clock_now\n",
+        "server/core/r.h": '#include "a.h"\n',
+        "server/core/r.c": '#include "r.h"\n',
+        "server/front/.may_include":
+            "common/*.h\nserver/core/*.h\nserver/front/*.h\n",
+        "server/front/x.h": "", "server/front/x.c": '#include "r.h"\n',
+    }
+    cases = {
+        "clean": ({}, False),
+        "ring": ({"server/front/y.h": "", "server/front/y.c":
+                  '#include "x.h"\n', "server/front/x.c":
+                  '#include "y.h"\n'}, True),
+        "upward include": ({"server/core/r.c": '#include "x.h"\n'}, True),
+        "excluded header": ({"server/core/.may_include":
+                             "common/*.h\nserver/core/*.h\n-common/a.h\n"},
+                            True),
+        "libevent in core": ({"server/core/r.c":
+                              "#include <event2/event.h>\n"}, True),
+        "clock read in core": ({"server/core/r.c":
+                                "int f(void) { return clock_now(); }\n"},
+                               True),
+        "comment is not a call": ({"server/core/r.c":
+                                   "/* clock_now() */\n"}, False),
+        "per-file rule": ({"common/.may_include":
+                           "common/*.h\na.c: -call time\n",
+                           "common/b.c": "long t(void) { return time(0); }\n",
+                           }, False),
+        "per-file rule hits": ({"common/.may_include":
+                                "common/*.h\nb.c: -call time\n",
+                                "common/b.c":
+                                "long t(void) { return time(0); }\n"}, True),
+    }
+    bad = 0
+    for name, (over, want_fail) in cases.items():
+        spec = dict(base)
+        spec.update(over)
+        errs, _ = check(tree(spec), quiet=True)
+        if bool(errs) != want_fail:
+            print(f"layers self-test: {name}: expected "
+                  f"{'failure' if want_fail else 'success'}, got {errs}")
+            bad += 1
+    return bad
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    src = args[0] if args else os.path.dirname(os.path.dirname(
+        os.path.dirname(os.path.abspath(__file__))))
+    if "--self-test" in sys.argv:
+        bad = self_test()
+        print("layers self-test:", "FAIL" if bad else "ok")
+        return 1 if bad else 0
+    if "--graph" in sys.argv:
+        _, edges = check(src, quiet=True)
+        for m in sorted(edges):
+            print(f"{m}: {' '.join(sorted(edges[m]))}")
+        return 0
+    errors, edges = check(src)
+    print(f"layers: {len(edges)} modules, "
+          f"{sum(len(v) for v in edges.values())} dependencies, "
+          f"{len(errors)} violation(s)")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
