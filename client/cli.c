@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "config.h"
 #include "instance.h"
 #include "json.h"
@@ -338,7 +339,8 @@ print_apps(const struct answer *a, int json)
 	char			 *cause = NULL;
 	size_t			  n;
 
-	if ((as = json_decode_applications(a->body, a->len, &cause)) == NULL) {
+	if ((as = json_decode_applications(a->body, a->len, clock_wall_ms(),
+	    &cause)) == NULL) {
 		fprintf(stderr, "heureka: bad answer from server: %s\n", cause);
 		free(cause);
 		return (-1);
@@ -420,11 +422,12 @@ cmd_get(int argc, char **argv)
 		goto out;
 	}
 	if (argc - i == 2) {
-		if ((in = json_decode_instance(a.body, a.len, &cause)) != NULL)
+		if ((in = json_decode_instance(a.body, a.len, clock_wall_ms(),
+		    &cause)) != NULL)
 			print_table((const struct instance *const *)&in, 1);
 	} else {
-		if ((app = json_decode_application(a.body, a.len, &cause)) !=
-		    NULL)
+		if ((app = json_decode_application(a.body, a.len,
+		    clock_wall_ms(), &cause)) != NULL)
 			print_table((const struct instance *const *)
 			    app->instances, app->n);
 	}

@@ -1069,7 +1069,8 @@ full_done(int status, const char *body, size_t len, void *arg)
 		log_warnx("heureka: full registry fetch failed (%d)", status);
 		goto out;
 	}
-	if ((as = json_decode_applications(body, len, &cause)) == NULL) {
+	if ((as = json_decode_applications(body, len, c->sc.now(c->sc.ctx),
+	    &cause)) == NULL) {
 		log_warnx("heureka: bad registry from server: %s", cause);
 		free(cause);
 		goto out;
@@ -1108,7 +1109,8 @@ delta_done(int status, const char *body, size_t len, void *arg)
 		fetch_start(c, 1);
 		return;
 	}
-	if ((d = json_decode_applications(body, len, &cause)) == NULL) {
+	if ((d = json_decode_applications(body, len, c->sc.now(c->sc.ctx),
+	    &cause)) == NULL) {
 		log_warnx("heureka: bad delta from server: %s", cause);
 		free(cause);
 		fetch_start(c, 1);
@@ -1225,7 +1227,7 @@ watch_event(struct heureka_client *c)
 	else
 		return;		/* SYNCED, LEADER (computed here), others */
 	in = json_decode_instance(c->w_data.len > 0 ? c->w_data.data : "",
-	    c->w_data.len, &cause);
+	    c->w_data.len, c->sc.now(c->sc.ctx), &cause);
 	if (in == NULL) {
 		log_warnx("heureka: bad watch event %s: %s", ev, cause);
 		free(cause);

@@ -117,16 +117,63 @@ instance_new(void)
 
 	in->status = STATUS_UP;
 	in->overridden_status = STATUS_UNKNOWN;
-	in->port = 7001;
+	in->port = INSTANCE_DEFAULT_PORT;
 	in->port_enabled = 1;
-	in->secure_port = 7002;
+	in->secure_port = INSTANCE_DEFAULT_SECURE_PORT;
 	in->secure_port_enabled = 0;
-	in->country_id = 1;
+	in->country_id = INSTANCE_DEFAULT_COUNTRY_ID;
 	in->dc_name = DC_MYOWN;
-	in->lease.renewal_interval_secs = 30;
-	in->lease.duration_secs = 90;
+	in->lease.renewal_interval_secs = LEASE_DEFAULT_RENEWAL_SECS;
+	in->lease.duration_secs = LEASE_DEFAULT_DURATION_SECS;
 	in->action_type = ACTION_NONE;
 	return (in);
+}
+
+/* A decoder's starting point: both wire timestamps marked absent. */
+struct instance *
+instance_decode_new(void)
+{
+	struct instance	*in = instance_new();
+
+	in->last_updated_ts = INSTANCE_TS_ABSENT;
+	in->last_dirty_ts = INSTANCE_TS_ABSENT;
+	return (in);
+}
+
+/*
+ * A decoded object is complete. Absent timestamps mean "now", as the Java
+ * builder's defaults; a lease interval or duration <= 0 means the default
+ * (§4.1.6). Then Spring Cloud's rewrite (§4.1.7): no instanceId (null or
+ * empty, as instance_id() treats it) but a metadata.instanceId means the
+ * id is that value, prefixed "<hostName>:" unless it already starts with
+ * the host name.
+ */
+void
+instance_apply_defaults(struct instance *in, int64_t now_ms)
+{
+	struct lease_info	*l = &in->lease;
+	const char		*mid;
+	size_t			 hl;
+
+	if (in->last_updated_ts == INSTANCE_TS_ABSENT)
+		in->last_updated_ts = now_ms;
+	if (in->last_dirty_ts == INSTANCE_TS_ABSENT)
+		in->last_dirty_ts = now_ms;
+	if (l->renewal_interval_secs <= 0)
+		l->renewal_interval_secs = LEASE_DEFAULT_RENEWAL_SECS;
+	if (l->duration_secs <= 0)
+		l->duration_secs = LEASE_DEFAULT_DURATION_SECS;
+	if (in->instance_id != NULL && in->instance_id[0] != '\0')
+		return;
+	mid = kvlist_get(&in->metadata, "instanceId");
+	if (mid == NULL || mid[0] == '\0')
+		return;
+	free(in->instance_id);
+	hl = in->host_name != NULL ? strlen(in->host_name) : 0;
+	if (hl == 0 || strncmp(mid, in->host_name, hl) == 0)
+		in->instance_id = xstrdup(mid);
+	else
+		xasprintf(&in->instance_id, "%s:%s", in->host_name, mid);
 }
 
 /* Free an instance and everything it owns. */

@@ -48,8 +48,8 @@ struct kvlist {
 };
 
 struct lease_info {
-	int32_t	renewal_interval_secs;	/* default 30 */
-	int32_t	duration_secs;		/* default 90 */
+	int32_t	renewal_interval_secs;	/* LEASE_DEFAULT_RENEWAL_SECS */
+	int32_t	duration_secs;		/* LEASE_DEFAULT_DURATION_SECS */
 	int64_t	registration_ts;
 	int64_t	last_renewal_ts;
 	int64_t	eviction_ts;
@@ -141,8 +141,32 @@ int		 action_type_parse(const char *, enum action_type *);
 const char	*dc_name_str(enum dc_name);
 int		 dc_name_parse(const char *, enum dc_name *);
 
+/*
+ * Eureka's defaults for what a document leaves out (InstanceInfo.Builder,
+ * LeaseInfo.Builder): the one place these numbers are written.
+ */
+#define INSTANCE_DEFAULT_PORT		7001
+#define INSTANCE_DEFAULT_SECURE_PORT	7002
+#define INSTANCE_DEFAULT_COUNTRY_ID	1
+#define LEASE_DEFAULT_RENEWAL_SECS	30
+#define LEASE_DEFAULT_DURATION_SECS	90
+/* A timestamp the document did not carry (decoders refuse negative ones). */
+#define INSTANCE_TS_ABSENT		(-1)
+
 /* Instance lifecycle. instance_new() fills Eureka's decoding defaults. */
 struct instance	*instance_new(void);
+/*
+ * Decoding, shared by the JSON and XML readers: a decoder starts from
+ * instance_decode_new() (instance_new() with lastUpdatedTimestamp and
+ * lastDirtyTimestamp INSTANCE_TS_ABSENT), stores what the document says,
+ * and calls instance_apply_defaults() once the object is complete. That
+ * applies the defaults that depend on the whole object: absent timestamps
+ * become now_ms (the wall clock, ms, read by the caller), a non-positive
+ * lease interval or duration its default, and Spring Cloud's instanceId
+ * rewrite (§4.1.7).
+ */
+struct instance	*instance_decode_new(void);
+void		 instance_apply_defaults(struct instance *, int64_t now_ms);
 void		 instance_free(struct instance *);
 struct instance	*instance_dup(const struct instance *);
 /* A copy without metadata, URLs or data-center metadata (delta records). */

@@ -25,10 +25,11 @@
 #include <yajl/yajl_parse.h>
 
 #include "buf.h"
-#include "clock.h"
+#include "codec.h"
 #include "instance.h"
 #include "json.h"
 #include "log.h"
+#include "repl.h"
 #include "xmalloc.h"
 
 /* What an open container on the parse stack is. */
@@ -66,8 +67,6 @@ enum json_doc {
 struct frame {
 	enum frame_kind			 kind;
 	int				 secure;	/* F_PORT */
-	int				 seen_updated;	/* F_INSTANCE */
-	int				 seen_dirty;	/* F_INSTANCE */
 	struct instance			*in;	/* owned if F_INSTANCE */
 	struct kvlist			*kv;		/* F_META */
 	struct application		*app;		/* owned if F_APP */
@@ -100,7 +99,7 @@ struct jctx {
 	char			*key;		/* pending key or NULL */
 	char			*err;		/* our own cause */
 	int			 found;		/* the wanted object was seen */
-	int64_t			 now;		/* for absent timestamps */
+	int64_t			 now;		/* wall ms, for the defaults */
 	char			 scratch[256];	/* a short scalar's text */
 	char			 keybuf[64];	/* a short key's text */
 
@@ -479,88 +478,43 @@ json_encode_applications(struct buf *b, const struct applications *as,
 	json_apps_close(b, flags, as->versions_delta, as->apps_hashcode);
 }
 
-/* The exact mixed-case action names of ReplicationInstance (§4.1.9). */
-static const char *repl_action_names[] = {
-	"Heartbeat", "Register", "Cancel", "StatusUpdate",
-	"DeleteStatusOverride",
+/* json_app_open for the codec interface (JSON has no indentation). */
+static void
+json_codec_app_open(struct buf *b, const char *name, int indent)
+{
+	(void)indent;
+	json_app_open(b, name);
+}
+
+/* json_app_close for the codec interface. */
+static void
+json_codec_app_close(struct buf *b, int indent)
+{
+	(void)indent;
+	json_app_close(b);
+}
+
+/* json_encode_instance for the codec interface. */
+static void
+json_codec_instance(struct buf *b, const struct instance *in, int flags,
+    int indent)
+{
+	(void)indent;
+	json_encode_instance(b, in, flags);
+}
+
+const struct codec json_codec = {
+	.sep = ",",
+	.sep_around = 0,
+	.app_doc_open = "{\"application\":",
+	.app_doc_close = "}",
+	.apps_open = json_apps_open,
+	.apps_close = json_apps_close,
+	.app_open = json_codec_app_open,
+	.app_close = json_codec_app_close,
+	.encode_instance = json_codec_instance,
+	.encode_applications = json_encode_applications,
 };
-#define REPL_ACTION_COUNT \
-	(sizeof repl_action_names / sizeof repl_action_names[0])
-
-/* The wire name of an action. */
-const char *
-repl_action_name(enum repl_action a)
-{
-	if ((unsigned)a >= REPL_ACTION_COUNT)
-		return ("Heartbeat");
-	return (repl_action_names[a]);
-}
-
-/* Parse an action name, case-sensitively; -1 if unknown. */
-int
-repl_action_parse(const char *s, enum repl_action *out)
-{
-	size_t	i;
-
-	for (i = 0; i < REPL_ACTION_COUNT; i++) {
-		if (strcmp(s, repl_action_names[i]) == 0) {
-			*out = (enum repl_action)i;
-			return (0);
-		}
-	}
-	return (-1);
-}
-
-/* Append a zeroed item and lend it out. */
-struct repl_item *
-repl_list_add(struct repl_list *l)
-{
-	if (l->n == l->cap) {
-		l->cap = l->cap == 0 ? 16 : l->cap * 2;
-		l->items = xreallocarray(l->items, l->cap, sizeof *l->items);
-	}
-	memset(&l->items[l->n], 0, sizeof l->items[l->n]);
-	return (&l->items[l->n++]);
-}
-
-/* Free every item and the array; the list is empty and reusable. */
-void
-repl_list_clear(struct repl_list *l)
-{
-	size_t	i;
-
-	for (i = 0; i < l->n; i++) {
-		free(l->items[i].app_name);
-		free(l->items[i].id);
-		instance_free(l->items[i].info);
-	}
-	free(l->items);
-	memset(l, 0, sizeof *l);
-}
-
-/* Append a zeroed response item and lend it out. */
-struct repl_response_item *
-repl_response_add(struct repl_response *r)
-{
-	if (r->n == r->cap) {
-		r->cap = r->cap == 0 ? 16 : r->cap * 2;
-		r->items = xreallocarray(r->items, r->cap, sizeof *r->items);
-	}
-	memset(&r->items[r->n], 0, sizeof r->items[r->n]);
-	return (&r->items[r->n++]);
-}
-
-/* Free every response item and the array. */
-void
-repl_response_clear(struct repl_response *r)
-{
-	size_t	i;
-
-	for (i = 0; i < r->n; i++)
-		instance_free(r->items[i].entity);
-	free(r->items);
-	memset(r, 0, sizeof *r);
-}
 
 /* ReplicationList: bean order, nulls omitted, timestamp a number. */
 void
@@ -924,13 +878,11 @@ jctx_instance_field(struct jctx *cx, struct frame *f, const struct jv *v)
 			return (jctx_fail(cx, "invalid lastUpdatedTimestamp: "
 			    INSTANCE_TS_RULE));
 		in->last_updated_ts = n;
-		f->seen_updated = 1;
 	} else if (strcmp(k, "lastDirtyTimestamp") == 0) {
 		if (jv_ts(v, &n) != 0)
 			return (jctx_fail(cx, "invalid lastDirtyTimestamp: "
 			    INSTANCE_TS_RULE));
 		in->last_dirty_ts = n;
-		f->seen_dirty = 1;
 	} else if (strcmp(k, "actionType") == 0) {
 		if (v->type != JV_STR)
 			return (jctx_fail(cx, "invalid actionType"));
@@ -966,11 +918,11 @@ jctx_lease_field(struct jctx *cx, struct lease_info *l, const struct jv *v)
 	    strcmp(k, "durationInSecs") == 0) {
 		if (jv_i32(v, &i) != 0)
 			return (jctx_fail(cx, "invalid leaseInfo.%s", k));
-		/* A value <= 0 means "use the default" (§4.1.6). */
+		/* <= 0 is "the default": instance_apply_defaults() (§4.1.6). */
 		if (k[0] == 'r')
-			l->renewal_interval_secs = i > 0 ? i : 30;
+			l->renewal_interval_secs = i;
 		else
-			l->duration_secs = i > 0 ? i : 90;
+			l->duration_secs = i;
 		return (1);
 	}
 	if (strcmp(k, "registrationTimestamp") != 0 &&
@@ -1149,7 +1101,7 @@ jctx_push(struct jctx *cx, enum frame_kind kind)
 	else
 		memset(f, 0, sizeof *f);
 	f->kind = kind;
-	f->seen_updated = f->seen_dirty = f->has_action = 0;
+	f->has_action = 0;
 	f->seen = 0;
 	cx->depth++;
 	return (f);
@@ -1161,7 +1113,7 @@ jctx_push_instance(struct jctx *cx)
 {
 	struct frame	*f = jctx_push(cx, F_INSTANCE);
 
-	f->in = instance_new();
+	f->in = instance_decode_new();
 	f->kv = NULL;
 }
 
@@ -1395,34 +1347,6 @@ out:
 	return (rc);
 }
 
-/*
- * An instance object is complete: apply the decode-time defaults and
- * Spring Cloud's instanceId rewrite (§4.1.7).
- */
-static void
-jctx_finish_instance(struct jctx *cx, struct frame *f)
-{
-	struct instance	*in = f->in;
-	const char	*mid;
-	size_t		 hl;
-
-	if (!f->seen_updated)
-		in->last_updated_ts = cx->now;
-	if (!f->seen_dirty)
-		in->last_dirty_ts = cx->now;
-	if (in->instance_id != NULL && in->instance_id[0] != '\0')
-		return;
-	mid = kvlist_get(&in->metadata, "instanceId");
-	if (mid == NULL || mid[0] == '\0')
-		return;
-	free(in->instance_id);
-	hl = in->host_name != NULL ? strlen(in->host_name) : 0;
-	if (hl == 0 || strncmp(mid, in->host_name, hl) == 0)
-		in->instance_id = xstrdup(mid);
-	else
-		xasprintf(&in->instance_id, "%s:%s", in->host_name, mid);
-}
-
 /* A container ends: hand what it built to its parent. */
 static int
 jctx_close(struct jctx *cx)
@@ -1436,16 +1360,13 @@ jctx_close(struct jctx *cx)
 	switch (f->kind) {
 	case F_ROOT_INSTANCE:
 		if (cx->found)
-			jctx_finish_instance(cx, f);
+			instance_apply_defaults(f->in, cx->now);
 		break;
 	case F_INSTANCE:
-		if (p->kind == F_ROOT_INSTANCE) {
-			/* {"instance":{...}}: the root's own object. */
-			p->seen_updated |= f->seen_updated;
-			p->seen_dirty |= f->seen_dirty;
+		/* {"instance":{...}}: the root's own object, finished there. */
+		if (p->kind == F_ROOT_INSTANCE)
 			break;
-		}
-		jctx_finish_instance(cx, f);
+		instance_apply_defaults(f->in, cx->now);
 		if (p->kind == F_REPL_ITEM) {
 			instance_free(p->ri->info);
 			p->ri->info = f->in;
@@ -1694,7 +1615,6 @@ json_parse(struct jctx *cx, const char *data, size_t len, char **cause)
 	size_t		 n;
 	int		 rc = -1;
 
-	cx->now = clock_wall_ms();
 	if (!json_surrogates_paired(data, len)) {
 		xasprintf(cause, "cannot parse request body: lone UTF-16 "
 		    "surrogate escape");
@@ -1740,13 +1660,15 @@ out:
 
 /* Decode {"instance":{...}} or a bare instance object. */
 struct instance *
-json_decode_instance(const char *data, size_t len, char **cause)
+json_decode_instance(const char *data, size_t len, int64_t now,
+    char **cause)
 {
 	struct jctx	cx;
 
 	memset(&cx, 0, sizeof cx);
+	cx.now = now;
 	cx.doc = DOC_INSTANCE;
-	cx.inst = instance_new();
+	cx.inst = instance_decode_new();
 	if (json_parse(&cx, data, len, cause) != 0)
 		goto fail;
 	if (!cx.found) {
@@ -1761,11 +1683,13 @@ fail:
 
 /* Decode {"application":{...}}. */
 struct application *
-json_decode_application(const char *data, size_t len, char **cause)
+json_decode_application(const char *data, size_t len, int64_t now,
+    char **cause)
 {
 	struct jctx	cx;
 
 	memset(&cx, 0, sizeof cx);
+	cx.now = now;
 	cx.doc = DOC_APPLICATION;
 	if (json_parse(&cx, data, len, cause) != 0)
 		goto fail;
@@ -1781,11 +1705,13 @@ fail:
 
 /* Decode {"applications":{...}} (full or delta). */
 struct applications *
-json_decode_applications(const char *data, size_t len, char **cause)
+json_decode_applications(const char *data, size_t len, int64_t now,
+    char **cause)
 {
 	struct jctx	cx;
 
 	memset(&cx, 0, sizeof cx);
+	cx.now = now;
 	cx.doc = DOC_APPLICATIONS;
 	cx.apps = applications_new();
 	if (json_parse(&cx, data, len, cause) != 0)
@@ -1803,11 +1729,12 @@ fail:
 /* Decode a ReplicationList, appending to l; on error l is cleared. */
 int
 json_decode_repl_list(const char *data, size_t len, struct repl_list *l,
-    char **cause)
+    int64_t now, char **cause)
 {
 	struct jctx	cx;
 
 	memset(&cx, 0, sizeof cx);
+	cx.now = now;
 	cx.doc = DOC_REPL_LIST;
 	cx.rl = l;
 	if (json_parse(&cx, data, len, cause) != 0)
@@ -1825,11 +1752,12 @@ fail:
 /* Decode a ReplicationListResponse, appending to r; on error r is cleared. */
 int
 json_decode_repl_response(const char *data, size_t len,
-    struct repl_response *r, char **cause)
+    struct repl_response *r, int64_t now, char **cause)
 {
 	struct jctx	cx;
 
 	memset(&cx, 0, sizeof cx);
+	cx.now = now;
 	cx.doc = DOC_REPL_RESPONSE;
 	cx.rr = r;
 	if (json_parse(&cx, data, len, cause) != 0)

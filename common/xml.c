@@ -26,9 +26,8 @@
 #include <expat.h>
 
 #include "buf.h"
-#include "clock.h"
+#include "codec.h"
 #include "instance.h"
-#include "json.h"
 #include "log.h"
 #include "xmalloc.h"
 #include "xml.h"
@@ -161,9 +160,7 @@ struct xml_ctx {
 	int			 depth;
 	struct buf		 text;		/* current K_TEXT value */
 	char			*err;
-	int			 seen_updated;	/* lastUpdatedTimestamp given */
-	int			 seen_dirty;	/* lastDirtyTimestamp given */
-	int64_t			 now;		/* for absent timestamps */
+	int64_t			 now;		/* wall ms, for the defaults */
 	struct applications	*apps;
 	struct application	*app;
 	struct instance		*inst;
@@ -192,7 +189,6 @@ static int	xml_ts_check(struct xml_ctx *, const char *, int64_t);
 static int	xml_seen_twice(struct xml_ctx *, size_t);
 static enum instance_status xml_status(const char *);
 static char	*xml_decode_name(const char *);
-static void	xml_finish_instance(struct xml_ctx *);
 static void	xml_apps_take(struct applications *, struct application *);
 static void	xml_set_text(struct xml_ctx *, const struct xml_frame *,
 		    const char *);
@@ -207,7 +203,7 @@ static void	xml_entity_cb(void *, const XML_Char *, int, const XML_Char *,
 static int	xml_external_cb(XML_Parser, const XML_Char *, const XML_Char *,
 		    const XML_Char *, const XML_Char *);
 static int	xml_run(struct xml_ctx *, enum xml_kind, const char *, size_t,
-		    char **);
+		    int64_t, char **);
 static void	xml_ctx_free(struct xml_ctx *);
 
 /* Two spaces per level, as PrettyPrintWriter's default line indenter. */
@@ -714,6 +710,19 @@ xml_encode_applications(struct buf *b, const struct applications *as,
 	xml_apps_close(b, flags, as->versions_delta, as->apps_hashcode);
 }
 
+const struct codec xml_codec = {
+	.sep = "\n",
+	.sep_around = 1,
+	.app_doc_open = "",
+	.app_doc_close = "",
+	.apps_open = xml_apps_open,
+	.apps_close = xml_apps_close,
+	.app_open = xml_app_open,
+	.app_close = xml_app_close,
+	.encode_instance = xml_encode_instance,
+	.encode_applications = xml_encode_applications,
+};
+
 /* Record the first error and stop expat; later callbacks are no-ops. */
 static void
 xml_fail(struct xml_ctx *ctx, const char *fmt, ...)
@@ -821,37 +830,6 @@ xml_decode_name(const char *name)
 	}
 	*o = '\0';
 	return (out);
-}
-
-/*
- * An instance is complete. Absent timestamps mean "now", as the Java
- * builder's defaults. Then Spring Cloud's rewrite (§4.1.7): no instanceId
- * (null or empty, as the JSON reader and instance_id() treat it) but a
- * metadata.instanceId means the id is that value, prefixed "<hostName>:"
- * unless it already starts with the host name.
- */
-static void
-xml_finish_instance(struct xml_ctx *ctx)
-{
-	struct instance	*in = ctx->inst;
-	const char	*mid;
-	size_t		 hl;
-
-	if (!ctx->seen_updated)
-		in->last_updated_ts = ctx->now;
-	if (!ctx->seen_dirty)
-		in->last_dirty_ts = ctx->now;
-	if (in->instance_id != NULL && in->instance_id[0] != '\0')
-		return;
-	mid = kvlist_get(&in->metadata, "instanceId");
-	if (mid == NULL || *mid == '\0')
-		return;
-	free(in->instance_id);
-	hl = in->host_name != NULL ? strlen(in->host_name) : 0;
-	if (hl == 0 || strncmp(mid, in->host_name, hl) == 0)
-		in->instance_id = xstrdup(mid);
-	else
-		xasprintf(&in->instance_id, "%s:%s", in->host_name, mid);
 }
 
 /* Add a parsed application; a repeated name merges into the first one. */
@@ -969,13 +947,11 @@ xml_set_text(struct xml_ctx *ctx, const struct xml_frame *f, const char *name)
 		in->is_coordinating = strcasecmp(t, "true") == 0;
 		break;
 	case F_LAST_UPDATED:
-		ctx->seen_updated = 1;
 		if (xml_parse_ts(t, &in->last_updated_ts) != 0)
 			xml_fail(ctx, "lastUpdatedTimestamp is not "
 			    INSTANCE_TS_RULE);
 		break;
 	case F_LAST_DIRTY:
-		ctx->seen_dirty = 1;
 		if (xml_parse_ts(t, &in->last_dirty_ts) != 0)
 			xml_fail(ctx, "lastDirtyTimestamp is not "
 			    INSTANCE_TS_RULE);
@@ -1138,8 +1114,7 @@ xml_start_cb(void *arg, const XML_Char *name, const XML_Char **atts)
 		ctx->app = application_new("");
 		break;
 	case K_INST:
-		ctx->inst = instance_new();
-		ctx->seen_updated = ctx->seen_dirty = 0;
+		ctx->inst = instance_decode_new();
 		break;
 	case K_DC:
 		ctx->inst->has_dc = 1;
@@ -1177,7 +1152,6 @@ xml_end_cb(void *arg, const XML_Char *name)
 {
 	struct xml_ctx		*ctx = arg;
 	struct xml_frame	 f;
-	struct lease_info	*l;
 
 	if (ctx->err != NULL || ctx->depth == 0)
 		return;
@@ -1194,16 +1168,8 @@ xml_end_cb(void *arg, const XML_Char *name)
 		if (ctx->inst->dc_name != DC_AMAZON)
 			kvlist_clear(&ctx->inst->dc_metadata);
 		break;
-	case K_LEASE:
-		/* LeaseInfo.Builder: a non-positive value means default. */
-		l = &ctx->inst->lease;
-		if (l->renewal_interval_secs <= 0)
-			l->renewal_interval_secs = 30;
-		if (l->duration_secs <= 0)
-			l->duration_secs = 90;
-		break;
 	case K_INST:
-		xml_finish_instance(ctx);
+		instance_apply_defaults(ctx->inst, ctx->now);
 		if (ctx->depth > 0) {
 			application_add(ctx->app, ctx->inst);
 			ctx->inst = NULL;
@@ -1290,7 +1256,7 @@ xml_ctx_free(struct xml_ctx *ctx)
 /* Parse data expecting the given root; 0 or -1 with *cause. */
 static int
 xml_run(struct xml_ctx *ctx, enum xml_kind root, const char *data, size_t len,
-    char **cause)
+    int64_t now, char **cause)
 {
 	XML_Parser	p;
 	size_t		n;
@@ -1298,7 +1264,7 @@ xml_run(struct xml_ctx *ctx, enum xml_kind root, const char *data, size_t len,
 
 	memset(ctx, 0, sizeof *ctx);
 	ctx->root = root;
-	ctx->now = clock_wall_ms();
+	ctx->now = now;
 	buf_init(&ctx->text, INSTANCE_MAX_STRING);
 	if ((p = XML_ParserCreate(NULL)) == NULL)
 		fatalx("%s: out of memory", __func__);
@@ -1336,12 +1302,13 @@ out:
 
 /* <instance> document; NULL with *cause on bad input. */
 struct instance *
-xml_decode_instance(const char *data, size_t len, char **cause)
+xml_decode_instance(const char *data, size_t len, int64_t now,
+    char **cause)
 {
 	struct xml_ctx	 ctx;
 	struct instance	*in = NULL;
 
-	if (xml_run(&ctx, K_INST, data, len, cause) == 0) {
+	if (xml_run(&ctx, K_INST, data, len, now, cause) == 0) {
 		in = ctx.inst;
 		ctx.inst = NULL;
 	}
@@ -1351,12 +1318,13 @@ xml_decode_instance(const char *data, size_t len, char **cause)
 
 /* <application> document; NULL with *cause on bad input. */
 struct application *
-xml_decode_application(const char *data, size_t len, char **cause)
+xml_decode_application(const char *data, size_t len, int64_t now,
+    char **cause)
 {
 	struct xml_ctx		 ctx;
 	struct application	*a = NULL;
 
-	if (xml_run(&ctx, K_APP, data, len, cause) == 0) {
+	if (xml_run(&ctx, K_APP, data, len, now, cause) == 0) {
 		a = ctx.app;
 		ctx.app = NULL;
 	}
@@ -1366,12 +1334,13 @@ xml_decode_application(const char *data, size_t len, char **cause)
 
 /* <applications> document (full or delta); NULL with *cause on bad input. */
 struct applications *
-xml_decode_applications(const char *data, size_t len, char **cause)
+xml_decode_applications(const char *data, size_t len, int64_t now,
+    char **cause)
 {
 	struct xml_ctx		 ctx;
 	struct applications	*as = NULL;
 
-	if (xml_run(&ctx, K_APPS, data, len, cause) == 0) {
+	if (xml_run(&ctx, K_APPS, data, len, now, cause) == 0) {
 		as = ctx.apps;
 		ctx.apps = NULL;
 	}

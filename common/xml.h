@@ -5,7 +5,8 @@
  * no declaration, no trailing newline). Input is parsed with expat, which
  * never fetches entities; documents with a DOCTYPE or entity declarations
  * are refused, depth and sizes are capped. Decoders return NULL with a
- * *cause (caller frees) on bad input; results belong to the caller.
+ * *cause (caller frees) on bad input; results belong to the caller. They
+ * read no clock: `now` (wall ms) is what absent timestamps become.
  */
 #ifndef XML_H
 #define XML_H
@@ -14,10 +15,13 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "codec.h"
 #include "instance.h"
-#include "json.h"		/* CODEC_FULL, CODEC_COMPACT for flags */
 
 #define XML_MAX_DEPTH	32
+
+/* The stitching interface of codec.h, for the server's cache. */
+extern const struct codec xml_codec;
 
 /* <instance>...</instance> at the given indent level (2 spaces each). */
 void	xml_encode_instance(struct buf *, const struct instance *, int flags,
@@ -54,9 +58,12 @@ void	xml_encode_application(struct buf *, const struct application *,
 void	xml_encode_applications(struct buf *, const struct applications *,
 	    int flags);
 
-struct instance		*xml_decode_instance(const char *, size_t, char **);
-struct application	*xml_decode_application(const char *, size_t, char **);
-struct applications	*xml_decode_applications(const char *, size_t, char **);
+struct instance		*xml_decode_instance(const char *, size_t, int64_t now,
+			    char **);
+struct application	*xml_decode_application(const char *, size_t,
+			    int64_t now, char **);
+struct applications	*xml_decode_applications(const char *, size_t,
+			    int64_t now, char **);
 
 /*
  * Append text with XStream's escaping (& < > " ' and CR as &#xd;; other

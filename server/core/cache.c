@@ -23,10 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/buffer.h>
-
 #include "buf.h"
 #include "cache.h"
+#include "codec.h"
 #include "gzip.h"
 #include "hash.h"
 #include "json.h"
@@ -44,7 +43,7 @@
 #define CONTAINER_OF(p, type, member) \
 	((type *)(void *)((char *)(p) - offsetof(type, member)))
 
-/* An immutable, refcounted byte string. */
+/* An immutable, refcounted byte string (cache.h's struct cache_seg). */
 struct blob {
 	unsigned	 refs;
 	size_t		 len;
@@ -198,13 +197,6 @@ blob_unref(struct blob *bl)
 	free(bl);
 }
 
-/* evbuffer cleanup: the response that referenced the blob is sent. */
-static void
-blob_cleanup_cb(const void *data, size_t len, void *arg)
-{
-	blob_unref(arg);
-}
-
 /* A body of one segment that takes over a buffer. */
 static struct cache_body *
 body_from_buf(struct buf *b)
@@ -248,9 +240,10 @@ cache_body_len(const struct cache_body *cb)
 	return (cb->len);
 }
 
-/* Hand the body to evhttp by reference: no copy of the bytes. */
+/* Lend each non-empty segment to fn, with a reference fn owns. */
 void
-cache_body_send(struct cache_body *cb, struct evbuffer *out)
+cache_body_foreach_seg(const struct cache_body *cb,
+    void (*fn)(struct cache_seg *, const char *, size_t, void *), void *arg)
 {
 	size_t	i;
 
@@ -260,13 +253,15 @@ cache_body_send(struct cache_body *cb, struct evbuffer *out)
 		if (bl->len == 0)
 			continue;
 		bl->refs++;
-		if (evbuffer_add_reference(out, bl->data, bl->len,
-		    blob_cleanup_cb, bl) != 0) {
-			bl->refs--;
-			evbuffer_add(out, bl->data, bl->len);
-		}
+		fn((struct cache_seg *)(void *)bl, bl->data, bl->len, arg);
 	}
-	cache_body_unref(cb);
+}
+
+/* Release a segment reference cache_body_foreach_seg() gave. */
+void
+cache_seg_unref(struct cache_seg *seg)
+{
+	blob_unref((struct blob *)(void *)seg);
 }
 
 /* Contiguous copy, for tests and the read-only layer's comparisons. */
@@ -290,7 +285,7 @@ cache_body_copy(const struct cache_body *cb, size_t *lenp)
 static int
 variant(const struct cache_key *k)
 {
-	return ((k->format == CACHE_XML ? 2 : 0) + (k->compact ? 1 : 0));
+	return ((int)k->format * 2 + (k->compact ? 1 : 0));
 }
 
 /* Codec flags of a variant. */
@@ -300,11 +295,16 @@ vflags(int v)
 	return ((v & 1) ? CODEC_COMPACT : CODEC_FULL);
 }
 
-/* Whether a variant is XML. */
-static int
-vxml(int v)
+/* The codec of a variant: variant() puts the format in bit 1. */
+static const struct codec *
+vcodec(int v)
 {
-	return (v >= 2);
+	static const struct codec *const codecs[] = {
+		[CACHE_JSON] = &json_codec,
+		[CACHE_XML] = &xml_codec,
+	};
+
+	return (codecs[v >> 1]);
 }
 
 /*
@@ -337,10 +337,10 @@ cache_new(struct registry *reg, int64_t read_only_ms, int64_t expire_ms)
 		c->expire_ms = expire_ms > 0 ? expire_ms : 180000;
 	htab_init(&c->frags, 64);
 	for (v = 0; v < NVARIANT; v++) {
-		const char *s = vxml(v) ? "\n" : ",";
+		const char *s = vcodec(v)->sep;
 
-		c->sep[v] = blob_copy(s, 1);
-		gzip_frag_make(&c->gzsep[v], s, 1, GZIP_LEVEL);
+		c->sep[v] = blob_copy(s, strlen(s));
+		gzip_frag_make(&c->gzsep[v], s, strlen(s), GZIP_LEVEL);
 	}
 	return (c);
 }
@@ -501,27 +501,19 @@ frag_sync(struct cache *c, struct appfrag *af, const struct reg_app *app,
 static void
 encode_app(struct buf *b, const struct reg_app *app, int v, int indent)
 {
-	size_t	i, n = reg_app_size(app);
+	const struct codec	*cc = vcodec(v);
+	size_t			 i, n = reg_app_size(app);
 
-	if (vxml(v)) {
-		xml_app_open(b, reg_app_name(app), indent);
-		for (i = 0; i < n; i++) {
-			buf_addc(b, '\n');
-			xml_encode_instance(b, reg_app_instance_at(app, i),
-			    vflags(v), indent + 1);
-		}
-		buf_addc(b, '\n');
-		xml_app_close(b, indent);
-	} else {
-		json_app_open(b, reg_app_name(app));
-		for (i = 0; i < n; i++) {
-			if (i > 0)
-				buf_addc(b, ',');
-			json_encode_instance(b, reg_app_instance_at(app, i),
-			    vflags(v));
-		}
-		json_app_close(b);
+	cc->app_open(b, reg_app_name(app), indent);
+	for (i = 0; i < n; i++) {
+		if (i > 0 || cc->sep_around)
+			buf_adds(b, cc->sep);
+		cc->encode_instance(b, reg_app_instance_at(app, i), vflags(v),
+		    indent + 1);
 	}
+	if (cc->sep_around)
+		buf_adds(b, cc->sep);
+	cc->app_close(b, indent);
 }
 
 /* The plain fragment of an app for variant v, encoding it if needed. */
@@ -561,17 +553,10 @@ static void
 apps_piece(struct buf *b, int v, int closing, int64_t version,
     const char *hash)
 {
-	if (vxml(v)) {
-		if (closing)
-			xml_apps_close(b, vflags(v), version, hash);
-		else
-			xml_apps_open(b, vflags(v), version, hash);
-	} else {
-		if (closing)
-			json_apps_close(b, vflags(v), version, hash);
-		else
-			json_apps_open(b, vflags(v), version, hash);
-	}
+	if (closing)
+		vcodec(v)->apps_close(b, vflags(v), version, hash);
+	else
+		vcodec(v)->apps_open(b, vflags(v), version, hash);
 }
 
 /* Append a segment to a body under construction. */
@@ -743,7 +728,7 @@ build_full(struct cache *c, int v, int gz, int64_t now, int64_t *oldest)
 				ser = xreallocarray(ser, mcap, sizeof *ser);
 			}
 			if (m == 0)
-				lead = !first || vxml(v);
+				lead = !first || vcodec(v)->sep_around;
 			fr[m] = frag_gz(c, af, app, v);
 			ser[m] = af->gzser[v];
 			mbytes += fr[m++]->len;
@@ -756,7 +741,7 @@ build_full(struct cache *c, int v, int gz, int64_t now, int64_t *oldest)
 				m = mbytes = 0;
 			}
 		} else {
-			if (!first || vxml(v))
+			if (!first || vcodec(v)->sep_around)
 				body_push_ref(cb, &cap, c->sep[v]);
 			body_push_ref(cb, &cap, frag_plain(c, af, app, v));
 		}
@@ -772,8 +757,8 @@ build_full(struct cache *c, int v, int gz, int64_t now, int64_t *oldest)
 	free(fr);
 	free(ser);
 	buf_init(&p, 0);
-	if (vxml(v))
-		buf_addc(&p, '\n');
+	if (vcodec(v)->sep_around)
+		buf_adds(&p, vcodec(v)->sep);
 	apps_piece(&p, v, 1, 1, hash);
 	if (gz) {
 		buf_init(&b, 0);
@@ -818,10 +803,7 @@ encode_applications(const struct applications *as, int v, int gz)
 	struct buf	b, z;
 
 	buf_init(&b, 0);
-	if (vxml(v))
-		xml_encode_applications(&b, as, vflags(v));
-	else
-		json_encode_applications(&b, as, vflags(v));
+	vcodec(v)->encode_applications(&b, as, vflags(v));
 	if (!gz)
 		return (body_from_buf(&b));
 	buf_init(&z, 0);
@@ -908,13 +890,9 @@ cache_app_live(struct cache *c, const struct cache_key *k, const char *name,
 		return (body_ref(af->root[v][g]));
 	}
 	buf_init(&b, 0);
-	if (vxml(v))
-		encode_app(&b, app, v, 0);
-	else {
-		buf_adds(&b, "{\"application\":");
-		encode_app(&b, app, v, 0);
-		buf_addc(&b, '}');
-	}
+	buf_adds(&b, vcodec(v)->app_doc_open);
+	encode_app(&b, app, v, 0);
+	buf_adds(&b, vcodec(v)->app_doc_close);
 	if (g) {
 		buf_init(&z, 0);
 		gzip_compress(b.data, b.len, &z, GZIP_LEVEL);

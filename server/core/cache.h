@@ -1,14 +1,15 @@
 /*
  * cache.h: the response cache (design.md, spec §5.12). Encoded bodies keyed
  * by (resource, format, full/compact, gzip), built once per change and
- * handed out as refcounted immutable bodies that evhttp sends without
- * copying (evbuffer_add_reference). Full registries are stitched from
- * per-application fragments, so a change re-encodes only its application;
- * gzip bodies are stitched from sync-flushed deflate fragments joined with
- * crc32_combine. Heartbeats never invalidate (as Eureka), so the lease
- * timestamps in a body are those of the application's last change; only
- * with the read-only layer on does a body also expire after the
- * auto-expiration time, as Eureka's read-write cache.
+ * handed out as refcounted immutable bodies made of shared segments, which
+ * the front end sends without copying (rest.c hands each segment to
+ * evbuffer_add_reference; this layer knows no libevent). Full registries
+ * are stitched from per-application fragments, so a change re-encodes only
+ * its application; gzip bodies are stitched from sync-flushed deflate
+ * fragments joined with crc32_combine. Heartbeats never invalidate (as
+ * Eureka), so the lease timestamps in a body are those of the
+ * application's last change; only with the read-only layer on does a body
+ * also expire after the auto-expiration time, as Eureka's read-write cache.
  */
 #ifndef CACHE_H
 #define CACHE_H
@@ -20,7 +21,7 @@
 
 struct cache;
 struct cache_body;
-struct evbuffer;
+struct cache_seg;
 
 enum cache_format {
 	CACHE_JSON = 0,
@@ -52,9 +53,8 @@ struct cache	*cache_new(struct registry *, int64_t read_only_ms,
 void		 cache_free(struct cache *);
 
 /*
- * Bodies; the caller owns one reference and must cache_body_unref() it
- * (cache_body_send() hands it to the evbuffer instead). cache_app returns
- * NULL when the app has no instances.
+ * Bodies; the caller owns one reference and must cache_body_unref() it.
+ * cache_app returns NULL when the app has no instances.
  */
 struct cache_body *cache_apps(struct cache *, const struct cache_key *,
 		     int64_t now);
@@ -74,8 +74,18 @@ void		 cache_table_stats(const struct cache *, struct htab_stats *);
 
 size_t		 cache_body_len(const struct cache_body *);
 void		 cache_body_unref(struct cache_body *);
-/* Append by reference to an evbuffer, consuming the caller's reference. */
-void		 cache_body_send(struct cache_body *, struct evbuffer *);
+/*
+ * Zero-copy sending: fn gets each non-empty segment of the body in order,
+ * its bytes and a new reference to it, which fn owns whatever it does:
+ * cache_seg_unref() releases it once the bytes are no longer needed (when
+ * they are written out, for a send by reference). The bytes stay valid
+ * and unchanged while the reference lives, even after the body is gone.
+ * The caller keeps its own reference to the body.
+ */
+void		 cache_body_foreach_seg(const struct cache_body *,
+		     void (*fn)(struct cache_seg *, const char *data,
+		     size_t len, void *arg), void *arg);
+void		 cache_seg_unref(struct cache_seg *);
 /* Copy the whole body out (tests). Caller frees. */
 char		*cache_body_copy(const struct cache_body *, size_t *);
 

@@ -147,6 +147,25 @@ reply_error(struct rctx *x, int code, const char *reason)
 		    code, reason);
 }
 
+/* evbuffer cleanup: the bytes of a cached segment are sent. */
+static void
+body_seg_sent_cb(const void *data, size_t len, void *seg)
+{
+	cache_seg_unref(seg);
+}
+
+/* Append one cached segment to the reply by reference (a copy if refused). */
+static void
+body_seg_add_cb(struct cache_seg *seg, const char *data, size_t len,
+    void *out)
+{
+	if (evbuffer_add_reference(out, data, len, body_seg_sent_cb,
+	    seg) != 0) {
+		evbuffer_add(out, data, len);
+		cache_seg_unref(seg);
+	}
+}
+
 /* Reply with a cached body, by reference. */
 static void
 reply_body(struct rctx *x, struct cache_body *b, const struct cache_key *k)
@@ -158,7 +177,8 @@ reply_body(struct rctx *x, struct cache_body *b, const struct cache_key *k)
 	    "application/json" : "application/xml");
 	if (k->gzip)
 		evhttp_add_header(h, "Content-Encoding", "gzip");
-	cache_body_send(b, out);
+	cache_body_foreach_seg(b, body_seg_add_cb, out);
+	cache_body_unref(b);
 	evhttp_send_reply(x->req, 200, "OK", out);
 	evbuffer_free(out);
 	rest_record(x, 200);
@@ -569,8 +589,9 @@ h_register(struct rctx *x)
 		    "application/json or application/xml in UTF-8");
 		goto out;
 	}
-	in = fmt == 0 ? json_decode_instance(body.data, body.len, &dcause) :
-	    xml_decode_instance(body.data, body.len, &dcause);
+	in = fmt == 0 ? json_decode_instance(body.data, body.len,
+	    x->now.wall_ms, &dcause) : xml_decode_instance(body.data, body.len,
+	    x->now.wall_ms, &dcause);
 	if (in == NULL) {
 		log_warnx_rl(&rest_rl, "register %s: %s", x->seg[1],
 		    dcause != NULL ? dcause : "cannot parse request body");
@@ -979,7 +1000,8 @@ h_batch(struct rctx *x)
 		reply_error(x, code, cause);
 		goto out;
 	}
-	if (json_decode_repl_list(body.data, body.len, &l, &dcause) != 0) {
+	if (json_decode_repl_list(body.data, body.len, &l, x->now.wall_ms,
+	    &dcause) != 0) {
 		log_warnx_rl(&rest_rl, "replication batch refused: %s",
 		    dcause != NULL ? dcause : "?");
 		reply_error(x, 400, dcause != NULL ? dcause :

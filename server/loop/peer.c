@@ -1114,7 +1114,7 @@ peer_batch_done_cb(struct evhttp_request *req, void *arg)
 			log_warnx_rl(&p->ps->rl, "peer %s: bad batch answer",
 			    p->u.display);
 		else if (json_decode_repl_response(body.data, body.len, &resp,
-		    &cause) != 0) {
+		    clock_wall_ms(), &cause) != 0) {
 			log_warnx_rl(&p->ps->rl, "peer %s: batch answer: %s",
 			    p->u.display, cause);
 			free(cause);
@@ -1501,7 +1501,8 @@ peer_ctl_done_cb(struct evhttp_request *req, void *arg)
 		break;
 	case PEER_CTL_SYNC:
 	case PEER_CTL_PULL:
-		apps = json_decode_applications(body.data, body.len, &cause);
+		apps = json_decode_applications(body.data, body.len,
+		    clock_wall_ms(), &cause);
 		if (apps == NULL) {
 			log_warnx_rl(&ps->rl, "peer %s: bad registry: %s",
 			    p->u.display, cause);

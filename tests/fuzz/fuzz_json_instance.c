@@ -11,6 +11,8 @@
 #include "json.h"
 #include "log.h"
 
+#define NOW	1700000000000LL	/* fixed decode time: runs reproduce */
+
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 /* One input. */
@@ -21,14 +23,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	struct buf	 b;
 	char		*cause = NULL;
 
-	if ((in = json_decode_instance((const char *)data, len, &cause)) ==
-	    NULL) {
+	if ((in = json_decode_instance((const char *)data, len, NOW,
+	    &cause)) == NULL) {
 		free(cause);
 		return (0);
 	}
 	buf_init(&b, 0);
 	json_encode_instance_root(&b, in);
-	if ((again = json_decode_instance(b.data, b.len, &cause)) == NULL)
+	if ((again = json_decode_instance(b.data, b.len, NOW, &cause)) ==
+	    NULL)
 		fatalx("re-decode of our own encoding failed: %s", cause);
 	instance_free(again);
 	buf_free(&b);

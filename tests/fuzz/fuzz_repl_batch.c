@@ -11,6 +11,8 @@
 #include "json.h"
 #include "log.h"
 
+#define NOW	1700000000000LL	/* fixed decode time: runs reproduce */
+
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 /* One input. */
@@ -23,14 +25,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 
 	memset(&l, 0, sizeof l);
 	memset(&again, 0, sizeof again);
-	if (json_decode_repl_list((const char *)data, len, &l, &cause) != 0) {
+	if (json_decode_repl_list((const char *)data, len, &l, NOW,
+	    &cause) != 0) {
 		free(cause);
 		repl_list_clear(&l);
 		return (0);
 	}
 	buf_init(&b, 0);
 	json_encode_repl_list(&b, &l);
-	if (json_decode_repl_list(b.data, b.len, &again, &cause) != 0)
+	if (json_decode_repl_list(b.data, b.len, &again, NOW, &cause) != 0)
 		fatalx("re-decode of our own encoding failed: %s", cause);
 	if (again.n != l.n)
 		fatalx("re-decode has %zu items, not %zu", again.n, l.n);

@@ -173,14 +173,14 @@ START_TEST(test_stitched_parses)
 	struct applications	*as;
 
 	p = fetch(CACHE_XML, 0, 0, &len);
-	as = xml_decode_applications(p, len, &cause);
+	as = xml_decode_applications(p, len, T0, &cause);
 	ck_assert_msg(as != NULL, "xml: %s", cause);
 	ck_assert_uint_eq(applications_count(as), 20);
 	ck_assert_str_eq(as->apps_hashcode, "DOWN_10_UP_10_");
 	applications_free(as);
 	free(p);
 	p = fetch(CACHE_JSON, 0, 0, &len);
-	as = json_decode_applications(p, len, &cause);
+	as = json_decode_applications(p, len, T0, &cause);
 	ck_assert_msg(as != NULL, "json: %s", cause);
 	ck_assert_uint_eq(applications_count(as), 20);
 	applications_free(as);
@@ -255,7 +255,7 @@ START_TEST(test_delta_version_and_hash)
 	b = cache_delta(cache, &k, T0 + 10);
 	p = cache_body_copy(b, &len);
 	cache_body_unref(b);
-	as = json_decode_applications(p, len, &cause);
+	as = json_decode_applications(p, len, T0, &cause);
 	ck_assert_ptr_nonnull(as);
 	ck_assert_int_eq(as->versions_delta, 1);
 	ck_assert_str_eq(as->apps_hashcode, "DOWN_10_UP_10_");
@@ -268,7 +268,7 @@ START_TEST(test_delta_version_and_hash)
 	b = cache_delta(cache, &k, T0 + 30);
 	p = cache_body_copy(b, &len);
 	cache_body_unref(b);
-	as = json_decode_applications(p, len, &cause);
+	as = json_decode_applications(p, len, T0, &cause);
 	ck_assert_ptr_nonnull(as);
 	ck_assert_int_eq(as->versions_delta, 2);
 	ck_assert_str_eq(as->apps_hashcode, "DOWN_9_UP_10_");
@@ -292,7 +292,7 @@ delta_hash(int64_t now)
 	b = cache_delta(cache, &k, now);
 	p = cache_body_copy(b, &len);
 	cache_body_unref(b);
-	as = json_decode_applications(p, len, &cause);
+	as = json_decode_applications(p, len, T0, &cause);
 	ck_assert_ptr_nonnull(as);
 	h = strdup(as->apps_hashcode);
 	applications_free(as);
@@ -391,7 +391,7 @@ START_TEST(test_app_and_vip)
 	p = cache_body_copy(b, &len);
 	cache_body_unref(b);
 	ck_assert(strncmp(p, "{\"application\":{\"name\":\"APP2\"", 29) == 0);
-	a = json_decode_application(p, len, &cause);
+	a = json_decode_application(p, len, T0, &cause);
 	ck_assert_ptr_nonnull(a);
 	ck_assert_uint_eq(a->n, 4);
 	application_free(a);
@@ -400,7 +400,7 @@ START_TEST(test_app_and_vip)
 	b = cache_vip(cache, &k, "vip-b", 0, T0);
 	p = cache_body_copy(b, &len);
 	cache_body_unref(b);
-	as = json_decode_applications(p, len, &cause);
+	as = json_decode_applications(p, len, T0, &cause);
 	ck_assert_ptr_nonnull(as);
 	ck_assert_int_eq(as->versions_delta, -1);
 	ck_assert_uint_eq(applications_count(as), 20);

@@ -12,13 +12,13 @@
 #include <check.h>
 
 #include "buf.h"
-#include "clock.h"
 #include "instance.h"
 #include "json.h"
 #include "testutil.h"
 #include "xmalloc.h"
 
 #define ID_A	"host-a.example.com:order-service:8080"
+#define NOW	1765000000000LL	/* the decode time every test injects */
 
 
 /* Decode an instance from a C string; the test fails if it does not parse. */
@@ -28,7 +28,7 @@ decode_ok(const char *s)
 	struct instance	*in;
 	char		*cause = NULL;
 
-	in = json_decode_instance(s, strlen(s), &cause);
+	in = json_decode_instance(s, strlen(s), NOW, &cause);
 	ck_assert_msg(in != NULL, "decode failed: %s", cause);
 	return (in);
 }
@@ -40,7 +40,7 @@ decode_bad(const char *s, size_t len)
 	struct instance	*in;
 	char		*cause = NULL;
 
-	in = json_decode_instance(s, len, &cause);
+	in = json_decode_instance(s, len, NOW, &cause);
 	ck_assert_msg(in == NULL, "decode of bad input succeeded: %.80s", s);
 	ck_assert_ptr_nonnull(cause);
 	return (cause);
@@ -65,7 +65,7 @@ START_TEST(test_roundtrip_instance)
 	struct buf	 b;
 
 	data = read_fixture("instance.json", &len);
-	in = json_decode_instance(data, len, &cause);
+	in = json_decode_instance(data, len, NOW, &cause);
 	ck_assert_msg(in != NULL, "%s", cause);
 	buf_init(&b, 0);
 	json_encode_instance_root(&b, in);
@@ -84,7 +84,7 @@ START_TEST(test_roundtrip_application)
 	struct buf		 b;
 
 	data = read_fixture("application.json", &len);
-	a = json_decode_application(data, len, &cause);
+	a = json_decode_application(data, len, NOW, &cause);
 	ck_assert_msg(a != NULL, "%s", cause);
 	ck_assert_str_eq(a->name, "ORDER-SERVICE");
 	ck_assert_uint_eq(a->n, 2);
@@ -107,7 +107,7 @@ roundtrip_apps(const char *name)
 	struct buf		 b;
 
 	data = read_fixture(name, &len);
-	as = json_decode_applications(data, len, &cause);
+	as = json_decode_applications(data, len, NOW, &cause);
 	ck_assert_msg(as != NULL, "%s: %s", name, cause);
 	buf_init(&b, 0);
 	json_encode_applications(&b, as, CODEC_FULL);
@@ -134,7 +134,7 @@ START_TEST(test_applications_fields)
 	struct instance		*in;
 
 	data = read_fixture("applications.json", &len);
-	as = json_decode_applications(data, len, &cause);
+	as = json_decode_applications(data, len, NOW, &cause);
 	ck_assert_ptr_nonnull(as);
 	ck_assert_int_eq(as->versions_delta, 1);
 	ck_assert_str_eq(as->apps_hashcode, "DOWN_1_UP_2_");
@@ -167,7 +167,7 @@ START_TEST(test_roundtrip_repl_list)
 	struct buf		 b;
 
 	data = read_fixture("replication-batch-request.json", &len);
-	ck_assert_int_eq(json_decode_repl_list(data, len, &l, &cause), 0);
+	ck_assert_int_eq(json_decode_repl_list(data, len, &l, NOW, &cause), 0);
 	ck_assert_uint_eq(l.n, 5);
 	ck_assert_int_eq(l.items[0].action, REPL_REGISTER);
 	ck_assert_ptr_nonnull(l.items[0].info);
@@ -202,7 +202,8 @@ START_TEST(test_roundtrip_repl_response)
 	struct buf		 b;
 
 	data = read_fixture("replication-batch-response.json", &len);
-	ck_assert_int_eq(json_decode_repl_response(data, len, &r, &cause), 0);
+	ck_assert_int_eq(json_decode_repl_response(data, len, &r, NOW, &cause),
+	    0);
 	ck_assert_uint_eq(r.n, 5);
 	ck_assert_int_eq(r.items[0].status_code, 200);
 	ck_assert_ptr_null(r.items[0].entity);
@@ -241,7 +242,8 @@ START_TEST(test_repl_bad)
 	int			 i;
 
 	s = "{\"replicationList\":[{\"appName\":\"A\",\"action\":\"Nope\"}]}";
-	ck_assert_int_eq(json_decode_repl_list(s, strlen(s), &l, &cause), -1);
+	ck_assert_int_eq(json_decode_repl_list(s, strlen(s), &l, NOW, &cause),
+	    -1);
 	ck_assert_ptr_nonnull(strstr(cause, "invalid action"));
 	ck_assert_uint_eq(l.n, 0);
 	free(cause);
@@ -249,19 +251,22 @@ START_TEST(test_repl_bad)
 
 	s = "{\"replicationList\":[{\"appName\":\"A\",\"instanceInfo\":"
 	    "{\"hostName\":\"h\"}}]}";
-	ck_assert_int_eq(json_decode_repl_list(s, strlen(s), &l, &cause), -1);
+	ck_assert_int_eq(json_decode_repl_list(s, strlen(s), &l, NOW, &cause),
+	    -1);
 	ck_assert_ptr_nonnull(strstr(cause, "missing action"));
 	free(cause);
 	cause = NULL;
 
 	/* Truncated inside an item's instanceInfo: no leak. */
 	s = "{\"replicationList\":[{\"instanceInfo\":{\"hostName\":\"h\"";
-	ck_assert_int_eq(json_decode_repl_list(s, strlen(s), &l, &cause), -1);
+	ck_assert_int_eq(json_decode_repl_list(s, strlen(s), &l, NOW, &cause),
+	    -1);
 	free(cause);
 	cause = NULL;
 
 	s = "{\"foo\":1}";
-	ck_assert_int_eq(json_decode_repl_list(s, strlen(s), &l, &cause), -1);
+	ck_assert_int_eq(json_decode_repl_list(s, strlen(s), &l, NOW, &cause),
+	    -1);
 	ck_assert_str_eq(cause, "missing replicationList");
 	free(cause);
 	cause = NULL;
@@ -273,7 +278,8 @@ START_TEST(test_repl_bad)
 		buf_addf(&b, "%s{\"id\":\"x\",\"action\":\"Cancel\"}",
 		    i > 0 ? "," : "");
 	buf_adds(&b, "]}");
-	ck_assert_int_eq(json_decode_repl_list(b.data, b.len, &l, &cause), -1);
+	ck_assert_int_eq(json_decode_repl_list(b.data, b.len, &l, NOW, &cause),
+	    -1);
 	ck_assert_ptr_nonnull(strstr(cause, "too many"));
 	ck_assert_uint_eq(l.n, 0);
 	free(cause);
@@ -288,7 +294,7 @@ START_TEST(test_register_java)
 	struct instance	*in;
 
 	data = read_fixture("register-request-java-client.json", &len);
-	in = json_decode_instance(data, len, &cause);
+	in = json_decode_instance(data, len, NOW, &cause);
 	ck_assert_msg(in != NULL, "%s", cause);
 	ck_assert_str_eq(in->instance_id, ID_A);
 	ck_assert_str_eq(in->host_name, "host-a.example.com");
@@ -329,7 +335,7 @@ START_TEST(test_register_spring)
 	struct buf	 b, b2;
 
 	data = read_fixture("register-request-spring-cloud-client.json", &len);
-	in = json_decode_instance(data, len, &cause);
+	in = json_decode_instance(data, len, NOW, &cause);
 	ck_assert_msg(in != NULL, "%s", cause);
 	ck_assert_str_eq(in->instance_id, ID_A);
 	ck_assert_str_eq(in->host_name, "host-a.example.com");
@@ -353,7 +359,7 @@ START_TEST(test_register_spring)
 	instance_free(in);
 	free(data);
 	data = read_fixture("register-request-java-client.json", &len);
-	in = json_decode_instance(data, len, &cause);
+	in = json_decode_instance(data, len, NOW, &cause);
 	ck_assert_ptr_nonnull(in);
 	buf_init(&b2, 0);
 	json_encode_instance(&b2, in, CODEC_FULL);
@@ -451,14 +457,14 @@ START_TEST(test_lenient)
 	ck_assert_int_eq(in->secure_port_enabled, 0);
 	ck_assert(!in->has_lease);
 	ck_assert(!in->has_dc);
-	ck_assert_int_gt(in->last_updated_ts, 1600000000000LL);
-	ck_assert_int_eq(in->last_updated_ts, in->last_dirty_ts);
+	ck_assert_int_eq(in->last_updated_ts, NOW);	/* the injected time */
+	ck_assert_int_eq(in->last_dirty_ts, NOW);
 	instance_free(in);
 
 	/* A single object where an array is usual. */
 	s = "{\"application\":{\"instance\":{\"hostName\":\"h\",\"app\":\"x\"},"
 	    "\"name\":\"x\"}}";
-	a = json_decode_application(s, strlen(s), &cause);
+	a = json_decode_application(s, strlen(s), NOW, &cause);
 	ck_assert_msg(a != NULL, "%s", cause);
 	ck_assert_str_eq(a->name, "X");
 	ck_assert_uint_eq(a->n, 1);
@@ -467,7 +473,7 @@ START_TEST(test_lenient)
 	s = "{\"applications\":{\"application\":{\"name\":\"y\",\"instance\":"
 	    "[{\"hostName\":\"h1\"},{\"hostName\":\"h2\"}]},"
 	    "\"versions__delta\":5,\"apps__hashcode\":\"UP_2_\"}}";
-	as = json_decode_applications(s, strlen(s), &cause);
+	as = json_decode_applications(s, strlen(s), NOW, &cause);
 	ck_assert_msg(as != NULL, "%s", cause);
 	ck_assert_int_eq(as->versions_delta, 5);
 	ck_assert_uint_eq(as->n, 1);
@@ -476,7 +482,7 @@ START_TEST(test_lenient)
 
 	/* Absent version stays -1. */
 	s = "{\"applications\":{\"application\":[]}}";
-	as = json_decode_applications(s, strlen(s), &cause);
+	as = json_decode_applications(s, strlen(s), NOW, &cause);
 	ck_assert_ptr_nonnull(as);
 	ck_assert_int_eq(as->versions_delta, -1);
 	ck_assert_ptr_null(as->apps_hashcode);
@@ -609,7 +615,7 @@ END_TEST
 static int
 decode_repl_str(const char *s, struct repl_list *l, char **cause)
 {
-	return (json_decode_repl_list(s, strlen(s), l, cause));
+	return (json_decode_repl_list(s, strlen(s), l, NOW, cause));
 }
 
 /*
@@ -723,27 +729,27 @@ START_TEST(test_bad_containers)
 
 	s = "{\"applications\":{\"application\":[{\"name\":\"A\",\"instance\":"
 	    "[{\"hostName\":\"h\",\"port\":[]}]}]}}";
-	as = json_decode_applications(s, strlen(s), &cause);
+	as = json_decode_applications(s, strlen(s), NOW, &cause);
 	ck_assert_ptr_null(as);
 	ck_assert_ptr_nonnull(strstr(cause, "invalid port"));
 	free(cause);
 	cause = NULL;
 
 	s = "{\"applications\":{\"application\":[1]}}";
-	as = json_decode_applications(s, strlen(s), &cause);
+	as = json_decode_applications(s, strlen(s), NOW, &cause);
 	ck_assert_ptr_null(as);
 	free(cause);
 	cause = NULL;
 
 	s = "{\"applications\":{\"versions__delta\":\"x\"}}";
-	as = json_decode_applications(s, strlen(s), &cause);
+	as = json_decode_applications(s, strlen(s), NOW, &cause);
 	ck_assert_ptr_null(as);
 	ck_assert_ptr_nonnull(strstr(cause, "versions__delta"));
 	free(cause);
 	cause = NULL;
 
 	s = "{\"apps\":{}}";
-	as = json_decode_applications(s, strlen(s), &cause);
+	as = json_decode_applications(s, strlen(s), NOW, &cause);
 	ck_assert_ptr_null(as);
 	ck_assert_str_eq(cause, "missing applications");
 	free(cause);
@@ -752,19 +758,19 @@ START_TEST(test_bad_containers)
 	/* Truncated mid-instance of a registry: no leak. */
 	s = "{\"applications\":{\"application\":[{\"name\":\"A\",\"instance\":"
 	    "[{\"hostName\":\"h\",\"metadata\":{\"a\":\"b\"";
-	as = json_decode_applications(s, strlen(s), &cause);
+	as = json_decode_applications(s, strlen(s), NOW, &cause);
 	ck_assert_ptr_null(as);
 	free(cause);
 	cause = NULL;
 
 	s = "{\"application\":{\"name\":\"A\",\"instance\":[{\"hostName\":";
-	a = json_decode_application(s, strlen(s), &cause);
+	a = json_decode_application(s, strlen(s), NOW, &cause);
 	ck_assert_ptr_null(a);
 	free(cause);
 	cause = NULL;
 
 	s = "{\"app\":{}}";
-	a = json_decode_application(s, strlen(s), &cause);
+	a = json_decode_application(s, strlen(s), NOW, &cause);
 	ck_assert_ptr_null(a);
 	ck_assert_str_eq(cause, "missing application");
 	free(cause);
@@ -793,7 +799,7 @@ START_TEST(test_escaping)
 	kvlist_set(&in->metadata, "k\"ey", "v\x02lue\xe2\x82\xac");
 	buf_reset(&b);
 	json_encode_instance_root(&b, in);
-	in2 = json_decode_instance(b.data, b.len, &cause);
+	in2 = json_decode_instance(b.data, b.len, NOW, &cause);
 	ck_assert_msg(in2 != NULL, "%s", cause);
 	ck_assert_str_eq(in2->host_name, in->host_name);
 	ck_assert_str_eq(kvlist_get(&in2->metadata, "k\"ey"),

@@ -603,7 +603,7 @@ START_TEST(test_copy_hash_survives_replication)
 	/* What a peer decodes from our JSON hashes the same as ours. */
 	buf_init(&b, 0);
 	json_encode_instance_root(&b, in);
-	back = json_decode_instance(b.data, b.len, &cause);
+	back = json_decode_instance(b.data, b.len, T0, &cause);
 	ck_assert_msg(back != NULL, "%s", cause != NULL ? cause : "");
 	ck_assert_uint_eq(registry_copy_hash(back), registry_copy_hash(in));
 	instance_free(back);

@@ -1,0 +1,94 @@
+/*
+ * repl.c: the peer-replication model's action names and its growable
+ * lists (repl.h). No I/O and no wire format here: json.c reads and writes
+ * them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "instance.h"
+#include "repl.h"
+#include "xmalloc.h"
+
+/* The exact mixed-case action names of ReplicationInstance (§4.1.9). */
+static const char *repl_action_names[] = {
+	"Heartbeat", "Register", "Cancel", "StatusUpdate",
+	"DeleteStatusOverride",
+};
+#define REPL_ACTION_COUNT \
+	(sizeof repl_action_names / sizeof repl_action_names[0])
+
+/* The wire name of an action. */
+const char *
+repl_action_name(enum repl_action a)
+{
+	if ((unsigned)a >= REPL_ACTION_COUNT)
+		return ("Heartbeat");
+	return (repl_action_names[a]);
+}
+
+/* Parse an action name, case-sensitively; -1 if unknown. */
+int
+repl_action_parse(const char *s, enum repl_action *out)
+{
+	size_t	i;
+
+	for (i = 0; i < REPL_ACTION_COUNT; i++) {
+		if (strcmp(s, repl_action_names[i]) == 0) {
+			*out = (enum repl_action)i;
+			return (0);
+		}
+	}
+	return (-1);
+}
+
+/* Append a zeroed item and lend it out. */
+struct repl_item *
+repl_list_add(struct repl_list *l)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap == 0 ? 16 : l->cap * 2;
+		l->items = xreallocarray(l->items, l->cap, sizeof *l->items);
+	}
+	memset(&l->items[l->n], 0, sizeof l->items[l->n]);
+	return (&l->items[l->n++]);
+}
+
+/* Free every item and the array; the list is empty and reusable. */
+void
+repl_list_clear(struct repl_list *l)
+{
+	size_t	i;
+
+	for (i = 0; i < l->n; i++) {
+		free(l->items[i].app_name);
+		free(l->items[i].id);
+		instance_free(l->items[i].info);
+	}
+	free(l->items);
+	memset(l, 0, sizeof *l);
+}
+
+/* Append a zeroed response item and lend it out. */
+struct repl_response_item *
+repl_response_add(struct repl_response *r)
+{
+	if (r->n == r->cap) {
+		r->cap = r->cap == 0 ? 16 : r->cap * 2;
+		r->items = xreallocarray(r->items, r->cap, sizeof *r->items);
+	}
+	memset(&r->items[r->n], 0, sizeof r->items[r->n]);
+	return (&r->items[r->n++]);
+}
+
+/* Free every response item and the array. */
+void
+repl_response_clear(struct repl_response *r)
+{
+	size_t	i;
+
+	for (i = 0; i < r->n; i++)
+		instance_free(r->items[i].entity);
+	free(r->items);
+	memset(r, 0, sizeof *r);
+}

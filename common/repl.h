@@ -1,0 +1,65 @@
+/*
+ * repl.h: the peer-replication model (spec §4.1.9, §6.3): one batch of
+ * replicated actions (Eureka's ReplicationList of ReplicationInstance) and
+ * the peer's answer (ReplicationListResponse). The JSON wire form is in
+ * json.h, the only format peers use.
+ *
+ * Ownership: the strings and instances of an item belong to its list;
+ * repl_list_clear() and repl_response_clear() free them all.
+ */
+#ifndef REPL_H
+#define REPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "instance.h"
+
+enum repl_action {
+	REPL_HEARTBEAT = 0,
+	REPL_REGISTER,
+	REPL_CANCEL,
+	REPL_STATUS_UPDATE,
+	REPL_DELETE_STATUS_OVERRIDE,
+};
+
+struct repl_item {
+	enum repl_action	 action;
+	char			*app_name;
+	char			*id;
+	int64_t			 last_dirty_ts;
+	uint8_t			 has_last_dirty;
+	uint8_t			 has_overridden;
+	uint8_t			 has_status;
+	enum instance_status	 overridden_status;
+	enum instance_status	 status;
+	struct instance		*info;		/* NULL when absent */
+};
+
+struct repl_list {
+	struct repl_item	*items;
+	size_t			 n;
+	size_t			 cap;
+};
+
+struct repl_response_item {
+	int			 status_code;
+	struct instance		*entity;	/* NULL when absent */
+};
+
+struct repl_response {
+	struct repl_response_item	*items;
+	size_t				 n;
+	size_t				 cap;
+};
+
+#define REPL_MAX_ITEMS	1000	/* decoder bound on one batch */
+
+const char	*repl_action_name(enum repl_action);
+int		 repl_action_parse(const char *, enum repl_action *);
+struct repl_item *repl_list_add(struct repl_list *);	/* zeroed slot */
+void		 repl_list_clear(struct repl_list *);
+struct repl_response_item *repl_response_add(struct repl_response *);
+void		 repl_response_clear(struct repl_response *);
+
+#endif
