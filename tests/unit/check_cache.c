@@ -485,6 +485,86 @@ START_TEST(test_large_registry_segments)
 }
 END_TEST
 
+/* What cache_body_foreach_seg() lent: each segment and its bytes. */
+struct segs {
+	struct cache_seg	*seg[4096];
+	const char		*data[4096];
+	size_t			 len[4096];
+	size_t			 n;
+};
+
+/* cache_body_foreach_seg callback: keep the reference it gives. */
+static void
+keep_seg_cb(struct cache_seg *seg, const char *data, size_t len, void *arg)
+{
+	struct segs	*sg = arg;
+
+	ck_assert_uint_lt(sg->n, 4096);
+	ck_assert_uint_gt(len, 0);
+	sg->seg[sg->n] = seg;
+	sg->data[sg->n] = data;
+	sg->len[sg->n++] = len;
+}
+
+/* The segments' bytes joined, as a front end would send them. */
+static char *
+segs_join(const struct segs *sg, size_t *len)
+{
+	struct buf	b;
+	size_t		i;
+
+	buf_init(&b, 0);
+	for (i = 0; i < sg->n; i++)
+		buf_add(&b, sg->data[i], sg->len[i]);
+	return (buf_steal(&b, len));
+}
+
+/*
+ * The zero-copy accessor: the segments, in order, are the body; a lent
+ * reference keeps its bytes alive after the body and the whole cache are
+ * gone (a response still being written), and its bytes stay counted in
+ * cache_bytes() until the last reference goes.
+ */
+START_TEST(test_segments_outlive_body)
+{
+	struct cache_key	 k = { CACHE_JSON, 0, 0 };
+	struct cache_body	*b;
+	static struct segs	 sg;
+	size_t			 i, j, l1, l2, total = 0, distinct = 0;
+	char			*want, *got;
+
+	teardown();
+	setup_n(200, 10);	/* > 128 KiB: many segments */
+	b = cache_apps(cache, &k, T0 + 1000);
+	want = cache_body_copy(b, &l1);
+	sg.n = 0;
+	cache_body_foreach_seg(b, keep_seg_cb, &sg);
+	ck_assert_uint_gt(sg.n, 1);
+	for (i = 0; i < sg.n; i++)
+		total += sg.len[i];
+	ck_assert_uint_eq(total, cache_body_len(b));
+	/* Segments may repeat (the separator): count each blob once. */
+	for (i = 0; i < sg.n; i++) {
+		for (j = 0; j < i && sg.seg[j] != sg.seg[i]; j++)
+			continue;
+		if (j == i)
+			distinct += sg.len[i];
+	}
+	cache_body_unref(b);
+	cache_free(cache);
+	cache = NULL;
+	ck_assert_uint_eq(cache_bytes(NULL), distinct);
+	got = segs_join(&sg, &l2);
+	ck_assert_uint_eq(l1, l2);
+	ck_assert(memcmp(want, got, l1) == 0);
+	for (i = 0; i < sg.n; i++)
+		cache_seg_unref(sg.seg[i]);
+	ck_assert_uint_eq(cache_bytes(NULL), 0);
+	free(want);
+	free(got);
+}
+END_TEST
+
 /*
  * Without the read-only layer nothing expires by time: a fetch long after
  * the auto-expiration time re-encodes nothing (at a million instances
@@ -615,6 +695,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_read_only_layer);
 	tcase_add_test(tc, test_empty_registry);
 	tcase_add_test(tc, test_large_registry_segments);
+	tcase_add_test(tc, test_segments_outlive_body);
 	tcase_add_test(tc, test_no_time_expiry);
 	tcase_add_test(tc, test_app_hash_is_hash_str);
 	tcase_add_test(tc, test_gzip_large_stitch);

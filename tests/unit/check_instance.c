@@ -85,6 +85,53 @@ START_TEST(test_defaults)
 }
 END_TEST
 
+/*
+ * The decode defaults both codecs apply, with the time injected: absent
+ * timestamps become now, a lease interval or duration <= 0 its default,
+ * and Spring Cloud's metadata.instanceId rewrite (§4.1.7).
+ */
+START_TEST(test_apply_defaults)
+{
+	struct instance	*in = instance_decode_new();
+
+	ck_assert_int_eq(in->last_updated_ts, INSTANCE_TS_ABSENT);
+	ck_assert_int_eq(in->last_dirty_ts, INSTANCE_TS_ABSENT);
+	ck_assert_int_eq(in->lease.duration_secs, LEASE_DEFAULT_DURATION_SECS);
+	in->last_dirty_ts = 42;			/* given by the document */
+	in->lease.renewal_interval_secs = -3;
+	in->lease.duration_secs = 0;
+	in->host_name = xstrdup("h");
+	kvlist_set(&in->metadata, "instanceId", "svc:1");
+	instance_apply_defaults(in, 1234567);
+	ck_assert_int_eq(in->last_updated_ts, 1234567);
+	ck_assert_int_eq(in->last_dirty_ts, 42);
+	ck_assert_int_eq(in->lease.renewal_interval_secs, 30);
+	ck_assert_int_eq(in->lease.duration_secs, 90);
+	ck_assert_str_eq(in->instance_id, "h:svc:1");
+	instance_free(in);
+
+	/* What the document set stays: a real id, a positive lease. */
+	in = instance_decode_new();
+	in->instance_id = xstrdup("mine");
+	in->host_name = xstrdup("h");
+	in->lease.duration_secs = 5;
+	kvlist_set(&in->metadata, "instanceId", "other");
+	instance_apply_defaults(in, 7);
+	ck_assert_str_eq(in->instance_id, "mine");
+	ck_assert_int_eq(in->lease.duration_secs, 5);
+	ck_assert_int_eq(in->last_dirty_ts, 7);
+	instance_free(in);
+
+	/* Already prefixed by the host name, or no host: taken as it is. */
+	in = instance_decode_new();
+	in->host_name = xstrdup("h");
+	kvlist_set(&in->metadata, "instanceId", "h:x");
+	instance_apply_defaults(in, 7);
+	ck_assert_str_eq(in->instance_id, "h:x");
+	instance_free(in);
+}
+END_TEST
+
 START_TEST(test_instance_id_rule)
 {
 	struct instance	*in = mk("host1", NULL, STATUS_UP);
@@ -328,6 +375,7 @@ instance_suite(void)
 	tcase_add_test(tc, test_enums);
 	tcase_add_test(tc, test_utf8_valid);
 	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_apply_defaults);
 	tcase_add_test(tc, test_instance_id_rule);
 	tcase_add_test(tc, test_dup);
 	tcase_add_test(tc, test_str_helpers);
