@@ -31,6 +31,7 @@
 #include <event2/listener.h>
 
 #include "access.h"
+#include "airlift.h"
 #include "cache.h"
 #include "clock.h"
 #include "dashboard.h"
@@ -148,6 +149,7 @@ server_new(struct event_base *base, struct config *conf)
 	s->metrics = metrics_new();
 	s->access = access_new(conf);
 	s->watch = watch_new(s);
+	s->airlift = airlift_new(s->reg, conf);
 	s->history = xmalloc(sizeof *s->history);
 	history_init(s->history, conf->dashboard_history_interval_ms);
 	/* A caller with a certificate from the peer CA is a peer. */
@@ -182,6 +184,8 @@ server_free(struct server *s)
 	free(s->history);
 	if (server_accept_owner == s)
 		server_accept_owner = NULL;
+	rest_free(s->rest);
+	airlift_free(s->airlift);
 	peers_free(s->peers);
 	if (s->http != NULL)
 		evhttp_free(s->http);
@@ -318,9 +322,9 @@ server_request_cb(struct evhttp_request *req, void *arg)
 		}
 	}
 	if (guard_verdict(req, &code, &reason))
-		rest_reject(req, s, code, reason);
+		rest_reject(req, s->rest, code, reason);
 	else
-		rest_dispatch_cb(req, s);
+		rest_dispatch_cb(req, s->rest);
 }
 
 /* Write the bound port to --port-file (tests read it). */
@@ -409,7 +413,7 @@ server_plain_cb(struct evhttp_request *req, void *arg)
 	    strncmp(path, "/health/", 8) == 0 ||
 	    strcmp(path, "/actuator/health") == 0 ||
 	    strncmp(path, "/actuator/health/", 17) == 0)) {
-		rest_dispatch_cb(req, s);
+		rest_dispatch_cb(req, s->rest);
 		return;
 	}
 	http_error(req, HTTP_NOTFOUND, "the plaintext port serves /health "
@@ -483,7 +487,10 @@ server_listen(struct server *s, char **cause)
 		return (-1);
 	}
 	evhttp_set_gencb(s->http, server_request_cb, s);
-	guard_init(s, server_conn_close_cb);
+	guard_init(&(struct guard_conf){ .max_body_bytes =
+	    s->conf->max_body_bytes, .max_batch_bytes = s->conf->max_batch_bytes,
+	    .metrics = s->metrics, .closecb = server_conn_close_cb,
+	    .closearg = s });
 	evhttp_set_bevcb(s->http, server_bev_cb, s);
 	/* Every method evhttp knows: the route table answers 405 itself. */
 	evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
@@ -522,6 +529,12 @@ server_listen(struct server *s, char **cause)
 		errno = EINVAL;		/* heureka.peer.ssl.*: exit 78 */
 		return (-1);
 	}
+	s->rest = rest_new(&(struct rest_deps){ .reg = s->reg,
+	    .cache = s->cache, .gate = s->gate, .conf = s->conf,
+	    .access = s->access, .register_rl = s->register_rl,
+	    .memory_budget = s->memory_budget, .metrics = s->metrics,
+	    .watch = s->watch, .airlift = s->airlift, .peers = s->peers,
+	    .legacy_server = s });
 	if (s->conf->port_file != NULL &&
 	    server_write_port(s->conf->port_file, s->port, cause) != 0)
 		return (-1);

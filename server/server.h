@@ -17,10 +17,12 @@
 #include "registry.h"
 
 struct access;
+struct airlift;
 struct cache;
 struct peers;
 struct metrics;
 struct ratelimit;
+struct rest;
 struct watch;
 struct gate;
 struct evconnlistener;
@@ -37,6 +39,8 @@ struct server {
 	struct ratelimit	*register_rl;	/* per client address */
 	struct access		*access;	/* who may do what */
 	struct watch		*watch;		/* heureka/watch streams */
+	struct airlift		*airlift;	/* /v1/ discovery routes */
+	struct rest		*rest;		/* the route table */
 	size_t			 memory_budget;	/* resolved max-memory-bytes */
 	uint64_t		 delta_dropped_seen;	/* logged up to here */
 

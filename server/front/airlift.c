@@ -46,7 +46,6 @@
 #include "instance.h"
 #include "log.h"
 #include "registry.h"
-#include "server.h"
 #include "airlift.h"
 #include "xmalloc.h"
 
@@ -69,9 +68,15 @@ struct airlift_ref {
 	char	*id;
 };
 
+/* The airlift routes: the lease table and the configuration, borrowed. */
+struct airlift {
+	struct registry		*reg;
+	const struct config	*conf;
+};
+
 /* What one request needs. */
 struct airlift_req {
-	struct server		*s;
+	struct airlift		*al;
 	struct evhttp_request	*req;
 	enum evhttp_cmd_type	 method;
 	char			**seg;
@@ -84,19 +89,19 @@ static int	airlift_send(struct airlift_req *, int, const char *,
 
 /* The environment announcements must name. */
 static const char *
-airlift_environment(const struct server *s)
+airlift_environment(const struct airlift *al)
 {
-	if (s->conf->airlift_environment != NULL &&
-	    s->conf->airlift_environment[0] != '\0')
-		return (s->conf->airlift_environment);
-	return (s->conf->environment);
+	if (al->conf->airlift_environment != NULL &&
+	    al->conf->airlift_environment[0] != '\0')
+		return (al->conf->airlift_environment);
+	return (al->conf->environment);
 }
 
 /* The lease of a dynamic announcement, in whole seconds (at least 1). */
 static int
-airlift_lease_secs(const struct server *s)
+airlift_lease_secs(const struct airlift *al)
 {
-	int64_t	secs = (s->conf->airlift_max_age_ms + 999) / 1000;
+	int64_t	secs = (al->conf->airlift_max_age_ms + 999) / 1000;
 
 	return (secs < 1 ? 1 : (int)secs);
 }
@@ -222,7 +227,7 @@ airlift_address(struct instance *in, const struct kvlist *props)
  * announcement. Reserved keys come first, then the properties.
  */
 static struct instance *
-airlift_instance(const struct server *s, const struct airlift_service *svc,
+airlift_instance(const struct airlift *al, const struct airlift_service *svc,
     const char *node, int secs, struct hk_time now)
 {
 	struct instance	*in = instance_new();
@@ -246,7 +251,7 @@ airlift_instance(const struct server *s, const struct airlift_service *svc,
 	kvlist_set(&in->metadata, K_ID, svc->id);
 	kvlist_set(&in->metadata, K_POOL, svc->pool);
 	kvlist_set(&in->metadata, K_LOCATION, svc->location);
-	kvlist_set(&in->metadata, K_ENV, airlift_environment(s));
+	kvlist_set(&in->metadata, K_ENV, airlift_environment(al));
 	if (node != NULL)
 		kvlist_set(&in->metadata, K_NODE, node);
 	else
@@ -263,7 +268,7 @@ static int
 airlift_check_props(struct airlift_req *r, const struct kvlist *p,
     char *msg, size_t len)
 {
-	const struct config	*cf = r->s->conf;
+	const struct config	*cf = r->al->conf;
 	size_t			 i;
 
 	if ((int)(p->n + AIRLIFT_RESERVED) > cf->max_metadata_entries) {
@@ -311,7 +316,7 @@ airlift_same_metadata(const struct kvlist *a, const struct kvlist *b)
  * if type is not NULL, copied out so that they can be cancelled.
  */
 static size_t
-airlift_find(struct server *s, const char *node, const char *type,
+airlift_find(struct airlift *al, const char *node, const char *type,
     struct airlift_ref **out)
 {
 	struct reg_app		*a;
@@ -320,8 +325,8 @@ airlift_find(struct server *s, const char *node, const char *type,
 	size_t			 i, j, n = 0, cap = 0;
 
 	*out = NULL;
-	for (i = 0; i < registry_app_count(s->reg); i++) {
-		a = registry_app_at(s->reg, i);
+	for (i = 0; i < registry_app_count(al->reg); i++) {
+		a = registry_app_at(al->reg, i);
 		if (strncmp(reg_app_name(a), AIRLIFT_APP_PREFIX,
 		    strlen(AIRLIFT_APP_PREFIX)) != 0)
 			continue;
@@ -363,7 +368,7 @@ airlift_refs_free(struct airlift_ref *refs, size_t n)
 
 /* Cancel every ref not in keep (ids; NULL keeps none); the count. */
 static size_t
-airlift_cancel(struct server *s, struct airlift_ref *refs, size_t n,
+airlift_cancel(struct airlift *al, struct airlift_ref *refs, size_t n,
     char **keep, size_t nkeep, struct hk_time now)
 {
 	size_t	i, k, done = 0;
@@ -375,7 +380,7 @@ airlift_cancel(struct server *s, struct airlift_ref *refs, size_t n,
 		}
 		if (k < nkeep)
 			continue;
-		(void)registry_cancel(s->reg, refs[i].app, refs[i].id, 0, now,
+		(void)registry_cancel(al->reg, refs[i].app, refs[i].id, 0, now,
 		    0);
 		done++;
 	}
@@ -395,7 +400,7 @@ airlift_body(struct airlift_req *r, struct buf *body, int *code)
 		    "application/json");
 		return (-1);
 	}
-	if ((rc = http_read_body(r->req, r->s->conf->max_body_bytes, body,
+	if ((rc = http_read_body(r->req, r->al->conf->max_body_bytes, body,
 	    &cause)) != 0) {
 		*code = airlift_error(r, rc, cause);
 		return (-1);
@@ -412,16 +417,16 @@ airlift_store(struct airlift_req *r, struct instance *in, int *code)
 	char			*app = xstrdup(in->app);
 	char			*id = xstrdup(instance_id(in));
 
-	old = registry_get(r->s->reg, app, id, r->now.mono_ms);
+	old = registry_get(r->al->reg, app, id, r->now.mono_ms);
 	if (old != NULL && old->status == STATUS_UP &&
 	    old->lease.duration_secs == in->lease.duration_secs &&
 	    airlift_same_metadata(&old->metadata, &in->metadata) &&
-	    registry_renew(r->s->reg, app, id, -1, STATUS_UNKNOWN, 0, r->now,
+	    registry_renew(r->al->reg, app, id, -1, STATUS_UNKNOWN, 0, r->now,
 	    NULL) == REG_OK) {
 		instance_free(in);
 		rc = REG_OK;
 	} else
-		rc = registry_register(r->s->reg, in, 0, r->now);
+		rc = registry_register(r->al->reg, in, 0, r->now);
 	free(app);
 	free(id);
 	switch (rc) {
@@ -447,10 +452,10 @@ airlift_check_env(struct airlift_req *r, const char *env, int *code)
 {
 	char	*msg;
 
-	if (strcmp(env, airlift_environment(r->s)) == 0)
+	if (strcmp(env, airlift_environment(r->al)) == 0)
 		return (0);
 	xasprintf(&msg, "Environment mismatch. Expected: %s, Provided: %s",
-	    airlift_environment(r->s), env);
+	    airlift_environment(r->al), env);
 	*code = airlift_error(r, 400, msg);
 	free(msg);
 	return (-1);
@@ -473,7 +478,7 @@ airlift_announce(struct airlift_req *r)
 
 	memset(&a, 0, sizeof a);
 	buf_init(&body, 0);
-	secs = airlift_lease_secs(r->s);
+	secs = airlift_lease_secs(r->al);
 	if (!airlift_name_ok(node) || strcmp(node, AIRLIFT_STATIC_NODE) == 0) {
 		code = airlift_error(r, 400, "invalid node id: printable "
 		    "characters without '/', '?', '#', ':' or spaces, at most "
@@ -504,10 +509,10 @@ airlift_announce(struct airlift_req *r)
 			svc->location = xstrdup(a.location);
 		else
 			xasprintf(&svc->location, "/somewhere/%s", node);
-		ins[n] = airlift_instance(r->s, svc, node, secs, r->now);
-		if (r->s->conf->max_instance_bytes > 0 &&
+		ins[n] = airlift_instance(r->al, svc, node, secs, r->now);
+		if (r->al->conf->max_instance_bytes > 0 &&
 		    instance_stored_size(ins[n]) >
-		    r->s->conf->max_instance_bytes) {
+		    r->al->conf->max_instance_bytes) {
 			n++;
 			code = airlift_error(r, 413, "service too large "
 			    "(eureka.server.max-instance-bytes)");
@@ -516,8 +521,8 @@ airlift_announce(struct airlift_req *r)
 		keep[n] = xstrdup(instance_id(ins[n]));
 	}
 	/* Leases no longer announced go first, then the set is stored. */
-	nrefs = airlift_find(r->s, node, NULL, &refs);
-	airlift_cancel(r->s, refs, nrefs, keep, a.n, r->now);
+	nrefs = airlift_find(r->al, node, NULL, &refs);
+	airlift_cancel(r->al, refs, nrefs, keep, a.n, r->now);
 	airlift_refs_free(refs, nrefs);
 	for (i = 0; i < n; i++) {
 		struct instance *in = ins[i];
@@ -548,9 +553,9 @@ airlift_unannounce(struct airlift_req *r)
 	struct airlift_ref	*refs;
 	size_t			 n;
 
-	n = airlift_find(r->s, r->seg[1], r->nseg > 2 ? r->seg[2] : NULL,
+	n = airlift_find(r->al, r->seg[1], r->nseg > 2 ? r->seg[2] : NULL,
 	    &refs);
-	airlift_cancel(r->s, refs, n, NULL, 0, r->now);
+	airlift_cancel(r->al, refs, n, NULL, 0, r->now);
 	airlift_refs_free(refs, n);
 	return (airlift_send(r, 204, NULL, NULL, 0));
 }
@@ -601,7 +606,7 @@ airlift_static_post(struct airlift_req *r)
 	svc.id = airlift_uuid();
 	if (svc.location == NULL)
 		xasprintf(&svc.location, "/somewhere/%s", svc.id);
-	in = airlift_instance(r->s, &svc, NULL, AIRLIFT_STATIC_SECS, r->now);
+	in = airlift_instance(r->al, &svc, NULL, AIRLIFT_STATIC_SECS, r->now);
 	if (airlift_store(r, in, &code) != 0)
 		goto out;
 	airlift_encode_service(&out, &svc, 1);
@@ -627,11 +632,11 @@ airlift_static_delete(struct airlift_req *r)
 	char			*id, *app;
 
 	xasprintf(&id, "%s:%s", AIRLIFT_STATIC_NODE, r->seg[2]);
-	in = registry_find_id(r->s->reg, id, r->now.mono_ms);
+	in = registry_find_id(r->al->reg, id, r->now.mono_ms);
 	if (in != NULL && airlift_is_ours(in) &&
 	    kvlist_get(&in->metadata, K_STATIC) != NULL) {
 		app = xstrdup(in->app);
-		(void)registry_cancel(r->s->reg, app, id, 0, r->now, 0);
+		(void)registry_cancel(r->al->reg, app, id, 0, r->now, 0);
 		free(app);
 	}
 	free(id);
@@ -693,14 +698,14 @@ airlift_inventory(struct airlift_req *r, const char *type, const char *pool,
 	int			 code, age;
 
 	buf_init(&b, 0);
-	airlift_encode_services_open(&b, airlift_environment(r->s));
+	airlift_encode_services_open(&b, airlift_environment(r->al));
 	/* One type: its one application, found by name. */
 	if (type != NULL)
 		app = airlift_app_name(type);
-	napps = app != NULL ? 1 : registry_app_count(r->s->reg);
+	napps = app != NULL ? 1 : registry_app_count(r->al->reg);
 	for (i = 0; i < napps; i++) {
-		a = app != NULL ? registry_app_find(r->s->reg, app) :
-		    registry_app_at(r->s->reg, i);
+		a = app != NULL ? registry_app_find(r->al->reg, app) :
+		    registry_app_at(r->al->reg, i);
 		if (a == NULL || (app == NULL && strncmp(reg_app_name(a),
 		    AIRLIFT_APP_PREFIX, strlen(AIRLIFT_APP_PREFIX)) != 0))
 			continue;
@@ -722,7 +727,7 @@ airlift_inventory(struct airlift_req *r, const char *type, const char *pool,
 	airlift_encode_services_close(&b);
 	snprintf(etag, sizeof etag, "\"%016" PRIx64 "\"",
 	    hash_fixed(0x6169726c696674ULL, b.data, b.len));
-	age = airlift_lease_secs(r->s);
+	age = airlift_lease_secs(r->al);
 	if (age > AIRLIFT_LOOKUP_MAX_AGE)
 		age = AIRLIFT_LOOKUP_MAX_AGE;
 	evhttp_add_header(evhttp_request_get_output_headers(r->req), "ETag",
@@ -737,15 +742,33 @@ airlift_inventory(struct airlift_req *r, const char *type, const char *pool,
 	return (code);
 }
 
+/* The airlift routes over reg and cf (both borrowed). */
+struct airlift *
+airlift_new(struct registry *reg, const struct config *cf)
+{
+	struct airlift	*al = xcalloc(1, sizeof *al);
+
+	al->reg = reg;
+	al->conf = cf;
+	return (al);
+}
+
+/* Free the routes' object (not the registry or the configuration). */
+void
+airlift_free(struct airlift *al)
+{
+	free(al);
+}
+
 /* Entry point: see airlift.h. */
 int
-airlift_http(struct server *s, struct evhttp_request *req,
+airlift_http(struct airlift *al, struct evhttp_request *req,
     enum evhttp_cmd_type method, char **seg, int nseg, struct hk_time now)
 {
 	struct airlift_req	r;
 	int			get;
 
-	r.s = s;
+	r.al = al;
 	r.req = req;
 	r.method = method;
 	r.seg = seg;

@@ -11,7 +11,9 @@
 
 #include "clock.h"
 
-struct server;
+struct airlift;
+struct config;
+struct registry;
 
 /* Eureka application names of airlift services start with this. */
 #define AIRLIFT_APP_PREFIX	"AIRLIFT-"
@@ -24,12 +26,17 @@ struct server;
 #define AIRLIFT_META_NODE	"airlift.nodeId"	/* dynamic ones */
 #define AIRLIFT_META_STATIC	"airlift.static"	/* static ones */
 
+/* The routes over the lease table and the configuration (borrowed). */
+struct airlift	*airlift_new(struct registry *, const struct config *);
+void		 airlift_free(struct airlift *);	/* NULL is fine */
+
 /*
  * Serve one request under /v1/ whose URL-decoded segments are seg[0..n)
  * (seg[0] is "announcement" or "service"). Replies exactly once and
  * returns the status code sent.
  */
-int	airlift_http(struct server *, struct evhttp_request *,
-	    enum evhttp_cmd_type, char **seg, int nseg, struct hk_time now);
+int		 airlift_http(struct airlift *, struct evhttp_request *,
+		    enum evhttp_cmd_type, char **seg, int nseg,
+		    struct hk_time now);
 
 #endif

@@ -41,12 +41,10 @@
 #include <event2/bufferevent.h>
 #include <event2/http.h>
 
-#include "config.h"
 #include "guard.h"
 #include "httputil.h"
 #include "metrics.h"
 #include "rest.h"
-#include "server.h"
 #include "xmalloc.h"
 
 #define CHUNK_LINE_MAX	256
@@ -64,7 +62,6 @@ enum guard_state {
 
 /* One connection's guard. */
 struct guard {
-	struct server		*s;
 	enum guard_state	 state;
 	size_t			 scanned;	/* G_HEAD: bytes searched */
 	size_t			 line_start;	/* G_HEAD: current line */
@@ -76,18 +73,15 @@ struct guard {
 	struct evbuffer		*held;		/* read, not yet passed on */
 	struct evbuffer_cb_entry *ent;
 	int			 busy;
-	void			(*closecb)(struct evhttp_connection *,
-				    void *);
 };
 
 /*
- * The server and its close callback (one server per process, as for the
- * accept pause in server.c): a connection that never sends a byte needs
- * no state of its own, so nothing is allocated until its first bytes.
+ * What the guard checks against and whom it tells of a close (one
+ * listener per process, as for the accept pause in server.c): a
+ * connection that never sends a byte needs no state of its own, so
+ * nothing is allocated until its first bytes.
  */
-static struct server	*guard_server;
-static void		(*guard_server_closecb)(struct evhttp_connection *,
-			    void *);
+static struct guard_conf	guard_conf;
 
 static const struct {
 	const char	*name;
@@ -284,8 +278,8 @@ guard_parse_head(const char *p, size_t len, struct guard_head *h,
 static void
 guard_count(struct guard *g, enum rest_body body)
 {
-	if (g->s->metrics != NULL)
-		metrics_limit(g->s->metrics, body == REST_BODY_BATCH ?
+	if (guard_conf.metrics != NULL)
+		metrics_limit(guard_conf.metrics, body == REST_BODY_BATCH ?
 		    METRICS_LIMIT_BATCH : METRICS_LIMIT_BODY, 1);
 }
 
@@ -296,7 +290,6 @@ guard_count(struct guard *g, enum rest_body body)
 static int
 guard_decide(struct guard *g, const struct guard_head *h)
 {
-	const struct config	*cf = g->s->conf;
 	struct evhttp_uri	*uri;
 	const char		*path;
 	char			*t, allow[64];
@@ -330,10 +323,10 @@ guard_decide(struct guard *g, const struct guard_head *h)
 	}
 	switch (body) {
 	case REST_BODY_INSTANCE:
-		cap = cf->max_body_bytes;
+		cap = guard_conf.max_body_bytes;
 		break;
 	case REST_BODY_BATCH:
-		cap = cf->max_batch_bytes;
+		cap = guard_conf.max_batch_bytes;
 		break;
 	default:
 		/*
@@ -624,7 +617,7 @@ guard_input_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
 	g->busy = 0;
 }
 
-/* The connection is being freed: release the guard, tell the server. */
+/* The connection is being freed: release the guard, pass the close on. */
 static void
 guard_close_cb(struct evhttp_connection *evcon, void *arg)
 {
@@ -633,7 +626,8 @@ guard_close_cb(struct evhttp_connection *evcon, void *arg)
 
 	if (bev != NULL)
 		evbuffer_remove_cb_entry(bufferevent_get_input(bev), g->ent);
-	g->closecb(evcon, g->s);
+	if (guard_conf.closecb != NULL)
+		guard_conf.closecb(evcon, guard_conf.closearg);
 	evbuffer_free(g->held);
 	free(g);
 }
@@ -656,8 +650,6 @@ guard_first_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
 	bufferevent_getcb(bev, NULL, NULL, NULL, &evcon);
 	evbuffer_remove_cb(in, guard_first_cb, bev);
 	g = xcalloc(1, sizeof *g);
-	g->s = guard_server;
-	g->closecb = guard_server_closecb;
 	g->state = G_HEAD;
 	g->held = evbuffer_new();
 	g->ent = evbuffer_add_cb(in, guard_input_cb, g);
@@ -665,13 +657,11 @@ guard_first_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
 	guard_input_cb(in, info, g);
 }
 
-/* The server whose connections are guarded, and its close callback. */
+/* What the guard checks against and whom it tells; see guard.h. */
 void
-guard_init(struct server *s, void (*closecb)(struct evhttp_connection *,
-    void *))
+guard_init(const struct guard_conf *gc)
 {
-	guard_server = s;
-	guard_server_closecb = closecb;
+	guard_conf = *gc;
 }
 
 /* Guard a new connection's socket bufferevent; see guard.h. */

@@ -18,7 +18,7 @@
 struct bufferevent;
 struct evhttp_connection;
 struct evhttp_request;
-struct server;
+struct metrics;
 
 #define GUARD_HEADER		"X-Heureka-Guard"
 #define GUARD_HEAD_MAX		(64 * 1024)
@@ -46,12 +46,21 @@ int	guard_parse_head(const char *, size_t, struct guard_head *,
 	    const char **reason);
 
 /*
- * The server whose connections are guarded, and the close callback the
- * guard passes each connection's close on to (the guard owns evhttp's
- * close callback of every connection).
+ * What the guard needs: the body caps of the routes, where refusals are
+ * counted, and the close callback it passes each connection's close on
+ * to with closearg (the guard owns evhttp's close callback of every
+ * connection).
  */
-void	guard_init(struct server *, void (*)(struct evhttp_connection *,
-	    void *));
+struct guard_conf {
+	size_t		 max_body_bytes;	/* eureka.server.max-body-bytes */
+	size_t		 max_batch_bytes;	/* max-batch-bytes */
+	struct metrics	*metrics;		/* NULL: not counted */
+	void		(*closecb)(struct evhttp_connection *, void *);
+	void		*closearg;
+};
+
+/* Set what every guarded connection uses (copied). */
+void	guard_init(const struct guard_conf *);
 /* Guard a new connection's socket bufferevent, before evhttp uses it. */
 void	guard_attach(struct bufferevent *);
 

@@ -5,7 +5,9 @@
  * table; each handler replies exactly once. Bad input gets a 4xx with a
  * short reason and changes nothing. Reads of the registry come from the
  * response cache; writes go to the registry, whose observers (cache,
- * replication) react.
+ * replication) react. A replication batch is decoded here, applied by
+ * batch.c and its answer encoded here. The clock is read once per
+ * request, at the dispatch entry.
  */
 #include <sys/time.h>
 
@@ -23,9 +25,11 @@
 
 #include "access.h"
 #include "airlift.h"
+#include "batch.h"
 #include "buf.h"
 #include "cache.h"
 #include "clock.h"
+#include "config.h"
 #include "dashboard.h"
 #include "httputil.h"
 #include "json.h"
@@ -36,7 +40,6 @@
 #include "ratelimit.h"
 #include "registry.h"
 #include "rest.h"
-#include "server.h"
 #include "watch.h"
 #include "xml.h"
 #include "xmalloc.h"
@@ -45,9 +48,15 @@
 #define BAD_STATUS	"value must be one of UP, DOWN, STARTING, " \
 			"OUT_OF_SERVICE, UNKNOWN"
 
+/* The router: its dependencies, copied at rest_new(). */
+struct rest {
+	struct rest_deps	 d;
+};
+
 /* One request in flight: what the handlers need, and what metrics record. */
 struct rctx {
-	struct server		*s;
+	struct rest		*rest;
+	const struct rest_deps	*d;
 	struct evhttp_request	*req;
 	enum evhttp_cmd_type	 method;
 	const char		*route;
@@ -67,9 +76,6 @@ static struct log_ratelim limit_memory_rl = LOG_RATELIM_INIT(60000, 1);
 static struct log_ratelim limit_meta_rl = LOG_RATELIM_INIT(60000, 1);
 static struct log_ratelim limit_full_rl = LOG_RATELIM_INIT(60000, 1);
 static FILE *rest_access_log;
-
-static const char *metadata_check(struct server *, const struct kvlist *,
-		    char *, size_t);
 
 /* Microseconds on the monotonic clock, for latency. */
 static int64_t
@@ -105,8 +111,8 @@ rest_record(struct rctx *x, int code)
 {
 	int64_t	 us = now_us() - x->start_us;
 
-	if (x->s->metrics != NULL)
-		metrics_http(x->s->metrics, x->route, code, us);
+	if (x->d->metrics != NULL)
+		metrics_http(x->d->metrics, x->route, code, us);
 	if (rest_access_log != NULL) {
 		const char *uri = evhttp_request_get_uri(x->req);
 		char *scrub;
@@ -285,7 +291,7 @@ path_app_id(struct rctx *x, int want_id)
 static int
 check_access(struct rctx *x)
 {
-	if (gate_allow_read(x->s->gate, x->now.mono_ms))
+	if (gate_allow_read(x->d->gate, x->now.mono_ms))
 		return (0);
 	reply(x, 403, NULL, NULL, 0);
 	return (-1);
@@ -300,7 +306,7 @@ h_apps(struct rctx *x)
 	if (check_access(x) != 0)
 		return;
 	request_key(x, &k, 1);
-	reply_body(x, cache_apps(x->s->cache, &k, x->now.mono_ms), &k);
+	reply_body(x, cache_apps(x->d->cache, &k, x->now.mono_ms), &k);
 }
 
 /* GET apps/delta */
@@ -309,14 +315,14 @@ h_delta(struct rctx *x)
 {
 	struct cache_key	 k;
 
-	if (x->s->conf->disable_delta) {
+	if (x->d->conf->disable_delta) {
 		reply(x, 403, NULL, NULL, 0);
 		return;
 	}
 	if (check_access(x) != 0)
 		return;
 	request_key(x, &k, 1);
-	reply_body(x, cache_delta(x->s->cache, &k, x->now.mono_ms), &k);
+	reply_body(x, cache_delta(x->d->cache, &k, x->now.mono_ms), &k);
 }
 
 /* GET apps/{app} */
@@ -329,7 +335,7 @@ h_app(struct rctx *x)
 	if (check_access(x) != 0)
 		return;
 	request_key(x, &k, 1);
-	if ((b = cache_app(x->s->cache, &k, x->seg[1], x->now.mono_ms)) ==
+	if ((b = cache_app(x->d->cache, &k, x->seg[1], x->now.mono_ms)) ==
 	    NULL) {
 		reply(x, 404, NULL, NULL, 0);
 		return;
@@ -346,7 +352,7 @@ h_vip(struct rctx *x)
 	if (check_access(x) != 0)
 		return;
 	request_key(x, &k, 1);
-	reply_body(x, cache_vip(x->s->cache, &k, x->seg[1],
+	reply_body(x, cache_vip(x->d->cache, &k, x->seg[1],
 	    x->seg[0][0] == 's', x->now.mono_ms), &k);
 }
 
@@ -380,70 +386,49 @@ body_format(struct rctx *x, const struct buf *body)
 	return (-1);
 }
 
-/*
- * Eureka's register validation (§2.5), in its order and with its exact
- * messages, plus heureka's own bounds. NULL when valid.
- */
-static const char *
-validate_instance(struct server *s, struct instance *in, const char *pathapp,
-    char *msg, size_t msglen)
+/* The bounds batch.c checks writes against, from the configuration. */
+static void
+rest_limits(const struct rest_deps *d, struct batch_limits *lim)
 {
-	if (instance_id(in)[0] == '\0')
-		return ("Missing instanceId");
-	if (in->host_name == NULL || in->host_name[0] == '\0')
-		return ("Missing hostname");
-	if (in->ip_addr == NULL || in->ip_addr[0] == '\0')
-		return ("Missing ip address");
-	if (in->app == NULL || in->app[0] == '\0')
-		return ("Missing appName");
-	if (strcmp(in->app, pathapp) != 0) {
-		snprintf(msg, msglen, "Mismatched appName, expecting %s but "
-		    "was %s", pathapp, in->app);
-		return (msg);
-	}
-	if (!in->has_dc)
-		return ("Missing dataCenterInfo");
-	if (!in->has_dc_name)
-		return ("Missing dataCenterInfo Name");
-	if (!instance_name_ok(instance_id(in), INSTANCE_MAX_NAME))
-		return ("invalid instance id: printable characters without "
-		    "'/', '?', '#' or spaces, at most 256 bytes");
-	if ((int)in->metadata.n > s->conf->max_metadata_entries) {
-		snprintf(msg, msglen, "too many metadata entries (%zu > %d)",
-		    in->metadata.n, s->conf->max_metadata_entries);
-		metrics_limit(s->metrics, METRICS_LIMIT_METADATA_ENTRIES, 1);
-		log_warnx_rl(&limit_meta_rl, "limit: %s", msg);
-		return (msg);
-	}
-	return (metadata_check(s, &in->metadata, msg, msglen));
+	memset(lim, 0, sizeof *lim);
+	lim->max_metadata_entries = d->conf->max_metadata_entries;
+	lim->max_metadata_key_bytes = d->conf->max_metadata_key_bytes;
+	lim->max_metadata_value_bytes = d->conf->max_metadata_value_bytes;
+	lim->max_instance_bytes = d->conf->max_instance_bytes;
+	lim->memory_budget = d->memory_budget;
+	lim->max_instances = d->conf->max_instances;
+	lim->max_clock_skew_ms = d->conf->max_clock_skew_ms;
 }
 
 /*
- * The metadata key and value length bounds; NULL when within them. A hit
- * is counted and logged once a minute.
+ * Record what batch.c found: the limits hit in /metrics, and each kind of
+ * refusal in the log, once a minute per kind.
  */
-static const char *
-metadata_check(struct server *s, const struct kvlist *kv, char *msg,
-    size_t msglen)
+static void
+rest_note(const struct rest_deps *d, const struct batch_result *r)
 {
-	size_t	i, kl, vl;
+	static struct log_ratelim *const rl[BATCH_NNOTES] = {
+		[BATCH_NOTE_METADATA] = &limit_meta_rl,
+		[BATCH_NOTE_SIZE] = &limit_size_rl,
+		[BATCH_NOTE_MEMORY] = &limit_memory_rl,
+		[BATCH_NOTE_FULL] = &limit_full_rl,
+		[BATCH_NOTE_FUTURE] = &rest_rl,
+	};
+	int	i;
 
-	for (i = 0; i < kv->n; i++) {
-		kl = kv->v[i].key != NULL ? strlen(kv->v[i].key) : 0;
-		vl = kv->v[i].value != NULL ? strlen(kv->v[i].value) : 0;
-		if (kl <= (size_t)s->conf->max_metadata_key_bytes &&
-		    vl <= (size_t)s->conf->max_metadata_value_bytes)
-			continue;
-		metrics_limit(s->metrics, METRICS_LIMIT_METADATA, 1);
-		snprintf(msg, msglen, "metadata key or value too long (key %zu "
-		    "bytes, value %zu; bounds eureka.server.max-metadata-key-"
-		    "bytes %d, max-metadata-value-bytes %d)", kl, vl,
-		    s->conf->max_metadata_key_bytes,
-		    s->conf->max_metadata_value_bytes);
-		log_warnx_rl(&limit_meta_rl, "limit: %s", msg);
-		return (msg);
+	if (r->limit_metadata > 0)
+		metrics_limit(d->metrics, METRICS_LIMIT_METADATA,
+		    r->limit_metadata);
+	if (r->limit_metadata_entries > 0)
+		metrics_limit(d->metrics, METRICS_LIMIT_METADATA_ENTRIES,
+		    r->limit_metadata_entries);
+	if (r->limit_instances > 0)
+		metrics_limit(d->metrics, METRICS_LIMIT_INSTANCES,
+		    r->limit_instances);
+	for (i = 0; i < BATCH_NNOTES; i++) {
+		if (r->note[i][0] != '\0')
+			log_warnx_rl(rl[i], "%s", r->note[i]);
 	}
-	return (NULL);
 }
 
 /*
@@ -462,14 +447,14 @@ register_rate_limited(struct rctx *x)
 	    (conn = evhttp_request_get_connection(x->req)) == NULL)
 		return (0);
 	evhttp_connection_get_peer(conn, &addr, &port);
-	if (addr == NULL || (wait = ratelimit_take(x->s->register_rl, addr,
-	    clock_mono_ms())) == 0)
+	if (addr == NULL || (wait = ratelimit_take(x->d->register_rl, addr,
+	    x->now.mono_ms)) == 0)
 		return (0);
-	metrics_limit(x->s->metrics, METRICS_LIMIT_REGISTER_RATE, 1);
+	metrics_limit(x->d->metrics, METRICS_LIMIT_REGISTER_RATE, 1);
 	log_warnx_rl(&limit_rate_rl, "limit: registrations from %s above "
 	    "eureka.server.register-rate-per-second (%g/s, burst %d): 429",
-	    addr, x->s->conf->register_rate_per_second,
-	    x->s->conf->register_rate_burst);
+	    addr, x->d->conf->register_rate_per_second,
+	    x->d->conf->register_rate_burst);
 	snprintf(ra, sizeof ra, "%lld", (long long)((wait + 999) / 1000));
 	evhttp_add_header(evhttp_request_get_output_headers(x->req),
 	    "Retry-After", ra);
@@ -477,64 +462,6 @@ register_rate_limited(struct rctx *x)
 	    "(eureka.server.register-rate-per-second); retry after %s s", ra);
 	reply_error(x, 429, msg);
 	return (1);
-}
-
-/* The answer for a registration the registry refused for its bounds. */
-static int
-register_refusal(struct server *s, enum registry_rc rc, const char *app,
-    const char *id, char *msg, size_t msglen)
-{
-	if (rc == REG_TOO_LARGE) {
-		snprintf(msg, msglen, "instance too large (eureka.server."
-		    "max-instance-bytes %zu)", s->conf->max_instance_bytes);
-		log_warnx_rl(&limit_size_rl, "limit: %s/%s refused: %s", app,
-		    id, msg);
-		return (413);
-	}
-	if (rc == REG_NO_MEMORY) {
-		snprintf(msg, msglen, "memory budget reached (eureka.server."
-		    "max-memory-bytes %zu): new registrations refused, "
-		    "registered instances keep renewing", s->memory_budget);
-		log_warnx_rl(&limit_memory_rl, "limit: %s/%s refused: %s", app,
-		    id, msg);
-		return (503);
-	}
-	if (rc == REG_FULL) {
-		snprintf(msg, msglen, "registry is full (eureka.server."
-		    "max-instances %zu)", (size_t)s->conf->max_instances);
-		metrics_limit(s->metrics, METRICS_LIMIT_INSTANCES, 1);
-		log_warnx_rl(&limit_full_rl, "limit: %s/%s refused: %s", app,
-		    id, msg);
-		return (503);
-	}
-	if (rc == REG_FUTURE) {
-		snprintf(msg, msglen, "lastDirtyTimestamp is ahead of this "
-		    "server's clock by more than eureka.server."
-		    "max-clock-skew-ms (%lld)",
-		    (long long)s->conf->max_clock_skew_ms);
-		log_warnx_rl(&rest_rl, "%s/%s refused: %s", app, id, msg);
-		return (400);
-	}
-	if (rc == REG_STALE) {
-		snprintf(msg, msglen, "a cancel of this instance at or after "
-		    "its lastDirtyTimestamp is known");
-		return (409);
-	}
-	snprintf(msg, msglen, "registration refused");
-	return (400);
-}
-
-/* Eureka fills a blank Amazon instance-id with the instance's id (§2.5). */
-static void
-amazon_fill_id(struct instance *in)
-{
-	const char	*v;
-
-	if (in->dc_name != DC_AMAZON)
-		return;
-	if ((v = kvlist_get(&in->dc_metadata, "instance-id")) == NULL ||
-	    *v == '\0')
-		kvlist_set(&in->dc_metadata, "instance-id", instance_id(in));
 }
 
 /*
@@ -575,11 +502,15 @@ h_register(struct rctx *x)
 	struct instance	*in;
 	int		 code, fmt;
 	enum registry_rc rc;
+	struct batch_limits lim;
+	struct batch_result res;
 
 	buf_init(&body, 0);
+	rest_limits(x->d, &lim);
+	memset(&res, 0, sizeof res);
 	if (register_rate_limited(x))
 		goto out;
-	if ((code = http_read_body(x->req, x->s->conf->max_body_bytes, &body,
+	if ((code = http_read_body(x->req, x->d->conf->max_body_bytes, &body,
 	    &cause)) != 0) {
 		reply_error(x, code, cause);
 		goto out;
@@ -599,25 +530,26 @@ h_register(struct rctx *x)
 		free(dcause);
 		goto out;
 	}
-	if ((bad = validate_instance(x->s, in, x->seg[1], msg,
-	    sizeof msg)) != NULL) {
+	if ((bad = batch_check_instance(&lim, in, x->seg[1], msg,
+	    sizeof msg, &res)) != NULL) {
 		reply_error(x, 400, bad);
 		instance_free(in);
 		goto out;
 	}
-	amazon_fill_id(in);
+	batch_fill_amazon_id(in);
 	snprintf(msg, sizeof msg, "%s", instance_id(in));
-	registry_set_external_bytes(x->s->reg, cache_bytes(x->s->cache));
-	rc = registry_register(x->s->reg, in, x->replicated, x->now);
+	registry_set_external_bytes(x->d->reg, cache_bytes(x->d->cache));
+	rc = registry_register(x->d->reg, in, x->replicated, x->now);
 	if (rc != REG_OK) {
 		char	reason[256];
 
-		code = register_refusal(x->s, rc, x->seg[1], msg, reason,
-		    sizeof reason);
+		code = batch_refusal(&lim, rc, x->seg[1], msg, reason,
+		    sizeof reason, &res);
 		reply_error(x, code, reason);
 	} else
 		reply(x, 204, NULL, NULL, 0);
 out:
+	rest_note(x->d, &res);
 	buf_free(&body);
 }
 
@@ -627,7 +559,7 @@ h_instance(struct rctx *x)
 {
 	const struct instance	*in;
 
-	if ((in = registry_get(x->s->reg, x->seg[1], x->seg[2],
+	if ((in = registry_get(x->d->reg, x->seg[1], x->seg[2],
 	    x->now.mono_ms)) == NULL) {
 		reply(x, 404, NULL, NULL, 0);
 		return;
@@ -645,7 +577,7 @@ h_instance_by_id(struct rctx *x)
 		reply_error(x, 400, "invalid instance id");
 		return;
 	}
-	if ((in = registry_find_id(x->s->reg, x->seg[1], x->now.mono_ms)) ==
+	if ((in = registry_find_id(x->d->reg, x->seg[1], x->now.mono_ms)) ==
 	    NULL) {
 		reply(x, 404, NULL, NULL, 0);
 		return;
@@ -672,7 +604,7 @@ h_renew(struct rctx *x)
 		reply_error(x, 400, "invalid overriddenstatus");
 		return;
 	}
-	rc = registry_renew(x->s->reg, x->seg[1], x->seg[2], dirty, ov,
+	rc = registry_renew(x->d->reg, x->seg[1], x->seg[2], dirty, ov,
 	    x->replicated, x->now, &conflict);
 	switch (rc) {
 	case REG_OK:
@@ -694,7 +626,7 @@ h_renew(struct rctx *x)
 static void
 h_cancel(struct rctx *x)
 {
-	if (registry_cancel(x->s->reg, x->seg[1], x->seg[2], x->replicated,
+	if (registry_cancel(x->d->reg, x->seg[1], x->seg[2], x->replicated,
 	    x->now, -1) != REG_OK) {
 		reply(x, 404, NULL, NULL, 0);
 		return;
@@ -716,7 +648,7 @@ h_status_put(struct rctx *x)
 	}
 	if (query_dirty(x, &dirty) != 0)
 		return;
-	rc = registry_status_update(x->s->reg, x->seg[1], x->seg[2], st, dirty,
+	rc = registry_status_update(x->d->reg, x->seg[1], x->seg[2], st, dirty,
 	    x->replicated, x->now, -1);
 	if (rc == REG_FUTURE) {
 		reply_error(x, 400, "lastDirtyTimestamp is ahead of this "
@@ -745,7 +677,7 @@ h_status_delete(struct rctx *x)
 	}
 	if (query_dirty(x, &dirty) != 0)
 		return;
-	rc = registry_delete_override(x->s->reg, x->seg[1], x->seg[2], st,
+	rc = registry_delete_override(x->d->reg, x->seg[1], x->seg[2], st,
 	    dirty, x->replicated, x->now, -1);
 	if (rc == REG_FUTURE) {
 		reply_error(x, 400, "lastDirtyTimestamp is ahead of this "
@@ -767,14 +699,18 @@ h_metadata(struct rctx *x)
 	struct kvlist		 kv;
 	struct evkeyval		*e;
 	const struct instance	*cur;
-	size_t			 max = (size_t)x->s->conf->max_metadata_entries;
+	size_t			 max = (size_t)x->d->conf->max_metadata_entries;
 	size_t			 fresh = 0;
 	enum registry_rc	 rc;
 	char			 msg[256];
 	int			 code;
+	struct batch_limits	 lim;
+	struct batch_result	 res;
 
 	memset(&kv, 0, sizeof kv);
-	if ((cur = registry_get(x->s->reg, x->seg[1], x->seg[2],
+	memset(&res, 0, sizeof res);
+	rest_limits(x->d, &lim);
+	if ((cur = registry_get(x->d->reg, x->seg[1], x->seg[2],
 	    x->now.mono_ms)) == NULL) {
 		reply(x, 404, NULL, NULL, 0);
 		return;
@@ -787,12 +723,13 @@ h_metadata(struct rctx *x)
 			return;
 		}
 		if (strlen(e->key) >
-		    (size_t)x->s->conf->max_metadata_key_bytes ||
+		    (size_t)x->d->conf->max_metadata_key_bytes ||
 		    strlen(e->value) >
-		    (size_t)x->s->conf->max_metadata_value_bytes) {
+		    (size_t)x->d->conf->max_metadata_value_bytes) {
 			kvlist_set(&kv, e->key, e->value);
-			reply_error(x, 400, metadata_check(x->s, &kv, msg,
-			    sizeof msg));
+			reply_error(x, 400, batch_check_metadata(&lim, &kv, msg,
+			    sizeof msg, &res));
+			rest_note(x->d, &res);
 			kvlist_clear(&kv);
 			return;
 		}
@@ -803,7 +740,7 @@ h_metadata(struct rctx *x)
 		if (kvlist_get(&cur->metadata, e->key) == NULL &&
 		    cur->metadata.n + ++fresh > max) {
 			kvlist_clear(&kv);
-			metrics_limit(x->s->metrics,
+			metrics_limit(x->d->metrics,
 			    METRICS_LIMIT_METADATA_ENTRIES, 1);
 			log_warnx_rl(&limit_meta_rl, "limit: %s/%s: more than "
 			    "eureka.server.max-metadata-entries (%zu)",
@@ -813,14 +750,15 @@ h_metadata(struct rctx *x)
 		}
 		kvlist_set(&kv, e->key, e->value);
 	}
-	registry_set_external_bytes(x->s->reg, cache_bytes(x->s->cache));
-	rc = registry_update_metadata(x->s->reg, x->seg[1], x->seg[2], &kv,
+	registry_set_external_bytes(x->d->reg, cache_bytes(x->d->cache));
+	rc = registry_update_metadata(x->d->reg, x->seg[1], x->seg[2], &kv,
 	    x->now);
 	if (rc == REG_INVALID)
 		reply_error(x, 400, "too many metadata entries");
 	else if (rc == REG_TOO_LARGE || rc == REG_NO_MEMORY) {
-		code = register_refusal(x->s, rc, x->seg[1], x->seg[2], msg,
-		    sizeof msg);
+		code = batch_refusal(&lim, rc, x->seg[1], x->seg[2], msg,
+		    sizeof msg, &res);
+		rest_note(x->d, &res);
 		reply_error(x, code, msg);
 	} else if (rc != REG_OK)
 		reply(x, 404, NULL, NULL, 0);
@@ -850,7 +788,7 @@ h_overrides(struct rctx *x)
 
 	buf_init(&b, 0);
 	buf_addc(&b, '{');
-	registry_foreach_override(x->s->reg, override_cb, &b, x->now.mono_ms);
+	registry_foreach_override(x->d->reg, override_cb, &b, x->now.mono_ms);
 	buf_addc(&b, '}');
 	reply(x, 200, "application/json", b.data, b.len);
 	buf_free(&b);
@@ -867,117 +805,9 @@ h_asg(struct rctx *x)
 static void
 h_status_info(struct rctx *x)
 {
-	dashboard_status_info(x->s, x->req, http_wants_json(x->req));
+	dashboard_status_info(x->d->legacy_server, x->req,
+	    http_wants_json(x->req));
 	rest_record(x, 200);
-}
-
-/*
- * Apply a replicated register item: validation failures are swallowed;
- * 400 for a lastDirtyTimestamp beyond the skew, 409 for a copy a
- * tombstone covers.
- */
-static int
-batch_register(struct server *s, struct repl_item *it, struct hk_time now)
-{
-	struct instance	*in;
-	char		 msg[512], app[INSTANCE_MAX_NAME + 1];
-	char		 id[INSTANCE_MAX_NAME + 1];
-	enum registry_rc rc;
-
-	if (it->info == NULL)
-		return (200);
-	/* Taken over, not copied: the batch is freed after it is applied. */
-	in = it->info;
-	it->info = NULL;
-	snprintf(app, sizeof app, "%s", it->app_name != NULL ?
-	    it->app_name : (in->app != NULL ? in->app : ""));
-	str_upper(app);
-	if (validate_instance(s, in, app, msg, sizeof msg) != NULL) {
-		instance_free(in);
-		return (200);
-	}
-	amazon_fill_id(in);
-	snprintf(id, sizeof id, "%s", instance_id(in));
-	registry_set_external_bytes(s->reg, cache_bytes(s->cache));
-	/* The same per-instance and memory bounds as a REST register. */
-	rc = registry_register(s->reg, in, 1, now);
-	if (rc == REG_TOO_LARGE || rc == REG_NO_MEMORY || rc == REG_FUTURE ||
-	    rc == REG_STALE)
-		return (register_refusal(s, rc, app, id, msg, sizeof msg));
-	return (200);
-}
-
-/* Apply every item of a replication batch, answering one result each. */
-void
-rest_apply_batch(struct server *s, struct repl_list *l,
-    struct repl_response *out)
-{
-	struct hk_time		 now = clock_now();
-	size_t			 i;
-
-	for (i = 0; i < l->n; i++) {
-		struct repl_item		*it = &l->items[i];
-		struct repl_response_item	*r = repl_response_add(out);
-		const struct instance		*conflict = NULL;
-		char				 app[INSTANCE_MAX_NAME + 1];
-		enum registry_rc		 rc;
-
-		if (it->app_name == NULL || it->id == NULL ||
-		    !instance_name_ok(it->app_name, INSTANCE_MAX_NAME) ||
-		    !instance_name_ok(it->id, INSTANCE_MAX_NAME)) {
-			r->status_code = it->action == REPL_REGISTER ?
-			    batch_register(s, it, now) : 400;
-			continue;
-		}
-		/* instance_name_ok bounded it to INSTANCE_MAX_NAME bytes. */
-		memcpy(app, it->app_name, strlen(it->app_name) + 1);
-		str_upper(app);
-		switch (it->action) {
-		case REPL_REGISTER:
-			r->status_code = batch_register(s, it, now);
-			break;
-		case REPL_HEARTBEAT:
-			rc = registry_renew(s->reg, app, it->id,
-			    it->has_last_dirty ? it->last_dirty_ts : -1,
-			    it->has_overridden ? it->overridden_status :
-			    STATUS_UNKNOWN, 1, now, &conflict);
-			r->status_code = rc == REG_OK ? 200 :
-			    rc == REG_CONFLICT ? 409 : 404;
-			if (rc == REG_CONFLICT && conflict != NULL)
-				r->entity = instance_dup(conflict);
-			break;
-		case REPL_CANCEL:
-			/* Its lastDirtyTimestamp is the tombstone's time. */
-			rc = registry_cancel(s->reg, app, it->id, 1, now,
-			    it->has_last_dirty ? it->last_dirty_ts : -1);
-			r->status_code = rc == REG_OK ? 200 :
-			    rc == REG_STALE ? 409 : 404;
-			break;
-		case REPL_STATUS_UPDATE:
-			if (!it->has_status) {
-				r->status_code = 400;
-				break;
-			}
-			rc = registry_status_update(s->reg, app, it->id,
-			    it->status, it->has_last_dirty ? it->last_dirty_ts :
-			    0, 1, now, it->info != NULL ?
-			    it->info->last_updated_ts : -1);
-			r->status_code = rc == REG_OK ? 200 :
-			    rc == REG_FUTURE ? 400 : 404;
-			break;
-		case REPL_DELETE_STATUS_OVERRIDE:
-			rc = registry_delete_override(s->reg, app, it->id,
-			    it->has_status ? it->status : STATUS_UNKNOWN,
-			    it->has_last_dirty ? it->last_dirty_ts : 0, 1, now,
-			    it->info != NULL ? it->info->last_updated_ts : -1);
-			r->status_code = rc == REG_OK ? 200 :
-			    rc == REG_FUTURE ? 400 : 404;
-			break;
-		default:
-			r->status_code = 400;
-			break;
-		}
-	}
 }
 
 /* POST peerreplication/batch: a peer's ReplicationList (§6.3). */
@@ -987,6 +817,8 @@ h_batch(struct rctx *x)
 	struct buf		 body, out;
 	struct repl_list	 l;
 	struct repl_response	 r;
+	struct batch_limits	 lim;
+	struct batch_result	 res;
 	const char		*cause = NULL;
 	char			*dcause = NULL;
 	int			 code;
@@ -995,7 +827,7 @@ h_batch(struct rctx *x)
 	memset(&r, 0, sizeof r);
 	buf_init(&body, 0);
 	buf_init(&out, 0);
-	if ((code = http_read_body(x->req, x->s->conf->max_batch_bytes, &body,
+	if ((code = http_read_body(x->req, x->d->conf->max_batch_bytes, &body,
 	    &cause)) != 0) {
 		reply_error(x, code, cause);
 		goto out;
@@ -1009,7 +841,10 @@ h_batch(struct rctx *x)
 		free(dcause);
 		goto out;
 	}
-	rest_apply_batch(x->s, &l, &r);
+	rest_limits(x->d, &lim);
+	memset(&res, 0, sizeof res);
+	batch_apply(x->d->reg, x->d->cache, &lim, &l, &r, x->now, &res);
+	rest_note(x->d, &res);
 	json_encode_repl_response(&out, &r);
 	reply(x, 200, "application/json", out.data, out.len);
 out:
@@ -1032,7 +867,7 @@ h_airlift(struct rctx *x)
 
 	u = evhttp_request_get_evhttp_uri(x->req);
 	path = u != NULL ? evhttp_uri_get_path(u) : NULL;
-	if (!x->s->conf->airlift_enabled || path == NULL ||
+	if (!x->d->conf->airlift_enabled || path == NULL ||
 	    strncmp(path, "/v1/", 4) != 0) {
 		reply_error(x, 404, "no such resource");
 		return;
@@ -1040,8 +875,8 @@ h_airlift(struct rctx *x)
 	if ((x->method == EVHTTP_REQ_GET || x->method == EVHTTP_REQ_HEAD) &&
 	    check_access(x) != 0)
 		return;
-	rest_record(x, airlift_http(x->s, x->req, x->method, x->seg, x->nseg,
-	    x->now));
+	rest_record(x, airlift_http(x->d->airlift, x->req, x->method, x->seg,
+	    x->nseg, x->now));
 }
 
 /*
@@ -1233,17 +1068,17 @@ rest_route(struct rctx *x, const char *rel)
 
 	if (strncmp(rel, "heureka/", 8) == 0 || strcmp(rel, "heureka") == 0) {
 		x->route = "heureka";
-		if ((x->route = watch_http(x->s->watch, x->req,
+		if ((x->route = watch_http(x->d->watch, x->req,
 		    rel[7] == '/' ? rel + 8 : "", &x->query, x->now)) != NULL) {
 			rest_record(x, evhttp_request_get_response_code(x->req));
 			return;
 		}
 		x->route = "heureka";
-		if (x->s->peers == NULL) {
+		if (x->d->peers == NULL) {
 			reply(x, 404, NULL, NULL, 0);
 			return;
 		}
-		peers_http(x->s->peers, x->req, rel[7] == '/' ? rel + 8 : "");
+		peers_http(x->d->peers, x->req, rel[7] == '/' ? rel + 8 : "");
 		rest_record(x, evhttp_request_get_response_code(x->req));
 		return;
 	}
@@ -1355,12 +1190,30 @@ parse_query(const char *q, struct evkeyvalq *out)
 	return (rc);
 }
 
+/* A router over deps; see rest.h. */
+struct rest *
+rest_new(const struct rest_deps *deps)
+{
+	struct rest	*rest = xcalloc(1, sizeof *rest);
+
+	rest->d = *deps;
+	return (rest);
+}
+
+/* Free the router (not what it points to). */
+void
+rest_free(struct rest *rest)
+{
+	free(rest);
+}
+
 /* A fresh request context: its clock, start time and empty query. */
 static void
-rctx_init(struct rctx *x, struct evhttp_request *req, struct server *s)
+rctx_init(struct rctx *x, struct evhttp_request *req, struct rest *rest)
 {
 	memset(x, 0, sizeof *x);
-	x->s = s;
+	x->rest = rest;
+	x->d = &rest->d;
 	x->req = req;
 	x->method = evhttp_request_get_command(req);
 	x->start_us = now_us();
@@ -1373,7 +1226,7 @@ rctx_init(struct rctx *x, struct evhttp_request *req, struct server *s)
 void
 rest_dispatch_cb(struct evhttp_request *req, void *arg)
 {
-	struct server		*s = arg;
+	struct rest		*rest = arg;
 	struct rctx		 x;
 	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
 	const char		*path, *q;
@@ -1381,7 +1234,7 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	enum access_verdict	 v;
 	int			 i, peer;
 
-	rctx_init(&x, req, s);
+	rctx_init(&x, req, rest);
 	path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
 	if (path == NULL || *path == '\0')
 		path = "/";
@@ -1392,7 +1245,7 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	}
 	/* The one access check: nothing below runs for a refused caller. */
 	base = rest_base(path);
-	v = access_check(s->access, req, access_classify(x.method, base > 0 ?
+	v = access_check(x.d->access, req, access_classify(x.method, base > 0 ?
 	    path + base : NULL, path), &peer);
 	if (v != ACCESS_OK) {
 		access_reply(req, v);
@@ -1403,7 +1256,7 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	x.replicated = peer && http_is_replication(req);
 	if (base == 0) {
 		x.route = "dashboard";
-		if (dashboard_handle(s, req, path)) {
+		if (dashboard_handle(x.d->legacy_server, req, path)) {
 			rest_record(&x, evhttp_request_get_response_code(req));
 			goto out;
 		}
@@ -1423,7 +1276,7 @@ out:
  * lists the methods the path takes.
  */
 void
-rest_reject(struct evhttp_request *req, struct server *s, int code,
+rest_reject(struct evhttp_request *req, struct rest *rest, int code,
     const char *reason)
 {
 	struct rctx		 x;
@@ -1434,7 +1287,7 @@ rest_reject(struct evhttp_request *req, struct server *s, int code,
 	char			 allow[64];
 	static struct log_ratelim rl = LOG_RATELIM_INIT(60000, 1);
 
-	rctx_init(&x, req, s);
+	rctx_init(&x, req, rest);
 	path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
 	evhttp_add_header(out, "Connection", "close");
 	if (code == 405 && path != NULL && rest_route_lookup(path,

@@ -1,18 +1,32 @@
 /*
  * rest.h: the HTTP front door. One route table maps /eureka/v2/...,
  * /eureka/... and /v2/... onto the Eureka REST handlers (spec §2), hands
- * {base}/heureka/... to peer.c and everything else to dashboard.c. Every
- * handler replies exactly once; bad input gets a 4xx with a short reason.
+ * {base}/heureka/... to the watch streams and the peers' endpoints,
+ * airlift's /v1/ routes to airlift.c and everything else to the
+ * dashboard. Every handler replies exactly once; bad input gets a 4xx
+ * with a short reason. A replication batch is decoded here and applied
+ * by batch.c.
  */
 #ifndef REST_H
 #define REST_H
 
 #include <stddef.h>
 
-struct server;
+struct access;
+struct airlift;
+struct cache;
+struct config;
+struct dashboard;
 struct evhttp_request;
-struct repl_list;
-struct repl_response;
+struct ext;
+struct gate;
+struct metrics;
+struct ops;
+struct peers;
+struct ratelimit;
+struct registry;
+struct rest;
+struct watch;
 
 /* The body a route takes (anything else is refused at header time). */
 enum rest_body {
@@ -21,14 +35,41 @@ enum rest_body {
 	REST_BODY_BATCH,		/* eureka.server.max-batch-bytes */
 };
 
-/* The evhttp generic callback; arg is the struct server. */
-void	rest_dispatch_cb(struct evhttp_request *, void *);
 /*
- * Apply a replication batch item by item (§6.3), as the HTTP handlers do.
- * A register item's instance is taken over (its info is NULL after).
+ * What the routes use and route to, all borrowed: they must outlive the
+ * struct rest. NULL where noted.
  */
-void	rest_apply_batch(struct server *, struct repl_list *,
-	    struct repl_response *);
+struct rest_deps {
+	struct registry		*reg;
+	struct cache		*cache;
+	struct gate		*gate;		/* the start-up read gate */
+	const struct config	*conf;
+	struct access		*access;	/* who may do what */
+	struct ratelimit	*register_rl;	/* per client address */
+	size_t			 memory_budget;	/* resolved max-memory-bytes */
+	struct metrics		*metrics;	/* NULL: not recorded */
+	struct watch		*watch;		/* heureka/watch streams */
+	struct airlift		*airlift;	/* /v1/ announcement, service */
+	struct peers		*peers;		/* heureka/ endpoints; NULL:
+						   404 */
+	/* Not used on main yet: the dashboard, ops and ext modules. */
+	struct dashboard	*dashboard;
+	struct ops		*ops;
+	struct ext		*ext;
+	/*
+	 * TEMPORARY, until dashboard.c takes its own object: the struct
+	 * server that dashboard_handle() and dashboard_status_info() still
+	 * take, passed through opaquely (rest.c does not look inside).
+	 */
+	void			*legacy_server;
+};
+
+/* A router over deps (copied; what they point to is borrowed). */
+struct rest	*rest_new(const struct rest_deps *);
+void		 rest_free(struct rest *);		/* NULL is fine */
+
+/* The evhttp generic callback; arg is the struct rest. */
+void		 rest_dispatch_cb(struct evhttp_request *, void *);
 
 /*
  * The route for method (an EVHTTP_REQ_* value) on path (a URI path, not
@@ -37,13 +78,13 @@ void	rest_apply_batch(struct server *, struct repl_list *,
  * answers: 400 (malformed path), 404, or 405 with allow set ("GET, HEAD").
  * Pure: no server state, safe on any input (a fuzz target).
  */
-int	rest_route_lookup(const char *path, int method, enum rest_body *,
-	    char *allow, size_t allowlen);
+int		 rest_route_lookup(const char *path, int method,
+		     enum rest_body *, char *allow, size_t allowlen);
 /* Answer a request the header-time guard refused; the connection closes. */
-void	rest_reject(struct evhttp_request *, struct server *, int code,
-	    const char *reason);
+void		 rest_reject(struct evhttp_request *, struct rest *, int code,
+		     const char *reason);
 
 /* Open the access log: a path, "-" for stderr, NULL to close. */
-void	rest_set_access_log(const char *);
+void		 rest_set_access_log(const char *);
 
 #endif
