@@ -487,8 +487,9 @@ server_listen(struct server *s, char **cause)
 		return (-1);
 	}
 	evhttp_set_gencb(s->http, server_request_cb, s);
-	guard_init(&(struct guard_conf){ .max_body_bytes =
-	    s->conf->max_body_bytes, .max_batch_bytes = s->conf->max_batch_bytes,
+	guard_init(&(struct guard_conf){
+	    .max_body_bytes = s->conf->max_body_bytes,
+	    .max_batch_bytes = s->conf->max_batch_bytes,
 	    .metrics = s->metrics, .closecb = server_conn_close_cb,
 	    .closearg = s });
 	evhttp_set_bevcb(s->http, server_bev_cb, s);

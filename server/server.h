@@ -39,7 +39,7 @@ struct server {
 	struct ratelimit	*register_rl;	/* per client address */
 	struct access		*access;	/* who may do what */
 	struct watch		*watch;		/* heureka/watch streams */
-	struct airlift		*airlift;	/* /v1/ discovery routes */
+	struct airlift		*airlift;	/* /v1/ discovery */
 	struct rest		*rest;		/* the route table */
 	size_t			 memory_budget;	/* resolved max-memory-bytes */
 	uint64_t		 delta_dropped_seen;	/* logged up to here */

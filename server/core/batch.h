@@ -24,15 +24,18 @@ struct cache;
 struct repl_list;
 struct repl_response;
 
-/* The bounds writes are checked against (from the configuration). */
+/*
+ * The bounds writes are checked against (eureka.server.*). The registry
+ * enforces the last four itself; here they only word the reasons.
+ */
 struct batch_limits {
-	int	 max_metadata_entries;		/* max-metadata-entries */
-	int	 max_metadata_key_bytes;	/* max-metadata-key-bytes */
-	int	 max_metadata_value_bytes;	/* max-metadata-value-bytes */
-	size_t	 max_instance_bytes;		/* for the 413's reason */
-	size_t	 memory_budget;			/* for the 503's reason */
-	size_t	 max_instances;			/* for the 503's reason */
-	int64_t	 max_clock_skew_ms;		/* for the 400's reason */
+	int	 max_metadata_entries;
+	int	 max_metadata_key_bytes;
+	int	 max_metadata_value_bytes;
+	size_t	 max_instance_bytes;	/* 413 */
+	size_t	 memory_budget;		/* 503, max-memory-bytes */
+	size_t	 max_instances;		/* 503 */
+	int64_t	 max_clock_skew_ms;	/* 400 */
 };
 
 /* The kinds of refusal a caller logs, each under its own rate limit. */

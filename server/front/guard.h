@@ -52,8 +52,8 @@ int	guard_parse_head(const char *, size_t, struct guard_head *,
  * connection).
  */
 struct guard_conf {
-	size_t		 max_body_bytes;	/* eureka.server.max-body-bytes */
-	size_t		 max_batch_bytes;	/* max-batch-bytes */
+	size_t		 max_body_bytes;	/* eureka.server.* */
+	size_t		 max_batch_bytes;
 	struct metrics	*metrics;		/* NULL: not counted */
 	void		(*closecb)(struct evhttp_connection *, void *);
 	void		*closearg;

@@ -42,16 +42,15 @@ enum rest_body {
 struct rest_deps {
 	struct registry		*reg;
 	struct cache		*cache;
-	struct gate		*gate;		/* the start-up read gate */
+	struct gate		*gate;		/* start-up read gate */
 	const struct config	*conf;
 	struct access		*access;	/* who may do what */
 	struct ratelimit	*register_rl;	/* per client address */
-	size_t			 memory_budget;	/* resolved max-memory-bytes */
+	size_t			 memory_budget;	/* max-memory-bytes */
 	struct metrics		*metrics;	/* NULL: not recorded */
-	struct watch		*watch;		/* heureka/watch streams */
-	struct airlift		*airlift;	/* /v1/ announcement, service */
-	struct peers		*peers;		/* heureka/ endpoints; NULL:
-						   404 */
+	struct watch		*watch;		/* heureka/watch */
+	struct airlift		*airlift;	/* /v1/ routes */
+	struct peers		*peers;		/* heureka/; NULL: 404 */
 	/* Not used on main yet: the dashboard, ops and ext modules. */
 	struct dashboard	*dashboard;
 	struct ops		*ops;
@@ -81,8 +80,8 @@ void		 rest_dispatch_cb(struct evhttp_request *, void *);
 int		 rest_route_lookup(const char *path, int method,
 		     enum rest_body *, char *allow, size_t allowlen);
 /* Answer a request the header-time guard refused; the connection closes. */
-void		 rest_reject(struct evhttp_request *, struct rest *, int code,
-		     const char *reason);
+void		 rest_reject(struct evhttp_request *, struct rest *,
+		     int code, const char *reason);
 
 /* Open the access log: a path, "-" for stderr, NULL to close. */
 void		 rest_set_access_log(const char *);
