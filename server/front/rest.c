@@ -55,8 +55,7 @@ struct rest {
 
 /* One request in flight: what the handlers need, and what metrics record. */
 struct rctx {
-	struct rest		*rest;
-	const struct rest_deps	*d;
+	const struct rest_deps	*d;		/* the router's */
 	struct evhttp_request	*req;
 	enum evhttp_cmd_type	 method;
 	const char		*route;
@@ -1212,7 +1211,6 @@ static void
 rctx_init(struct rctx *x, struct evhttp_request *req, struct rest *rest)
 {
 	memset(x, 0, sizeof *x);
-	x->rest = rest;
 	x->d = &rest->d;
 	x->req = req;
 	x->method = evhttp_request_get_command(req);
