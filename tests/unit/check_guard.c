@@ -2,17 +2,38 @@
  * check_guard.c: unit tests for the header-time guard's request head
  * parser (guard_parse_head) and the router lookup it decides with
  * (rest_route_lookup): what is refused with which status, what passes
- * and what it reads from a head that passes.
+ * and what it reads from a head that passes; and, over a loopback evhttp,
+ * that a guarded connection uses what guard_init() was given: the body
+ * caps, the metrics it counts refusals in, and the close callback with
+ * its argument.
  */
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <check.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <event2/http.h>
 
 #include "guard.h"
+#include "metrics.h"
 #include "rest.h"
+
+/* One loopback exchange: what the client got and the server saw. */
+struct loop {
+	struct event_base	*base;
+	int			 code;		/* the client's answer */
+	int			 answered;
+	int			 closes;	/* close callbacks seen */
+	void			*closearg;	/* ... and their argument */
+	int			 want_close;
+};
 
 /* Parse a NUL-terminated head. */
 static int
@@ -145,6 +166,140 @@ START_TEST(test_route_lookup)
 }
 END_TEST
 
+/* The server's request callback: a guard verdict, or 200. */
+static void
+loop_request_cb(struct evhttp_request *req, void *arg)
+{
+	const char	*reason;
+	int		 code;
+
+	(void)arg;
+	if (guard_verdict(req, &code, &reason))
+		evhttp_send_error(req, code, reason);
+	else
+		evhttp_send_reply(req, 200, "OK", NULL);
+}
+
+/* Every accepted connection is guarded, as server.c does. */
+static struct bufferevent *
+loop_bev_cb(struct event_base *base, void *arg)
+{
+	struct bufferevent	*bev;
+
+	(void)arg;
+	bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	guard_attach(bev);
+	return (bev);
+}
+
+/* Stop the loop once the answer (and the close, if awaited) is in. */
+static void
+loop_maybe_done(struct loop *lp)
+{
+	if (lp->answered && (!lp->want_close || lp->closes > 0))
+		event_base_loopexit(lp->base, NULL);
+}
+
+/* The exchange under way (the close callback's argument is checked). */
+static struct loop	*loop_cur;
+
+/* The guard passed a connection's close on. */
+static void
+loop_close_cb(struct evhttp_connection *evcon, void *arg)
+{
+	(void)evcon;
+	loop_cur->closes++;
+	loop_cur->closearg = arg;
+	loop_maybe_done(loop_cur);
+}
+
+/* The client's answer. */
+static void
+loop_done_cb(struct evhttp_request *req, void *arg)
+{
+	struct loop	*lp = arg;
+
+	lp->code = req != NULL ? evhttp_request_get_response_code(req) : -1;
+	lp->answered = 1;
+	loop_maybe_done(lp);
+}
+
+/* POST len bytes to path on port; the status the client got. */
+static int
+loop_post(struct loop *lp, int port, const char *path, size_t len,
+    int want_close)
+{
+	struct evhttp_connection	*c;
+	struct evhttp_request		*req;
+	struct timeval			 limit = { 10, 0 };
+	char				 body[256];
+
+	ck_assert_uint_le(len, sizeof body);
+	memset(body, 'x', len);
+	lp->answered = lp->closes = 0;
+	lp->code = 0;
+	lp->want_close = want_close;
+	c = evhttp_connection_base_new(lp->base, NULL, "127.0.0.1",
+	    (ev_uint16_t)port);
+	req = evhttp_request_new(loop_done_cb, lp);
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Host",
+	    "127.0.0.1");
+	evbuffer_add(evhttp_request_get_output_buffer(req), body, len);
+	ck_assert_int_eq(evhttp_make_request(c, req, EVHTTP_REQ_POST, path),
+	    0);
+	/* A bound on a broken run, not a wait: the loop exits on the events. */
+	event_base_loopexit(lp->base, &limit);
+	event_base_dispatch(lp->base);
+	evhttp_connection_free(c);
+	ck_assert(lp->answered);
+	return (lp->code);
+}
+
+START_TEST(test_guard_uses_its_conf)
+{
+	struct loop			 lp = { 0 };
+	struct metrics			*m = metrics_new();
+	struct evhttp			*http;
+	struct evhttp_bound_socket	*bound;
+	struct sockaddr_in		 sin;
+	socklen_t			 sl = sizeof sin;
+	int				 port;
+
+	loop_cur = &lp;
+	lp.base = event_base_new();
+	http = evhttp_new(lp.base);
+	evhttp_set_gencb(http, loop_request_cb, NULL);
+	evhttp_set_bevcb(http, loop_bev_cb, NULL);
+	guard_init(&(struct guard_conf){ .max_body_bytes = 10,
+	    .max_batch_bytes = 40, .metrics = m, .closecb = loop_close_cb,
+	    .closearg = &lp });
+	ck_assert_ptr_nonnull(bound = evhttp_bind_socket_with_handle(http,
+	    "127.0.0.1", 0));
+	ck_assert_int_eq(getsockname(evhttp_bound_socket_get_fd(bound),
+	    (struct sockaddr *)&sin, &sl), 0);
+	port = ntohs(sin.sin_port);
+
+	/* Within each route's cap: passed on. */
+	ck_assert_int_eq(loop_post(&lp, port, "/eureka/v2/apps/A", 10, 0),
+	    200);
+	ck_assert_int_eq(loop_post(&lp, port,
+	    "/eureka/v2/peerreplication/batch", 40, 0), 200);
+	/* Past them: refused at the head, counted, and the close passed on. */
+	ck_assert_int_eq(loop_post(&lp, port, "/eureka/v2/apps/A", 11, 1),
+	    413);
+	ck_assert_int_eq(metrics_limit_count(m, METRICS_LIMIT_BODY), 1);
+	ck_assert_int_eq(loop_post(&lp, port,
+	    "/eureka/v2/peerreplication/batch", 41, 1), 413);
+	ck_assert_int_eq(metrics_limit_count(m, METRICS_LIMIT_BATCH), 1);
+	ck_assert_int_ge(lp.closes, 1);
+	ck_assert_ptr_eq(lp.closearg, &lp);
+
+	evhttp_free(http);
+	event_base_free(lp.base);
+	metrics_free(m);
+}
+END_TEST
+
 /* The guard's suite. */
 static Suite *
 guard_suite(void)
@@ -157,6 +312,9 @@ guard_suite(void)
 	tcase_add_test(tc, test_control_characters);
 	tcase_add_test(tc, test_good_heads);
 	tcase_add_test(tc, test_route_lookup);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("conf");
+	tcase_add_test(tc, test_guard_uses_its_conf);
 	suite_add_tcase(s, tc);
 	return (s);
 }
