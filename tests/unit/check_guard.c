@@ -28,10 +28,10 @@
 /* One loopback exchange: what the client got and the server saw. */
 struct loop {
 	struct event_base	*base;
-	int			 code;		/* the client's answer */
+	int			 code;		/* client got */
 	int			 answered;
 	int			 closes;	/* close callbacks seen */
-	void			*closearg;	/* ... and their argument */
+	void			*closearg;	/* their arg */
 	int			 want_close;
 };
 
