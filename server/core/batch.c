@@ -17,8 +17,8 @@
 #include "batch.h"
 #include "cache.h"
 #include "instance.h"
-#include "json.h"
 #include "registry.h"
+#include "repl.h"
 
 static void	batch_note(struct batch_result *, enum batch_note,
 		    const char *, ...) __attribute__((format(printf, 3, 4)));

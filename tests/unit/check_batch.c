@@ -17,8 +17,8 @@
 #include "batch.h"
 #include "cache.h"
 #include "instance.h"
-#include "json.h"
 #include "registry.h"
+#include "repl.h"
 
 #define T0	1700000000000LL
 #define AT(ms)	((struct hk_time){ .wall_ms = T0 + (ms), \
