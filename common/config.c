@@ -83,6 +83,8 @@ struct config_opt {
 
 /* A bool, int, ... row; N() lists the spellings. */
 #define N(...)		{ __VA_ARGS__ }
+#define NUM_(x)		#x
+#define NUM(x)		NUM_(x)		/* a numeric constant as a default */
 #define BOOL(n, f, d, h)	{ n, CONF_BOOL, OFF(f), 0, 1, d, h, 0 }
 #define INT(n, f, lo, hi, d, h)	{ n, CONF_INT, OFF(f), lo, hi, d, h, 0 }
 #define I64(n, f, lo, hi, d, h) { n, CONF_INT64, OFF(f), lo, hi, d, h, 0 }
@@ -148,8 +150,10 @@ static const struct config_opt config_opts[] = {
 	    "period of the expected-clients recount"),
 	INT(N("eureka.server.expected-client-renewal-interval-seconds",
 	    "eureka.expectedClientRenewalIntervalSeconds"),
-	    expected_client_renewal_interval_seconds, INT_MIN, SEC_MAX, "30",
-	    "client heartbeat period assumed by the threshold (<= 0: 30)"),
+	    expected_client_renewal_interval_seconds, INT_MIN, SEC_MAX,
+	    NUM(LEASE_DEFAULT_RENEWAL_SECS), "client heartbeat period "
+	    "assumed by the threshold (<= 0: "
+	    NUM(LEASE_DEFAULT_RENEWAL_SECS) ")"),
 	I64(N("eureka.server.eviction-interval-timer-in-ms",
 	    "eureka.evictionIntervalTimerInMs"), eviction_interval_timer_in_ms,
 	    1, MS_MAX, "60000", "eviction task period"),
@@ -430,11 +434,13 @@ static const struct config_opt config_opts[] = {
 	    "false", "the TLS port is enabled"),
 	INT(N("eureka.instance.lease-renewal-interval-in-seconds",
 	    "eureka.lease.renewalInterval"),
-	    instance_lease_renewal_interval_in_seconds, 1, SEC_MAX, "30",
+	    instance_lease_renewal_interval_in_seconds, 1, SEC_MAX,
+	    NUM(LEASE_DEFAULT_RENEWAL_SECS),
 	    "heartbeat period"),
 	INT(N("eureka.instance.lease-expiration-duration-in-seconds",
 	    "eureka.lease.duration"),
-	    instance_lease_expiration_duration_in_seconds, 1, SEC_MAX, "90",
+	    instance_lease_expiration_duration_in_seconds, 1, SEC_MAX,
+	    NUM(LEASE_DEFAULT_DURATION_SECS),
 	    "lease lifetime without heartbeat"),
 	STR(N("eureka.instance.virtual-host-name", "eureka.vipAddress"),
 	    instance_virtual_host_name, NULL, "VIP address (unset: app name)"),
@@ -1713,7 +1719,8 @@ config_validate(struct config *cf, char **cause)
 	enum tls_client_auth	auth;
 
 	if (cf->expected_client_renewal_interval_seconds <= 0)
-		cf->expected_client_renewal_interval_seconds = 30; /* Eureka */
+		cf->expected_client_renewal_interval_seconds =
+		    LEASE_DEFAULT_RENEWAL_SECS;	/* Eureka */
 	if (cf->instance_non_secure_port == 0)
 		cf->instance_non_secure_port = cf->server_port;
 	if (cf->dashboard_path == NULL || cf->dashboard_path[0] != '/') {

@@ -84,7 +84,7 @@ server_registry_conf(const struct config *cf, struct registry_conf *rc)
 	 */
 	rc->tombstone_ms = cf->retention_time_in_ms_in_delta_queue * 2;
 	tomb = cf->max_time_for_replication + 3 * cf->anti_entropy_interval_ms +
-	    2 * 90000;
+	    2 * LEASE_DEFAULT_DURATION_SECS * 1000LL;
 	if (rc->tombstone_ms < tomb)
 		rc->tombstone_ms = tomb;
 	rc->eviction_interval_ms = cf->eviction_interval_timer_in_ms;

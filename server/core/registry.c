@@ -35,8 +35,6 @@
 #include "registry.h"
 #include "xmalloc.h"
 
-#define REGISTRY_DEFAULT_DURATION	90	/* LeaseInfo default, seconds */
-#define REGISTRY_DEFAULT_INTERVAL	30	/* LeaseInfo default, seconds */
 #define REGISTRY_DEFAULT_MAX		1000000
 #define REGISTRY_QUEUE_SLACK		4096	/* delta queue above 4 x max */
 #define REGISTRY_DEFAULT_INSTANCE_BYTES	131072	/* 2 x the default body cap */
@@ -247,7 +245,8 @@ registry_conf_defaults(struct registry_conf *rc)
 	memset(rc, 0, sizeof *rc);
 	rc->self_preservation = 1;
 	rc->renewal_percent_threshold = 0.85;
-	rc->expected_client_renewal_interval_secs = 30;
+	rc->expected_client_renewal_interval_secs =
+	    LEASE_DEFAULT_RENEWAL_SECS;
 	rc->expected_initial = 1;
 	rc->retention_ms = 180000;
 	rc->override_ttl_ms = 3600000;
@@ -342,7 +341,8 @@ registry_new(const struct registry_conf *rc, int64_t now)
 	if (reg->conf.max_instances == 0)
 		reg->conf.max_instances = REGISTRY_DEFAULT_MAX;
 	if (reg->conf.expected_client_renewal_interval_secs <= 0)
-		reg->conf.expected_client_renewal_interval_secs = 30;
+		reg->conf.expected_client_renewal_interval_secs =
+		    LEASE_DEFAULT_RENEWAL_SECS;
 	reg->qmax = reg->conf.max_instances * 4 + REGISTRY_QUEUE_SLACK;
 
 	htab_init(&reg->app_tab, 64);
@@ -567,9 +567,9 @@ lease_display(struct lease *l)
 
 	in->has_lease = 1;
 	if (in->lease.renewal_interval_secs <= 0)
-		in->lease.renewal_interval_secs = REGISTRY_DEFAULT_INTERVAL;
+		in->lease.renewal_interval_secs = LEASE_DEFAULT_RENEWAL_SECS;
 	if (in->lease.duration_secs <= 0)
-		in->lease.duration_secs = REGISTRY_DEFAULT_DURATION;
+		in->lease.duration_secs = LEASE_DEFAULT_DURATION_SECS;
 	in->lease.registration_ts = l->registration_ts;
 	in->lease.last_renewal_ts = l->renewed ?
 	    l->last_renew_ts + l->duration_ms : l->registration_ts;
@@ -987,7 +987,7 @@ registry_do_register(struct registry *reg, struct instance *in,
 			tomb_del(reg, t);
 	}
 	duration_ms = (in->has_lease && in->lease.duration_secs > 0 ?
-	    in->lease.duration_secs : REGISTRY_DEFAULT_DURATION) * 1000LL;
+	    in->lease.duration_secs : LEASE_DEFAULT_DURATION_SECS) * 1000LL;
 
 	if (l != NULL) {
 		has_existing = 1;
@@ -2144,7 +2144,7 @@ registry_lease_expired(const struct instance *in, int64_t extra, int64_t now)
 	if (li->eviction_ts > 0)
 		return (1);
 	dur = (li->duration_secs > 0 ? li->duration_secs :
-	    REGISTRY_DEFAULT_DURATION) * 1000LL;
+	    LEASE_DEFAULT_DURATION_SECS) * 1000LL;
 	last = li->last_renewal_ts == li->registration_ts ?
 	    li->registration_ts : li->last_renewal_ts - dur;
 	return (now > last + dur + extra);

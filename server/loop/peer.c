@@ -104,7 +104,7 @@
 #define PEER_CTL_TIMEOUT_MIN_MS	2000	/* sync/anti-entropy requests */
 #define PEER_REPL_BODY_MAX	(16 * 1024 * 1024)
 #define PEER_CTL_BODY_MAX	(512 * 1024 * 1024)
-#define PEER_DEFAULT_LEASE_MS	90000
+#define PEER_DEFAULT_LEASE_MS	(LEASE_DEFAULT_DURATION_SECS * 1000LL)
 #define PEER_LATE_SYNC_MS	1000	/* sync retry once attempts are used */
 #define PEER_SINGLE_WRITE_MAX	(4 * 1024 * 1024)	/* a batch per write */
 
