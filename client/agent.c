@@ -324,8 +324,8 @@ agent_main(int argc, char **argv)
 	evsignal_add(sigint, NULL);
 	evsignal_add(sigterm, NULL);
 	if (heureka_client_start(ag.client, ag.base) != 0) {
+		/* Freed below, with the rest: one exit path. */
 		fprintf(stderr, "heureka: cannot start the client\n");
-		heureka_client_free(ag.client);
 		rc = CLI_EXIT_UNREACHABLE;
 	} else {
 		log_info("agent: %s registering with %s",
@@ -338,8 +338,10 @@ agent_main(int argc, char **argv)
 		}
 		event_base_dispatch(ag.base);
 	}
+	/* The only free after the start; a completed stop cleared ag.client. */
 	if (ag.client != NULL && !ag.stopping)
 		heureka_client_free(ag.client);
+	ag.client = NULL;
 	if (ag.hreq != NULL)
 		evhttp_cancel_request(ag.hreq);
 	if (ag.hconn != NULL)

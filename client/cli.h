@@ -1,6 +1,7 @@
 /*
  * cli.h: shared pieces of the heureka command-line tool: the subcommands
- * (cli.c dispatches, agent.c is the sidecar) and the server URL rule
+ * (cli.c dispatches, agent.c is the sidecar, cliopt.c holds the options
+ * they share) and the server URL rule
  * (--server, else EUREKA_CLIENT_SERVICEURL_DEFAULTZONE, else localhost).
  */
 #ifndef CLI_H
