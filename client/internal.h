@@ -89,7 +89,6 @@ int	hk_transport_evhttp(struct hk_transport *, struct event_base *,
 	    const char *my_ip, int connect_timeout_s, int read_timeout_s,
 	    struct ssl_ctx_st *tls_ctx);	/* https://; NULL: http only */
 void	hk_sched_libevent(struct hk_sched *, struct event_base *);
-int	hk_inflate(const char *, size_t, size_t cap, char **, size_t *);
 
 /* Token bucket (Netflix RateLimiter): burst, then `per_min` per minute. */
 struct hk_ratelim {

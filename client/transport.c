@@ -4,7 +4,7 @@
  * registration traffic and one for queries as the Java client keeps
  * separate registration and query clients, so a slow registry fetch never
  * delays a heartbeat) and a scheduler over libevent timers. Responses sent
- * with Content-Encoding: gzip are inflated here with zlib, with a cap.
+ * with Content-Encoding: gzip are inflated by common/gzip.c, with a cap.
  * Names are resolved with evdns so nothing blocks the loop. https:// URLs
  * go through tls_http_connection (common/tls.c) with the client's context:
  * the server's certificate is verified and must match the URL's host.
@@ -25,9 +25,10 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
-#include <zlib.h>
 
+#include "buf.h"
 #include "clock.h"
+#include "gzip.h"
 #include "httputil.h"
 #include "log.h"
 #include "tls.h"
@@ -83,52 +84,6 @@ struct ev_timer {
 	void		(*cb)(void *);
 	void		*arg;
 };
-
-/* Inflate a gzip or zlib body into a new NUL-terminated buffer of <= cap. */
-int
-hk_inflate(const char *in, size_t len, size_t cap, char **out, size_t *outlen)
-{
-	z_stream	 zs;
-	char		*b;
-	size_t		 size = len * 4 + 1024, used = 0;
-	int		 rc;
-
-	memset(&zs, 0, sizeof zs);
-	if (inflateInit2(&zs, 15 + 32) != Z_OK)	/* gzip or zlib header */
-		return (-1);
-	b = xmalloc(size);
-	zs.next_in = (Bytef *)(uintptr_t)in;
-	zs.avail_in = len;
-	for (;;) {
-		if (size - used < 2) {
-			if (size > cap)
-				goto fail;
-			size *= 2;
-			b = xrealloc(b, size);
-		}
-		zs.next_out = (Bytef *)b + used;
-		zs.avail_out = size - used - 1;
-		rc = inflate(&zs, Z_NO_FLUSH);
-		used = size - 1 - zs.avail_out;
-		if (used > cap)
-			goto fail;
-		if (rc == Z_STREAM_END)
-			break;
-		if (rc != Z_OK && rc != Z_BUF_ERROR)
-			goto fail;
-		if (rc == Z_BUF_ERROR && zs.avail_in == 0)
-			goto fail;		/* truncated */
-	}
-	inflateEnd(&zs);
-	b[used] = '\0';
-	*out = b;
-	*outlen = used;
-	return (0);
-fail:
-	inflateEnd(&zs);
-	free(b);
-	return (-1);
-}
 
 /* Find or set up the connections for one service URL. */
 static struct ev_conn *
@@ -217,11 +172,12 @@ ev_req_cb(struct evhttp_request *req, void *arg)
 {
 	struct ev_req		*r = arg;
 	struct evbuffer		*in;
+	struct buf		 plain;
 	const char		*enc;
-	char			*body = NULL, *plain;
+	char			*body = NULL;
 	const char		*why;
-	size_t			 len = 0, plen;
-	int			 status = 0;
+	size_t			 len = 0;
+	int			 status = 0, zrc;
 
 	r->req = NULL;
 	TAILQ_REMOVE(&r->t->reqs, r, entry);
@@ -249,16 +205,16 @@ ev_req_cb(struct evhttp_request *req, void *arg)
 		enc = evhttp_find_header(evhttp_request_get_input_headers(req),
 		    "Content-Encoding");
 		if (enc != NULL && strcasecmp(enc, "gzip") == 0 && len > 0) {
-			if (hk_inflate(body, len, EV_MAX_BODY, &plain, &plen)
-			    != 0) {
-				log_warnx("heureka: bad gzip body");
+			buf_init(&plain, 0);
+			if ((zrc = gzip_inflate(body, len, &plain,
+			    EV_MAX_BODY)) != 0) {
+				log_warnx("heureka: bad gzip body: %s",
+				    gzip_strerror(zrc));
 				status = 0;
-				plain = xstrdup("");
-				plen = 0;
+				buf_reset(&plain);
 			}
 			free(body);
-			body = plain;
-			len = plen;
+			body = buf_steal(&plain, &len);
 		}
 	}
 	r->done(status, body != NULL ? body : "", len, r->arg);

@@ -3,8 +3,11 @@
  * 1 KB of JSON per instance) and fetched by every client every 30 s, so the
  * cache keeps each application's encoding as its own deflate fragment and
  * stitches a complete gzip stream from them; a change then recompresses one
- * application, not the registry.
+ * application, not the registry. The bounded inflate every HTTP body
+ * goes through (server requests, peer replies, the client library's
+ * responses) is here too.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,35 +51,67 @@ gzip_compress(const char *in, size_t len, struct buf *out, int level)
 	deflateEnd(&zs);
 }
 
-/* Inflate gzip (or zlib) data, refusing more than max output bytes. */
+/*
+ * Inflate gzip (or zlib) data, refusing more than max output bytes: each
+ * chunk is checked before it is appended, so out never holds more than
+ * max new bytes, and a refusal takes back what was appended.
+ */
 int
 gzip_inflate(const char *in, size_t len, struct buf *out, size_t max)
 {
 	z_stream	zs;
 	char		chunk[16384];
-	int		rc;
-	size_t		start = out->len;
+	size_t		start = out->len, n;
+	int		rc, err = 0, was_over = out->overflow;
 
+	if (len > UINT_MAX)
+		return (GZIP_ERR_TOO_BIG);
 	memset(&zs, 0, sizeof zs);
-	if (inflateInit2(&zs, 15 + 32) != Z_OK)
-		return (-1);
+	if (inflateInit2(&zs, 15 + 32) != Z_OK)	/* gzip or zlib header */
+		return (GZIP_ERR_CORRUPT);
 	zs.next_in = (Bytef *)(uintptr_t)in;
 	zs.avail_in = (uInt)len;
 	do {
 		zs.next_out = (Bytef *)chunk;
 		zs.avail_out = sizeof chunk;
 		rc = inflate(&zs, Z_NO_FLUSH);
-		if (rc != Z_OK && rc != Z_STREAM_END)
-			break;
-		if (out->len - start + (sizeof chunk - zs.avail_out) > max) {
-			rc = Z_BUF_ERROR;
+		if (rc != Z_OK && rc != Z_STREAM_END) {
+			err = GZIP_ERR_CORRUPT;
 			break;
 		}
-		buf_add(out, chunk, sizeof chunk - zs.avail_out);
+		n = sizeof chunk - zs.avail_out;
+		if (out->len - start + n > max || out->overflow) {
+			err = GZIP_ERR_TOO_BIG;
+			break;
+		}
+		buf_add(out, chunk, n);
 	} while (rc != Z_STREAM_END && (zs.avail_in != 0 ||
 	    zs.avail_out == 0));
 	inflateEnd(&zs);
-	return (rc == Z_STREAM_END && !out->overflow ? 0 : -1);
+	if (err == 0 && out->overflow)
+		err = GZIP_ERR_TOO_BIG;
+	else if (err == 0 && rc != Z_STREAM_END)
+		err = GZIP_ERR_CORRUPT;		/* the input ended early */
+	if (err != 0 && out->data != NULL) {
+		out->len = start;
+		out->data[start] = '\0';
+		out->overflow = was_over;
+	}
+	return (err);
+}
+
+/* What went wrong, in words. */
+const char *
+gzip_strerror(int err)
+{
+	switch (err) {
+	case 0:
+		return ("no error");
+	case GZIP_ERR_TOO_BIG:
+		return ("inflates past the size limit");
+	default:
+		return ("corrupt or truncated gzip data");
+	}
 }
 
 /* Raw deflate of one fragment, ending with a sync flush (byte aligned). */

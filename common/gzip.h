@@ -1,5 +1,6 @@
 /*
- * gzip.h: zlib helpers. Whole-body gzip and bounded inflate for HTTP, and
+ * gzip.h: zlib helpers. Whole-body gzip and the bounded inflate for HTTP,
+ * and
  * the stitching primitives that let the server's cache build a gzip body
  * from per-application deflate fragments without recompressing the rest
  * (the pigz technique: sync-flushed raw deflate blocks concatenated, CRCs
@@ -26,8 +27,17 @@ struct gz_frag {
 
 /* gzip the whole input into out (appends). */
 void	gzip_compress(const char *, size_t, struct buf *out, int level);
-/* Inflate gzip or zlib data into out; -1 if corrupt or over max bytes. */
+/*
+ * The one inflate of the tree (request bodies, peer replies, the client
+ * library's responses). gzip or zlib data, told apart by its header, is
+ * appended to out, never more than max bytes of it: 0, or one of the
+ * GZIP_ERR_* codes with out left as it was.
+ */
+#define GZIP_ERR_CORRUPT	(-1)	/* not gzip/zlib, truncated, bad CRC */
+#define GZIP_ERR_TOO_BIG	(-2)	/* inflates to more than max bytes */
 int	gzip_inflate(const char *, size_t, struct buf *out, size_t max);
+/* The reason for a GZIP_ERR_* code, for logs and 4xx bodies. */
+const char *gzip_strerror(int);
 
 /* Deflate one fragment; frag's fields are owned by it. */
 void	gzip_frag_make(struct gz_frag *, const char *, size_t, int level);

@@ -71,6 +71,7 @@ http_read_body(struct evhttp_request *req, size_t max, struct buf *out,
 	size_t		 len = evbuffer_get_length(in);
 	const char	*enc = http_header(req, "Content-Encoding");
 	unsigned char	*p;
+	int		 rc;
 
 	if (len > max) {
 		*cause = "request body too large";
@@ -78,10 +79,11 @@ http_read_body(struct evhttp_request *req, size_t max, struct buf *out,
 	}
 	p = evbuffer_pullup(in, -1);
 	if (enc != NULL && strcasecmp(enc, "gzip") == 0) {
-		if (gzip_inflate((const char *)p, len, out, max) != 0) {
-			*cause = out->len >= max ? "request body too large" :
+		if ((rc = gzip_inflate((const char *)p, len, out, max)) != 0) {
+			*cause = rc == GZIP_ERR_TOO_BIG ?
+			    "request body too large" :
 			    "cannot inflate gzip request body";
-			return (out->len >= max ? 413 : 400);
+			return (rc == GZIP_ERR_TOO_BIG ? 413 : 400);
 		}
 		return (0);
 	}
