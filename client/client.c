@@ -1884,26 +1884,6 @@ heureka_client_get_app(struct heureka_client *c, const char *app,
 	return (n);
 }
 
-/* Whether a comma-separated VIP list names vip (case-insensitively). */
-static int
-vip_match(const char *list, const char *vip)
-{
-	size_t		 len = strlen(vip);
-	const char	*p = list, *e;
-
-	if (list == NULL)
-		return (0);
-	for (;;) {
-		e = strchr(p, ',');
-		if ((size_t)((e != NULL ? e : p + strlen(p)) - p) == len &&
-		    strncasecmp(p, vip, len) == 0)
-			return (1);
-		if (e == NULL)
-			return (0);
-		p = e + 1;
-	}
-}
-
 /* Copies of the (UP) instances whose vipAddress lists vip. */
 size_t
 heureka_client_get_vip(struct heureka_client *c, const char *vip,
@@ -1919,7 +1899,8 @@ heureka_client_get_vip(struct heureka_client *c, const char *vip,
 	for (i = 0; i < c->apps->n; i++) {
 		for (j = 0; j < c->apps->apps[i]->n; j++) {
 			in = c->apps->apps[i]->instances[j];
-			if (visible(c, in) && vip_match(in->vip_address, vip))
+			if (visible(c, in) && instance_has_vip(
+			    in->vip_address, vip, INSTANCE_VIP_ICASE))
 				list_add(list, &n, in);
 		}
 	}

@@ -868,3 +868,24 @@ instance_leader_before(const struct instance *a, const struct instance *b)
 		return (a->lease.registration_ts < b->lease.registration_ts);
 	return (strcmp(instance_id(a), instance_id(b)) < 0);
 }
+
+/* One element of a comma-separated VIP list equals vip (see instance.h). */
+int
+instance_has_vip(const char *list, const char *vip, int icase)
+{
+	const char	*p, *e;
+	size_t		 len;
+
+	if (list == NULL || vip == NULL)
+		return (0);
+	len = strlen(vip);
+	for (p = list;; p = e + 1) {
+		if ((e = strchr(p, ',')) == NULL)
+			e = p + strlen(p);
+		if ((size_t)(e - p) == len && (icase ?
+		    strncasecmp(p, vip, len) : strncmp(p, vip, len)) == 0)
+			return (1);
+		if (*e == '\0')
+			return (0);
+	}
+}

@@ -230,4 +230,17 @@ int64_t	 instance_leader_pin(const struct instance *);	/* 0: none */
 int	 instance_leader_before(const struct instance *,
 	    const struct instance *);
 
+/*
+ * Whether a comma-separated VIP list (vipAddress, secureVipAddress) holds
+ * vip as one whole element, split on ',' as Eureka's String.split. The
+ * two sides of Eureka differ on case, and heureka keeps both rules: the
+ * server's vips/ and svips/ compare exactly (eureka-core registry/
+ * ResponseCacheImpl.java, getApplicationsForVip: Arrays.binarySearch on
+ * the raw strings), the client ignoring case (eureka-client shared/
+ * Applications.java keys its VIP maps upper-cased). NULL list: no.
+ */
+#define INSTANCE_VIP_EXACT	0	/* heurekad: GET vips/{vip} */
+#define INSTANCE_VIP_ICASE	1	/* libheureka's lookups */
+int	 instance_has_vip(const char *list, const char *vip, int icase);
+
 #endif

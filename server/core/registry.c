@@ -1751,26 +1751,7 @@ registry_memory_used(const struct registry *reg)
 	return (reg->bytes + registry_delta_bytes(reg) + reg->ext_bytes);
 }
 
-/* 1 if the comma-separated list holds vip exactly (String.split(",")). */
-static int
-registry_vip_match(const char *list, const char *vip)
-{
-	const char	*p, *e;
-	size_t		 len = strlen(vip);
-
-	if (list == NULL)
-		return (0);
-	for (p = list;; p = e + 1) {
-		if ((e = strchr(p, ',')) == NULL)
-			e = p + strlen(p);
-		if ((size_t)(e - p) == len && strncmp(p, vip, len) == 0)
-			return (1);
-		if (*e == '\0')
-			return (0);
-	}
-}
-
-/* VIP / SVIP snapshot (§2.13): exact, case-sensitive element match. */
+/* VIP / SVIP snapshot (§2.13): exact, case-sensitive (instance.h). */
 struct applications *
 registry_vip(struct registry *reg, const char *vip, int secure)
 {
@@ -1790,7 +1771,7 @@ registry_vip(struct registry *reg, const char *vip, int secure)
 			in = a->leases[j]->inst;
 			list = secure ? in->secure_vip_address :
 			    in->vip_address;
-			if (!registry_vip_match(list, vip))
+			if (!instance_has_vip(list, vip, INSTANCE_VIP_EXACT))
 				continue;
 			if (out == NULL) {
 				out = application_new(a->name);

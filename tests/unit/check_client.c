@@ -765,6 +765,39 @@ START_TEST(test_lookups)
 }
 END_TEST
 
+/* VIP lookups ignore case, as the Java client's upper-cased VIP maps. */
+START_TEST(test_vip_ignores_case)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 0, 1);
+	struct applications	*as = applications_new();
+	struct application	*a = applications_get(as, "A");
+	struct heureka_instance	*list;
+	struct instance		*in;
+	char			*body;
+
+	in = mkinst("A", "a1", STATUS_UP, ACTION_ADDED);
+	in->vip_address = xstrdup("x,alpha");
+	application_add(a, in);
+	in = mkinst("A", "a2", STATUS_UP, ACTION_ADDED);
+	in->vip_address = xstrdup("alphabet");
+	application_add(a, in);
+	hk_client_start(c);
+	body = apps_json(as, 1, NULL);
+	reply(last(), 200, body);
+	free(body);
+	ck_assert_uint_eq(heureka_client_get_vip(c, "ALPHA", &list), 1);
+	ck_assert_str_eq(list[0].instance_id, "a1");
+	heureka_instances_free(list, 1);
+	ck_assert_uint_eq(heureka_client_get_vip(c, "Alpha", &list), 1);
+	heureka_instances_free(list, 1);
+	ck_assert_uint_eq(heureka_client_get_vip(c, "X", &list), 1);
+	heureka_instances_free(list, 1);
+	ck_assert_uint_eq(heureka_client_get_vip(c, "alph", &list), 0);
+	ck_assert_uint_eq(heureka_client_get_vip(c, "x,alpha", &list), 0);
+	heureka_client_free(c);
+}
+END_TEST
+
 /* Leader-change callback: a log of "APP id" ("APP -" for none). */
 struct leader_log {
 	int	n;
@@ -1090,6 +1123,7 @@ client_suite(void)
 	tcase_add_test(tc, test_heartbeat_404);
 	tcase_add_test(tc, test_cancel_on_stop);
 	tcase_add_test(tc, test_lookups);
+	tcase_add_test(tc, test_vip_ignores_case);
 	tcase_add_test(tc, test_leader);
 	tcase_add_test(tc, test_watch_push);
 	tcase_add_test(tc, test_watch_line_bound);

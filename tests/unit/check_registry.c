@@ -687,6 +687,24 @@ START_TEST(test_vip_exact_match)
 }
 END_TEST
 
+/* The one VIP list rule (instance.h), both ways of comparing. */
+START_TEST(test_vip_list_rule)
+{
+	ck_assert(instance_has_vip("alpha,beta", "beta", INSTANCE_VIP_EXACT));
+	ck_assert(instance_has_vip("alpha,beta", "alpha", INSTANCE_VIP_EXACT));
+	ck_assert(!instance_has_vip("alpha,beta", "Beta", INSTANCE_VIP_EXACT));
+	ck_assert(instance_has_vip("alpha,beta", "Beta", INSTANCE_VIP_ICASE));
+	ck_assert(instance_has_vip("ALPHA", "alpha", INSTANCE_VIP_ICASE));
+	ck_assert(!instance_has_vip("alphabet", "alpha", INSTANCE_VIP_ICASE));
+	ck_assert(!instance_has_vip("alpha,beta", "alpha,beta",
+	    INSTANCE_VIP_EXACT));
+	ck_assert(!instance_has_vip("alpha, beta", "beta", INSTANCE_VIP_EXACT));
+	ck_assert(instance_has_vip("a,,b", "", INSTANCE_VIP_EXACT));
+	ck_assert(!instance_has_vip(NULL, "a", INSTANCE_VIP_ICASE));
+	ck_assert(!instance_has_vip("a", NULL, INSTANCE_VIP_EXACT));
+}
+END_TEST
+
 START_TEST(test_expiry_after_duration)
 {
 	struct registry		*reg;
@@ -1889,6 +1907,7 @@ registry_suite(void)
 	tcase_add_test(tc, test_delta_order_dedupe_retention);
 	tcase_add_test(tc, test_hashcode_each_change);
 	tcase_add_test(tc, test_vip_exact_match);
+	tcase_add_test(tc, test_vip_list_rule);
 	tcase_add_test(tc, test_expiry_after_duration);
 	tcase_add_test(tc, test_expired_visible_while_self_preserving);
 	tcase_add_test(tc, test_selfpreserve_blocks_eviction);
