@@ -14,7 +14,8 @@
  * heureka differs from Eureka on purpose in two places: a lease expires
  * duration after its last renewal (Eureka's renew() adds the duration
  * twice), and the renewal threshold follows every register and cancel,
- * also from zero, so no 15-minute recount timer is needed.
+ * also from zero, so no 15-minute recount timer is needed (evict.c keeps
+ * the threshold and plans each eviction run; registry_evict removes).
  *
  * No libevent, no clock reads: time always comes in as a parameter. Every
  * duration (lease expiry, eviction compensation, delta, override and
@@ -30,6 +31,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "evict.h"
 #include "hash.h"
 #include "instance.h"
 #include "registry.h"
@@ -132,6 +134,19 @@ struct observer {
 	void			*arg;
 };
 
+/* registry_evict's candidates: the expired leases the run may take. */
+struct evict_collect {
+	struct lease		**v;
+	size_t			  n;
+	const struct evict_run	 *run;
+};
+
+/* registry_foreach_live's callback and its argument. */
+struct live_walk {
+	registry_live_cb	 cb;
+	void			*arg;
+};
+
 struct registry {
 	struct registry_conf	 conf;
 
@@ -172,13 +187,7 @@ struct registry {
 	size_t			 nobs;
 	int			 notify_created;	/* for the next event */
 
-	int			 expected;
-	int			 uncounted;	/* live leases not in it */
-	int			 threshold;
-	long			 renews_cur;
-	long			 renews_last;
-	int64_t			 last_evict_ts;	/* mono */
-	int			 evicted_once;
+	struct evict		 ev;		/* evict.c: self-preservation */
 
 	struct registry_stats	 stats;
 };
@@ -198,12 +207,15 @@ static void	lease_unref(struct registry *, struct lease *);
 static size_t	lease_cost(const struct lease *);
 static void	registry_dequeue(struct registry *, int64_t, int);
 static int	lease_is_expired(const struct lease *, int64_t, int64_t);
+static size_t	lease_walk(const struct registry *, int64_t, int64_t, int,
+		    void (*)(struct lease *, void *), void *);
+static void	evict_collect_cb(struct lease *, void *);
+static void	live_walk_cb(struct lease *, void *);
 static void	lease_display(struct lease *);
 static void	lease_renew(struct lease *, struct hk_time);
 static void	registry_set_status(struct registry *, struct lease *,
 		    enum instance_status);
 static void	registry_touch(struct registry *, struct reg_app *);
-static void	registry_update_threshold(struct registry *);
 static void	registry_enqueue(struct registry *, struct lease *, int64_t);
 static void	registry_notify(struct registry *, enum registry_event_type,
 		    const char *, const char *, const struct instance *, int,
@@ -331,7 +343,8 @@ id_group_free_cb(struct htab_node *n, void *arg)
 struct registry *
 registry_new(const struct registry_conf *rc, int64_t now)
 {
-	struct registry	*reg = xcalloc(1, sizeof *reg);
+	struct registry		*reg = xcalloc(1, sizeof *reg);
+	struct evict_conf	 ec;
 
 	(void)now;
 	if (rc != NULL)
@@ -353,8 +366,14 @@ registry_new(const struct registry_conf *rc, int64_t now)
 	TAILQ_INIT(&reg->override_lru);
 	TAILQ_INIT(&reg->tomb_fifo);
 
-	reg->expected = reg->conf.expected_initial;
-	registry_update_threshold(reg);
+	memset(&ec, 0, sizeof ec);
+	ec.self_preservation = reg->conf.self_preservation;
+	ec.renewal_percent_threshold = reg->conf.renewal_percent_threshold;
+	ec.expected_client_renewal_interval_secs =
+	    reg->conf.expected_client_renewal_interval_secs;
+	ec.expected_initial = reg->conf.expected_initial;
+	ec.eviction_interval_ms = reg->conf.eviction_interval_ms;
+	evict_init(&reg->ev, &ec);
 	return (reg);
 }
 
@@ -556,6 +575,50 @@ lease_is_expired(const struct lease *l, int64_t extra, int64_t mono)
 }
 
 /*
+ * The one walk over every registered lease, app by app: cb for each one
+ * whose expiry at mono (with extra ms of grace) is `expired`. Returns how
+ * many were passed. cb must not add or remove leases.
+ */
+static size_t
+lease_walk(const struct registry *reg, int64_t mono, int64_t extra,
+    int expired, void (*cb)(struct lease *, void *), void *arg)
+{
+	struct reg_app	*a;
+	size_t		 i, j, n = 0;
+
+	for (i = 0; i < reg->napps; i++) {
+		a = reg->apps[i];
+		for (j = 0; j < a->n; j++) {
+			if (lease_is_expired(a->leases[j], extra, mono) !=
+			    expired)
+				continue;
+			cb(a->leases[j], arg);
+			n++;
+		}
+	}
+	return (n);
+}
+
+/* lease_walk callback of registry_foreach_live. */
+static void
+live_walk_cb(struct lease *l, void *arg)
+{
+	struct live_walk	*w = arg;
+
+	w->cb(l->app, l->inst, w->arg);
+}
+
+/* Every unexpired lease (registry.h), whatever self-preservation says. */
+size_t
+registry_foreach_live(const struct registry *reg, int64_t mono,
+    registry_live_cb cb, void *arg)
+{
+	struct live_walk	w = { cb, arg };
+
+	return (lease_walk(reg, mono, 0, 0, live_walk_cb, &w));
+}
+
+/*
  * Refresh the leaseInfo shown for the stored instance (decorateInstanceInfo):
  * lastRenewalTimestamp is the registration time until the first renewal,
  * then last renewal + duration, exactly as Eureka reports it.
@@ -606,17 +669,6 @@ registry_touch(struct registry *reg, struct reg_app *a)
 	reg->gen++;
 	if (a != NULL)
 		a->gen = reg->gen;
-}
-
-/* numberOfRenewsPerMinThreshold (§5.11), truncated toward zero. */
-static void
-registry_update_threshold(struct registry *reg)
-{
-	double	per_min;
-
-	per_min = 60.0 / reg->conf.expected_client_renewal_interval_secs;
-	reg->threshold = (int)(reg->expected * per_min *
-	    reg->conf.renewal_percent_threshold);
 }
 
 /* What a lease costs on the heap: itself, its key and its instance. */
@@ -1049,12 +1101,7 @@ registry_do_register(struct registry *reg, struct instance *in,
 		/* heureka: also from zero, so no recount timer is needed. */
 		l->uncounted = kvlist_get(&in->metadata,
 		    REGISTRY_UNCOUNTED_KEY) != NULL ? 1 : 0;
-		if (l->uncounted)
-			reg->uncounted++;
-		else {
-			reg->expected++;
-			registry_update_threshold(reg);
-		}
+		evict_lease_added(&reg->ev, l->uncounted);
 	}
 	r = l->inst;
 	id = l->id;
@@ -1152,8 +1199,7 @@ registry_renew(struct registry *reg, const char *app, const char *id,
 		registry_set_status(reg, l, st);
 		registry_touch(reg, l->app);
 	}
-	if (!l->uncounted)
-		reg->renews_cur++;
+	evict_renewed(&reg->ev, l->uncounted);
 	lease_renew(l, now);
 	reg->stats.renewals++;
 	registry_notify(reg, REG_EV_RENEW, l->app->name, l->id, l->inst,
@@ -1229,12 +1275,7 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 		registry_touch(reg, NULL);
 	} else
 		registry_touch(reg, a);
-	if (l->uncounted)
-		reg->uncounted--;
-	else if (reg->expected > 0) {
-		reg->expected--;
-		registry_update_threshold(reg);
-	}
+	evict_lease_removed(&reg->ev, l->uncounted);
 	if (evict)
 		reg->stats.evictions++;
 	else {
@@ -1789,64 +1830,58 @@ out:
 	return (as);
 }
 
+/*
+ * Eviction and self-preservation: the policy is evict.c's; the registry
+ * tells it about leases and renewals and forwards these calls.
+ */
+
 /* openForTraffic: expected := count, threshold recomputed. */
 void
 registry_open_for_traffic(struct registry *reg, int count, int64_t now)
 {
 	(void)now;
-	reg->expected = count < 0 ? 0 : count;
-	registry_update_threshold(reg);
+	evict_open_for_traffic(&reg->ev, count);
+}
+
+/* Put every expired lease the run may take into the candidate array. */
+static void
+evict_collect_cb(struct lease *l, void *arg)
+{
+	struct evict_collect	*ec = arg;
+
+	if (!ec->run->only_uncounted || l->uncounted)
+		ec->v[ec->n++] = l;
 }
 
 /*
- * The eviction task (§5.11). A late timer is compensated by the time it
- * overslept; at most size - (int)(size x percent) leases go per run, picked
- * uniformly at random with a partial Fisher-Yates shuffle.
+ * The eviction task (§5.11): evict.c plans the run (grace for a late
+ * timer, which leases may go, how many); the expired candidates are
+ * collected here and the chosen ones removed, picked uniformly at random
+ * with a partial Fisher-Yates shuffle.
  */
 int
 registry_evict(struct registry *reg, struct hk_time now)
 {
-	struct lease	**exp, *t;
-	size_t		  i, j, nexp = 0, limit, n;
-	int64_t		  extra = 0;
-	int		  only_uncounted;
+	struct evict_run	 run;
+	struct evict_collect	 ec;
+	struct lease		*t;
+	size_t			 i, j, n;
 
-	if (reg->evicted_once) {
-		extra = now.mono_ms - reg->last_evict_ts -
-		    reg->conf.eviction_interval_ms;
-		if (extra < 0)
-			extra = 0;
-	}
-	reg->evicted_once = 1;
-	reg->last_evict_ts = now.mono_ms;
-	/*
-	 * Self-preservation protects the leases it counts; uncounted ones
-	 * (REGISTRY_UNCOUNTED_KEY) expire on their own protocol's terms.
-	 */
-	only_uncounted = !registry_lease_expiration_enabled(reg);
-	if (reg->size == 0 || (only_uncounted && reg->uncounted == 0))
+	if (!evict_run_begin(&reg->ev, now.mono_ms, reg->size, &run))
 		return (0);
-
-	exp = xreallocarray(NULL, reg->size, sizeof *exp);
-	for (i = 0; i < reg->napps; i++) {
-		for (j = 0; j < reg->apps[i]->n; j++) {
-			t = reg->apps[i]->leases[j];
-			if ((!only_uncounted || t->uncounted) &&
-			    lease_is_expired(t, extra, now.mono_ms))
-				exp[nexp++] = t;
-		}
-	}
-	limit = only_uncounted ? nexp : reg->size - (size_t)((double)reg->size *
-	    reg->conf.renewal_percent_threshold);
-	n = nexp < limit ? nexp : limit;
+	ec.v = xreallocarray(NULL, reg->size, sizeof *ec.v);
+	ec.n = 0;
+	ec.run = &run;
+	lease_walk(reg, now.mono_ms, run.extra, 1, evict_collect_cb, &ec);
+	n = evict_run_limit(&reg->ev, &run, reg->size, ec.n);
 	for (i = 0; i < n; i++) {
-		j = i + (size_t)random() % (nexp - i);
-		t = exp[i];
-		exp[i] = exp[j];
-		exp[j] = t;
-		registry_remove(reg, exp[i], 1, 0, 0, now);
+		j = evict_pick(i, ec.n);
+		t = ec.v[i];
+		ec.v[i] = ec.v[j];
+		ec.v[j] = t;
+		registry_remove(reg, ec.v[i], 1, 0, 0, now);
 	}
-	free(exp);
+	free(ec.v);
 	return ((int)n);
 }
 
@@ -1855,52 +1890,49 @@ void
 registry_tick_minute(struct registry *reg, int64_t now)
 {
 	(void)now;
-	reg->renews_last = reg->renews_cur;
-	reg->renews_cur = 0;
+	evict_tick_minute(&reg->ev);
 }
 
 /* isLeaseExpirationEnabled (§5.11): the self-preservation switch. */
 int
 registry_lease_expiration_enabled(const struct registry *reg)
 {
-	if (!reg->conf.self_preservation)
-		return (1);
-	return (reg->threshold > 0 && reg->renews_last > reg->threshold);
+	return (evict_expiration_enabled(&reg->ev));
 }
 
 /* isBelowRenewThreshold, minus the start-up wait (the caller's part). */
 int
 registry_is_below_threshold(const struct registry *reg)
 {
-	return (reg->renews_last <= reg->threshold);
+	return (evict_is_below_threshold(&reg->ev));
 }
 
 /* Live leases left out of self-preservation (REGISTRY_UNCOUNTED_KEY). */
 int
 registry_uncounted(const struct registry *reg)
 {
-	return (reg->uncounted);
+	return (reg->ev.uncounted);
 }
 
 /* expectedNumberOfClientsSendingRenews. */
 int
 registry_expected_clients(const struct registry *reg)
 {
-	return (reg->expected);
+	return (reg->ev.expected);
 }
 
 /* numberOfRenewsPerMinThreshold. */
 int
 registry_renew_threshold(const struct registry *reg)
 {
-	return (reg->threshold);
+	return (reg->ev.threshold);
 }
 
 /* Renewals counted in the previous complete minute. */
 long
 registry_renews_last_min(const struct registry *reg)
 {
-	return (reg->renews_last);
+	return (reg->ev.renews_last);
 }
 
 /* Operation counters. */

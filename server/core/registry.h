@@ -1,7 +1,8 @@
 /*
  * registry.h: the lease table (spec §5). app name -> instance id -> lease,
  * the status-override map, the recently-changed queue for deltas, the
- * last-1000 registered/cancelled rings, eviction and self-preservation.
+ * last-1000 registered/cancelled rings; eviction and self-preservation
+ * through evict.c, which holds their policy.
  *
  * A plain data structure: no libevent, no I/O, no clock reads. Every call
  * takes the time so tests drive it by hand: calls that stamp wire values
@@ -219,6 +220,17 @@ uint64_t	 registry_copy_hash(const struct instance *);
 /* Whether the i-th lease of an app has expired (monotonic clock). */
 int		 reg_app_lease_expired(const struct reg_app *, size_t,
 		     int64_t mono);
+/*
+ * The live-lease walk: cb(app, instance, arg) for every lease that has
+ * not expired at mono (monotonic ms), app by app, the leases of one app
+ * together; expired ones are skipped whatever self-preservation says (the
+ * anti-entropy digest, heureka/apps). cb must not mutate the registry.
+ * Returns how many leases cb saw.
+ */
+typedef void (*registry_live_cb)(const struct reg_app *,
+		     const struct instance *, void *);
+size_t		 registry_foreach_live(const struct registry *, int64_t mono,
+		     registry_live_cb, void *);
 
 /*
  * Lookups; expired leases are hidden while expiration is enabled (§2.6).
@@ -302,7 +314,10 @@ size_t		 registry_memory_used(const struct registry *);
 struct applications *registry_vip(struct registry *, const char *vip,
 		     int secure);
 
-/* Eviction and self-preservation (§5.11, with heureka's improvements). */
+/*
+ * Eviction and self-preservation (§5.11, with heureka's improvements):
+ * the policy lives in evict.c; these forward to the registry's copy.
+ */
 void		 registry_open_for_traffic(struct registry *, int count,
 		     int64_t now);
 int		 registry_evict(struct registry *, struct hk_time now);

@@ -744,6 +744,70 @@ START_TEST(test_expiry_after_duration)
 }
 END_TEST
 
+/* registry_foreach_live: a count and a name list, in walk order. */
+struct live_seen {
+	size_t	n;
+	char	ids[256];
+	const struct reg_app *last;
+	int	apps;
+};
+
+/* registry_live_cb: note the id, and each new app once. */
+static void
+live_seen_cb(const struct reg_app *a, const struct instance *in, void *arg)
+{
+	struct live_seen	*ls = arg;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_str_eq(reg_app_name(a), in->app);
+	if (a != ls->last) {
+		ls->apps++;
+		ls->last = a;
+	}
+	ls->n++;
+	snprintf(ls->ids + strlen(ls->ids), sizeof ls->ids - strlen(ls->ids),
+	    "%s ", instance_id(in));
+}
+
+/* The live walk skips expired leases, self-preservation or not. */
+START_TEST(test_foreach_live)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	struct live_seen	 ls;
+	struct instance		*x;
+
+	registry_register(reg, mkinst("A", "a1", STATUS_UP, 1), 0, TM(T0));
+	registry_register(reg, mkinst("B", "b1", STATUS_DOWN, 1), 0, TM(T0));
+	registry_register(reg, mkinst("A", "a2", STATUS_UP, 1), 0, TM(T0));
+	x = mkinst("B", "b2", STATUS_UP, 1);
+	x->lease.duration_secs = 10;
+	registry_register(reg, x, 0, TM(T0));
+	ck_assert(!registry_lease_expiration_enabled(reg));
+
+	memset(&ls, 0, sizeof ls);
+	ck_assert_uint_eq(registry_foreach_live(reg, T0 + 10000, live_seen_cb,
+	    &ls), 4);
+	ck_assert_uint_eq(ls.n, 4);
+	ck_assert_int_eq(ls.apps, 2);		/* an app's leases together */
+
+	/* b2 expired; self-preservation still shows it to lookups. */
+	memset(&ls, 0, sizeof ls);
+	ck_assert_uint_eq(registry_foreach_live(reg, T0 + 10001, live_seen_cb,
+	    &ls), 3);
+	ck_assert_ptr_null(strstr(ls.ids, "b2"));
+	ck_assert_ptr_nonnull(registry_get(reg, "B", "b2", T0 + 10001));
+
+	/* a2 renewed at T0 + 50000 outlives a1 and b1. */
+	registry_renew(reg, "A", "a2", -1, STATUS_UNKNOWN, 0, TM(T0 + 50000),
+	    NULL);
+	memset(&ls, 0, sizeof ls);
+	ck_assert_uint_eq(registry_foreach_live(reg, T0 + 90001, live_seen_cb,
+	    &ls), 1);
+	ck_assert_str_eq(ls.ids, "a2 ");
+	registry_free(reg);
+}
+END_TEST
+
 START_TEST(test_expired_visible_while_self_preserving)
 {
 	struct registry	*reg = registry_new(&cf, T0);
@@ -1910,6 +1974,7 @@ registry_suite(void)
 	tcase_add_test(tc, test_vip_list_rule);
 	tcase_add_test(tc, test_expiry_after_duration);
 	tcase_add_test(tc, test_expired_visible_while_self_preserving);
+	tcase_add_test(tc, test_foreach_live);
 	tcase_add_test(tc, test_selfpreserve_blocks_eviction);
 	tcase_add_test(tc, test_eviction_allowed_above_threshold);
 	tcase_add_test(tc, test_eviction_cap_per_run);
