@@ -26,6 +26,7 @@
 
 #include "buf.h"
 #include "codec.h"
+#include "hash.h"
 #include "instance.h"
 #include "json.h"
 #include "log.h"
@@ -745,15 +746,14 @@ static uint8_t		json_key_head[JSON_KEY_BUCKETS];
 static uint8_t		json_key_next[JSON_NKNOWN];
 static pthread_once_t	json_key_once = PTHREAD_ONCE_INIT;
 
-/* The bucket of a key (FNV-1a; the table holds only our own keys). */
+/*
+ * The bucket of a key: the fixed-key hash (hash.h), since the table is
+ * built once per process and holds only our own keys.
+ */
 static unsigned
 json_key_bucket(const char *k)
 {
-	uint32_t	h = 2166136261u;
-
-	while (*k != '\0')
-		h = (h ^ (unsigned char)*k++) * 16777619u;
-	return (h % JSON_KEY_BUCKETS);
+	return ((unsigned)(hash_fixed(0, k, strlen(k)) % JSON_KEY_BUCKETS));
 }
 
 /* pthread_once body: chain every known key into its bucket. */

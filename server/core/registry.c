@@ -38,6 +38,8 @@
 #include "xmalloc.h"
 
 #define REGISTRY_DEFAULT_MAX		1000000
+/* hash_fixed's starting value for the copy hash (peers compare it). */
+#define REGISTRY_COPY_HASH_SEED		1469598103934665603ULL
 #define REGISTRY_QUEUE_SLACK		4096	/* delta queue above 4 x max */
 #define REGISTRY_DEFAULT_INSTANCE_BYTES	131072	/* 2 x the default body cap */
 #define REGISTRY_DEFAULT_DELTA_BYTES	(64 * 1024 * 1024)
@@ -2015,7 +2017,7 @@ copy_hash_kv(uint64_t h, const struct kvlist *kv)
 	size_t		i;
 
 	for (i = 0; i < kv->n; i++) {
-		e = copy_hash_str(1469598103934665603ULL, kv->v[i].key);
+		e = copy_hash_str(REGISTRY_COPY_HASH_SEED, kv->v[i].key);
 		e = copy_hash_str(e, kv->v[i].value);
 		e ^= e >> 31;
 		e *= 0xbf58476d1ce4e5b9ULL;
@@ -2029,7 +2031,7 @@ copy_hash_kv(uint64_t h, const struct kvlist *kv)
 uint64_t
 registry_copy_hash(const struct instance *in)
 {
-	uint64_t	h = 1469598103934665603ULL;
+	uint64_t	h = REGISTRY_COPY_HASH_SEED;
 
 	h = copy_hash_str(h, in->app);
 	h = copy_hash_str(h, instance_id(in));
