@@ -186,6 +186,13 @@ dashboard_history_tick(struct dashboard *d, struct hk_time now)
 	history_tick(&d->history, &in, now.wall_ms);
 }
 
+/* The history ring, read-only. */
+const struct history *
+dashboard_history(const struct dashboard *d)
+{
+	return (&d->history);
+}
+
 /*
  * The charts' data: the history ring, with the peers named as the DS
  * Replicas table names them (after a SIGHUP changed the peer list, older

@@ -13,6 +13,7 @@ struct config;
 struct dashboard;
 struct evhttp_request;
 struct gate;
+struct history;
 struct ops;
 struct peers;
 struct registry;
@@ -43,5 +44,7 @@ int		 dashboard_handle(struct dashboard *, struct evhttp_request *,
  * state; takes a sample when one is due at now.
  */
 void		 dashboard_history_tick(struct dashboard *, struct hk_time now);
+/* The ring the charts draw, as history.json serves it (read-only). */
+const struct history *dashboard_history(const struct dashboard *);
 
 #endif
