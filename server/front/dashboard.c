@@ -60,8 +60,9 @@
 
 #define DASH_TEXT	"text/plain; charset=utf-8"
 
+/* What the page shows (borrowed) and the history it owns. */
 struct dashboard {
-	struct registry		*reg;		/* borrowed, as all but history */
+	struct registry		*reg;
 	const struct gate	*gate;
 	const struct config	*conf;
 	struct peers *const	*peers;		/* *peers: NULL until listening */

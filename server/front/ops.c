@@ -51,10 +51,12 @@
 
 #define OPS_TEXT	"text/plain; charset=utf-8"
 
+/* The endpoints' state is all borrowed: ops only reads it. */
 struct ops {
-	struct ops_deps	 d;		/* borrowed */
+	struct ops_deps	 d;
 };
 
+/* What ops_route() tells apart. */
 enum ops_endpoint {
 	OPS_NONE = 0,
 	OPS_HEALTH,			/* readiness */
