@@ -30,6 +30,13 @@ int	 http_read_body(struct evhttp_request *, size_t max, struct buf *out,
 /* Reply with a body (copied) and a content type; NULL body = empty. */
 void	 http_reply(struct evhttp_request *, int code, const char *ctype,
 	    const char *body, size_t len);
+/*
+ * http_reply() with the headers every operator-facing answer carries (the
+ * dashboard, /health, /info, /metrics, StatusInfo): nosniff, a strict CSP,
+ * no framing, no referrer, no caching.
+ */
+void	 http_reply_safe(struct evhttp_request *, int code, const char *ctype,
+	    const char *body, size_t len);
 /* Reply with a short plain-text reason (error paths). */
 void	 http_error(struct evhttp_request *, int code, const char *reason);
 const char *http_reason(int code);

@@ -40,6 +40,7 @@
 #include "httputil.h"
 #include "log.h"
 #include "metrics.h"
+#include "ops.h"
 #include "peer.h"
 #include "ratelimit.h"
 #include "registry.h"
@@ -48,7 +49,6 @@
 #include "server.h"
 #include "tls.h"
 #include "watch.h"
-#include "history.h"
 #include "xmalloc.h"
 
 #define SINGLE_WRITE_MAX	(4 * 1024 * 1024)
@@ -134,30 +134,38 @@ server_new(struct event_base *base, struct config *conf)
 	s->base = base;
 	s->conf = conf;
 	start = clock_now();
-	s->start_ms = start.wall_ms;
-	s->start_mono = start.mono_ms;
 	s->gate = gate_new(start);
 	gate_observe(s->gate, &(struct gate_observer){ server_gate_cb, s });
 	server_registry_conf(conf, &rc);
 	s->memory_budget = rc.max_bytes;
-	s->reg = registry_new(&rc, s->start_ms);
+	s->reg = registry_new(&rc, start.wall_ms);
 	s->register_rl = ratelimit_new(conf->register_rate_per_second,
 	    conf->register_rate_burst, RATELIMIT_ENTRIES);
 	s->cache = cache_new(s->reg, conf->use_read_only_response_cache ?
 	    conf->response_cache_update_interval_ms : 0,
 	    conf->response_cache_auto_expiration_in_seconds * 1000);
-	s->metrics = metrics_new();
-	s->access = access_new(conf);
-	s->watch = watch_new(s);
-	s->airlift = airlift_new(s->reg, conf);
-	s->history = xmalloc(sizeof *s->history);
-	history_init(s->history, conf->dashboard_history_interval_ms);
-	/* A caller with a certificate from the peer CA is a peer. */
-	access_set_cert_check(s->access, tls_request_peer_verified);
 	if (gethostname(host, sizeof host) != 0)
 		snprintf(host, sizeof host, "localhost");
 	host[sizeof host - 1] = '\0';
 	s->hostname = xstrdup(host);
+	/* The peers and the port exist once listening: pointed at. */
+	s->metrics = metrics_new(&(struct metrics_deps){ .reg = s->reg,
+	    .cache = s->cache, .gate = s->gate, .conf = conf,
+	    .peers = &s->peers, .looplag = &s->looplag,
+	    .open_connections = &s->open_connections,
+	    .memory_budget = s->memory_budget });
+	s->access = access_new(conf);
+	s->watch = watch_new(&(struct watch_deps){ .base = base,
+	    .reg = s->reg, .gate = s->gate, .conf = conf });
+	s->airlift = airlift_new(s->reg, conf);
+	s->ops = ops_new(&(struct ops_deps){ .gate = s->gate, .conf = conf,
+	    .metrics = s->metrics, .peers = &s->peers,
+	    .hostname = s->hostname, .port = &s->port });
+	s->dashboard = dashboard_new(&(struct dashboard_deps){
+	    .reg = s->reg, .gate = s->gate, .conf = conf,
+	    .peers = &s->peers, .ops = s->ops });
+	/* A caller with a certificate from the peer CA is a peer. */
+	access_set_cert_check(s->access, tls_request_peer_verified);
 	return (s);
 }
 
@@ -181,7 +189,6 @@ server_free(struct server *s)
 		event_free(s->lag_ev);
 	if (s->history_ev != NULL)
 		event_free(s->history_ev);
-	free(s->history);
 	if (server_accept_owner == s)
 		server_accept_owner = NULL;
 	rest_free(s->rest);
@@ -192,6 +199,8 @@ server_free(struct server *s)
 	if (s->plain_http != NULL)
 		evhttp_free(s->plain_http);
 	watch_free(s->watch);
+	dashboard_free(s->dashboard);
+	ops_free(s->ops);
 	tls_ctx_free(s->tls_ctx);
 	cache_free(s->cache);
 	registry_free(s->reg);
@@ -535,7 +544,7 @@ server_listen(struct server *s, char **cause)
 	    .access = s->access, .register_rl = s->register_rl,
 	    .memory_budget = s->memory_budget, .metrics = s->metrics,
 	    .watch = s->watch, .airlift = s->airlift, .peers = s->peers,
-	    .legacy_server = s });
+	    .dashboard = s->dashboard, .ops = s->ops });
 	if (s->conf->port_file != NULL &&
 	    server_write_port(s->conf->port_file, s->port, cause) != 0)
 		return (-1);
@@ -622,9 +631,11 @@ server_lag_cb(evutil_socket_t fd, short what, void *arg)
 static void
 server_history_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct server	*s = arg;
+
 	(void)fd;
 	(void)what;
-	dashboard_history_tick(arg, clock_wall_ms());
+	dashboard_history_tick(s->dashboard, clock_now());
 }
 
 /* A persistent timer every ms milliseconds. */
@@ -663,7 +674,7 @@ server_start(struct server *s)
 	evtimer_add(s->lag_ev, &lag_tv);
 	s->history_ev = server_timer(s, cf->dashboard_history_interval_ms,
 	    server_history_cb);
-	dashboard_history_tick(s, clock_wall_ms());
+	dashboard_history_tick(s->dashboard, clock_now());
 	peers_start(s->peers);
 }
 

@@ -19,6 +19,8 @@
 struct access;
 struct airlift;
 struct cache;
+struct dashboard;
+struct ops;
 struct peers;
 struct metrics;
 struct ratelimit;
@@ -41,11 +43,11 @@ struct server {
 	struct watch		*watch;		/* heureka/watch streams */
 	struct airlift		*airlift;	/* /v1/ discovery */
 	struct rest		*rest;		/* the route table */
+	struct ops		*ops;		/* /health, /info, /metrics */
+	struct dashboard	*dashboard;
 	size_t			 memory_budget;	/* resolved max-memory-bytes */
 	uint64_t		 delta_dropped_seen;	/* logged up to here */
 
-	int64_t			 start_ms;	/* wall clock at start */
-	int64_t			 start_mono;	/* monotonic clock at start */
 	int			 port;		/* bound port */
 	char			*hostname;	/* gethostname() */
 	struct gate		*gate;		/* readiness, read gate */
@@ -58,7 +60,6 @@ struct server {
 	struct event		*accept_ev;	/* resume accepting */
 	struct event		*lag_ev;	/* loop-latency probe */
 	struct event		*history_ev;	/* dashboard history sampler */
-	struct history		*history;
 	int64_t			 lag_due_us;	/* when it should run */
 	struct looplag		 looplag;
 	struct evconnlistener	*listener;

@@ -1,58 +1,49 @@
 /*
- * dashboard.c: everything heurekad serves outside the Eureka REST bases.
+ * dashboard.c: the operator's page ({path}, default /), {path}lastn and
+ * the feeds behind them.
  *
- * The operator's page ({path}, default /) and {path}lastn are rendered on
- * the server from the embedded templates in server/dashboard/, so they are
- * useful without JavaScript; app.js then refreshes the page in place from
- * the JSON feed {path}heureka-assets/status.json and the watch stream, and
- * draws its charts from {path}heureka-assets/history.json (the ring of
- * history.c, fed here by dashboard_history_tick()). Every value shown comes
- * from clients or peers and is attacker-controlled: the HTML is escaped
- * here, the script only ever uses textContent, only http(s) URLs become
- * links, credentials are cut out of peer URLs, and a strict CSP forbids
- * inline script in case anything slips through.
+ * The page and /lastn are rendered on the server from the embedded
+ * templates in server/front/dashboard/, so they are useful without
+ * JavaScript; app.js then refreshes the page in place from the JSON feed
+ * {path}heureka-assets/status.json and the watch stream, and draws its
+ * charts from {path}heureka-assets/history.json (the ring of history.c,
+ * fed here by dashboard_history_tick()). Every value shown comes from
+ * clients or peers and is attacker-controlled: the HTML is escaped here,
+ * the feeds are made inert as HTML, the script only ever uses textContent,
+ * only http(s) URLs become links, credentials are cut out of peer URLs,
+ * and a strict CSP forbids inline script in case anything slips through.
  *
- * Also here: the operations endpoints (/health, /health/liveness,
- * /health/readiness, /actuator/health, /metrics, /actuator/prometheus,
- * /info) and Eureka's StatusInfo for GET {version}/status (§10.4).
+ * The operations endpoints and StatusInfo are ops.c's; the page shows
+ * StatusInfo's figures and this server's own description through it.
  */
-#include <sys/types.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-
-#include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
-#include "config.h"
 #include "buf.h"
 #include "clock.h"
+#include "config.h"
+#include "gate.h"
+#include "httputil.h"
 #include "instance.h"
 #include "json.h"
-#include "gate.h"
-#include "log.h"
 #include "xmalloc.h"
-#include "xml.h"
 
 #include "airlift.h"
 #include "dashboard.h"
 #include "dashboard_assets.h"
 #include "history.h"
 #include "leader.h"
-#include "metrics.h"
+#include "ops.h"
 #include "peer.h"
 #include "registry.h"
-#include "server.h"
 
 /* PACKAGE_VERSION: autoconf's header, named so it cannot shadow ours. */
 #include "heureka-config.h"
@@ -67,10 +58,17 @@
 /* Cap on any page or feed we build (a huge registry truncates, not OOMs). */
 #define DASH_MAX_BODY		(64u * 1024 * 1024)
 
-#define DASH_CSP	"default-src 'self'; script-src 'self'; " \
-	"style-src 'self'; img-src 'self' data:; connect-src 'self'; " \
-	"object-src 'none'; base-uri 'none'; form-action 'self'; " \
-	"frame-ancestors 'none'"
+#define DASH_TEXT	"text/plain; charset=utf-8"
+
+/* What the page shows (borrowed) and the history it owns. */
+struct dashboard {
+	struct registry		*reg;
+	const struct gate	*gate;
+	const struct config	*conf;
+	struct peers *const	*peers;		/* *peers: NULL until listening */
+	struct ops		*ops;
+	struct history		 history;	/* the charts' ring */
+};
 
 /* One red or yellow box at the top of the page, with a plain explanation. */
 struct dash_banner {
@@ -79,14 +77,6 @@ struct dash_banner {
 	const char	*text;
 };
 #define DASH_MAX_BANNERS	6
-
-/* The general and application stats of StatusInfo (§10.4), as strings. */
-#define DASH_NSTATS		8
-struct dash_stats {
-	const char	*key[DASH_NSTATS];
-	char		*value[DASH_NSTATS];
-	size_t		 n;
-};
 
 /* Distinct zone names with their instance counts. */
 struct dash_zones {
@@ -98,38 +88,25 @@ struct dash_zones {
 
 /* State passed through the template expansion and the lastn callbacks. */
 struct dash_ctx {
-	struct server	*s;
-	int64_t		 now;
-	const char	*base;		/* normalised, ends with '/' */
-	struct buf	*b;
-	size_t		 rows;
+	struct dashboard	*d;
+	struct hk_time		 now;		/* the request's */
+	const char		*base;		/* normalised, ends with '/' */
+	struct buf		*b;
+	size_t			 rows;
 };
 
-static void	dash_send(struct evhttp_request *, int, const char *,
-		    const char *, struct buf *);
-static void	dash_send_str(struct evhttp_request *, int, const char *,
-		    const char *, const char *);
-static int	dash_ops(struct server *, struct evhttp_request *,
-		    const char *, int64_t);
-static void	dash_health(struct server *, struct evhttp_request *, int,
-		    int64_t);
-static void	dash_info(struct server *, struct evhttp_request *, int64_t);
-static void	dash_metrics(struct server *, struct evhttp_request *);
-static int	dash_is_up(struct server *, int64_t);
 static char	*dash_base(const char *);
 static void	dash_html(struct buf *, const char *);
 static void	dash_json_str(struct buf *, const char *);
 static void	dash_json_kv(struct buf *, const char *, const char *, int);
+static void	dash_json_inert(struct buf *);
 static int	dash_is_http(const char *);
-static char	*dash_scrub_url(const char *);
-static void	dash_time_iso(int64_t, char *, size_t);
 static void	dash_time_java(int64_t, char *, size_t);
 static void	dash_time_date(int64_t, char *, size_t);
-static void	dash_uptime(int64_t, char *, size_t);
-static size_t	dash_banners(struct server *, int64_t, struct dash_banner *);
-static void	dash_stats_fill(struct server *, int64_t, struct dash_stats *);
-static void	dash_stats_clear(struct dash_stats *);
-static struct reg_app **dash_sorted_apps(struct server *, size_t *);
+static int	dash_below_threshold(const struct dashboard *, int64_t);
+static size_t	dash_banners(struct dashboard *, struct hk_time,
+		    struct dash_banner *);
+static struct reg_app **dash_sorted_apps(struct dashboard *, size_t *);
 static int	dash_app_cmp(const void *, const void *);
 static const char *dash_zone(const struct instance *);
 static void	dash_zones(const struct reg_app *, struct dash_zones *);
@@ -147,44 +124,74 @@ static void	dash_html_self(struct dash_ctx *);
 static void	dash_html_row(struct buf *, const char *, const char *);
 static void	dash_html_lastn(struct dash_ctx *, int);
 static void	dash_lastn_cb(int64_t, const char *, void *);
-static void	dash_page(struct server *, struct evhttp_request *,
-		    const char *, const char *, int64_t);
-static void	dash_feed(struct server *, struct evhttp_request *, int64_t);
-static void	dash_history(struct server *, struct evhttp_request *);
-static void	dash_json_instance(struct buf *, struct server *,
-		    const struct instance *, int64_t);
-static struct instance *dash_self_instance(struct server *);
+static void	dash_page(struct dashboard *, struct evhttp_request *,
+		    const char *, const char *, struct hk_time);
+static void	dash_feed(struct dashboard *, struct evhttp_request *,
+		    struct hk_time);
+static void	dash_history(struct dashboard *, struct evhttp_request *);
+static void	dash_json_instance(struct buf *, struct dashboard *,
+		    const struct instance *, struct hk_time);
+
+/* A dashboard over deps, with an empty history ring. */
+struct dashboard *
+dashboard_new(const struct dashboard_deps *deps)
+{
+	struct dashboard	*d = xcalloc(1, sizeof *d);
+
+	d->reg = deps->reg;
+	d->gate = deps->gate;
+	d->conf = deps->conf;
+	d->peers = deps->peers;
+	d->ops = deps->ops;
+	history_init(&d->history, deps->conf->dashboard_history_interval_ms);
+	return (d);
+}
+
+/* Free d; NULL is fine. */
+void
+dashboard_free(struct dashboard *d)
+{
+	free(d);
+}
 
 /* Feed the history ring from the registry's counters and the peers. */
 void
-dashboard_history_tick(struct server *s, int64_t now)
+dashboard_history_tick(struct dashboard *d, struct hk_time now)
 {
 	const struct registry_stats	*st;
 	struct history_input		 in;
 	struct peer_info		 pi;
+	struct peers			*peers = *d->peers;
 	size_t				 i;
 
-	if (s->history == NULL || s->reg == NULL)
+	if (d->reg == NULL)
 		return;
 	memset(&in, 0, sizeof in);
-	st = registry_stats(s->reg);
+	st = registry_stats(d->reg);
 	if (st != NULL) {
 		in.registrations = st->registrations;
 		in.renewals = st->renewals;
 		in.cancels = st->cancels;
 	}
-	in.renews_last_min = registry_renews_last_min(s->reg);
-	in.threshold = registry_renew_threshold(s->reg);
-	in.npeers = s->peers != NULL ? peers_count(s->peers) : 0;
+	in.renews_last_min = registry_renews_last_min(d->reg);
+	in.threshold = registry_renew_threshold(d->reg);
+	in.npeers = peers != NULL ? peers_count(peers) : 0;
 	if (in.npeers > HISTORY_MAX_PEERS)
 		in.npeers = HISTORY_MAX_PEERS;
 	for (i = 0; i < in.npeers; i++) {
 		memset(&pi, 0, sizeof pi);
-		peers_info(s->peers, i, &pi);
+		peers_info(peers, i, &pi);
 		in.queue_depth[i] = pi.queue_depth;
 		in.last_success_ms[i] = pi.last_success_ms;
 	}
-	history_tick(s->history, &in, now);
+	history_tick(&d->history, &in, now.wall_ms);
+}
+
+/* The history ring, read-only. */
+const struct history *
+dashboard_history(const struct dashboard *d)
+{
+	return (&d->history);
 }
 
 /*
@@ -193,85 +200,47 @@ dashboard_history_tick(struct server *s, int64_t now)
  * samples' peers are matched by position).
  */
 static void
-dash_history(struct server *s, struct evhttp_request *req)
+dash_history(struct dashboard *d, struct evhttp_request *req)
 {
 	struct peer_info	 pi;
+	struct peers		*peers = *d->peers;
 	struct buf		 b;
 	size_t			 i, n;
 	char			*url;
 
 	buf_init(&b, 0);
-	n = s->peers != NULL ? peers_count(s->peers) : 0;
+	n = peers != NULL ? peers_count(peers) : 0;
 	if (n > HISTORY_MAX_PEERS)
 		n = HISTORY_MAX_PEERS;
 	buf_addf(&b, "{\"intervalMs\":%lld,\"capacity\":%d,\"peers\":[",
-	    (long long)(s->history != NULL ? s->history->interval_ms : 0),
-	    HISTORY_SAMPLES);
+	    (long long)d->history.interval_ms, HISTORY_SAMPLES);
 	for (i = 0; i < n; i++) {
 		memset(&pi, 0, sizeof pi);
-		peers_info(s->peers, i, &pi);
-		url = dash_scrub_url(pi.url);
+		peers_info(peers, i, &pi);
+		url = http_url_scrub(pi.url != NULL ? pi.url : "");
 		if (i > 0)
 			buf_addc(&b, ',');
 		dash_json_str(&b, url);
 		free(url);
 	}
 	buf_adds(&b, "],\"samples\":");
-	if (s->history != NULL)
-		history_json(s->history, &b);
-	else
-		buf_adds(&b, "[]");
+	history_json(&d->history, &b);
 	buf_adds(&b, "}\n");
-	dash_send(req, 200, "OK", "application/json; charset=utf-8", &b);
+	dash_json_inert(&b);
+	http_reply_safe(req, 200, "application/json; charset=utf-8", b.data,
+	    b.len);
 	buf_free(&b);
 }
 
-/*
- * Send buf (or nothing) with status code, content type and the safety
- * headers every answer of ours carries.
- */
-static void
-dash_send(struct evhttp_request *req, int code, const char *reason,
-    const char *ctype, struct buf *b)
-{
-	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
-
-	if (ctype != NULL)
-		evhttp_add_header(h, "Content-Type", ctype);
-	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
-	evhttp_add_header(h, "Content-Security-Policy", DASH_CSP);
-	evhttp_add_header(h, "X-Frame-Options", "DENY");
-	evhttp_add_header(h, "Referrer-Policy", "no-referrer");
-	evhttp_add_header(h, "Cache-Control", "no-store");
-	if (b != NULL && b->len > 0)
-		evbuffer_add(evhttp_request_get_output_buffer(req), b->data,
-		    b->len);
-	evhttp_send_reply(req, code, reason, NULL);
-}
-
-/* dash_send() for a constant string body. */
-static void
-dash_send_str(struct evhttp_request *req, int code, const char *reason,
-    const char *ctype, const char *s)
-{
-	struct buf	b;
-
-	buf_init(&b, 0);
-	buf_adds(&b, s);
-	dash_send(req, code, reason, ctype, &b);
-	buf_free(&b);
-}
-
-/* Route path to an operations endpoint or the dashboard; 0: not ours. */
+/* Route path to the page, /lastn or an asset; 0: not ours. */
 int
-dashboard_handle(struct server *s, struct evhttp_request *req,
-    const char *path)
+dashboard_handle(struct dashboard *d, struct evhttp_request *req,
+    const char *path, struct hk_time now)
 {
 	const struct dashboard_asset	*a;
 	char				*p, *q, *base = NULL;
 	const char			*rest, *ctype;
 	size_t				 blen;
-	int64_t				 now = clock_wall_ms();
 	int				 rc = 0;
 	enum evhttp_cmd_type		 cmd;
 
@@ -282,14 +251,10 @@ dashboard_handle(struct server *s, struct evhttp_request *req,
 		*q = '\0';
 
 	cmd = evhttp_request_get_command(req);
-	if (dash_ops(s, req, p, now)) {
-		rc = 1;
-		goto out;
-	}
-	if (s->conf == NULL || !s->conf->dashboard_enabled)
+	if (d->conf == NULL || !d->conf->dashboard_enabled)
 		goto out;
 
-	base = dash_base(s->conf->dashboard_path);
+	base = dash_base(d->conf->dashboard_path);
 	blen = strlen(base);
 	/* "/dash" is the page too, not only "/dash/". */
 	if (blen > 1 && strlen(p) == blen - 1 && strncmp(p, base, blen - 1) == 0)
@@ -306,27 +271,27 @@ dashboard_handle(struct server *s, struct evhttp_request *req,
 	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "Allow", "GET, HEAD");
-		dash_send_str(req, 405, "Method Not Allowed",
-		    "text/plain; charset=utf-8", "method not allowed\n");
+		http_reply_safe(req, 405, DASH_TEXT, "method not allowed\n",
+		    strlen("method not allowed\n"));
 		goto out;
 	}
 
 	if (strcmp(rest, "") == 0)
-		dash_page(s, req, base, "index.html", now);
+		dash_page(d, req, base, "index.html", now);
 	else if (strcmp(rest, "lastn") == 0)
-		dash_page(s, req, base, "lastn.html", now);
+		dash_page(d, req, base, "lastn.html", now);
 	else if (strcmp(rest, "heureka-assets/status.json") == 0)
-		dash_feed(s, req, now);
+		dash_feed(d, req, now);
 	else if (strcmp(rest, "heureka-assets/history.json") == 0)
-		dash_history(s, req);
+		dash_history(d, req);
 	else {
 		rest += 15;
 		a = NULL;
 		if (strcmp(rest, "app.js") == 0 || strcmp(rest, "app.css") == 0)
 			a = dash_asset(rest);
 		if (a == NULL) {
-			dash_send_str(req, 404, "Not Found",
-			    "text/plain; charset=utf-8", "not found\n");
+			http_reply_safe(req, 404, DASH_TEXT, "not found\n",
+			    strlen("not found\n"));
 			goto out;
 		}
 		ctype = strcmp(rest, "app.js") == 0 ?
@@ -334,124 +299,12 @@ dashboard_handle(struct server *s, struct evhttp_request *req,
 		    "text/css; charset=utf-8";
 		evbuffer_add_reference(evhttp_request_get_output_buffer(req),
 		    a->data, a->len, NULL, NULL);
-		dash_send(req, 200, "OK", ctype, NULL);
+		http_reply_safe(req, 200, ctype, NULL, 0);
 	}
 out:
 	free(base);
 	free(p);
 	return (rc);
-}
-
-/* The operations endpoints; 1 when path was one of them (and answered). */
-static int
-dash_ops(struct server *s, struct evhttp_request *req, const char *p,
-    int64_t now)
-{
-	enum evhttp_cmd_type	cmd = evhttp_request_get_command(req);
-	int			which;
-
-	if (strcmp(p, "/health") == 0 || strcmp(p, "/actuator/health") == 0 ||
-	    strcmp(p, "/health/readiness") == 0 ||
-	    strcmp(p, "/actuator/health/readiness") == 0)
-		which = 0;
-	else if (strcmp(p, "/health/liveness") == 0 ||
-	    strcmp(p, "/actuator/health/liveness") == 0)
-		which = 1;
-	else if (strcmp(p, "/metrics") == 0 ||
-	    strcmp(p, "/actuator/prometheus") == 0)
-		which = 2;
-	else if (strcmp(p, "/info") == 0 || strcmp(p, "/actuator/info") == 0)
-		which = 3;
-	else
-		return (0);
-
-	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "Allow", "GET, HEAD");
-		dash_send_str(req, 405, "Method Not Allowed",
-		    "text/plain; charset=utf-8", "method not allowed\n");
-		return (1);
-	}
-	switch (which) {
-	case 0:
-		dash_health(s, req, 0, now);
-		break;
-	case 1:
-		dash_health(s, req, 1, now);
-		break;
-	case 2:
-		dash_metrics(s, req);
-		break;
-	default:
-		dash_info(s, req, now);
-		break;
-	}
-	return (1);
-}
-
-/*
- * Ready to serve: start-up sync over (or reads allowed anyway, §6.4) and
- * not shutting down. A load balancer sends no traffic to a DOWN server.
- */
-static int
-dash_is_up(struct server *s, int64_t now)
-{
-	if (gate_is_stopping(s->gate))
-		return (0);
-	(void)now;
-	return (gate_allow_read(s->gate, clock_mono_ms()));
-}
-
-/* /health and readiness (liveness != 0: only "is the loop running"). */
-static void
-dash_health(struct server *s, struct evhttp_request *req, int liveness,
-    int64_t now)
-{
-	if (liveness || dash_is_up(s, now))
-		dash_send_str(req, 200, "OK", "application/json",
-		    "{\"status\":\"UP\"}");
-	else
-		dash_send_str(req, 503, "Service Unavailable",
-		    "application/json", "{\"status\":\"DOWN\"}");
-}
-
-/* /metrics: the Prometheus text exposition. */
-static void
-dash_metrics(struct server *s, struct evhttp_request *req)
-{
-	struct buf	b;
-
-	buf_init(&b, DASH_MAX_BODY);
-	metrics_render(s->metrics, s, &b);
-	dash_send(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8",
-	    &b);
-	buf_free(&b);
-}
-
-/* /info: version, build time, start time, uptime (Spring's /actuator/info). */
-static void
-dash_info(struct server *s, struct evhttp_request *req, int64_t now)
-{
-	struct buf	b;
-	char		ts[64], up[64];
-
-	buf_init(&b, 0);
-	dash_time_iso(s->start_ms, ts, sizeof ts);
-	dash_uptime(clock_mono_ms() - s->start_mono, up, sizeof up);
-	buf_adds(&b, "{\"app\":{\"name\":\"heurekad\",\"description\":"
-	    "\"Eureka-compatible service registry\"},\"build\":{");
-	dash_json_kv(&b, "name", "heureka", 0);
-	dash_json_kv(&b, "version", PACKAGE_VERSION, 1);
-	dash_json_kv(&b, "time", __DATE__ " " __TIME__, 1);
-	buf_adds(&b, "},\"start\":{");
-	dash_json_kv(&b, "time", ts, 0);
-	buf_addf(&b, ",\"epochMs\":%lld},", (long long)s->start_ms);
-	dash_json_kv(&b, "uptime", up, 0);
-	buf_addf(&b, ",\"ready\":%s,\"shuttingDown\":%s}",
-	    gate_is_ready(s->gate) ? "true" : "false",
-	    gate_is_stopping(s->gate) ? "true" : "false");
-	dash_send(req, 200, "OK", "application/json", &b);
-	buf_free(&b);
 }
 
 /* The dashboard prefix with a trailing '/', always starting with '/'. */
@@ -510,32 +363,14 @@ dash_html(struct buf *b, const char *s)
 	}
 }
 
-/*
- * Append s as a JSON string. <, > and & are escaped too, so the feed stays
- * inert even if something ever sniffs it as HTML.
- */
+/* Append s as a JSON string (json.c's), or null when s is NULL. */
 static void
 dash_json_str(struct buf *b, const char *s)
 {
-	unsigned char	c;
-
-	if (s == NULL) {
+	if (s == NULL)
 		buf_adds(b, "null");
-		return;
-	}
-	buf_addc(b, '"');
-	for (; *s != '\0'; s++) {
-		c = (unsigned char)*s;
-		if (c == '"' || c == '\\') {
-			buf_addc(b, '\\');
-			buf_addc(b, (char)c);
-		} else if (c < 0x20 || c == '<' || c == '>' || c == '&' ||
-		    c == 0x7f)
-			buf_addf(b, "\\u%04x", c);
-		else
-			buf_addc(b, (char)c);
-	}
-	buf_addc(b, '"');
+	else
+		json_add_string(b, s);
 }
 
 /* Append "key":"value", preceded by a comma unless first is 0. */
@@ -549,6 +384,34 @@ dash_json_kv(struct buf *b, const char *key, const char *value, int comma)
 	dash_json_str(b, value);
 }
 
+/*
+ * Make a finished JSON document inert as HTML: <, > and & (which JSON has
+ * only inside strings) become \u003c, \u003e and \u0026, so a feed stays
+ * harmless even if something ever sniffs it as a page. The cap of b holds.
+ */
+static void
+dash_json_inert(struct buf *b)
+{
+	struct buf	 out;
+	const char	*p, *end;
+	size_t		 run;
+
+	if (b->data == NULL || strpbrk(b->data, "<>&") == NULL)
+		return;
+	buf_init(&out, b->cap);
+	out.overflow = b->overflow;
+	for (p = b->data, end = b->data + b->len; p < end; p += run) {
+		run = strcspn(p, "<>&");
+		buf_add(&out, p, run);
+		if (p + run == end)
+			break;
+		buf_addf(&out, "\\u%04x", (unsigned char)p[run]);
+		run++;
+	}
+	buf_free(b);
+	*b = out;
+}
+
 /* Only http:// and https:// URLs may become links (no javascript:). */
 static int
 dash_is_http(const char *url)
@@ -557,46 +420,6 @@ dash_is_http(const char *url)
 		return (0);
 	return (strncasecmp(url, "http://", 7) == 0 ||
 	    strncasecmp(url, "https://", 8) == 0);
-}
-
-/*
- * A copy of url without "user:password@" in its authority: peer URLs may
- * carry basic-auth credentials, which must never reach a web page.
- */
-static char *
-dash_scrub_url(const char *url)
-{
-	const char	*auth, *end, *at;
-	char		*out;
-
-	if (url == NULL)
-		return (xstrdup(""));
-	if ((auth = strstr(url, "://")) == NULL)
-		auth = url;
-	else
-		auth += 3;
-	end = auth + strcspn(auth, "/?#");
-	at = NULL;
-	for (const char *p = auth; p < end; p++) {
-		if (*p == '@')
-			at = p;
-	}
-	if (at == NULL)
-		return (xstrdup(url));
-	xasprintf(&out, "%.*s%s", (int)(auth - url), url, at + 1);
-	return (out);
-}
-
-/* ms since the epoch as ISO 8601 UTC; "-" for 0 (never). */
-static void
-dash_time_iso(int64_t ms, char *out, size_t len)
-{
-	time_t		t = (time_t)(ms / 1000);
-	struct tm	tm;
-
-	if (ms <= 0 || gmtime_r(&t, &tm) == NULL ||
-	    strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		snprintf(out, len, "-");
 }
 
 /* Eureka's "current time" format: yyyy-MM-dd'T'HH:mm:ss Z, local time. */
@@ -623,38 +446,18 @@ dash_time_date(int64_t ms, char *out, size_t len)
 		snprintf(out, len, "-");
 }
 
-/* Eureka's uptime: "[N day|N days ]HH:MM". */
-static void
-dash_uptime(int64_t ms, char *out, size_t len)
-{
-	int64_t	mins, days;
-
-	if (ms < 0)
-		ms = 0;
-	mins = ms / 60000;
-	days = mins / (24 * 60);
-	mins %= 24 * 60;
-	if (days > 0)
-		snprintf(out, len, "%lld day%s %02lld:%02lld", (long long)days,
-		    days == 1 ? "" : "s", (long long)(mins / 60),
-		    (long long)(mins % 60));
-	else
-		snprintf(out, len, "%02lld:%02lld", (long long)(mins / 60),
-		    (long long)(mins % 60));
-}
-
 /*
  * Eureka's isBelowRenewThreshold (§5.11): renewals at or under the
  * threshold, counted only once the server has been up longer than the
  * empty-sync wait, so a freshly started server shows no EMERGENCY.
  */
 static int
-dashboard_below_threshold(const struct server *s, int64_t mono)
+dash_below_threshold(const struct dashboard *d, int64_t mono)
 {
-	if (s->reg == NULL || !registry_is_below_threshold(s->reg))
+	if (d->reg == NULL || !registry_is_below_threshold(d->reg))
 		return (0);
-	return (mono - s->start_mono >
-	    s->conf->wait_time_in_ms_when_sync_empty);
+	return (mono - gate_started(d->gate).mono_ms >
+	    d->conf->wait_time_in_ms_when_sync_empty);
 }
 
 /*
@@ -662,21 +465,21 @@ dashboard_below_threshold(const struct server *s, int64_t mono)
  * engines recognise it) plus a plain-language explanation of each.
  */
 static size_t
-dash_banners(struct server *s, int64_t now, struct dash_banner *bn)
+dash_banners(struct dashboard *d, struct hk_time now, struct dash_banner *bn)
 {
 	size_t	n = 0;
 	int	self_pres, below;
 
-	self_pres = s->conf != NULL ? s->conf->enable_self_preservation : 1;
-	below = dashboard_below_threshold(s, clock_mono_ms());
+	self_pres = d->conf != NULL ? d->conf->enable_self_preservation : 1;
+	below = dash_below_threshold(d, now.mono_ms);
 
-	if (gate_is_stopping(s->gate)) {
+	if (gate_is_stopping(d->gate)) {
 		bn[n].kind = "warning";
 		bn[n].title = "This server is shutting down.";
 		bn[n++].text = "It no longer reports itself healthy; clients "
 		    "and peers should move to another server.";
 	}
-	if (!gate_is_ready(s->gate) && !gate_is_stopping(s->gate)) {
+	if (!gate_is_ready(d->gate) && !gate_is_stopping(d->gate)) {
 		bn[n].kind = "info";
 		bn[n].title = "Start-up registry sync in progress.";
 		bn[n++].text = "This server is still copying the registry "
@@ -713,7 +516,7 @@ dash_banners(struct server *s, int64_t now, struct dash_banner *bn)
 		    "even when many stop at once as during a network "
 		    "partition.";
 	}
-	if (!gate_allow_read(s->gate, clock_mono_ms())) {
+	if (!gate_allow_read(d->gate, now.mono_ms)) {
 		bn[n].kind = "warning";
 		bn[n].title = "This server is not allowing registry fetch for "
 		    "local registry.";
@@ -724,88 +527,6 @@ dash_banners(struct server *s, int64_t now, struct dash_banner *bn)
 		    "heartbeats are accepted meanwhile.";
 	}
 	return (n);
-}
-
-/*
- * StatusInfo's general and application stats (§10.4). Memory figures are
- * the machine's and our resident set (there is no JVM heap to report). A
- * replica is "available" when our last request to it succeeded: more
- * useful than Eureka's host-name guess.
- */
-static void
-dash_stats_fill(struct server *s, int64_t now, struct dash_stats *st)
-{
-	struct peer_info	 pi;
-	struct buf		 reg, av, unav;
-	char			 tmp[64], *url;
-	long			 cpus, pages, psize;
-	unsigned long		 vsz, rss = 0;
-	double			 total_mb, rss_mb;
-	size_t			 i, npeers;
-	FILE			*f;
-
-	memset(st, 0, sizeof *st);
-	cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	pages = sysconf(_SC_PHYS_PAGES);
-	psize = sysconf(_SC_PAGESIZE);
-	if ((f = fopen("/proc/self/statm", "r")) != NULL) {
-		if (fscanf(f, "%lu %lu", &vsz, &rss) != 2)
-			rss = 0;
-		fclose(f);
-	}
-	total_mb = pages > 0 && psize > 0 ?
-	    (double)pages * (double)psize / 1048576.0 : 0;
-	rss_mb = psize > 0 ? (double)rss * (double)psize / 1048576.0 : 0;
-
-	st->key[st->n] = "environment";
-	st->value[st->n++] = xstrdup(s->conf != NULL &&
-	    s->conf->environment != NULL ? s->conf->environment : "test");
-	st->key[st->n] = "num-of-cpus";
-	xasprintf(&st->value[st->n++], "%ld", cpus > 0 ? cpus : 1);
-	st->key[st->n] = "total-avail-memory";
-	xasprintf(&st->value[st->n++], "%.0fmb", total_mb);
-	st->key[st->n] = "current-memory-usage";
-	xasprintf(&st->value[st->n++], "%.0fmb (%.0f%%)", rss_mb,
-	    total_mb > 0 ? rss_mb * 100.0 / total_mb : 0);
-	dash_uptime(clock_mono_ms() - s->start_mono, tmp, sizeof tmp);
-	st->key[st->n] = "server-uptime";
-	st->value[st->n++] = xstrdup(tmp);
-
-	buf_init(&reg, 0);
-	buf_init(&av, 0);
-	buf_init(&unav, 0);
-	npeers = s->peers != NULL ? peers_count(s->peers) : 0;
-	for (i = 0; i < npeers; i++) {
-		memset(&pi, 0, sizeof pi);
-		peers_info(s->peers, i, &pi);
-		url = dash_scrub_url(pi.url);
-		if (i > 0)
-			buf_adds(&reg, ", ");
-		buf_adds(&reg, url);
-		buf_adds(pi.reachable ? &av : &unav, url);
-		buf_addc(pi.reachable ? &av : &unav, ',');
-		free(url);
-	}
-	st->key[st->n] = "registered-replicas";
-	st->value[st->n++] = xstrdup(reg.data != NULL ? reg.data : "");
-	st->key[st->n] = "available-replicas";
-	st->value[st->n++] = xstrdup(av.data != NULL ? av.data : "");
-	st->key[st->n] = "unavailable-replicas";
-	st->value[st->n++] = xstrdup(unav.data != NULL ? unav.data : "");
-	buf_free(&reg);
-	buf_free(&av);
-	buf_free(&unav);
-}
-
-/* Free the strings of a dash_stats. */
-static void
-dash_stats_clear(struct dash_stats *st)
-{
-	size_t	i;
-
-	for (i = 0; i < st->n; i++)
-		free(st->value[i]);
-	st->n = 0;
 }
 
 /* qsort comparator: applications by name. */
@@ -820,15 +541,15 @@ dash_app_cmp(const void *a, const void *b)
 
 /* The registry's applications sorted by name (Eureka's pages do the same). */
 static struct reg_app **
-dash_sorted_apps(struct server *s, size_t *np)
+dash_sorted_apps(struct dashboard *d, size_t *np)
 {
 	struct reg_app	**v;
 	size_t		  i, n;
 
-	n = s->reg != NULL ? registry_app_count(s->reg) : 0;
+	n = d->reg != NULL ? registry_app_count(d->reg) : 0;
 	v = xreallocarray(NULL, n + 1, sizeof *v);
 	for (i = 0; i < n; i++)
-		v[i] = registry_app_at(s->reg, i);
+		v[i] = registry_app_at(d->reg, i);
 	qsort(v, n, sizeof *v, dash_app_cmp);
 	*np = n;
 	return (v);
@@ -912,7 +633,7 @@ dash_section(struct dash_ctx *c, const char *name, size_t len)
 	else if (IS("version"))
 		dash_html(c->b, PACKAGE_VERSION);
 	else if (IS("updated")) {
-		dash_time_java(c->now, tmp, sizeof tmp);
+		dash_time_java(c->now.wall_ms, tmp, sizeof tmp);
 		dash_html(c->b, tmp);
 	} else if (IS("banners"))
 		dash_html_banners(c);
@@ -953,7 +674,7 @@ dash_html_banners(struct dash_ctx *c)
 	struct dash_banner	bn[DASH_MAX_BANNERS];
 	size_t			i, n;
 
-	n = dash_banners(c->s, c->now, bn);
+	n = dash_banners(c->d, c->now, bn);
 	for (i = 0; i < n; i++) {
 		buf_addf(c->b, "<div class=\"banner %s\"><p class=\"title\">",
 		    bn[i].kind);
@@ -968,28 +689,28 @@ dash_html_banners(struct dash_ctx *c)
 static void
 dash_html_system(struct dash_ctx *c)
 {
-	struct server	*s = c->s;
-	char		 tmp[64];
+	struct dashboard	*d = c->d;
+	char			 tmp[64];
 
-	dash_html_row(c->b, "Environment", s->conf != NULL &&
-	    s->conf->environment != NULL ? s->conf->environment : "test");
-	dash_html_row(c->b, "Data center", s->conf != NULL &&
-	    s->conf->datacenter != NULL ? s->conf->datacenter : "default");
-	dash_time_java(c->now, tmp, sizeof tmp);
+	dash_html_row(c->b, "Environment", d->conf != NULL &&
+	    d->conf->environment != NULL ? d->conf->environment : "test");
+	dash_html_row(c->b, "Data center", d->conf != NULL &&
+	    d->conf->datacenter != NULL ? d->conf->datacenter : "default");
+	dash_time_java(c->now.wall_ms, tmp, sizeof tmp);
 	dash_html_row(c->b, "Current time", tmp);
-	dash_uptime(clock_mono_ms() - s->start_mono, tmp, sizeof tmp);
+	ops_uptime(d->ops, c->now, tmp, sizeof tmp);
 	dash_html_row(c->b, "Uptime", tmp);
-	dash_html_row(c->b, "Lease expiration enabled", s->reg != NULL &&
-	    registry_lease_expiration_enabled(s->reg) ? "true" : "false");
+	dash_html_row(c->b, "Lease expiration enabled", d->reg != NULL &&
+	    registry_lease_expiration_enabled(d->reg) ? "true" : "false");
 	snprintf(tmp, sizeof tmp, "%d",
-	    s->reg != NULL ? registry_renew_threshold(s->reg) : 0);
+	    d->reg != NULL ? registry_renew_threshold(d->reg) : 0);
 	dash_html_row(c->b, "Renews threshold", tmp);
 	snprintf(tmp, sizeof tmp, "%ld",
-	    s->reg != NULL ? registry_renews_last_min(s->reg) : 0);
+	    d->reg != NULL ? registry_renews_last_min(d->reg) : 0);
 	dash_html_row(c->b, "Renews (last min)", tmp);
-	dash_html_row(c->b, "Self-preservation", s->conf != NULL &&
-	    !s->conf->enable_self_preservation ? "disabled" :
-	    (s->reg != NULL && !registry_lease_expiration_enabled(s->reg) ?
+	dash_html_row(c->b, "Self-preservation", d->conf != NULL &&
+	    !d->conf->enable_self_preservation ? "disabled" :
+	    (d->reg != NULL && !registry_lease_expiration_enabled(d->reg) ?
 	    "enabled, active (eviction suspended)" : "enabled, not active"));
 }
 
@@ -998,10 +719,11 @@ static void
 dash_html_replicas(struct dash_ctx *c)
 {
 	struct peer_info	 pi;
+	struct peers		*peers = *c->d->peers;
 	size_t			 i, n;
 	char			*url, ts[64];
 
-	n = c->s->peers != NULL ? peers_count(c->s->peers) : 0;
+	n = peers != NULL ? peers_count(peers) : 0;
 	if (n == 0) {
 		buf_adds(c->b, "<tr class=\"empty\"><td colspan=\"6\">"
 		    "No replicas (standalone server)</td></tr>\n");
@@ -1009,9 +731,9 @@ dash_html_replicas(struct dash_ctx *c)
 	}
 	for (i = 0; i < n; i++) {
 		memset(&pi, 0, sizeof pi);
-		peers_info(c->s->peers, i, &pi);
-		url = dash_scrub_url(pi.url);
-		dash_time_iso(pi.last_success_ms, ts, sizeof ts);
+		peers_info(peers, i, &pi);
+		url = http_url_scrub(pi.url != NULL ? pi.url : "");
+		ops_time_iso(pi.last_success_ms, ts, sizeof ts);
 		buf_addf(c->b, "<tr class=\"%s\"><td class=\"url\">",
 		    pi.reachable ? "ok" : "bad");
 		dash_html(c->b, url);
@@ -1042,8 +764,8 @@ dash_html_instance(struct dash_ctx *c, const struct instance *inst)
 	dash_html_row(b, "Status", instance_status_name(inst->status));
 	dash_html_row(b, "Overridden status",
 	    instance_status_name(inst->overridden_status));
-	ov = c->s->reg != NULL ? registry_override(c->s->reg,
-	    instance_id(inst), clock_mono_ms()) : STATUS_UNKNOWN;
+	ov = c->d->reg != NULL ? registry_override(c->d->reg,
+	    instance_id(inst), c->now.mono_ms) : STATUS_UNKNOWN;
 	dash_html_row(b, "Override in force", ov == STATUS_UNKNOWN ? "none" :
 	    instance_status_name(ov));
 	dash_html_row(b, "Host", inst->host_name);
@@ -1078,18 +800,18 @@ dash_html_instance(struct dash_ctx *c, const struct instance *inst)
 			dash_html(b, urls[i][1] != NULL ? urls[i][1] : "-");
 		buf_adds(b, "</td></tr>\n");
 	}
-	dash_time_iso(inst->lease.registration_ts, tmp, sizeof tmp);
+	ops_time_iso(inst->lease.registration_ts, tmp, sizeof tmp);
 	dash_html_row(b, "Registered", tmp);
-	dash_time_iso(inst->lease.last_renewal_ts, tmp, sizeof tmp);
+	ops_time_iso(inst->lease.last_renewal_ts, tmp, sizeof tmp);
 	dash_html_row(b, "Last renewal", tmp);
-	dash_time_iso(inst->lease.service_up_ts, tmp, sizeof tmp);
+	ops_time_iso(inst->lease.service_up_ts, tmp, sizeof tmp);
 	dash_html_row(b, "Service up", tmp);
 	snprintf(tmp, sizeof tmp, "%d s (renew every %d s)",
 	    inst->lease.duration_secs, inst->lease.renewal_interval_secs);
 	dash_html_row(b, "Lease duration", tmp);
-	dash_time_iso(inst->last_updated_ts, tmp, sizeof tmp);
+	ops_time_iso(inst->last_updated_ts, tmp, sizeof tmp);
 	dash_html_row(b, "Last updated", tmp);
-	dash_time_iso(inst->last_dirty_ts, tmp, sizeof tmp);
+	ops_time_iso(inst->last_dirty_ts, tmp, sizeof tmp);
 	dash_html_row(b, "Last dirty", tmp);
 	buf_adds(b, "</table>\n");
 	if (inst->metadata.n > 0) {
@@ -1120,7 +842,7 @@ dash_html_apps(struct dash_ctx *c)
 	size_t			  listed = 0, detailed = 0;
 	int			  st;
 
-	apps = dash_sorted_apps(c->s, &napps);
+	apps = dash_sorted_apps(c->d, &napps);
 	if (napps == 0)
 		buf_adds(c->b, "<tr class=\"empty\"><td colspan=\"4\">"
 		    "No instances available</td></tr>\n");
@@ -1137,8 +859,8 @@ dash_html_apps(struct dash_ctx *c)
 		dash_html(c->b, reg_app_name(app));
 		buf_adds(c->b, "\"><td class=\"app-name\">");
 		dash_html(c->b, reg_app_name(app));
-		if ((inst = leader_find(c->s->reg, reg_app_name(app),
-		    clock_mono_ms())) != NULL) {
+		if ((inst = leader_find(c->d->reg, reg_app_name(app),
+		    c->now.mono_ms)) != NULL) {
 			buf_adds(c->b, "<div class=\"leader\">leader: ");
 			dash_html(c->b, instance_id(inst));
 			buf_adds(c->b, "</div>");
@@ -1225,7 +947,7 @@ dash_html_airlift(struct dash_ctx *c)
 	const struct kvlist	*md;
 	size_t			  napps, i, j, rows = 0;
 
-	apps = dash_sorted_apps(c->s, &napps);
+	apps = dash_sorted_apps(c->d, &napps);
 	for (i = 0; i < napps && rows < DASH_MAX_LISTED; i++) {
 		app = apps[i];
 		if (strncmp(reg_app_name(app), AIRLIFT_APP_PREFIX,
@@ -1262,20 +984,20 @@ dash_html_airlift(struct dash_ctx *c)
 static void
 dash_html_general(struct dash_ctx *c)
 {
-	struct dash_stats	st;
+	struct ops_stats	st;
 	size_t			i;
 
-	dash_stats_fill(c->s, c->now, &st);
+	ops_stats_fill(c->d->ops, c->now, &st);
 	for (i = 0; i < st.n; i++)
 		dash_html_row(c->b, st.key[i], st.value[i]);
-	dash_stats_clear(&st);
+	ops_stats_clear(&st);
 }
 
 /* Instance Info: this server itself. */
 static void
 dash_html_self(struct dash_ctx *c)
 {
-	struct instance	*self = dash_self_instance(c->s);
+	struct instance	*self = ops_self_instance(c->d->ops);
 	char		 tmp[32];
 
 	dash_html_row(c->b, "instanceId", instance_id(self));
@@ -1309,8 +1031,8 @@ static void
 dash_html_lastn(struct dash_ctx *c, int cancelled)
 {
 	c->rows = 0;
-	if (c->s->reg != NULL)
-		registry_foreach_recent(c->s->reg, cancelled, dash_lastn_cb, c);
+	if (c->d->reg != NULL)
+		registry_foreach_recent(c->d->reg, cancelled, dash_lastn_cb, c);
 	if (c->rows == 0)
 		buf_adds(c->b, "<tr class=\"empty\"><td colspan=\"2\">"
 		    "No results available</td></tr>\n");
@@ -1318,46 +1040,46 @@ dash_html_lastn(struct dash_ctx *c, int cancelled)
 
 /* Render an embedded page template for this request. */
 static void
-dash_page(struct server *s, struct evhttp_request *req, const char *base,
-    const char *name, int64_t now)
+dash_page(struct dashboard *d, struct evhttp_request *req, const char *base,
+    const char *name, struct hk_time now)
 {
 	const struct dashboard_asset	*a;
 	struct dash_ctx			 c;
 	struct buf			 b;
 
 	if ((a = dash_asset(name)) == NULL) {
-		dash_send_str(req, 500, "Internal Server Error",
-		    "text/plain; charset=utf-8", "dashboard not built in\n");
+		http_reply_safe(req, 500, DASH_TEXT, "dashboard not built in\n",
+		    strlen("dashboard not built in\n"));
 		return;
 	}
 	buf_init(&b, DASH_MAX_BODY);
 	memset(&c, 0, sizeof c);
-	c.s = s;
+	c.d = d;
 	c.now = now;
 	c.base = base;
 	c.b = &b;
 	dash_expand(&c, (const char *)a->data, a->len);
 	if (b.overflow) {
 		buf_free(&b);
-		dash_send_str(req, 503, "Service Unavailable",
-		    "text/plain; charset=utf-8", "registry too large to show\n");
+		http_reply_safe(req, 503, DASH_TEXT,
+		    "registry too large to show\n",
+		    strlen("registry too large to show\n"));
 		return;
 	}
-	dash_send(req, 200, "OK", "text/html; charset=utf-8", &b);
+	http_reply_safe(req, 200, "text/html; charset=utf-8", b.data, b.len);
 	buf_free(&b);
 }
 
 /* One instance in the JSON feed. */
 static void
-dash_json_instance(struct buf *b, struct server *s,
-    const struct instance *inst, int64_t now)
+dash_json_instance(struct buf *b, struct dashboard *d,
+    const struct instance *inst, struct hk_time now)
 {
 	enum instance_status	ov;
 	size_t			i;
 
-	(void)now;
-	ov = s->reg != NULL ? registry_override(s->reg, instance_id(inst),
-	    clock_mono_ms()) : STATUS_UNKNOWN;
+	ov = d->reg != NULL ? registry_override(d->reg, instance_id(inst),
+	    now.mono_ms) : STATUS_UNKNOWN;
 	buf_addc(b, '{');
 	dash_json_kv(b, "id", instance_id(inst), 0);
 	dash_json_kv(b, "status", instance_status_name(inst->status), 1);
@@ -1401,12 +1123,13 @@ dash_json_instance(struct buf *b, struct server *s,
  * instances are detailed; "truncated" says when some were left out.
  */
 static void
-dash_feed(struct server *s, struct evhttp_request *req, int64_t now)
+dash_feed(struct dashboard *d, struct evhttp_request *req, struct hk_time now)
 {
 	struct dash_banner	 bn[DASH_MAX_BANNERS];
-	struct dash_stats	 st;
+	struct ops_stats	 st;
 	struct dash_zones	 z;
 	struct peer_info	 pi;
+	struct peers		*peers = *d->peers;
 	struct reg_app		**apps;
 	const struct instance	*inst, *leader;
 	struct instance		*self;
@@ -1418,32 +1141,32 @@ dash_feed(struct server *s, struct evhttp_request *req, int64_t now)
 	buf_init(&b, DASH_MAX_BODY);
 	buf_adds(&b, "{");
 	dash_json_kv(&b, "version", PACKAGE_VERSION, 0);
-	dash_json_kv(&b, "environment", s->conf != NULL &&
-	    s->conf->environment != NULL ? s->conf->environment : "test", 1);
-	dash_json_kv(&b, "datacenter", s->conf != NULL &&
-	    s->conf->datacenter != NULL ? s->conf->datacenter : "default", 1);
-	dash_time_java(now, tmp, sizeof tmp);
+	dash_json_kv(&b, "environment", d->conf != NULL &&
+	    d->conf->environment != NULL ? d->conf->environment : "test", 1);
+	dash_json_kv(&b, "datacenter", d->conf != NULL &&
+	    d->conf->datacenter != NULL ? d->conf->datacenter : "default", 1);
+	dash_time_java(now.wall_ms, tmp, sizeof tmp);
 	dash_json_kv(&b, "currentTime", tmp, 1);
-	dash_uptime(clock_mono_ms() - s->start_mono, tmp, sizeof tmp);
+	ops_uptime(d->ops, now, tmp, sizeof tmp);
 	dash_json_kv(&b, "uptime", tmp, 1);
 	buf_addf(&b, ",\"now\":%lld,\"startTime\":%lld,"
 	    "\"leaseExpirationEnabled\":%s,\"renewsThreshold\":%d,"
 	    "\"renewsLastMin\":%ld,\"selfPreservation\":%s,"
 	    "\"belowThreshold\":%s,\"allowAccess\":%s,\"ready\":%s,"
-	    "\"shuttingDown\":%s,\"banners\":[", (long long)now,
-	    (long long)s->start_ms,
-	    s->reg != NULL && registry_lease_expiration_enabled(s->reg) ?
+	    "\"shuttingDown\":%s,\"banners\":[", (long long)now.wall_ms,
+	    (long long)gate_started(d->gate).wall_ms,
+	    d->reg != NULL && registry_lease_expiration_enabled(d->reg) ?
 	    "true" : "false",
-	    s->reg != NULL ? registry_renew_threshold(s->reg) : 0,
-	    s->reg != NULL ? registry_renews_last_min(s->reg) : 0,
-	    s->conf == NULL || s->conf->enable_self_preservation ?
+	    d->reg != NULL ? registry_renew_threshold(d->reg) : 0,
+	    d->reg != NULL ? registry_renews_last_min(d->reg) : 0,
+	    d->conf == NULL || d->conf->enable_self_preservation ?
 	    "true" : "false",
-	    dashboard_below_threshold(s, clock_mono_ms()) ? "true" : "false",
-	    gate_allow_read(s->gate, clock_mono_ms()) ? "true" : "false",
-	    gate_is_ready(s->gate) ? "true" : "false",
-	    gate_is_stopping(s->gate) ? "true" : "false");
+	    dash_below_threshold(d, now.mono_ms) ? "true" : "false",
+	    gate_allow_read(d->gate, now.mono_ms) ? "true" : "false",
+	    gate_is_ready(d->gate) ? "true" : "false",
+	    gate_is_stopping(d->gate) ? "true" : "false");
 
-	n = dash_banners(s, now, bn);
+	n = dash_banners(d, now, bn);
 	for (i = 0; i < n; i++) {
 		buf_adds(&b, i > 0 ? ",{" : "{");
 		dash_json_kv(&b, "kind", bn[i].kind, 0);
@@ -1453,11 +1176,11 @@ dash_feed(struct server *s, struct evhttp_request *req, int64_t now)
 	}
 
 	buf_adds(&b, "],\"replicas\":[");
-	n = s->peers != NULL ? peers_count(s->peers) : 0;
+	n = peers != NULL ? peers_count(peers) : 0;
 	for (i = 0; i < n; i++) {
 		memset(&pi, 0, sizeof pi);
-		peers_info(s->peers, i, &pi);
-		url = dash_scrub_url(pi.url);
+		peers_info(peers, i, &pi);
+		url = http_url_scrub(pi.url != NULL ? pi.url : "");
 		buf_adds(&b, i > 0 ? ",{" : "{");
 		dash_json_kv(&b, "url", url, 0);
 		buf_addf(&b, ",\"reachable\":%s,\"queueDepth\":%zu,"
@@ -1473,7 +1196,7 @@ dash_feed(struct server *s, struct evhttp_request *req, int64_t now)
 	}
 
 	buf_adds(&b, "],\"general\":[");
-	dash_stats_fill(s, now, &st);
+	ops_stats_fill(d->ops, now, &st);
 	for (i = 0; i < st.n; i++) {
 		buf_adds(&b, i > 0 ? ",[" : "[");
 		dash_json_str(&b, st.key[i]);
@@ -1481,9 +1204,9 @@ dash_feed(struct server *s, struct evhttp_request *req, int64_t now)
 		dash_json_str(&b, st.value[i]);
 		buf_addc(&b, ']');
 	}
-	dash_stats_clear(&st);
+	ops_stats_clear(&st);
 
-	self = dash_self_instance(s);
+	self = ops_self_instance(d->ops);
 	buf_adds(&b, "],\"instance\":[");
 	buf_adds(&b, "[\"instanceId\",");
 	dash_json_str(&b, instance_id(self));
@@ -1498,14 +1221,14 @@ dash_feed(struct server *s, struct evhttp_request *req, int64_t now)
 	instance_free(self);
 
 	buf_adds(&b, ",\"apps\":[");
-	apps = dash_sorted_apps(s, &napps);
+	apps = dash_sorted_apps(d, &napps);
 	for (i = 0; i < napps; i++) {
 		n = reg_app_size(apps[i]);
 		buf_adds(&b, i > 0 ? ",{" : "{");
 		dash_json_kv(&b, "name", reg_app_name(apps[i]), 0);
 		/* The leader (server/leader.c), null when none. */
-		leader = leader_find(s->reg, reg_app_name(apps[i]),
-		    clock_mono_ms());
+		leader = leader_find(d->reg, reg_app_name(apps[i]),
+		    now.mono_ms);
 		buf_adds(&b, ",\"leader\":");
 		if (leader != NULL)
 			dash_json_str(&b, instance_id(leader));
@@ -1531,161 +1254,21 @@ dash_feed(struct server *s, struct evhttp_request *req, int64_t now)
 			if (!first)
 				buf_addc(&b, ',');
 			first = 0;
-			dash_json_instance(&b, s, inst, now);
+			dash_json_instance(&b, d, inst, now);
 		}
 		buf_adds(&b, "]}");
 	}
 	free(apps);
 	buf_addf(&b, "],\"truncated\":%s}", truncated ? "true" : "false");
+	dash_json_inert(&b);
 
 	if (b.overflow) {
 		buf_free(&b);
-		dash_send_str(req, 503, "Service Unavailable",
-		    "application/json", "{\"error\":\"registry too large\"}");
+		http_reply_safe(req, 503, "application/json",
+		    "{\"error\":\"registry too large\"}",
+		    strlen("{\"error\":\"registry too large\"}"));
 		return;
 	}
-	dash_send(req, 200, "OK", "application/json", &b);
+	http_reply_safe(req, 200, "application/json", b.data, b.len);
 	buf_free(&b);
-}
-
-/*
- * This server as an instance (for StatusInfo and Instance Info). Spring's
- * server is its own client; ours is not, so this is made up from the
- * configuration: app from eureka.instance.appname (default HEUREKA).
- */
-static struct instance *
-dash_self_instance(struct server *s)
-{
-	struct instance	*inst = instance_new();
-	const char	*app = NULL, *host, *ip = NULL;
-	char		*lower, *p;
-
-	if (s->conf != NULL) {
-		app = s->conf->instance_appname;
-		ip = s->conf->instance_ip_address;
-	}
-	if (app == NULL || *app == '\0')
-		app = "HEUREKA";
-	host = s->hostname != NULL ? s->hostname : "localhost";
-	if (ip == NULL || *ip == '\0')
-		ip = "127.0.0.1";
-
-	str_replace(&inst->app, app);
-	str_upper(inst->app);
-	str_replace(&inst->host_name, host);
-	str_replace(&inst->ip_addr, ip);
-	free(inst->instance_id);
-	xasprintf(&inst->instance_id, "%s:%s:%d", host, app, s->port);
-	lower = xstrdup(app);
-	for (p = lower; *p != '\0'; p++) {
-		if (*p >= 'A' && *p <= 'Z')
-			*p = (char)(*p - 'A' + 'a');
-	}
-	str_replace(&inst->vip_address, lower);
-	str_replace(&inst->secure_vip_address, lower);
-	free(lower);
-	free(inst->home_page_url);
-	xasprintf(&inst->home_page_url, "http://%s:%d/", host, s->port);
-	free(inst->status_page_url);
-	xasprintf(&inst->status_page_url, "http://%s:%d/info", host, s->port);
-	free(inst->health_check_url);
-	xasprintf(&inst->health_check_url, "http://%s:%d/health", host,
-	    s->port);
-	inst->port = s->port;
-	inst->port_enabled = 1;
-	inst->secure_port_enabled = 0;
-	inst->has_dc = 1;
-	inst->dc_name = DC_MYOWN;
-	inst->has_lease = 1;
-	inst->lease.registration_ts = s->start_ms;
-	inst->lease.last_renewal_ts = s->start_ms;
-	inst->lease.service_up_ts = gate_is_ready(s->gate) ? s->start_ms : 0;
-	inst->last_updated_ts = s->start_ms;
-	inst->last_dirty_ts = s->start_ms;
-	if (gate_is_stopping(s->gate))
-		inst->status = STATUS_DOWN;
-	else if (!gate_is_ready(s->gate))
-		inst->status = STATUS_STARTING;
-	else
-		inst->status = STATUS_UP;
-	inst->overridden_status = STATUS_UNKNOWN;
-	return (inst);
-}
-
-/*
- * GET {version}/status. XML mirrors XStream's reflection output (§10.4);
- * JSON is our own straightforward object, since Eureka only answers 500.
- */
-void
-dashboard_status_info(struct server *s, struct evhttp_request *req, int json)
-{
-	struct dash_stats	 st;
-	struct instance		*self;
-	struct buf		 b, ib;
-	size_t			 i, app_first = 5;
-	int			 min, healthy = -1, avail = 0;
-	int64_t			 now = clock_wall_ms();
-	const char		*p;
-
-	dash_stats_fill(s, now, &st);
-	self = dash_self_instance(s);
-	min = s->conf != NULL ?
-	    s->conf->min_available_instances_for_peer_replication : -1;
-	if (min >= 0) {
-		for (p = st.value[6]; *p != '\0'; p++)
-			avail += *p == ',';
-		healthy = avail >= min;
-	}
-	buf_init(&b, 0);
-	buf_init(&ib, 0);
-	if (json) {
-		buf_adds(&b, "{\"generalStats\":{");
-		for (i = 0; i < app_first; i++)
-			dash_json_kv(&b, st.key[i], st.value[i], i > 0);
-		buf_adds(&b, "},\"applicationStats\":{");
-		for (i = app_first; i < st.n; i++)
-			dash_json_kv(&b, st.key[i], st.value[i],
-			    i > app_first);
-		buf_adds(&b, "},\"instanceInfo\":");
-		json_encode_instance(&b, self, CODEC_FULL);
-		if (healthy >= 0)
-			buf_addf(&b, ",\"isHealthy\":%s",
-			    healthy ? "true" : "false");
-		buf_adds(&b, "}");
-		dash_send(req, 200, "OK", "application/json", &b);
-		goto out;
-	}
-
-	buf_adds(&b, "<com.netflix.eureka.util.StatusInfo>\n  <generalStats>\n");
-	for (i = 0; i < app_first; i++) {
-		buf_addf(&b, "    <%s>", st.key[i]);
-		xml_add_escaped(&b, st.value[i]);
-		buf_addf(&b, "</%s>\n", st.key[i]);
-	}
-	buf_adds(&b, "  </generalStats>\n  <applicationStats>\n");
-	for (i = app_first; i < st.n; i++) {
-		buf_addf(&b, "    <%s>", st.key[i]);
-		xml_add_escaped(&b, st.value[i]);
-		buf_addf(&b, "</%s>\n", st.key[i]);
-	}
-	buf_adds(&b, "  </applicationStats>\n");
-	/* The codec writes <instance>; StatusInfo names the field. */
-	xml_encode_instance(&ib, self, CODEC_FULL, 1);
-	if (ib.data != NULL && strncmp(ib.data, "  <instance>", 12) == 0 &&
-	    ib.len >= 23 && strcmp(ib.data + ib.len - 11, "</instance>") == 0) {
-		buf_adds(&b, "  <instanceInfo>");
-		buf_add(&b, ib.data + 12, ib.len - 23);
-		buf_adds(&b, "</instanceInfo>");
-	} else
-		buf_add(&b, ib.data != NULL ? ib.data : "", ib.len);
-	if (healthy >= 0)
-		buf_addf(&b, "\n  <isHeathly>%s</isHeathly>",
-		    healthy ? "true" : "false");
-	buf_adds(&b, "\n</com.netflix.eureka.util.StatusInfo>");
-	dash_send(req, 200, "OK", "application/xml", &b);
-out:
-	buf_free(&ib);
-	buf_free(&b);
-	instance_free(self);
-	dash_stats_clear(&st);
 }

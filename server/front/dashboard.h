@@ -1,33 +1,50 @@
 /*
- * dashboard.h: the operator's HTML page (default at /), /lastn, its JSON
- * feed, and the operations endpoints (/health, /metrics, /info). The
- * HTML, CSS and JS are embedded at build time (dashboard_assets.c).
+ * dashboard.h: the operator's HTML page (default at /), /lastn, the JSON
+ * feed the page refreshes from, and the history its charts draw (sampled
+ * by dashboard_history_tick()). The HTML, CSS and JS are embedded at build
+ * time (dashboard_assets.c). The operations endpoints are ops.h's.
  */
 #ifndef DASHBOARD_H
 #define DASHBOARD_H
 
-struct server;
+#include "clock.h"
+
+struct config;
+struct dashboard;
 struct evhttp_request;
+struct gate;
+struct history;
+struct ops;
+struct peers;
+struct registry;
+
+/* What the dashboard shows, borrowed from their owners (they outlive it). */
+struct dashboard_deps {
+	struct registry		*reg;
+	const struct gate	*gate;		/* ready, stopping, reads, start */
+	const struct config	*conf;		/* eureka.dashboard.*, labels */
+	struct peers *const	*peers;		/* *peers: NULL until listening */
+	struct ops		*ops;		/* StatusInfo figures, self */
+};
+
+/* A dashboard with an empty history (heureka.dashboard.history-interval-ms). */
+struct dashboard *dashboard_new(const struct dashboard_deps *);
+void		 dashboard_free(struct dashboard *);	/* NULL is fine */
 
 /*
- * Serve path if it belongs to the dashboard or the operations endpoints;
- * returns 1 when it replied, 0 when the path is not ours (rest.c goes on).
+ * Serve path if it belongs to the dashboard (when enabled, under
+ * eureka.dashboard.path); returns 1 when it replied, 0 when the path is
+ * not ours (rest.c goes on).
  */
-int	dashboard_handle(struct server *, struct evhttp_request *,
-	    const char *path);
+int		 dashboard_handle(struct dashboard *, struct evhttp_request *,
+		     const char *path, struct hk_time now);
 
 /*
- * GET {version}/status (spec §10.4): Eureka's StatusInfo, as XML (root
- * com.netflix.eureka.util.StatusInfo) or, when json != 0, as a JSON object
- * (Eureka answers 500 there; we do not). Replies exactly once.
+ * Feed the history ring from the registry's counters and the peers'
+ * state; takes a sample when one is due at now.
  */
-void	dashboard_status_info(struct server *, struct evhttp_request *,
-	    int json);
-
-/*
- * Feed the dashboard history (history.c) from the registry's counters and
- * the peers' state; takes a sample when one is due at now (wall ms).
- */
-void	dashboard_history_tick(struct server *, int64_t now);
+void		 dashboard_history_tick(struct dashboard *, struct hk_time now);
+/* The ring the charts draw, as history.json serves it (read-only). */
+const struct history *dashboard_history(const struct dashboard *);
 
 #endif

@@ -24,7 +24,6 @@
 #include "gate.h"
 #include "log.h"
 #include "registry.h"
-#include "server.h"
 #include "xml.h"
 #include "xmalloc.h"
 
@@ -151,7 +150,8 @@ leader_reply(struct evhttp_request *req, const struct instance *in)
 
 /* apps/{app}/leader: GET answers it, PUT ?id= pins, DELETE releases. */
 int
-leader_http(struct server *s, struct evhttp_request *req, const char *rel,
+leader_http(struct registry *reg, const struct gate *gate,
+    struct evhttp_request *req, const char *rel,
     const struct evkeyvalq *query, struct hk_time now)
 {
 	enum evhttp_cmd_type	 m = evhttp_request_get_command(req);
@@ -169,11 +169,11 @@ leader_http(struct server *s, struct evhttp_request *req, const char *rel,
 	switch (m) {
 	case EVHTTP_REQ_GET:
 	case EVHTTP_REQ_HEAD:
-		if (!gate_allow_read(s->gate, now.mono_ms)) {
+		if (!gate_allow_read(gate, now.mono_ms)) {
 			http_reply(req, 403, NULL, NULL, 0);
 			break;
 		}
-		if ((in = leader_find(s->reg, app, now.mono_ms)) == NULL)
+		if ((in = leader_find(reg, app, now.mono_ms)) == NULL)
 			http_error(req, 404, "no leader");
 		else
 			leader_reply(req, in);
@@ -184,13 +184,13 @@ leader_http(struct server *s, struct evhttp_request *req, const char *rel,
 			http_error(req, 400, "id must name an instance");
 			break;
 		}
-		if (registry_get(s->reg, app, id, now.mono_ms) == NULL) {
+		if (registry_get(reg, app, id, now.mono_ms) == NULL) {
 			http_error(req, 404, "no such instance");
 			break;
 		}
-		leader_release(s->reg, app, id, now);
+		leader_release(reg, app, id, now);
 		snprintf(stamp, sizeof stamp, "%" PRId64, now.wall_ms);
-		if (leader_set_pin(s->reg, app, id, stamp, now) != REG_OK) {
+		if (leader_set_pin(reg, app, id, stamp, now) != REG_OK) {
 			http_error(req, 409, "the instance cannot take the pin");
 			break;
 		}
@@ -198,11 +198,11 @@ leader_http(struct server *s, struct evhttp_request *req, const char *rel,
 		http_reply(req, 200, NULL, NULL, 0);
 		break;
 	case EVHTTP_REQ_DELETE:
-		if (registry_app_find(s->reg, app) == NULL) {
+		if (registry_app_find(reg, app) == NULL) {
 			http_error(req, 404, "no such application");
 			break;
 		}
-		leader_release(s->reg, app, NULL, now);
+		leader_release(reg, app, NULL, now);
 		log_info("leader pin of %s released", app);
 		http_reply(req, 200, NULL, NULL, 0);
 		break;

@@ -25,17 +25,18 @@
 
 #define LEADER_PIN_KEY	INSTANCE_LEADER_PIN_KEY
 
-struct server;
+struct gate;
 
 /* The leader of app (NULL if none); borrowed, as registry lookups. */
 const struct instance *leader_find(struct registry *, const char *app,
 		     int64_t mono);
 /*
  * GET, PUT ?id=ID and DELETE on apps/{app}/leader (rel is the path after
- * {base}heureka/). Returns 1 when it replied, 0 when rel is not its.
+ * {base}heureka/); reads wait for the gate. Returns 1 when it replied,
+ * 0 when rel is not its.
  */
-int		 leader_http(struct server *, struct evhttp_request *,
-		     const char *rel, const struct evkeyvalq *query,
-		     struct hk_time now);
+int		 leader_http(struct registry *, const struct gate *,
+		     struct evhttp_request *, const char *rel,
+		     const struct evkeyvalq *query, struct hk_time now);
 
 #endif

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "config.h"
 #include "hash.h"
 #include "instance.h"
 #include "gate.h"
@@ -21,10 +22,10 @@
 #include "xmalloc.h"
 
 #include "cache.h"
+#include "looplag.h"
 #include "metrics.h"
 #include "peer.h"
 #include "registry.h"
-#include "server.h"
 
 /*
  * The route labels rest.c uses. Anything else is counted as "other", so a
@@ -57,6 +58,7 @@ struct metrics {
 	double		sum[METRICS_NROUTES];		/* seconds */
 	uint64_t	limits[METRICS_NLIMITS];
 	size_t		apps_omitted;		/* at the last scrape */
+	struct metrics_deps d;			/* borrowed */
 };
 
 /* Label values of heureka_limit_rejections_total, by enum metrics_limit. */
@@ -75,18 +77,19 @@ static void	metrics_header(struct buf *, const char *, const char *,
 		    const char *);
 static void	metrics_render_http(struct metrics *, struct buf *);
 static void	metrics_render_looplag(const struct looplag *, struct buf *);
-static void	metrics_render_registry(struct server *, struct buf *);
-static void	metrics_render_instances(struct metrics *, struct server *,
-		    struct buf *);
-static void	metrics_render_peers(struct server *, struct buf *);
-static void	metrics_render_limits(struct metrics *, struct server *,
-		    struct buf *);
+static void	metrics_render_registry(struct metrics *, struct buf *);
+static void	metrics_render_instances(struct metrics *, struct buf *);
+static void	metrics_render_peers(struct metrics *, struct buf *);
+static void	metrics_render_limits(struct metrics *, struct buf *);
 
-/* A zeroed metrics table. */
+/* A zeroed metrics table that reads the rest from deps at scrape time. */
 struct metrics *
-metrics_new(void)
+metrics_new(const struct metrics_deps *deps)
 {
-	return (xcalloc(1, sizeof(struct metrics)));
+	struct metrics	*m = xcalloc(1, sizeof *m);
+
+	m->d = *deps;
+	return (m);
 }
 
 /* Release m; NULL is fine. */
@@ -302,8 +305,9 @@ static const struct {
 
 /* Lease counters and the self-preservation gauges, from the registry. */
 static void
-metrics_render_registry(struct server *s, struct buf *b)
+metrics_render_registry(struct metrics *m, struct buf *b)
 {
+	const struct metrics_deps	*d = &m->d;
 	const struct registry_stats	*st;
 	static const struct registry_stats zero;
 	size_t				 i;
@@ -311,11 +315,11 @@ metrics_render_registry(struct server *s, struct buf *b)
 	long				 threshold = 0, last_min = 0;
 
 	st = &zero;
-	if (s->reg != NULL) {
-		st = registry_stats(s->reg);
-		active = !registry_lease_expiration_enabled(s->reg);
-		threshold = registry_renew_threshold(s->reg);
-		last_min = registry_renews_last_min(s->reg);
+	if (d->reg != NULL) {
+		st = registry_stats(d->reg);
+		active = !registry_lease_expiration_enabled(d->reg);
+		threshold = registry_renew_threshold(d->reg);
+		last_min = registry_renews_last_min(d->reg);
 	}
 
 	for (i = 0; i < sizeof counters / sizeof counters[0]; i++) {
@@ -346,9 +350,9 @@ metrics_render_registry(struct server *s, struct buf *b)
  * stored upper case, can be it), and the number folded is counted.
  */
 static void
-metrics_render_instances(struct metrics *m, struct server *s,
-    struct buf *b)
+metrics_render_instances(struct metrics *m, struct buf *b)
 {
+	const struct metrics_deps	*d = &m->d;
 	static const char	*names[] = {
 		"heureka_instances", "eureka_server_instances",
 	};
@@ -358,15 +362,15 @@ metrics_render_instances(struct metrics *m, struct server *s,
 	size_t			 n, i, j, k, napps, cap, omitted = 0;
 	int			 st;
 
-	napps = s->reg != NULL ? registry_app_count(s->reg) : 0;
-	cap = s->conf != NULL && s->conf->max_metric_applications >= 0 ?
-	    (size_t)s->conf->max_metric_applications : napps;
+	napps = d->reg != NULL ? registry_app_count(d->reg) : 0;
+	cap = d->conf != NULL && d->conf->max_metric_applications >= 0 ?
+	    (size_t)d->conf->max_metric_applications : napps;
 	for (k = 0; k < sizeof names / sizeof names[0]; k++) {
 		metrics_header(b, names[k], "gauge",
 		    "Registered instances by application and status.");
 		memset(other, 0, sizeof other);
 		for (i = 0; i < napps; i++) {
-			app = registry_app_at(s->reg, i);
+			app = registry_app_at(d->reg, i);
 			memset(counts, 0, sizeof counts);
 			n = reg_app_size(app);
 			for (j = 0; j < n; j++) {
@@ -419,14 +423,15 @@ metrics_render_instances(struct metrics *m, struct server *s,
  * the registry's come from its stats, the rest from metrics_limit().
  */
 static void
-metrics_render_limits(struct metrics *m, struct server *s, struct buf *b)
+metrics_render_limits(struct metrics *m, struct buf *b)
 {
+	const struct metrics_deps	*d = &m->d;
 	static const struct registry_stats zero;
 	const struct registry_stats	*st = &zero;
 	size_t				 i;
 
-	if (s->reg != NULL)
-		st = registry_stats(s->reg);
+	if (d->reg != NULL)
+		st = registry_stats(d->reg);
 	metrics_header(b, "heureka_limit_rejections_total", "counter",
 	    "Requests refused or records dropped because a bound was hit.");
 	buf_addf(b, "heureka_limit_rejections_total"
@@ -445,24 +450,25 @@ metrics_render_limits(struct metrics *m, struct server *s, struct buf *b)
 
 	metrics_header(b, "heureka_memory_bytes", "gauge",
 	    "Bytes counted against eureka.server.max-memory-bytes, by part.");
-	if (s->reg != NULL) {
+	if (d->reg != NULL) {
 		buf_addf(b, "heureka_memory_bytes{part=\"registry\"} %zu\n",
-		    registry_bytes(s->reg));
+		    registry_bytes(d->reg));
 		buf_addf(b, "heureka_memory_bytes{part=\"delta-queue\"} %zu\n",
-		    registry_delta_bytes(s->reg));
+		    registry_delta_bytes(d->reg));
 	}
-	if (s->cache != NULL)
+	if (d->cache != NULL)
 		buf_addf(b, "heureka_memory_bytes{part=\"encodings\"} %zu\n",
-		    cache_bytes(s->cache));
+		    cache_bytes(d->cache));
 	metrics_header(b, "heureka_memory_budget_bytes", "gauge",
 	    "The memory budget past which new registrations get 503.");
-	buf_addf(b, "heureka_memory_budget_bytes %zu\n", s->memory_budget);
+	buf_addf(b, "heureka_memory_budget_bytes %zu\n", d->memory_budget);
 }
 
 /* Per-peer replication counters and queue depth. */
 static void
-metrics_render_peers(struct server *s, struct buf *b)
+metrics_render_peers(struct metrics *m, struct buf *b)
 {
+	const struct metrics_deps	*d = &m->d;
 	static const struct {
 		const char	*name;
 		const char	*type;
@@ -485,12 +491,12 @@ metrics_render_peers(struct server *s, struct buf *b)
 	size_t			 npeers, f, i;
 	uint64_t		 v;
 
-	npeers = s->peers != NULL ? peers_count(s->peers) : 0;
+	npeers = *d->peers != NULL ? peers_count(*d->peers) : 0;
 	for (f = 0; f < sizeof fams / sizeof fams[0]; f++) {
 		metrics_header(b, fams[f].name, fams[f].type, fams[f].help);
 		for (i = 0; i < npeers; i++) {
 			memset(&pi, 0, sizeof pi);
-			peers_info(s->peers, i, &pi);
+			peers_info(*d->peers, i, &pi);
 			switch (f) {
 			case 0:
 				v = pi.batches_sent;
@@ -545,8 +551,9 @@ metrics_table_cb(const char *name, const struct htab_stats *st, void *arg)
  * growing tables keep it at a handful.
  */
 static void
-metrics_render_tables(struct server *s, struct buf *b)
+metrics_render_tables(struct metrics *m, struct buf *b)
 {
+	const struct metrics_deps	*d = &m->d;
 	static const struct {
 		const char	*name;
 		const char	*help;
@@ -564,10 +571,10 @@ metrics_render_tables(struct server *s, struct buf *b)
 	size_t			 f, i;
 
 	t.n = 0;
-	if (s->reg != NULL)
-		registry_foreach_table(s->reg, metrics_table_cb, &t);
-	if (s->cache != NULL && t.n < METRICS_MAX_TABLES) {
-		cache_table_stats(s->cache, &t.st[t.n]);
+	if (d->reg != NULL)
+		registry_foreach_table(d->reg, metrics_table_cb, &t);
+	if (d->cache != NULL && t.n < METRICS_MAX_TABLES) {
+		cache_table_stats(d->cache, &t.st[t.n]);
 		t.name[t.n++] = "cache_fragments";
 	}
 	for (f = 0; f < sizeof fams / sizeof fams[0]; f++) {
@@ -579,31 +586,37 @@ metrics_render_tables(struct server *s, struct buf *b)
 	}
 }
 
-/* Render the whole exposition into b. */
+/*
+ * Render the whole exposition into b, as of now (every figure is read at
+ * scrape time; none of today's depends on the clock).
+ */
 void
-metrics_render(struct metrics *m, struct server *s, struct buf *b)
+metrics_render(struct metrics *m, struct buf *b, struct hk_time now)
 {
+	const struct metrics_deps	*d = &m->d;
+
+	(void)now;
 	metrics_header(b, "heureka_up", "gauge",
 	    "1 while heurekad is running.");
 	buf_adds(b, "heureka_up 1\n");
 	metrics_header(b, "heureka_ready", "gauge",
 	    "1 once the start-up registry sync is over.");
 	buf_addf(b, "heureka_ready %d\n",
-	    gate_is_ready(s->gate) && !gate_is_stopping(s->gate));
+	    gate_is_ready(d->gate) && !gate_is_stopping(d->gate));
 	metrics_header(b, "heureka_start_time_seconds", "gauge",
 	    "Start time of heurekad since the Unix epoch.");
 	buf_addf(b, "heureka_start_time_seconds %.3f\n",
-	    (double)s->start_ms / 1000.0);
+	    (double)gate_started(d->gate).wall_ms / 1000.0);
 	metrics_header(b, "heureka_open_connections", "gauge",
 	    "Client connections currently open.");
-	buf_addf(b, "heureka_open_connections %u\n", s->open_connections);
+	buf_addf(b, "heureka_open_connections %u\n", *d->open_connections);
 
-	metrics_render_looplag(&s->looplag, b);
-	metrics_render_registry(s, b);
-	metrics_render_instances(m, s, b);
-	metrics_render_limits(m, s, b);
-	metrics_render_peers(s, b);
-	metrics_render_tables(s, b);
+	metrics_render_looplag(d->looplag, b);
+	metrics_render_registry(m, b);
+	metrics_render_instances(m, b);
+	metrics_render_limits(m, b);
+	metrics_render_peers(m, b);
+	metrics_render_tables(m, b);
 	if (m != NULL)
 		metrics_render_http(m, b);
 }

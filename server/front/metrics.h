@@ -6,13 +6,33 @@
 #ifndef METRICS_H
 #define METRICS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-struct server;
-struct buf;
-struct metrics;
+#include "clock.h"
 
-struct metrics	*metrics_new(void);
+struct buf;
+struct cache;
+struct config;
+struct gate;
+struct looplag;
+struct metrics;
+struct peers;
+struct registry;
+
+/* What a scrape reads, borrowed from their owners (they outlive it). */
+struct metrics_deps {
+	struct registry		*reg;
+	struct cache		*cache;
+	const struct gate	*gate;		/* ready, start time */
+	const struct config	*conf;		/* max-metric-applications */
+	struct peers *const	*peers;		/* *peers: NULL until listening */
+	const struct looplag	*looplag;
+	const unsigned		*open_connections;
+	size_t			 memory_budget;	/* resolved max-memory-bytes */
+};
+
+struct metrics	*metrics_new(const struct metrics_deps *);
 void		 metrics_free(struct metrics *);
 /* One HTTP request served: route is a fixed label such as "apps". */
 void		 metrics_http(struct metrics *, const char *route, int status,
@@ -37,7 +57,7 @@ void		 metrics_limit(struct metrics *, enum metrics_limit,
 uint64_t	 metrics_limit_count(const struct metrics *,
 		     enum metrics_limit);
 
-/* Render the whole exposition. */
-void		 metrics_render(struct metrics *, struct server *, struct buf *);
+/* Render the whole exposition as of now. */
+void		 metrics_render(struct metrics *, struct buf *, struct hk_time now);
 
 #endif

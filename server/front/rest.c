@@ -36,6 +36,7 @@
 #include "gate.h"
 #include "log.h"
 #include "metrics.h"
+#include "ops.h"
 #include "peer.h"
 #include "ratelimit.h"
 #include "registry.h"
@@ -800,12 +801,11 @@ h_asg(struct rctx *x)
 	reply_error(x, 400, "ASG status is only supported by an AWS registry");
 }
 
-/* GET status: StatusInfo (§10.4), rendered by the dashboard module. */
+/* GET status: StatusInfo (§10.4), rendered by ops.c. */
 static void
 h_status_info(struct rctx *x)
 {
-	dashboard_status_info(x->d->legacy_server, x->req,
-	    http_wants_json(x->req));
+	ops_status_info(x->d->ops, x->req, http_wants_json(x->req), x->now);
 	rest_record(x, 200);
 }
 
@@ -1254,7 +1254,8 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	x.replicated = peer && http_is_replication(req);
 	if (base == 0) {
 		x.route = "dashboard";
-		if (dashboard_handle(x.d->legacy_server, req, path)) {
+		if (ops_handle(x.d->ops, req, path, x.now) ||
+		    dashboard_handle(x.d->dashboard, req, path, x.now)) {
 			rest_record(&x, evhttp_request_get_response_code(req));
 			goto out;
 		}

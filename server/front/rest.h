@@ -51,16 +51,11 @@ struct rest_deps {
 	struct watch		*watch;		/* heureka/watch */
 	struct airlift		*airlift;	/* /v1/ routes */
 	struct peers		*peers;		/* heureka/; NULL: 404 */
-	/* Not used on main yet: the dashboard, ops and ext modules. */
-	struct dashboard	*dashboard;
-	struct ops		*ops;
+	struct dashboard	*dashboard;	/* outside the bases */
+	struct ops		*ops;		/* /health, /info, /metrics,
+						   {version}/status */
+	/* Not used on main yet: the ext module. */
 	struct ext		*ext;
-	/*
-	 * TEMPORARY, until dashboard.c takes its own object: the struct
-	 * server that dashboard_handle() and dashboard_status_info() still
-	 * take, passed through opaquely (rest.c does not look inside).
-	 */
-	void			*legacy_server;
 };
 
 /* A router over deps (copied; what they point to is borrowed). */

@@ -25,6 +25,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "buf.h"
+#include "config.h"
 #include "hash.h"
 #include "httputil.h"
 #include "instance.h"
@@ -33,7 +34,6 @@
 #include "gate.h"
 #include "log.h"
 #include "registry.h"
-#include "server.h"
 #include "watch.h"
 #include "xmalloc.h"
 
@@ -66,7 +66,7 @@ struct watch_app {
 };
 
 struct watch {
-	struct server		*s;
+	struct watch_deps	 d;		/* borrowed */
 	TAILQ_HEAD(, watcher)	 watchers;
 	struct watch_frame	*ring;
 	size_t			 cap, head, n;	/* oldest at head */
@@ -184,7 +184,7 @@ watcher_reset(struct watcher *wr)
 {
 	struct watch	*w = wr->w;
 	struct timeval	 tv;
-	int64_t		 ms = w->s->conf->watch_keepalive_ms;
+	int64_t		 ms = w->d.conf->watch_keepalive_ms;
 
 	wr->closing = 1;
 	w->stats.resets++;
@@ -207,7 +207,7 @@ watcher_send(struct watcher *wr, const char *text, size_t len)
 
 	if (wr->closing)
 		return;
-	if (watcher_pending(wr) + len > w->s->conf->watch_max_buffer_bytes +
+	if (watcher_pending(wr) + len > w->d.conf->watch_max_buffer_bytes +
 	    wr->allowance) {
 		watcher_reset(wr);
 		return;
@@ -232,7 +232,7 @@ watch_emit(struct watch *w, const char *type, const struct instance *in,
 	watch_format(&b, type, w->stats.version, in, app);
 	/* Bounded in count and in bytes (an event carries an instance). */
 	while (w->n > 0 && (w->n == w->cap ||
-	    w->bytes + b.len > w->s->conf->watch_window_bytes)) {
+	    w->bytes + b.len > w->d.conf->watch_window_bytes)) {
 		f = &w->ring[w->head];
 		w->bytes -= f->len;
 		free(f->app);
@@ -263,8 +263,8 @@ watch_emit(struct watch *w, const char *type, const struct instance *in,
 static void
 watch_leader_check(struct watch *w, const char *app, int64_t mono)
 {
-	const struct instance	*in = leader_find(w->s->reg, app, mono);
-	struct reg_app		*ra = registry_app_find(w->s->reg, app);
+	const struct instance	*in = leader_find(w->d.reg, app, mono);
+	struct reg_app		*ra = registry_app_find(w->d.reg, app);
 	struct watch_app	*a = watch_app_get(w, app, in != NULL ||
 				    ra != NULL);
 
@@ -276,7 +276,7 @@ watch_leader_check(struct watch *w, const char *app, int64_t mono)
 		a->leader = in != NULL ? xstrdup(instance_id(in)) : NULL;
 		watch_emit(w, "LEADER", in, app);
 	}
-	ra = registry_app_find(w->s->reg, app);
+	ra = registry_app_find(w->d.reg, app);
 	a->gen = ra != NULL ? reg_app_gen(ra) : 0;
 	if (ra == NULL && a->leader == NULL) {
 		htab_remove(&w->apps, &a->node);
@@ -297,7 +297,7 @@ watch_observe_cb(const struct registry_event *ev, void *arg)
 	case REG_EV_RENEW:
 		/* Only a heartbeat that rewrote the status moves the gen. */
 		a = watch_app_get(w, ev->app, 0);
-		ra = registry_app_find(w->s->reg, ev->app);
+		ra = registry_app_find(w->d.reg, ev->app);
 		if (ra == NULL || (a != NULL && a->gen == reg_app_gen(ra)))
 			return;
 		if (ev->inst != NULL)
@@ -346,24 +346,25 @@ watch_keepalive_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-/* A watch on s->reg, with its keep-alive timer. */
+/* A watch on deps->reg, with its keep-alive timer on deps->base. */
 struct watch *
-watch_new(struct server *s)
+watch_new(const struct watch_deps *deps)
 {
-	struct watch	*w = xcalloc(1, sizeof *w);
-	struct timeval	 tv;
-	int64_t		 ms = s->conf->watch_keepalive_ms;
+	struct watch		*w = xcalloc(1, sizeof *w);
+	const struct watch_deps	*d = &w->d;
+	struct timeval		 tv;
+	int64_t			 ms = deps->conf->watch_keepalive_ms;
 
-	w->s = s;
+	w->d = *deps;
 	TAILQ_INIT(&w->watchers);
-	w->cap = s->conf->watch_window > 0 ? (size_t)s->conf->watch_window :
+	w->cap = d->conf->watch_window > 0 ? (size_t)d->conf->watch_window :
 	    1;
 	w->ring = xcalloc(w->cap, sizeof *w->ring);
 	htab_init(&w->apps, 16);
 	w->tmp = evbuffer_new();
-	w->stats.version = (uint64_t)s->start_ms * 1000;
-	registry_add_observer(s->reg, watch_observe_cb, w);
-	w->keepalive_ev = event_new(s->base, -1, EV_PERSIST,
+	w->stats.version = (uint64_t)gate_started(d->gate).wall_ms * 1000;
+	registry_add_observer(d->reg, watch_observe_cb, w);
+	w->keepalive_ev = event_new(d->base, -1, EV_PERSIST,
 	    watch_keepalive_cb, w);
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;
@@ -448,7 +449,7 @@ watch_free(struct watch *w)
 static void
 watch_snapshot(struct watch *w, struct watcher *wr, int64_t mono)
 {
-	struct registry		*reg = w->s->reg;
+	struct registry		*reg = w->d.reg;
 	struct reg_app		*a;
 	const struct instance	*in;
 	struct evbuffer		*out = evbuffer_new();
@@ -548,7 +549,7 @@ static void
 watch_open(struct watch *w, struct evhttp_request *req,
     const struct evkeyvalq *query, struct hk_time now)
 {
-	struct server		*s = w->s;
+	const struct watch_deps	*d = &w->d;
 	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
 	struct bufferevent	*bev;
 	struct evkeyvalq	*h;
@@ -561,7 +562,7 @@ watch_open(struct watch *w, struct evhttp_request *req,
 		http_error(req, 405, "method not allowed");
 		return;
 	}
-	if (!gate_allow_read(s->gate, now.mono_ms)) {
+	if (!gate_allow_read(d->gate, now.mono_ms)) {
 		http_reply(req, 403, NULL, NULL, 0);
 		return;
 	}
@@ -573,8 +574,8 @@ watch_open(struct watch *w, struct evhttp_request *req,
 		http_error(req, 400, "Last-Event-ID must be an event id");
 		return;
 	}
-	if (gate_is_stopping(s->gate) || evcon == NULL ||
-	    w->stats.watchers >= (size_t)s->conf->watch_max_watchers) {
+	if (gate_is_stopping(d->gate) || evcon == NULL ||
+	    w->stats.watchers >= (size_t)d->conf->watch_max_watchers) {
 		w->stats.refused++;
 		http_error(req, 503, "too many watchers");
 		return;
@@ -586,7 +587,7 @@ watch_open(struct watch *w, struct evhttp_request *req,
 	wr->app = app != NULL ? xstrdup(app) : NULL;
 	if (wr->app != NULL)
 		str_upper(wr->app);
-	wr->close_ev = evtimer_new(s->base, watcher_close_cb, wr);
+	wr->close_ev = evtimer_new(d->base, watcher_close_cb, wr);
 	TAILQ_INSERT_TAIL(&w->watchers, wr, entry);
 	w->stats.watchers++;
 	w->stats.streams++;
@@ -635,7 +636,7 @@ watch_http(struct watch *w, struct evhttp_request *req, const char *rel,
 		watch_reply_stats(w, req);
 		return ("watch");
 	}
-	if (leader_http(w->s, req, rel, query, now))
+	if (leader_http(w->d.reg, w->d.gate, req, rel, query, now))
 		return ("leader");
 	return (NULL);
 }

@@ -27,8 +27,19 @@
 
 #include "clock.h"
 
-struct server;
+struct config;
+struct event_base;
+struct gate;
+struct registry;
 struct watch;
+
+/* What a watch uses (borrowed; they outlive it). */
+struct watch_deps {
+	struct event_base	*base;		/* keep-alive and close timers */
+	struct registry		*reg;		/* observed, read for snapshots */
+	const struct gate	*gate;		/* reads allowed, stopping, start */
+	const struct config	*conf;		/* heureka.watch.* */
+};
 
 struct watch_stats {
 	uint64_t	events;		/* events made */
@@ -40,8 +51,8 @@ struct watch_stats {
 	uint64_t	version;	/* the last event's id */
 };
 
-/* Observe s->reg; the keep-alive timer runs on s->base. */
-struct watch	*watch_new(struct server *);
+/* Observe deps->reg; the keep-alive timer runs on deps->base. */
+struct watch	*watch_new(const struct watch_deps *);
 /* Close every stream and free (NULL is fine). */
 void		 watch_free(struct watch *);
 /* A connection is being freed (server.c's close callback). */

@@ -258,7 +258,8 @@ loop_post(struct loop *lp, int port, const char *path, size_t len,
 START_TEST(test_guard_uses_its_conf)
 {
 	struct loop			 lp = { 0 };
-	struct metrics			*m = metrics_new();
+	struct metrics_deps		 md = { 0 };	/* counts only */
+	struct metrics			*m = metrics_new(&md);
 	struct evhttp			*http;
 	struct evhttp_bound_socket	*bound;
 	struct sockaddr_in		 sin;

@@ -2,7 +2,8 @@
  * tests/unit/check_history.c: the dashboard history ring. Samples are
  * taken only when due, turn cumulative counters into per-interval counts,
  * compute each peer's replication lag from its last success, and the ring
- * never holds more than HISTORY_SAMPLES (the oldest goes first). Time is
+ * never holds more than HISTORY_SAMPLES (the oldest goes first); the
+ * dashboard's sampler feeds it from the registry's counters. Time is
  * passed by hand.
  */
 #include <stdlib.h>
@@ -11,7 +12,13 @@
 #include <check.h>
 
 #include "buf.h"
+#include "config.h"
+#include "dashboard.h"
+#include "gate.h"
 #include "history.h"
+#include "instance.h"
+#include "registry.h"
+#include "testutil.h"
 
 #define MIN	60000LL
 
@@ -110,6 +117,83 @@ START_TEST(test_bounded)
 }
 END_TEST
 
+/* A registrable UP instance of APP. */
+static struct instance *
+mkinst(const char *id)
+{
+	struct instance	*in = instance_new();
+
+	in->app = strdup("APP");
+	in->instance_id = strdup(id);
+	in->host_name = strdup("host.example");
+	in->ip_addr = strdup("10.0.0.1");
+	in->status = STATUS_UP;
+	in->last_dirty_ts = 1;
+	in->has_lease = 1;
+	return (in);
+}
+
+/*
+ * dashboard_history_tick() samples the registry's totals at the time it is
+ * given, once per heureka.dashboard.history-interval-ms, with no peers
+ * before the server listens (*peers NULL).
+ */
+START_TEST(test_dashboard_tick)
+{
+	struct registry_conf	 rc;
+	struct registry		*reg;
+	struct config		 conf;
+	struct gate		*gate;
+	struct dashboard	*d;
+	struct peers		*peers = NULL;
+	const struct history	*h;
+	const struct history_sample *sm;
+	int64_t			 t = 1700000000000LL;
+
+	config_defaults(&conf);
+	ck_assert_int_eq(config_set(&conf,
+	    "heureka.dashboard.history-interval-ms", "10000", NULL), 0);
+	registry_conf_defaults(&rc);
+	reg = registry_new(&rc, t);
+	gate = gate_new(TM(t));
+	d = dashboard_new(&(struct dashboard_deps){ .reg = reg, .gate = gate,
+	    .conf = &conf, .peers = &peers });
+	ck_assert_int_eq(registry_register(reg, mkinst("i1"), 0, TM(t)),
+	    REG_OK);
+	ck_assert_int_eq(registry_register(reg, mkinst("i2"), 0, TM(t)),
+	    REG_OK);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "i1", 0, TM(t), 0),
+	    REG_OK);
+	/*
+	 * The first tick samples; the next only an interval later, as the
+	 * time given says (no clock is read).
+	 */
+	dashboard_history_tick(d, TM(t));
+	dashboard_history_tick(d, TM(t + 9999));
+	h = dashboard_history(d);
+	ck_assert_int_eq(h->interval_ms, 10000);
+	ck_assert_uint_eq(h->len, 1);
+	sm = history_get(h, 0);
+	ck_assert_int_eq(sm->at_ms, t);
+	ck_assert_uint_eq(sm->registrations, 2);
+	ck_assert_uint_eq(sm->cancels, 1);
+	ck_assert_uint_eq(sm->npeers, 0);
+	ck_assert_int_eq(registry_register(reg, mkinst("i3"), 0, TM(t)),
+	    REG_OK);
+	dashboard_history_tick(d, TM(t + 10000));
+	ck_assert_uint_eq(h->len, 2);
+	sm = history_get(h, 1);
+	ck_assert_int_eq(sm->at_ms, t + 10000);
+	ck_assert_uint_eq(sm->registrations, 1);
+	ck_assert_uint_eq(sm->registrations_total, 3);
+	ck_assert_uint_eq(sm->cancels, 0);
+	dashboard_free(d);
+	gate_free(gate);
+	registry_free(reg);
+	config_free(&conf);
+}
+END_TEST
+
 /* The suite. */
 static Suite *
 history_suite(void)
@@ -119,6 +203,7 @@ history_suite(void)
 
 	tcase_add_test(tc, test_due_and_deltas);
 	tcase_add_test(tc, test_bounded);
+	tcase_add_test(tc, test_dashboard_tick);
 	suite_add_tcase(s, tc);
 	return (s);
 }
