@@ -14,6 +14,7 @@
 
 #include "access.h"
 #include "config.h"
+#include "testutil.h"
 
 /* A request carrying an Authorization header (NULL: none). */
 static struct evhttp_request *
@@ -286,14 +287,9 @@ access_suite(void)
 	return (s);
 }
 
+/* Run the suite. */
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(access_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (check_run(access_suite()));
 }

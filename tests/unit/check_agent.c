@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "heureka.h"
+#include "testutil.h"
 
 #define AGENT_MAX_CLIENTS	4
 
@@ -144,14 +145,9 @@ agent_suite(void)
 	return (s);
 }
 
+/* Run the suite. */
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(agent_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (check_run(agent_suite()));
 }

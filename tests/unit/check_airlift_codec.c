@@ -13,6 +13,7 @@
 #include "airlift_codec.h"
 #include "buf.h"
 #include "instance.h"
+#include "testutil.h"
 
 /* Decode s as an announcement; the reason on failure, NULL on success. */
 static char *
@@ -212,13 +213,12 @@ START_TEST(test_encode_services)
 }
 END_TEST
 
-int
-main(void)
+/* The suite. */
+static Suite *
+airlift_codec_suite(void)
 {
 	Suite	*s = suite_create("airlift_codec");
 	TCase	*tc = tcase_create("core");
-	SRunner	*sr;
-	int	 failed;
 
 	tcase_add_test(tc, test_decode_announcement);
 	tcase_add_test(tc, test_decode_refused);
@@ -226,9 +226,12 @@ main(void)
 	tcase_add_test(tc, test_decode_static);
 	tcase_add_test(tc, test_encode_services);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (s);
+}
+
+/* Run the suite. */
+int
+main(void)
+{
+	return (check_run(airlift_codec_suite()));
 }

@@ -19,6 +19,7 @@
 #include "instance.h"
 #include "registry.h"
 #include "repl.h"
+#include "testutil.h"
 
 #define T0	1700000000000LL
 #define AT(ms)	((struct hk_time){ .wall_ms = T0 + (ms), \
@@ -701,14 +702,9 @@ batch_suite(void)
 	return (s);
 }
 
+/* Run the suite. */
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(batch_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (check_run(batch_suite()));
 }

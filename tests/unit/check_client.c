@@ -15,6 +15,7 @@
 #include "config.h"
 #include "instance.h"
 #include "json.h"
+#include "testutil.h"
 #include "xmalloc.h"
 
 #include "heureka.h"
@@ -1134,15 +1135,12 @@ client_suite(void)
 	return (s);
 }
 
+/* Run the suite, then drop what the tests left behind. */
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(client_suite());
-	int	 failed;
+	int	rc = check_run(client_suite());
 
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
 	reset();
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (rc);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "testutil.h"
 
 static struct config	 cf;
 static char		 tmpdir[] = "/tmp/check_config.XXXXXX";
@@ -764,14 +765,9 @@ config_suite(void)
 	return (s);
 }
 
+/* Run the suite. */
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(config_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (check_run(config_suite()));
 }

@@ -13,6 +13,7 @@
 #include <check.h>
 
 #include "evict.h"
+#include "testutil.h"
 
 #define T0	1700000000000LL
 
@@ -210,14 +211,9 @@ evict_suite(void)
 	return (s);
 }
 
+/* Run the suite. */
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(evict_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (check_run(evict_suite()));
 }

@@ -8,6 +8,7 @@
 #include <check.h>
 
 #include "gate.h"
+#include "testutil.h"
 
 #define T(ms)	((struct hk_time){ .wall_ms = 1700000000000LL + (ms), \
 		    .mono_ms = (ms) })
@@ -118,11 +119,5 @@ gate_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(gate_suite());
-	int	 nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (check_run(gate_suite()));
 }

@@ -24,6 +24,7 @@
 #include "guard.h"
 #include "metrics.h"
 #include "rest.h"
+#include "testutil.h"
 
 /* One loopback exchange: what the client got and the server saw. */
 struct loop {
@@ -324,11 +325,5 @@ guard_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(guard_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (check_run(guard_suite()));
 }

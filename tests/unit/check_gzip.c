@@ -17,6 +17,7 @@
 #include "buf.h"
 #include "gzip.h"
 #include "httputil.h"
+#include "testutil.h"
 
 /* n bytes of a repetitive text, the kind that compresses well. */
 static char *
@@ -184,14 +185,9 @@ gzip_suite(void)
 	return (s);
 }
 
+/* Run the suite. */
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(gzip_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (check_run(gzip_suite()));
 }

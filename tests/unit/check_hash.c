@@ -17,6 +17,7 @@
 
 #include "hash.h"
 #include "instance.h"
+#include "testutil.h"
 
 #define CONTAINER_OF(p, type, member) \
 	((type *)(void *)((char *)(p) - offsetof(type, member)))
@@ -300,17 +301,10 @@ hash_suite(void)
 int
 main(void)
 {
-	SRunner	*sr;
-	int	 failed;
-
 	if (getenv("CHECK_HASH_PRINT") != NULL) {
 		hash_init();
 		printf("%llx\n", (unsigned long long)hash_str("heureka"));
 		return (0);
 	}
-	sr = srunner_create(hash_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (check_run(hash_suite()));
 }

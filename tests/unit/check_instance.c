@@ -10,6 +10,7 @@
 #include <check.h>
 
 #include "instance.h"
+#include "testutil.h"
 #include "xmalloc.h"
 
 /* An instance with a host name and, optionally, an explicit id. */
@@ -388,15 +389,9 @@ instance_suite(void)
 	return (s);
 }
 
-/* Run the suite; the exit status is the verdict. */
+/* Run the suite. */
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(instance_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (check_run(instance_suite()));
 }

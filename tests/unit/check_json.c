@@ -1001,15 +1001,9 @@ json_suite(void)
 	return (s);
 }
 
-/* Run the suite; the exit status is the verdict. */
+/* Run the suite. */
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(json_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (check_run(json_suite()));
 }

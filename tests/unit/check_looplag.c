@@ -9,6 +9,7 @@
 #include <check.h>
 
 #include "looplag.h"
+#include "testutil.h"
 
 #define MS	1000LL
 
@@ -81,11 +82,5 @@ looplag_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(looplag_suite());
-	int	 nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (check_run(looplag_suite()));
 }

@@ -491,11 +491,5 @@ ops_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(ops_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (check_run(ops_suite()));
 }

@@ -9,6 +9,7 @@
 #include <check.h>
 
 #include "ratelimit.h"
+#include "testutil.h"
 
 #define T0	1000000LL
 
@@ -79,14 +80,9 @@ ratelimit_suite(void)
 	return (s);
 }
 
+/* Run the suite. */
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(ratelimit_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (check_run(ratelimit_suite()));
 }

@@ -2015,14 +2015,9 @@ registry_suite(void)
 	return (s);
 }
 
+/* Run the suite. */
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(registry_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (check_run(registry_suite()));
 }

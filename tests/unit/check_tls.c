@@ -11,6 +11,7 @@
 #include <check.h>
 #include <event2/http.h>
 
+#include "testutil.h"
 #include "tls.h"
 
 /* A server configuration with a certificate path that does not exist. */
@@ -133,14 +134,9 @@ tls_suite(void)
 	return (s);
 }
 
+/* Run the suite. */
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(tls_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (check_run(tls_suite()));
 }

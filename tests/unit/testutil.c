@@ -1,6 +1,6 @@
 /*
- * testutil.c: fixture loading for the check unit tests. Failures are
- * test failures (ck_assert), never silent.
+ * testutil.c: the runner every check binary's main() calls, and fixture
+ * loading. Failures are test failures (ck_assert), never silent.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,4 +32,18 @@ read_fixture(const char *name, size_t *len)
 	fclose(f);
 	*len = (size_t)n;
 	return (data);
+}
+
+/* Run the suite; success only if every test passed and one at least ran. */
+int
+check_run(Suite *s)
+{
+	SRunner	*sr = srunner_create(s);
+	int	 ran, failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	ran = srunner_ntests_run(sr);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return (failed == 0 && ran > 0 ? EXIT_SUCCESS : EXIT_FAILURE);
 }
