@@ -24,7 +24,7 @@
 #include "hash.h"
 #include "gate.h"
 #include "log.h"
-#include "peer.h"
+#include "replicate.h"
 #include "server.h"
 #include "xmalloc.h"
 

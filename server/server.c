@@ -40,13 +40,15 @@
 #include "httputil.h"
 #include "log.h"
 #include "metrics.h"
+#include "ext.h"
 #include "ops.h"
-#include "peer.h"
 #include "ratelimit.h"
 #include "registry.h"
+#include "replicate.h"
 #include "rest.h"
 #include "sdnotify.h"
 #include "server.h"
+#include "sync.h"
 #include "tls.h"
 #include "watch.h"
 #include "xmalloc.h"
@@ -193,6 +195,7 @@ server_free(struct server *s)
 		server_accept_owner = NULL;
 	rest_free(s->rest);
 	airlift_free(s->airlift);
+	ext_free(s->ext);
 	peers_free(s->peers);
 	if (s->http != NULL)
 		evhttp_free(s->http);
@@ -535,16 +538,18 @@ server_listen(struct server *s, char **cause)
 	else if (s->conf->plain_port >= 0 &&
 	    server_listen_plain(s, cause) != 0)
 		return (-1);
-	if ((s->peers = peers_new(s, cause)) == NULL) {
+	if ((s->peers = peers_new(&(struct peers_deps){ s->base, s->conf,
+	    s->reg, s->gate, s->hostname, s->port }, cause)) == NULL) {
 		errno = EINVAL;		/* heureka.peer.ssl.*: exit 78 */
 		return (-1);
 	}
+	s->ext = ext_new(&(struct ext_deps){ s->reg, s->gate, s->peers });
 	s->rest = rest_new(&(struct rest_deps){ .reg = s->reg,
 	    .cache = s->cache, .gate = s->gate, .conf = s->conf,
 	    .access = s->access, .register_rl = s->register_rl,
 	    .memory_budget = s->memory_budget, .metrics = s->metrics,
 	    .watch = s->watch, .airlift = s->airlift, .peers = s->peers,
-	    .dashboard = s->dashboard, .ops = s->ops });
+	    .dashboard = s->dashboard, .ops = s->ops, .ext = s->ext });
 	if (s->conf->port_file != NULL &&
 	    server_write_port(s->conf->port_file, s->port, cause) != 0)
 		return (-1);
@@ -675,7 +680,7 @@ server_start(struct server *s)
 	s->history_ev = server_timer(s, cf->dashboard_history_interval_ms,
 	    server_history_cb);
 	dashboard_history_tick(s->dashboard, clock_now());
-	peers_start(s->peers);
+	peers_start(s->peers, clock_now());
 }
 
 /*

@@ -22,6 +22,7 @@ struct cache;
 struct dashboard;
 struct ops;
 struct peers;
+struct ext;
 struct metrics;
 struct ratelimit;
 struct rest;
@@ -37,6 +38,7 @@ struct server {
 	struct registry		*reg;
 	struct cache		*cache;
 	struct peers		*peers;
+	struct ext		*ext;		/* {base}heureka/ */
 	struct metrics		*metrics;
 	struct ratelimit	*register_rl;	/* per client address */
 	struct access		*access;	/* who may do what */

@@ -24,7 +24,7 @@
 #include "cache.h"
 #include "looplag.h"
 #include "metrics.h"
-#include "peer.h"
+#include "replicate.h"
 #include "registry.h"
 
 /*

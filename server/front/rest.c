@@ -36,8 +36,8 @@
 #include "gate.h"
 #include "log.h"
 #include "metrics.h"
+#include "ext.h"
 #include "ops.h"
-#include "peer.h"
 #include "ratelimit.h"
 #include "registry.h"
 #include "rest.h"
@@ -1073,11 +1073,11 @@ rest_route(struct rctx *x, const char *rel)
 			return;
 		}
 		x->route = "heureka";
-		if (x->d->peers == NULL) {
+		if (x->d->ext == NULL) {
 			reply(x, 404, NULL, NULL, 0);
 			return;
 		}
-		peers_http(x->d->peers, x->req, rel[7] == '/' ? rel + 8 : "");
+		ext_http(x->d->ext, x->req, rel[7] == '/' ? rel + 8 : "");
 		rest_record(x, evhttp_request_get_response_code(x->req));
 		return;
 	}

@@ -13,7 +13,9 @@
 #include "buf.h"
 #include "instance.h"
 #include "json.h"
-#include "peer.h"
+#include "digest.h"
+#include "peerq.h"
+#include "url.h"
 #include "registry.h"
 #include "xmalloc.h"
 #include "testutil.h"
@@ -229,17 +231,18 @@ START_TEST(test_urgent_count_and_due)
 	peer_queue_push(q, hb("a", 1, T0 + 9999), T0);
 	peer_queue_push(q, hb("a", 2, T0 + 9999), T0 + 1);	/* coalesced */
 	ck_assert_uint_eq(peer_queue_urgent(q), 0);
+	ck_assert_int_eq(peer_queue_batch_delay(q), PEER_BATCH_AGE_MS);
 	ck_assert_int_eq(peer_queue_due(q, T0 + PEER_DISPATCH_MS,
-	    peer_queue_urgent(q) > 0 ? PEER_DISPATCH_MS : PEER_BATCH_AGE_MS),
-	    PEER_BATCH_AGE_MS - PEER_DISPATCH_MS);
+	    peer_queue_batch_delay(q)), PEER_BATCH_AGE_MS - PEER_DISPATCH_MS);
 	/* A registration makes the batch go at once, heartbeats with it. */
 	peer_queue_push(q, peer_task_new(REPL_REGISTER, "APP", "b", T0 + 9999),
 	    T0 + 2);
 	peer_queue_push(q, peer_task_new(REPL_REGISTER, "APP", "b", T0 + 9999),
 	    T0 + 3);					/* coalesced */
 	ck_assert_uint_eq(peer_queue_urgent(q), 1);
+	ck_assert_int_eq(peer_queue_batch_delay(q), PEER_DISPATCH_MS);
 	ck_assert_int_eq(peer_queue_due(q, T0 + PEER_DISPATCH_MS,
-	    peer_queue_urgent(q) > 0 ? PEER_DISPATCH_MS : PEER_BATCH_AGE_MS), 0);
+	    peer_queue_batch_delay(q)), 0);
 	/* Taken, then put back after a failure: the count follows. */
 	n = peer_queue_take(q, out, 10, T0 + 30);
 	ck_assert_uint_eq(n, 2);

@@ -1,69 +1,26 @@
 /*
- * peer.h: the cluster (spec §6). Peer list, one bounded replication queue
- * per peer with heartbeat coalescing and batching (POST
- * peerreplication/batch/), per-item result handling, start-up registry
- * sync, and heureka's anti-entropy extension (digest exchange under
- * {base}/heureka/). All on the server's event loop; DNS is resolved before
- * the loop starts and on SIGHUP only.
- *
- * The queue, the back-off and the URL/self-detection helpers below are
- * plain data structures with `now` passed in, so check_peer drives them
- * without a network or a clock.
+ * peerq.h: what a peer's replication is made of, without a network or a
+ * clock (spec §6.2, §6.3). A task is one pending replication action keyed
+ * by Eureka's task id; a peer's queue is bounded, coalesces a newer task
+ * into an older one with the same key, and tells when a batch is due; the
+ * back-off paces a peer after failures. Every time is passed in (monotonic
+ * ms), so check_peer drives all of it by hand.
  */
-#ifndef PEER_H
-#define PEER_H
+#ifndef PEERQ_H
+#define PEERQ_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "hash.h"
-#include "json.h"
+#include "repl.h"
 
-struct config;
-struct server;
-struct evhttp_request;
-struct buf;
-struct registry;
-
-struct peers;
-
-/* Per-peer state, read by the dashboard and /metrics. */
-struct peer_info {
-	const char	*url;		/* credentials already removed */
-	int		 reachable;	/* last request succeeded */
-	size_t		 queue_depth;
-	int64_t		 last_success_ms;	/* wall clock, 0 never */
-	uint64_t	 batches_sent;
-	uint64_t	 items_sent;
-	uint64_t	 failures;
-	uint64_t	 dropped;
-};
-
-/*
- * Build the peer list from conf (service_url_default_zone, my_url),
- * dropping our own URL; resolves host names (blocking: call before the loop
- * or from the SIGHUP path only). Registers a registry observer that
- * enqueues every non-replicated change.
- */
-struct peers	*peers_new(struct server *, char **cause);
-void		 peers_free(struct peers *);
-/* Begin start-up sync; opens the gate when done or given up. */
-void		 peers_start(struct peers *);
-/* Re-read the peer list (SIGHUP). */
-int		 peers_reload(struct peers *, char **cause);
-/* Load heureka.peer.ssl.* as peers_new would (--check-config). */
-int		 peers_tls_check(const struct config *, char **cause);
-size_t		 peers_count(const struct peers *);
-void		 peers_info(const struct peers *, size_t, struct peer_info *);
-/* Handle GET/POST {base}/heureka/<rest> (anti-entropy); replies once. */
-void		 peers_http(struct peers *, struct evhttp_request *,
-		     const char *rest);
-
-/* --- building blocks, exposed for tests ------------------------------- */
+struct instance;
+struct registry_event;
 
 #define PEER_BATCH_MAX		250	/* items per batch (Eureka) */
 #define PEER_BATCH_AGE_MS	500	/* Eureka's batching delay */
-#define PEER_DISPATCH_MS	20	/* heureka's: see peer.c */
+#define PEER_DISPATCH_MS	20	/* heureka's: see replicate.c */
 #define PEER_BACKOFF_CAP_MS	30000	/* both pauses are capped at 30 s */
 #define PEER_CONGESTION_MS	1000	/* 503 or read timeout */
 #define PEER_TRANSIENT_MS	100	/* other I/O errors */
@@ -146,32 +103,28 @@ int64_t		 peer_backoff_fail(struct peer_backoff *, enum peer_failure,
 void		 peer_backoff_ok(struct peer_backoff *);
 int		 peer_backoff_ready(const struct peer_backoff *, int64_t now);
 
-/* A parsed peer URL: http://[user:pass@]host[:port]/path/ */
-struct peer_url {
-	char	*scheme;	/* "http" or "https" */
-	char	*userinfo;	/* "user:pass" or NULL */
-	char	*host;		/* without [] for IPv6 */
-	int	 port;
-	char	*path;		/* always ends in '/' */
-	char	*display;	/* the URL without userinfo */
-};
-
-int		 peer_url_parse(const char *, struct peer_url *, char **cause);
-void		 peer_url_clear(struct peer_url *);
-/*
- * Is this URL ourselves? With my_url set: exact match (a trailing '/'
- * ignored). Otherwise: is_local(host) and the port equals my_port.
- */
-int		 peer_url_is_self(const char *raw, const struct peer_url *,
-		     const char *my_url, int my_port,
-		     int (*is_local)(const char *, void *), void *);
 
 /*
- * The anti-entropy digest (64 hex digits): four lanes, each the sum of a
- * hash of (APP, id, lastDirtyTimestamp, status) over every unexpired
- * instance, so equal registries give equal digests in any order.
+ * The batching delay (see replicate.c): a queue holding changes other
+ * than heartbeats is due PEER_DISPATCH_MS after its oldest task, one of
+ * heartbeats alone after Eureka's PEER_BATCH_AGE_MS.
  */
-void		 peer_digest(struct registry *, int64_t mono, char hex[65],
-		     size_t *count);
+int64_t		 peer_queue_batch_delay(const struct peer_queue *);
+
+/* Expiry of a Register/Heartbeat task for this copy (§6.2 table). */
+int64_t		 peer_lease_expiry(const struct instance *, int64_t now);
+/*
+ * The task for one registry event, NULL if nothing to send (evictions are
+ * never replicated). Status and cancel tasks expire `max_time` ms after
+ * `now`.
+ */
+struct peer_task *peer_task_from_event(const struct registry_event *,
+		     int64_t now, int64_t max_time);
+/* A Register of this copy (a 404 to a heartbeat: the peer lost it). */
+struct peer_task *peer_task_register(const char *app, const char *id,
+		     const struct instance *, int64_t now);
+/* A Cancel carrying our tombstone's time, expiring now + max_time. */
+struct peer_task *peer_task_cancel(const char *app, const char *id,
+		     int64_t cancel_ts, int64_t now, int64_t max_time);
 
 #endif

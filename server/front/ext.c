@@ -1,0 +1,197 @@
+/*
+ * ext.c: the {base}heureka/ endpoints (ext.h). The registry is read as
+ * GET apps reads it: live leases only, and only once the gate allows
+ * reads; the answer carries X-Heureka-Ready so a syncing heureka peer
+ * knows whether what it got is final. The clock is read once per request.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "buf.h"
+#include "clock.h"
+#include "digest.h"
+#include "ext.h"
+#include "gate.h"
+#include "httputil.h"
+#include "instance.h"
+#include "json.h"
+#include "registry.h"
+#include "replicate.h"
+#include "sync.h"
+#include "xmalloc.h"
+
+struct ext {
+	struct ext_deps	 d;
+};
+
+/* An extension object over these modules. */
+struct ext *
+ext_new(const struct ext_deps *d)
+{
+	struct ext	*x;
+
+	x = xcalloc(1, sizeof *x);
+	x->d = *d;
+	return (x);
+}
+
+/* Free it (the modules are borrowed). */
+void
+ext_free(struct ext *x)
+{
+	free(x);
+}
+
+/* Send a JSON body. */
+static void
+ext_reply(struct evhttp_request *req, int code, const struct buf *b)
+{
+	http_reply(req, code, "application/json", b->data, b->len);
+}
+
+/* GET heureka/apps: the full registry (once ready, as GET apps). */
+static void
+ext_apps(struct ext *x, struct evhttp_request *req, int64_t mono)
+{
+	struct registry		*reg = x->d.reg;
+	struct reg_app		*a;
+	const struct instance	*in;
+	struct buf		 b;
+	char			*hash;
+	size_t			 i, j, napps = 0, ninst;
+
+	buf_init(&b, 0);
+	hash = registry_hashcode(reg);
+	json_apps_open(&b, CODEC_FULL, (int64_t)registry_gen(reg), hash);
+	for (i = 0; i < registry_app_count(reg); i++) {
+		a = registry_app_at(reg, i);
+		for (ninst = 0, j = 0; j < reg_app_size(a); j++) {
+			in = reg_app_instance_at(a, j);
+			if (in == NULL || reg_app_lease_expired(a, j, mono))
+				continue;
+			if (ninst == 0) {
+				if (napps++ > 0)
+					buf_addc(&b, ',');
+				json_app_open(&b, reg_app_name(a));
+			} else
+				buf_addc(&b, ',');
+			json_encode_instance(&b, in, CODEC_FULL);
+			ninst++;
+		}
+		if (ninst > 0)
+			json_app_close(&b);
+	}
+	json_apps_close(&b, CODEC_FULL, (int64_t)registry_gen(reg), hash);
+	free(hash);
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "X-Heureka-Ready", gate_allow_read(x->d.gate, mono) ? "1" : "0");
+	ext_reply(req, 200, &b);
+	buf_free(&b);
+}
+
+/* GET heureka/stats: replication counters (tests, operators). */
+static void
+ext_stats(struct ext *x, struct evhttp_request *req)
+{
+	struct peer_info	 pi;
+	struct buf		 b;
+	uint64_t		 items = 0, batches = 0;
+	int64_t			 sync_ms;
+	int			 sync_count;
+	size_t			 i, n = peers_count(x->d.peers);
+
+	buf_init(&b, 0);
+	peers_sync_result(x->d.peers, &sync_count, &sync_ms);
+	buf_addf(&b, "{\"ready\":%s,\"syncCount\":%d,\"syncMs\":%lld,"
+	    "\"peers\":[", gate_is_ready(x->d.gate) ? "true" : "false",
+	    sync_count, (long long)sync_ms);
+	for (i = 0; i < n; i++) {
+		peers_info(x->d.peers, i, &pi);
+		items += pi.items_sent;
+		batches += pi.batches_sent;
+		if (i > 0)
+			buf_addc(&b, ',');
+		buf_adds(&b, "{\"url\":");
+		json_add_string(&b, pi.url);
+		buf_addf(&b, ",\"resolved\":%s,\"reachable\":%s,"
+		    "\"queue\":%zu,\"inflight\":%zu,\"batches\":%llu,"
+		    "\"items\":%llu,\"failures\":%llu,\"overflow\":%llu,"
+		    "\"expired\":%llu,\"coalesced\":%llu,\"failedItems\":%llu,"
+		    "\"backoffFailures\":%u,\"lastSuccess\":%lld,"
+		    "\"notFound\":%llu,\"conflicts\":%llu,"
+		    "\"antiEntropy\":{\"rounds\":%llu,\"pulls\":%llu,"
+		    "\"adopted\":%llu,\"cancels\":%llu,\"supported\":%s}}",
+		    pi.resolved ? "true" : "false",
+		    pi.reachable ? "true" : "false", pi.queue_depth,
+		    pi.inflight,
+		    (unsigned long long)pi.batches_sent,
+		    (unsigned long long)pi.items_sent,
+		    (unsigned long long)pi.failures,
+		    (unsigned long long)pi.overflow,
+		    (unsigned long long)pi.expired,
+		    (unsigned long long)pi.coalesced,
+		    (unsigned long long)pi.failed_items, pi.backoff_failures,
+		    (long long)pi.last_success_ms,
+		    (unsigned long long)pi.not_found,
+		    (unsigned long long)pi.conflicts,
+		    (unsigned long long)pi.ae_rounds,
+		    (unsigned long long)pi.ae_pulls,
+		    (unsigned long long)pi.ae_adopted,
+		    (unsigned long long)pi.ae_cancels,
+		    pi.ae_supported ? "true" : "false");
+	}
+	buf_addf(&b, "],\"itemsSent\":%llu,\"batchesSent\":%llu}",
+	    (unsigned long long)items, (unsigned long long)batches);
+	ext_reply(req, 200, &b);
+	buf_free(&b);
+}
+
+/* Dispatch {base}heureka/<rest>; unknown paths get 404. */
+void
+ext_http(struct ext *x, struct evhttp_request *req, const char *rest)
+{
+	struct buf	 b;
+	struct hk_time	 now = clock_now();
+	char		 hex[65];
+	size_t		 n, len;
+
+	buf_init(&b, 0);
+	len = strcspn(rest, "?");
+	if (len > 0 && rest[len - 1] == '/')
+		len--;
+	if (x == NULL || evhttp_request_get_command(req) != EVHTTP_REQ_GET)
+		goto notfound;
+	if (((len == 6 && strncmp(rest, "digest", 6) == 0) ||
+	    (len == 4 && strncmp(rest, "apps", 4) == 0)) &&
+	    !gate_allow_read(x->d.gate, now.mono_ms)) {
+		/*
+		 * The registry is gated as GET apps is (§6.4), or anyone could
+		 * read a half-synced one here. The header tells a syncing
+		 * heureka peer that we answered but are not ready ourselves.
+		 */
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "X-Heureka-Ready", "0");
+		buf_adds(&b, "{\"error\":\"not ready: start-up sync "
+		    "running\"}");
+		ext_reply(req, 403, &b);
+	} else if (len == 6 && strncmp(rest, "digest", 6) == 0) {
+		peer_digest(x->d.reg, now.mono_ms, hex, &n);
+		buf_addf(&b, "{\"digest\":\"%s\",\"count\":%zu}", hex, n);
+		ext_reply(req, 200, &b);
+	} else if (len == 4 && strncmp(rest, "apps", 4) == 0)
+		ext_apps(x, req, now.mono_ms);
+	else if (len == 5 && strncmp(rest, "stats", 5) == 0)
+		ext_stats(x, req);
+	else
+		goto notfound;
+	buf_free(&b);
+	return;
+notfound:
+	buf_adds(&b, "{\"error\":\"not found\"}");
+	ext_reply(req, 404, &b);
+	buf_free(&b);
+}
