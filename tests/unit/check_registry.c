@@ -1509,6 +1509,87 @@ START_TEST(test_reconcile_origin_times)
 }
 END_TEST
 
+START_TEST(test_reconcile_hash_breaks_ties)
+{
+	struct registry		*a = registry_new(&cf, T0);
+	struct registry		*b = registry_new(&cf, T0);
+	struct instance		*ra, *rb;
+	const struct instance	*ia, *ib;
+	int			 adopt_ab, adopt_ba;
+
+	/* Same origin times, different content: neither time decides. */
+	ra = mkinst("APP", "x", STATUS_UP, T0);
+	ra->last_updated_ts = T0;
+	kvlist_set(&ra->metadata, "zone", "a");
+	rb = mkinst("APP", "x", STATUS_UP, T0);
+	rb->last_updated_ts = T0;
+	kvlist_set(&rb->metadata, "zone", "b");
+	ck_assert_int_eq(registry_adopt(a, ra, TM(T0)), REG_OK);
+	ck_assert_int_eq(registry_adopt(b, rb, TM(T0)), REG_OK);
+	ia = registry_get(a, "APP", "x", T0);
+	ib = registry_get(b, "APP", "x", T0);
+	ck_assert_uint_ne(registry_copy_hash(ia), registry_copy_hash(ib));
+	/* Exactly one side adopts the other's copy: the larger hash wins. */
+	ra = instance_dup(ia);
+	rb = instance_dup(ib);
+	adopt_ab = registry_reconcile(b, ra, T0 + 10, NULL) == RECON_ADOPT;
+	adopt_ba = registry_reconcile(a, rb, T0 + 10, NULL) == RECON_ADOPT;
+	ck_assert_int_eq(adopt_ab + adopt_ba, 1);
+	ck_assert_int_eq(adopt_ab, registry_copy_hash(ia) >
+	    registry_copy_hash(ib));
+	/* Once adopted, both hold the same copy and keep it. */
+	if (adopt_ab) {
+		ck_assert_int_eq(registry_adopt(b, ra, TM(T0 + 10)), REG_OK);
+		instance_free(rb);
+	} else {
+		ck_assert_int_eq(registry_adopt(a, rb, TM(T0 + 10)), REG_OK);
+		instance_free(ra);
+	}
+	ia = registry_get(a, "APP", "x", T0 + 10);
+	ib = registry_get(b, "APP", "x", T0 + 10);
+	ck_assert_uint_eq(registry_copy_hash(ia), registry_copy_hash(ib));
+	ra = instance_dup(ia);
+	ck_assert_int_eq(registry_reconcile(b, ra, T0 + 20, NULL), RECON_KEEP);
+	ck_assert_int_eq(registry_reconcile(a, ra, T0 + 20, NULL), RECON_KEEP);
+	instance_free(ra);
+	registry_free(a);
+	registry_free(b);
+}
+END_TEST
+
+START_TEST(test_reconcile_expired_copy)
+{
+	struct registry	*reg;
+	struct instance	*r;
+	int64_t		 late = T0 + 10 * 60 * 1000;	/* lease long gone */
+
+	/* Self-preservation holds our expired copy: an older one loses. */
+	reg = registry_new(&cf, T0);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "a", STATUS_UP,
+	    T0), 1, TM(T0)), REG_OK);
+	r = mkinst("APP", "a", STATUS_UP, T0 - 100);
+	ck_assert_int_eq(registry_reconcile(reg, r, late, NULL), RECON_KEEP);
+	registry_free(reg);
+	/* Without it an expired copy counts as none: the peer's is taken. */
+	cf.self_preservation = 0;
+	reg = registry_new(&cf, T0);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "a", STATUS_UP,
+	    T0), 1, TM(T0)), REG_OK);
+	ck_assert_int_eq(registry_reconcile(reg, r, T0 + 1000, NULL),
+	    RECON_KEEP);
+	ck_assert_int_eq(registry_reconcile(reg, r, late, NULL), RECON_ADOPT);
+	ck_assert_int_eq(registry_adopt(reg, r, TM(late)), REG_OK);
+	/*
+	 * The lease lives again; as in any register, the stored copy with
+	 * the newer lastDirtyTimestamp (ours) is the one kept.
+	 */
+	ck_assert_ptr_nonnull(registry_get(reg, "APP", "a", late));
+	ck_assert_int_eq(registry_get(reg, "APP", "a", late)->last_dirty_ts,
+	    T0);
+	registry_free(reg);
+}
+END_TEST
+
 START_TEST(test_reconcile_repairs_override)
 {
 	struct registry		*a = registry_new(&cf, T0);
@@ -2002,6 +2083,8 @@ registry_suite(void)
 	tcase_add_test(tco, test_replicated_cancel_spares_newer_copy);
 	tcase_add_test(tco, test_reconcile_origin_times);
 	tcase_add_test(tco, test_reconcile_repairs_override);
+	tcase_add_test(tco, test_reconcile_hash_breaks_ties);
+	tcase_add_test(tco, test_reconcile_expired_copy);
 	tcase_add_test(tco, test_replicated_status_keeps_origin_stamp);
 	tcase_add_test(tco, test_copy_hash_covers_fields);
 	tcase_add_test(tco, test_wall_step_changes_no_expiry);
