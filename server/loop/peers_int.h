@@ -13,7 +13,6 @@
 #include "clock.h"
 #include "log.h"
 #include "peerq.h"
-#include "replicate.h"
 #include "syncrule.h"
 #include "tls.h"
 #include "url.h"
@@ -22,6 +21,10 @@ struct evhttp_connection;
 struct evhttp_request;
 struct buf;
 struct event;
+struct event_base;
+struct config;
+struct registry;
+struct gate;
 
 #define PEER_CTL_BODY_MAX	(512 * 1024 * 1024)
 
@@ -79,7 +82,12 @@ struct peer {
 };
 
 struct peers {
-	struct peers_deps	  d;
+	struct event_base	 *base;		/* struct peers_deps, borrowed */
+	const struct config	 *conf;
+	struct registry		 *reg;
+	struct gate		 *gate;
+	const char		 *hostname;
+	int			  port;
 	struct peer		**v;
 	size_t			  n;
 	struct event		*ae_ev;

@@ -99,7 +99,7 @@ peers_observe_cb(const struct registry_event *ev, void *arg)
 		return;
 	for (i = 0; i < ps->n; i++) {
 		t = peer_task_from_event(ev, mono,
-		    ps->d.conf->max_time_for_replication);
+		    ps->conf->max_time_for_replication);
 		if (t == NULL)
 			return;
 		peer_enqueue(ps->v[i], t, mono);
@@ -113,7 +113,7 @@ peer_push_register(struct peer *p, const char *app, const char *id,
 {
 	const struct instance	*in;
 
-	in = registry_get(p->ps->d.reg, app, id, mono);
+	in = registry_get(p->ps->reg, app, id, mono);
 	if (in == NULL)
 		return;
 	peer_enqueue(p, peer_task_register(app, id, in, mono), mono);
@@ -147,7 +147,7 @@ void
 peer_headers(struct peer *p, struct evhttp_request *req)
 {
 	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
-	const struct config	*conf = p->ps->d.conf;
+	const struct config	*conf = p->ps->conf;
 
 	evhttp_add_header(h, "Host", p->hosthdr);
 	evhttp_add_header(h, "Accept", "application/json");
@@ -190,7 +190,7 @@ static void
 peer_batch_items(struct peer *p, struct peer_batch *b,
     struct repl_response *resp, struct hk_time now)
 {
-	const struct peers_deps	*d = &p->ps->d;
+	struct peers		*ps = p->ps;
 	struct repl_item	*it;
 	struct instance		*dup;
 	size_t			 i;
@@ -213,15 +213,15 @@ peer_batch_items(struct peer *p, struct peer_batch *b,
 			    now.mono_ms);
 		} else if (it->action == REPL_HEARTBEAT &&
 		    resp->items[i].entity != NULL &&
-		    d->conf->sync_when_timestamp_differs) {
+		    ps->conf->sync_when_timestamp_differs) {
 			/* The peer has a newer copy: adopt it (§6.2). */
 			p->conflicts++;
 			dup = resp->items[i].entity;
 			resp->items[i].entity = NULL;
 			if (dup->overridden_status != STATUS_UNKNOWN)
-				registry_set_override(d->reg, instance_id(dup),
+				registry_set_override(ps->reg, instance_id(dup),
 				    dup->overridden_status, now.mono_ms);
-			registry_register(d->reg, dup, 1, now);
+			registry_register(ps->reg, dup, 1, now);
 		} else
 			log_debug("%s: %s %s/%s answered %d by %s", __func__,
 			    repl_action_name(it->action), it->app_name, it->id,
@@ -457,7 +457,7 @@ peer_host_is_local(const char *host, void *arg)
 
 	if (strcasecmp(host, "localhost") == 0)
 		return (1);
-	if (ps->d.hostname != NULL && strcasecmp(host, ps->d.hostname) == 0)
+	if (ps->hostname != NULL && strcasecmp(host, ps->hostname) == 0)
 		return (1);
 	memset(&hints, 0, sizeof hints);
 	hints.ai_socktype = SOCK_STREAM;
@@ -537,7 +537,7 @@ peer_conn_nodelay(struct evhttp_connection *evcon)
 static void
 peer_connect(struct peer *p)
 {
-	const struct config *conf = p->ps->d.conf;
+	const struct config *conf = p->ps->conf;
 	struct timeval	 tv;
 	int64_t		 ms;
 	SSL_CTX		*ctx;
@@ -559,7 +559,7 @@ peer_connect(struct peer *p)
 		ms = conf->peer_node_connect_timeout_ms;
 	ctx = strcmp(p->u.scheme, "https") == 0 ? p->ps->tls_ctx : NULL;
 	p->tls_gen = p->ps->tls_gen;
-	p->repl_conn = tls_http_connection(p->ps->d.base, NULL, ctx,
+	p->repl_conn = tls_http_connection(p->ps->base, NULL, ctx,
 	    p->u.host, p->addr, (unsigned short)p->u.port);
 	if (p->repl_conn == NULL)
 		fatalx("peer %s: cannot make a connection", p->u.display);
@@ -574,7 +574,7 @@ peer_connect(struct peer *p)
 	ms = (int64_t)conf->eureka_server_read_timeout_seconds * 1000;
 	if (ms < PEER_CTL_TIMEOUT_MIN_MS)
 		ms = PEER_CTL_TIMEOUT_MIN_MS;
-	p->ctl_conn = tls_http_connection(p->ps->d.base, NULL, ctx,
+	p->ctl_conn = tls_http_connection(p->ps->base, NULL, ctx,
 	    p->u.host, p->addr, (unsigned short)p->u.port);
 	if (p->ctl_conn == NULL)
 		fatalx("peer %s: cannot make a connection", p->u.display);
@@ -615,9 +615,9 @@ peer_new(struct peers *ps, const char *raw, struct peer_url *u, char *addr)
 		xasprintf(&p->hosthdr, "[%s]:%d", p->u.host, p->u.port);
 	else
 		xasprintf(&p->hosthdr, "%s:%d", p->u.host, p->u.port);
-	max = ps->d.conf->max_elements_in_peer_replication_pool;
+	max = ps->conf->max_elements_in_peer_replication_pool;
 	p->q = peer_queue_new(max > 0 ? (size_t)max : 10000);
-	p->ev = evtimer_new(ps->d.base, peer_timer_cb, p);
+	p->ev = evtimer_new(ps->base, peer_timer_cb, p);
 	p->ev_due = -1;
 	peer_connect(p);
 	return (p);
@@ -652,7 +652,6 @@ static int
 peers_build(struct peers *ps, struct peer ***out, size_t *nout,
     struct peer **old, size_t nold, char **cause)
 {
-	const struct peers_deps *d = &ps->d;
 	struct peer	**v = NULL;
 	struct peer_url	 u;
 	char		**urls = NULL, *err = NULL, *addr;
@@ -660,7 +659,7 @@ peers_build(struct peers *ps, struct peer ***out, size_t *nout,
 	int		 dup;
 
 	(void)cause;
-	n = config_service_urls(d->conf, &urls);
+	n = config_service_urls(ps->conf, &urls);
 	v = xcalloc(n + 1, sizeof *v);
 	for (i = 0; i < n; i++) {
 		if (peer_url_parse(urls[i], &u, &err) != 0) {
@@ -669,7 +668,7 @@ peers_build(struct peers *ps, struct peer ***out, size_t *nout,
 			err = NULL;
 			continue;
 		}
-		if (peer_url_is_self(urls[i], &u, d->conf->my_url, d->port,
+		if (peer_url_is_self(urls[i], &u, ps->conf->my_url, ps->port,
 		    peer_host_is_local, ps)) {
 			log_info("peer list: %s is this node", u.display);
 			peer_url_clear(&u);
@@ -753,7 +752,12 @@ peers_new(const struct peers_deps *d, char **cause)
 	struct log_ratelim rl = LOG_RATELIM_INIT(10000, 5);
 
 	ps = xcalloc(1, sizeof *ps);
-	ps->d = *d;
+	ps->base = d->base;
+	ps->conf = d->conf;
+	ps->reg = d->reg;
+	ps->gate = d->gate;
+	ps->hostname = d->hostname;
+	ps->port = d->port;
 	ps->rl = rl;
 	if ((ps->tls_ctx = peers_tls_ctx(d->conf, cause)) == NULL) {
 		free(ps);
@@ -796,7 +800,7 @@ peers_reload(struct peers *ps, char **cause)
 	char		*err = NULL;
 
 	/* New peer certificates: peers move to them once idle. */
-	if ((ctx = peers_tls_ctx(ps->d.conf, &err)) == NULL) {
+	if ((ctx = peers_tls_ctx(ps->conf, &err)) == NULL) {
 		log_warnx("SIGHUP: peer TLS settings not reloaded: %s", err);
 		free(err);
 	} else {

@@ -64,12 +64,12 @@ static void	peer_ctl_get(struct peer *, enum sync_kind, int,
 static void
 peers_set_ready(struct peers *ps, const char *why, struct hk_time now)
 {
-	if (gate_is_ready(ps->d.gate))
+	if (gate_is_ready(ps->gate))
 		return;
 	ps->sync_ms = now.mono_ms - ps->sync_started_ms;
 	log_info("registry ready (%s, %d instance(s) copied, %lld ms)", why,
 	    ps->sync.count, (long long)ps->sync_ms);
-	gate_set_ready(ps->d.gate, ps->sync.count, now);
+	gate_set_ready(ps->gate, ps->sync.count, now);
 }
 
 /* One peer's part of a start-up sync round finished (syncrule.c). */
@@ -80,11 +80,11 @@ peers_sync_one_done(struct peers *ps, int answered, int peer_ready,
 	struct sync_next	nx;
 	struct timeval		tv;
 
-	if (gate_is_ready(ps->d.gate))
+	if (gate_is_ready(ps->gate))
 		return;
 	nx = sync_peer_done(&ps->sync, answered, peer_ready,
-	    ps->d.conf->registry_sync_retries,
-	    ps->d.conf->registry_sync_retry_wait_ms);
+	    ps->conf->registry_sync_retries,
+	    ps->conf->registry_sync_retry_wait_ms);
 	switch (nx.step) {
 	case SYNC_WAIT:
 		return;
@@ -118,7 +118,7 @@ peer_cancel_cb(const char *app, const char *id, int64_t cancel_ts,
 
 	p->ae_cancels++;
 	peer_enqueue(p, peer_task_cancel(app, id, cancel_ts, pl->mono,
-	    p->ps->d.conf->max_time_for_replication), pl->mono);
+	    p->ps->conf->max_time_for_replication), pl->mono);
 }
 
 /* Record a control-request failure (called before the callback). */
@@ -144,8 +144,8 @@ peer_ctl_digest(struct peer *p, const struct buf *body, struct hk_time now)
 		log_warnx_rl(&ps->rl, "peer %s: bad digest", p->u.display);
 		return;
 	}
-	peer_digest(ps->d.reg, now.mono_ms, mine, &n);
-	switch (sync_digest_step(mine, theirs, gate_is_ready(ps->d.gate),
+	peer_digest(ps->reg, now.mono_ms, mine, &n);
+	switch (sync_digest_step(mine, theirs, gate_is_ready(ps->gate),
 	    peer_queue_urgent(p->q), p->inflight != NULL, &p->ae_mismatch)) {
 	case SYNC_DIGEST_EQUAL:
 		peers_set_ready(ps, "in sync with a peer", now);
@@ -183,7 +183,7 @@ peer_ctl_registry(struct peer *p, struct evhttp_request *req,
 			peers_sync_one_done(ps, 0, 0, now);
 		return;
 	}
-	n = sync_reconcile(ps->d.reg, apps, now, java,
+	n = sync_reconcile(ps->reg, apps, now, java,
 	    kind == SYNC_KIND_PULL ? peer_cancel_cb : NULL, &pl);
 	applications_free(apps);
 	if (kind == SYNC_KIND_PULL) {
@@ -326,7 +326,7 @@ peers_sync_round(struct peers *ps, struct hk_time now)
 	size_t	i;
 
 	sync_round_begin(&ps->sync, ps->n);
-	for (i = 0; i < ps->n && !gate_is_ready(ps->d.gate); i++)
+	for (i = 0; i < ps->n && !gate_is_ready(ps->gate); i++)
 		peer_ctl_get(ps->v[i], SYNC_KIND_SYNC, 0, now);
 }
 
@@ -338,7 +338,7 @@ peers_sync_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (!gate_is_ready(ps->d.gate))
+	if (!gate_is_ready(ps->gate))
 		peers_sync_round(ps, clock_now());
 }
 
@@ -366,8 +366,8 @@ peers_ae_cb(evutil_socket_t fd, short what, void *arg)
 void
 peers_sync_init(struct peers *ps)
 {
-	ps->ae_ev = event_new(ps->d.base, -1, EV_PERSIST, peers_ae_cb, ps);
-	ps->sync_ev = evtimer_new(ps->d.base, peers_sync_cb, ps);
+	ps->ae_ev = event_new(ps->base, -1, EV_PERSIST, peers_ae_cb, ps);
+	ps->sync_ev = evtimer_new(ps->base, peers_sync_cb, ps);
 }
 
 /* Free them (from peers_free). */
@@ -386,7 +386,7 @@ void
 peers_start(struct peers *ps, struct hk_time now)
 {
 	struct timeval	tv;
-	int64_t		ms = ps->d.conf->anti_entropy_interval_ms;
+	int64_t		ms = ps->conf->anti_entropy_interval_ms;
 
 	if (ps->started)
 		return;
