@@ -38,7 +38,6 @@
 #include <sys/socket.h>
 
 #include <arpa/inet.h>
-#include <errno.h>
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -70,8 +69,6 @@
 #define PEER_CTL_TIMEOUT_MIN_MS	2000	/* sync/anti-entropy requests */
 #define PEER_REPL_BODY_MAX	(16 * 1024 * 1024)
 #define PEER_SINGLE_WRITE_MAX	(4 * 1024 * 1024)	/* a batch per write */
-
-static void	peer_free(struct peer *);
 
 /* ------------------------------------------------------------------ */
 /* Enqueueing: the registry observer.                                   */
