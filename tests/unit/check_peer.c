@@ -615,6 +615,100 @@ START_TEST(test_copy_hash_survives_replication)
 }
 END_TEST
 
+START_TEST(test_tasks_from_events)
+{
+	struct registry_event	 ev;
+	struct instance		*in = instance_new();
+	struct peer_task	*t;
+
+	in->app = xstrdup("APP");
+	in->instance_id = xstrdup("i-1");
+	in->status = STATUS_UP;
+	in->last_dirty_ts = 77;
+	in->has_lease = 1;
+	in->lease.renewal_interval_secs = 5;
+	memset(&ev, 0, sizeof ev);
+	ev.app = "APP";
+	ev.id = "i-1";
+	ev.inst = in;
+	ev.override = STATUS_UNKNOWN;
+	/* A register carries the copy and expires with its lease interval. */
+	ev.type = REG_EV_REGISTER;
+	t = peer_task_from_event(&ev, T0, 30000);
+	ck_assert_str_eq(t->key, "register#APP/i-1");
+	ck_assert_ptr_nonnull(t->item.info);
+	ck_assert_int_eq(t->expiry, T0 + 5000);
+	ck_assert_int_eq(t->item.last_dirty_ts, 77);
+	ck_assert_int_eq(t->item.status, STATUS_UP);
+	peer_task_free(t);
+	/* A re-registration (metadata) replicates as a Register. */
+	ev.type = REG_EV_METADATA;
+	t = peer_task_from_event(&ev, T0, 30000);
+	ck_assert_int_eq(t->item.action, REPL_REGISTER);
+	peer_task_free(t);
+	/* A heartbeat carries the override, not the copy. */
+	ev.type = REG_EV_RENEW;
+	ev.override = STATUS_OUT_OF_SERVICE;
+	t = peer_task_from_event(&ev, T0, 30000);
+	ck_assert_str_eq(t->key, "heartbeat#APP/i-1");
+	ck_assert_ptr_null(t->item.info);
+	ck_assert_int_eq(t->item.has_overridden, 1);
+	ck_assert_int_eq(t->item.overridden_status, STATUS_OUT_OF_SERVICE);
+	peer_task_free(t);
+	/* Status changes expire after max-time-for-replication. */
+	ev.type = REG_EV_STATUS_UPDATE;
+	t = peer_task_from_event(&ev, T0, 30000);
+	ck_assert_int_eq(t->item.action, REPL_STATUS_UPDATE);
+	ck_assert_int_eq(t->expiry, T0 + 30000);
+	ck_assert_ptr_nonnull(t->item.info);
+	peer_task_free(t);
+	/* A cancel has no copy: the tombstone's time is its lastDirty. */
+	ev.type = REG_EV_CANCEL;
+	ev.inst = NULL;
+	ev.cancel_ts = 99;
+	t = peer_task_from_event(&ev, T0, 30000);
+	ck_assert_int_eq(t->item.action, REPL_CANCEL);
+	ck_assert_int_eq(t->item.has_last_dirty, 1);
+	ck_assert_int_eq(t->item.last_dirty_ts, 99);
+	peer_task_free(t);
+	/* Evictions are never replicated; a register without a copy neither. */
+	ev.type = REG_EV_EVICT;
+	ck_assert_ptr_null(peer_task_from_event(&ev, T0, 30000));
+	ev.type = REG_EV_REGISTER;
+	ck_assert_ptr_null(peer_task_from_event(&ev, T0, 30000));
+	/* The repair tasks: our copy for a 404, our tombstone's Cancel. */
+	in->has_lease = 0;
+	t = peer_task_register("APP", "i-1", in, T0);
+	ck_assert_str_eq(t->key, "register#APP/i-1");
+	ck_assert_int_eq(t->expiry, T0 + 90000);	/* default lease */
+	ck_assert_int_eq(t->item.last_dirty_ts, 77);
+	peer_task_free(t);
+	t = peer_task_cancel("APP", "i-1", 55, T0, 30000);
+	ck_assert_str_eq(t->key, "cancel#APP/i-1");
+	ck_assert_int_eq(t->item.last_dirty_ts, 55);
+	ck_assert_int_eq(t->expiry, T0 + 30000);
+	peer_task_free(t);
+	instance_free(in);
+}
+END_TEST
+
+START_TEST(test_parse_digest)
+{
+	char	hex[65];
+	char	ok[128];
+
+	snprintf(ok, sizeof ok, "{\"digest\":\"%064d\",\"count\":3}", 7);
+	ck_assert_int_eq(peer_parse_digest(ok, hex), 0);
+	ck_assert_uint_eq(strlen(hex), 64);
+	ck_assert_int_eq(hex[63], '7');
+	/* Wrong length, wrong type, not JSON: refused. */
+	ck_assert_int_eq(peer_parse_digest("{\"digest\":\"abc\"}", hex), -1);
+	ck_assert_int_eq(peer_parse_digest("{\"digest\":5}", hex), -1);
+	ck_assert_int_eq(peer_parse_digest("{\"count\":1}", hex), -1);
+	ck_assert_int_eq(peer_parse_digest("nope", hex), -1);
+}
+END_TEST
+
 /* The suite. */
 static Suite *
 peer_suite(void)
@@ -633,6 +727,7 @@ peer_suite(void)
 	tcase_add_test(tc, test_expired_tasks_dropped);
 	tcase_add_test(tc, test_requeue_front_skips_expired_and_superseded);
 	tcase_add_test(tc, test_requeue_bounded);
+	tcase_add_test(tc, test_tasks_from_events);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("backoff");
@@ -650,6 +745,7 @@ peer_suite(void)
 	tcase_add_test(tc, test_digest_empty);
 	tcase_add_test(tc, test_digest_covers_override_and_metadata);
 	tcase_add_test(tc, test_copy_hash_survives_replication);
+	tcase_add_test(tc, test_parse_digest);
 	suite_add_tcase(s, tc);
 	return (s);
 }
