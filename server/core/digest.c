@@ -13,6 +13,9 @@
 #include "instance.h"
 #include "registry.h"
 
+/* The lanes' hash seed (FNV-1a's offset basis; peers must agree). */
+#define DIGEST_SEED	1469598103934665603ULL
+
 /* A 64-bit finaliser (splitmix64) so each lane mixes differently. */
 static uint64_t
 peer_mix(uint64_t x)
@@ -25,46 +28,53 @@ peer_mix(uint64_t x)
 	return (x);
 }
 
+/* The running sums of one digest. */
+struct digest_walk {
+	uint64_t	lane[4];
+	size_t		n;
+};
+
+/* One live lease into the lanes (registry_foreach_live callback). */
+static void
+digest_add(const struct reg_app *a, const struct instance *in, void *arg)
+{
+	struct digest_walk	*w = arg;
+	const char		*name = reg_app_name(a);
+	uint64_t		 h, ch;
+	int			 k;
+
+	if (in == NULL)
+		return;
+	ch = registry_copy_hash(in);
+	h = hash_fixed(DIGEST_SEED, name, strlen(name) + 1);
+	h = hash_fixed(h, &ch, sizeof ch);
+	for (k = 0; k < 4; k++)
+		w->lane[k] += peer_mix(h + (uint64_t)k * 0x9e3779b97f4a7c15ULL);
+	w->n++;
+}
+
 /*
  * The digest of live leases: four 64-bit lanes, each the sum of a hash of
  * every lease's app name and registry_copy_hash() (every replicated field),
  * hashed with the fixed-key hash_fixed() because peers compare digests.
  * A sum is independent of order, so no sort and no formatting: O(n) with
  * no allocation, which matters because it runs on the loop every
- * anti-entropy round. Expiry is judged on the monotonic clock.
+ * anti-entropy round. Expiry is judged on the monotonic clock, whatever
+ * self-preservation says (registry_foreach_live).
  */
 void
 peer_digest(struct registry *reg, int64_t mono, char hex[65], size_t *count)
 {
-	const struct instance	*in;
-	struct reg_app		*a;
-	const char		*name;
-	uint64_t		 lane[4] = { 0, 0, 0, 0 }, h, ch;
-	size_t			 n = 0, i, j;
-	int			 k;
+	struct digest_walk	w;
+	int			k;
 
-	for (i = 0; i < registry_app_count(reg); i++) {
-		a = registry_app_at(reg, i);
-		name = reg_app_name(a);
-		for (j = 0; j < reg_app_size(a); j++) {
-			in = reg_app_instance_at(a, j);
-			if (in == NULL || reg_app_lease_expired(a, j, mono))
-				continue;
-			ch = registry_copy_hash(in);
-			h = hash_fixed(1469598103934665603ULL, name,
-			    strlen(name) + 1);
-			h = hash_fixed(h, &ch, sizeof ch);
-			for (k = 0; k < 4; k++)
-				lane[k] += peer_mix(h + (uint64_t)k *
-				    0x9e3779b97f4a7c15ULL);
-			n++;
-		}
-	}
+	memset(&w, 0, sizeof w);
+	registry_foreach_live(reg, mono, digest_add, &w);
 	for (k = 0; k < 4; k++)
 		snprintf(hex + 16 * k, 17, "%016llx",
-		    (unsigned long long)lane[k]);
+		    (unsigned long long)w.lane[k]);
 	if (count != NULL)
-		*count = n;
+		*count = w.n;
 }
 
 /* Parse {"digest":"...","count":N}; 0 on success. */

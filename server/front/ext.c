@@ -53,38 +53,50 @@ ext_reply(struct evhttp_request *req, int code, const struct buf *b)
 	http_reply(req, code, "application/json", b->data, b->len);
 }
 
+/* The state of the heureka/apps walk. */
+struct ext_walk {
+	struct buf		*b;
+	const struct reg_app	*app;		/* the one open, or NULL */
+	size_t			 napps;
+};
+
+/* One live lease into the body, opening its application on the way. */
+static void
+ext_apps_add(const struct reg_app *a, const struct instance *in, void *arg)
+{
+	struct ext_walk	*w = arg;
+
+	if (in == NULL)
+		return;
+	if (a != w->app) {
+		if (w->app != NULL)
+			json_app_close(w->b);
+		if (w->napps++ > 0)
+			buf_addc(w->b, ',');
+		json_app_open(w->b, reg_app_name(a));
+		w->app = a;
+	} else
+		buf_addc(w->b, ',');
+	json_encode_instance(w->b, in, CODEC_FULL);
+}
+
 /* GET heureka/apps: the full registry (once ready, as GET apps). */
 static void
 ext_apps(struct ext *x, struct evhttp_request *req, int64_t mono)
 {
-	struct registry		*reg = x->d.reg;
-	struct reg_app		*a;
-	const struct instance	*in;
-	struct buf		 b;
-	char			*hash;
-	size_t			 i, j, napps = 0, ninst;
+	struct registry	*reg = x->d.reg;
+	struct ext_walk	 w;
+	struct buf	 b;
+	char		*hash;
 
 	buf_init(&b, 0);
 	hash = registry_hashcode(reg);
 	json_apps_open(&b, CODEC_FULL, (int64_t)registry_gen(reg), hash);
-	for (i = 0; i < registry_app_count(reg); i++) {
-		a = registry_app_at(reg, i);
-		for (ninst = 0, j = 0; j < reg_app_size(a); j++) {
-			in = reg_app_instance_at(a, j);
-			if (in == NULL || reg_app_lease_expired(a, j, mono))
-				continue;
-			if (ninst == 0) {
-				if (napps++ > 0)
-					buf_addc(&b, ',');
-				json_app_open(&b, reg_app_name(a));
-			} else
-				buf_addc(&b, ',');
-			json_encode_instance(&b, in, CODEC_FULL);
-			ninst++;
-		}
-		if (ninst > 0)
-			json_app_close(&b);
-	}
+	memset(&w, 0, sizeof w);
+	w.b = &b;
+	registry_foreach_live(reg, mono, ext_apps_add, &w);
+	if (w.app != NULL)
+		json_app_close(&b);
 	json_apps_close(&b, CODEC_FULL, (int64_t)registry_gen(reg), hash);
 	free(hash);
 	evhttp_add_header(evhttp_request_get_output_headers(req),
