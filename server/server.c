@@ -548,7 +548,7 @@ server_listen(struct server *s, char **cause)
 	    .cache = s->cache, .gate = s->gate, .conf = s->conf,
 	    .access = s->access, .register_rl = s->register_rl,
 	    .memory_budget = s->memory_budget, .metrics = s->metrics,
-	    .watch = s->watch, .airlift = s->airlift, .peers = s->peers,
+	    .watch = s->watch, .airlift = s->airlift,
 	    .dashboard = s->dashboard, .ops = s->ops, .ext = s->ext });
 	if (s->conf->port_file != NULL &&
 	    server_write_port(s->conf->port_file, s->port, cause) != 0)

@@ -137,7 +137,8 @@ void		 registry_add_observer(struct registry *, registry_observer_cb,
 		     void *);
 
 /*
- * §5.3. Validation is the caller's job (rest.c); inst is owned from here.
+ * §5.3. Validation is the caller's job (rest.c, batch.c); inst is owned
+ * from here.
  * REG_FUTURE when lastDirtyTimestamp is more than max_skew_ms ahead of
  * now.wall_ms; REG_STALE when replicated and a live tombstone is at or
  * after its lastDirtyTimestamp. A client's own register always wins: if a

@@ -1,7 +1,7 @@
 /*
  * rest.h: the HTTP front door. One route table maps /eureka/v2/...,
  * /eureka/... and /v2/... onto the Eureka REST handlers (spec §2), hands
- * {base}/heureka/... to the watch streams and the peers' endpoints,
+ * {base}/heureka/... to the watch streams and the extension (ext.c),
  * airlift's /v1/ routes to airlift.c and everything else to the
  * dashboard. Every handler replies exactly once; bad input gets a 4xx
  * with a short reason. A replication batch is decoded here and applied
@@ -22,7 +22,6 @@ struct ext;
 struct gate;
 struct metrics;
 struct ops;
-struct peers;
 struct ratelimit;
 struct registry;
 struct rest;
@@ -50,12 +49,11 @@ struct rest_deps {
 	struct metrics		*metrics;	/* NULL: not recorded */
 	struct watch		*watch;		/* heureka/watch */
 	struct airlift		*airlift;	/* /v1/ routes */
-	struct peers		*peers;		/* heureka/; NULL: 404 */
 	struct dashboard	*dashboard;	/* outside the bases */
 	struct ops		*ops;		/* /health, /info, /metrics,
 						   {version}/status */
-	/* Not used on main yet: the ext module. */
-	struct ext		*ext;
+	struct ext		*ext;		/* heureka/ digest, apps, stats;
+						   NULL: 404 */
 };
 
 /* A router over deps (copied; what they point to is borrowed). */

@@ -750,15 +750,9 @@ peer_suite(void)
 	return (s);
 }
 
-/* Run the suite; non-zero exit on any failure. */
+/* Run the suite. */
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(peer_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (check_run(peer_suite()));
 }

@@ -411,7 +411,7 @@ renewed_after()
 
 # A heartbeat on O for an instance only O holds is answered 404 by both
 # peers, and O registers its copy there (Java: PeerEurekaNode's heartbeat
-# task; heureka: peer.c, the same rule).
+# task; heureka: server/core/peerq.c, the same rule).
 heartbeat_404_from()
 {
 	local o=$1 id=$2 base u
