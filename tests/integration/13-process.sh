@@ -10,13 +10,28 @@ d=$(hk_tmp)
 hk_log "SIGTERM with registrations and an idle keep-alive connection"
 hk_start a
 hk_register "$HK_URL_a" P p1
-# An idle client connection must not hold up shutdown.
-(exec 3<>"/dev/tcp/127.0.0.1/$HK_PORT_a" && sleep 5) &
+# An idle client connection must not hold up shutdown. The client sends
+# one request, reads until the server closes the connection and then
+# notes that it saw the close. The gauge counts a connection from its
+# first request on, so it proves the idle one is open: once only the
+# scrape itself is counted, then the idle connection too.
+wait_until 10 hk_eq 1 hk_metric heureka_open_connections "$HK_PORT_a"
+(
+	exec 3<>"/dev/tcp/127.0.0.1/$HK_PORT_a" || exit 1
+	printf 'GET /eureka/apps HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' >&3
+	cat <&3 >"$d/idle.out"
+	echo closed >"$d/idle.closed"
+) &
 idle=$!
-sleep 0.2
+hk_own "$idle"
+wait_until 10 grep -q '^HTTP/1.1 200' "$d/idle.out"
+wait_until 10 hk_eq 2 hk_metric heureka_open_connections "$HK_PORT_a"
+[ ! -e "$d/idle.closed" ] || fail "the idle connection closed before the stop"
 hk_stop a
-kill "$idle" 2>/dev/null || true
-wait "$idle" 2>/dev/null || true
+# The server closed it on the way out; the client saw the end.
+wait_until 10 test -e "$d/idle.closed"
+wait "$idle" || fail "idle client: exit status $?"
+hk_disown "$idle"
 
 hk_log "SIGINT"
 hk_start b

@@ -4,17 +4,15 @@
 # SIGTERM on the example cancels its registration.
 . "$(dirname "$0")/lib.sh"
 
-[ -x "$HEUREKA" ] || fail "HEUREKA is not set to the heureka CLI"
+hk_need_cli
 [ -x "$HEUREKA_EXAMPLE" ] || fail "HEUREKA_EXAMPLE is not set"
-MYPIDS=""
-trap 'rc=$?; for p in $MYPIDS; do kill -9 $p 2>/dev/null; done; (exit $rc); _hk_cleanup' EXIT
 
 hk_start S
 T=$(hk_tmp)
 
 "$HEUREKA_EXAMPLE" 18080 HELLO "$HK_URL_S" >"$T/hello.out" 2>&1 &
 HELLO=$!
-MYPIDS="$HELLO"
+hk_own "$HELLO"
 
 wait_until 10 "$HEUREKA" get HELLO --server "$HK_URL_S"
 "$HEUREKA" get HELLO --server "$HK_URL_S" >"$T/get.out" ||
@@ -52,7 +50,7 @@ assert_eq 0 "$rc" "heureka vip HELLO"
 
 kill -TERM "$HELLO"
 wait "$HELLO" || fail "example exited $?"
-MYPIDS=""
+hk_disown "$HELLO"
 rc=0
 "$HEUREKA" get HELLO --server "$HK_URL_S" >/dev/null 2>&1 || rc=$?
 assert_eq 1 "$rc" "HELLO still registered after SIGTERM"

@@ -5,9 +5,7 @@
 # cancels the registration on SIGTERM, exiting 0.
 . "$(dirname "$0")/lib.sh"
 
-[ -x "$HEUREKA" ] || fail "HEUREKA is not set to the heureka CLI"
-MYPIDS=""
-trap 'rc=$?; for p in $MYPIDS; do kill -9 $p 2>/dev/null; done; (exit $rc); _hk_cleanup' EXIT
+hk_need_cli
 
 hk_start S
 T=$(hk_tmp)
@@ -32,7 +30,7 @@ os.rename(portfile + ".tmp", portfile)
 s.serve_forever()
 ' "$T/healthy" "$T/hport" &
 PY=$!
-MYPIDS="$PY"
+hk_own "$PY"
 wait_until 20 test -s "$T/hport"
 HPORT=$(cat "$T/hport")
 
@@ -41,7 +39,7 @@ HPORT=$(cat "$T/hport")
     --health-interval 1 --renewal-interval 1 --metadata zone=a \
     --metadata team=core --server "$HK_URL_S" >"$T/agent.out" 2>&1 &
 AGENT=$!
-MYPIDS="$MYPIDS $AGENT"
+hk_own "$AGENT"
 ID=sidecar.local:sidecar:19090
 
 status_is()
@@ -75,7 +73,7 @@ wait "$AGENT" || rc=$?
 assert_eq 0 "$rc" "agent exit status"
 kill "$PY"
 wait "$PY" 2>/dev/null || true
-MYPIDS=""
+hk_disown "$PY" "$AGENT"
 rc=0
 "$HEUREKA" get SIDECAR --server "$HK_URL_S" >/dev/null 2>&1 || rc=$?
 assert_eq 1 "$rc" "SIDECAR still registered after SIGTERM"

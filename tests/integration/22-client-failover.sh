@@ -4,9 +4,7 @@
 # commands answer through it too.
 . "$(dirname "$0")/lib.sh"
 
-[ -x "$HEUREKA" ] || fail "HEUREKA is not set to the heureka CLI"
-MYPIDS=""
-trap 'rc=$?; for p in $MYPIDS; do kill -9 $p 2>/dev/null; done; (exit $rc); _hk_cleanup' EXIT
+hk_need_cli
 
 hk_start S
 T=$(hk_tmp)
@@ -20,7 +18,7 @@ URLS="$DEAD_URL,$HK_URL_S"
     --ip 127.0.0.1 --renewal-interval 1 --server "$DEAD_URL" \
     --server "$HK_URL_S" >"$T/agent.out" 2>&1 &
 AGENT=$!
-MYPIDS="$AGENT"
+hk_own "$AGENT"
 
 wait_until 10 "$HEUREKA" get FAILOVER --server "$URLS"
 "$HEUREKA" apps --server "$URLS" | grep -q '^FAILOVER ' ||
@@ -28,8 +26,10 @@ wait_until 10 "$HEUREKA" get FAILOVER --server "$URLS"
 EUREKA_CLIENT_SERVICEURL_DEFAULTZONE="$URLS" "$HEUREKA" get FAILOVER \
     >/dev/null || fail "URLs from the environment"
 
-# Heartbeats keep going through the second server: the lease is renewed.
-sleep 3
+# Heartbeats keep going through the second server: the lease is renewed
+# (the agent, with a 1 s renewal interval, is the only one renewing on S).
+R0=$(hk_metric heureka_renewals_total "$HK_PORT_S")
+wait_until 10 hk_ge $((R0 + 2)) hk_metric heureka_renewals_total "$HK_PORT_S"
 "$HEUREKA" get FAILOVER f.local:failover:19191 --server "$URLS" >/dev/null ||
     fail "instance gone"
 kill -0 "$AGENT" || fail "agent died: $(cat "$T/agent.out")"
@@ -37,7 +37,7 @@ kill -0 "$AGENT" || fail "agent died: $(cat "$T/agent.out")"
 kill -TERM "$AGENT"
 rc=0
 wait "$AGENT" || rc=$?
-MYPIDS=""
+hk_disown "$AGENT"
 assert_eq 0 "$rc" "agent exit status"
 rc=0
 "$HEUREKA" get FAILOVER --server "$URLS" >/dev/null 2>&1 || rc=$?

@@ -3,9 +3,7 @@
 # makes (ADDED, MODIFIED on a status change, DELETED), one line each.
 . "$(dirname "$0")/lib.sh"
 
-[ -x "$HEUREKA" ] || fail "HEUREKA is not set to the heureka CLI"
-MYPIDS=""
-trap 'rc=$?; for p in $MYPIDS; do kill -9 $p 2>/dev/null; done; (exit $rc); _hk_cleanup' EXIT
+hk_need_cli
 
 hk_start S
 T=$(hk_tmp)
@@ -13,7 +11,7 @@ hk_register "$HK_URL_S" EARLY early-1
 
 "$HEUREKA" watch --interval 1 --server "$HK_URL_S" >"$T/watch.out" 2>&1 &
 WATCH=$!
-MYPIDS="$WATCH"
+hk_own "$WATCH"
 wait_until 10 grep -q '^ADDED EARLY early-1 UP$' "$T/watch.out"
 
 hk_register "$HK_URL_S" WATCHED w-1
@@ -27,7 +25,7 @@ wait_until 10 grep -q '^DELETED WATCHED w-1 ' "$T/watch.out"
 "$HEUREKA" watch WATCHED --interval 1 --server "$HK_URL_S" \
     >"$T/watch2.out" 2>&1 &
 W2=$!
-MYPIDS="$MYPIDS $W2"
+hk_own "$W2"
 hk_register "$HK_URL_S" WATCHED w-2
 wait_until 10 grep -q '^ADDED WATCHED w-2 UP$' "$T/watch2.out"
 grep -q EARLY "$T/watch2.out" && fail "filter: $(cat "$T/watch2.out")"
@@ -37,5 +35,5 @@ rc=0
 wait "$WATCH" || rc=$?
 assert_eq 0 "$rc" "watch exit status"
 wait "$W2" || true
-MYPIDS=""
+hk_disown "$WATCH" "$W2"
 hk_stop S

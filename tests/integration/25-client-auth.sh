@@ -6,10 +6,8 @@
 # nothing. No password shows in their output.
 . "$(dirname "$0")/lib.sh"
 
-[ -x "$HEUREKA" ] || fail "HEUREKA is not set to the heureka CLI"
+hk_need_cli
 [ -x "$HEUREKA_EXAMPLE" ] || fail "HEUREKA_EXAMPLE is not set"
-MYPIDS=""
-trap 'rc=$?; for p in $MYPIDS; do kill -9 $p 2>/dev/null; done; (exit $rc); _hk_cleanup' EXIT
 
 PW="S3cr@t-$$"
 PWURL="S3cr%40t-$$"
@@ -20,7 +18,8 @@ GOOD=http://user:$PWURL@127.0.0.1:$HK_PORT_S/eureka/
 BAD=http://user:wrong@127.0.0.1:$HK_PORT_S/eureka/
 
 "$HEUREKA_EXAMPLE" 18081 HELLO "$GOOD" >"$T/hello.out" 2>&1 &
-MYPIDS=$!
+HELLO=$!
+hk_own "$HELLO"
 wait_until 10 "$HEUREKA" get HELLO --server "$GOOD"
 "$HEUREKA" get HELLO --server "$GOOD" >"$T/get.out" 2>&1 ||
     fail "heureka get HELLO with credentials: exit $?"
@@ -43,9 +42,9 @@ rc=0
 assert_eq 2 "$rc" "exit status with no server answering"
 grep -q "127.0.0.1:1" "$T/down.out" || fail "no server named in: $(cat "$T/down.out")"
 
-kill -TERM "$MYPIDS"
-wait "$MYPIDS" 2>/dev/null || true
-MYPIDS=""
+kill -TERM "$HELLO"
+wait "$HELLO" 2>/dev/null || true
+hk_disown "$HELLO"
 # The example cancelled its lease on the way out (a write, authenticated).
 wait_until 5 sh -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -u 'user:$PW' '${R}apps/HELLO')\" = 404 ]"
 for f in "$T/hello.out" "$T/get.out" "$T/all.out" "$T/down.out"; do

@@ -6,9 +6,7 @@
 # (check_client), where time is driven by hand.
 . "$(dirname "$0")/lib.sh"
 
-[ -x "$HEUREKA" ] || fail "HEUREKA is not set to the heureka CLI"
-MYPIDS=""
-trap 'rc=$?; for p in $MYPIDS; do kill -9 $p 2>/dev/null; done; (exit $rc); _hk_cleanup' EXIT
+hk_need_cli
 
 hk_start S
 A=$HK_URL_S
@@ -20,7 +18,7 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 hk_register "$A" EARLY early-1
 "$HEUREKA" watch --interval 60 --server "$A" >"$T/watch.out" 2>&1 &
 WATCH=$!
-MYPIDS="$WATCH"
+hk_own "$WATCH"
 # The first full fetch, then the stream.
 wait_until 10 grep -q '^ADDED EARLY early-1 UP$' "$T/watch.out"
 wait_until 10 watching 1
@@ -41,6 +39,6 @@ kill -TERM "$WATCH"
 rc=0
 wait "$WATCH" || rc=$?
 assert_eq 0 "$rc" "watch exit status"
-MYPIDS=""
+hk_disown "$WATCH"
 wait_until 5 watching 0
 hk_stop S

@@ -57,7 +57,7 @@ assert_eq 0 "$(pst "$A" 'str(sum(p["failures"] for p in d["peers"]))')" \
     "replication failures on A"
 
 hk_log "a client's spoofed replication header is ignored"
-wait_until 5 cl_eq 0 pst "$A" 'str(sum(p["queue"] + p["inflight"] for p in d["peers"]))'
+wait_until 5 hk_eq 0 pst "$A" 'str(sum(p["queue"] + p["inflight"] for p in d["peers"]))'
 S0=$(sent "$A")
 hk_instance_json SVC spoof >"$HK_ROOT/spoof.json"
 assert_http 204 POST "${A}apps/SVC" -H 'Content-Type: application/json' \
@@ -81,7 +81,7 @@ assert_http 204 POST "${B}apps/SVC" -u "hk-peer:$PPW" \
 hk_register "$B" SVC after-peer
 WANT=$((S0 + 2))
 wait_until 5 ge sent "$B"
-wait_until 5 cl_eq 0 pst "$B" 'str(sum(p["queue"] + p["inflight"] for p in d["peers"]))'
+wait_until 5 hk_eq 0 pst "$B" 'str(sum(p["queue"] + p["inflight"] for p in d["peers"]))'
 assert_eq $((S0 + 2)) "$(sent "$B")" "items B sent"
 
 hk_log "anti-entropy repairs what replication never carried"

@@ -30,9 +30,9 @@ assert_eq "false" "$(cl_stats "$A" 'any(str(":'"$PA"'/") in p["url"] for p in d[
 EA=0 EB=0 EC=0
 check_items()
 {
-	wait_until 3 cl_eq "$EA" cl_stats "$A" 'str(d["itemsSent"])'
-	wait_until 3 cl_eq "$EB" cl_stats "$B" 'str(d["itemsSent"])'
-	wait_until 3 cl_eq "$EC" cl_stats "$C" 'str(d["itemsSent"])'
+	wait_until 3 hk_eq "$EA" cl_stats "$A" 'str(d["itemsSent"])'
+	wait_until 3 hk_eq "$EB" cl_stats "$B" 'str(d["itemsSent"])'
+	wait_until 3 hk_eq "$EC" cl_stats "$C" 'str(d["itemsSent"])'
 	sleep 0.3	# nothing more may follow (a loop would)
 	assert_eq "$EA $EB $EC" "$(cl_stats "$A" 'str(d["itemsSent"])') $(cl_stats "$B" 'str(d["itemsSent"])') $(cl_stats "$C" 'str(d["itemsSent"])')" "items sent by A B C after: $1"
 }
@@ -62,7 +62,7 @@ hk_log "status override on C -> A and B"
 assert_http 200 PUT "${C}apps/SVC/i-1/status?value=OUT_OF_SERVICE"
 EC=$((EC + 2))
 for u in "$A" "$B"; do
-	wait_until 2 cl_eq OUT_OF_SERVICE cl_field "$u" SVC i-1 status
+	wait_until 2 hk_eq OUT_OF_SERVICE cl_field "$u" SVC i-1 status
 	assert_eq OUT_OF_SERVICE "$(cl_field "$u" SVC i-1 overriddenStatus)" "override on $u"
 done
 check_items override
@@ -71,7 +71,7 @@ hk_log "override deletion on B -> A and C"
 assert_http 200 DELETE "${B}apps/SVC/i-1/status?value=UP"
 EB=$((EB + 2))
 for u in "$A" "$C"; do
-	wait_until 2 cl_eq UP cl_field "$u" SVC i-1 status
+	wait_until 2 hk_eq UP cl_field "$u" SVC i-1 status
 	assert_eq UNKNOWN "$(cl_field "$u" SVC i-1 overriddenStatus)" "override left on $u"
 done
 check_items override-deletion

@@ -57,7 +57,7 @@ t0=$(cl_now_ms)
 cl_mode TOC pass
 wait_until 40 cl_same "$A" "$B" "$C"
 echo "MEASURE black-hole healed -> C identical: $(($(cl_now_ms) - t0)) ms" >&2
-wait_until 40 cl_eq 0 cl_stats "$A" "str($CQ[\"queue\"])"
+wait_until 40 hk_eq 0 cl_stats "$A" "str($CQ[\"queue\"])"
 
 hk_stop A
 hk_stop B

@@ -51,7 +51,7 @@ wait_until 3 cl_has "$B" SVC y-1
 reg_ts "$B" SVC y-1 "$T2" 2 -H "$REP"
 assert_eq "$T1" "$(cl_field "$A" SVC y-1 lastDirtyTimestamp)" "A before the heartbeat"
 assert_http 200 PUT "${A}apps/SVC/y-1"
-wait_until 3 cl_eq "$T2" cl_field "$A" SVC y-1 lastDirtyTimestamp
+wait_until 3 hk_eq "$T2" cl_field "$A" SVC y-1 lastDirtyTimestamp
 hk_curl -H 'Accept: application/json' "${A}apps/SVC/y-1" | grep -q '"v":"2"' ||
     fail "A did not adopt B's metadata"
 [ "$(cl_stats "$A" 'str(d["peers"][0]["conflicts"])')" -ge 1 ] ||
@@ -61,7 +61,7 @@ hk_log "newer on the sender: the peer answers 404 and takes the sender's copy"
 reg_ts "$A" SVC y-1 "$T3" 3 -H "$REP"
 assert_eq "$T2" "$(cl_field "$B" SVC y-1 lastDirtyTimestamp)" "B before the heartbeat"
 assert_http 200 PUT "${A}apps/SVC/y-1"
-wait_until 3 cl_eq "$T3" cl_field "$B" SVC y-1 lastDirtyTimestamp
+wait_until 3 hk_eq "$T3" cl_field "$B" SVC y-1 lastDirtyTimestamp
 hk_curl -H 'Accept: application/json' "${B}apps/SVC/y-1" | grep -q '"v":"3"' ||
     fail "B did not take A's newer copy"
 wait_until 3 cl_same "$A" "$B"

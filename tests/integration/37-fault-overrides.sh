@@ -59,8 +59,8 @@ hk_register "$A" SVC primer-a
 hk_register "$B" SVC primer-b
 # After the third failure the next attempt is at least 2 s away (the
 # back-off doubles from 1 s), so every task queued now expires unsent.
-wait_until 15 cl_ge $((fa + 3)) cl_peer "$A" "$PC" 'p["failures"]'
-wait_until 15 cl_ge $((fb + 3)) cl_peer "$B" "$PC" 'p["failures"]'
+wait_until 15 hk_ge $((fa + 3)) cl_peer "$A" "$PC" 'p["failures"]'
+wait_until 15 hk_ge $((fb + 3)) cl_peer "$B" "$PC" 'p["failures"]'
 ea=$(cl_peer "$A" "$PC" 'p["expired"]')
 eb=$(cl_peer "$B" "$PC" 'p["expired"]')
 
@@ -78,8 +78,8 @@ assert_http 200 DELETE "${A}apps/SVC/o-8/status?value=OUT_OF_SERVICE"
 wait_until 5 cl_same "$A" "$B"
 # Today these tasks expire; a server that keeps them longer may deliver
 # them after SIGCONT instead, which is as good: not a failure either way.
-( wait_until 6 cl_ge $((ea + 4)) cl_peer "$A" "$PC" 'p["expired"]' &&
-    wait_until 6 cl_ge $((eb + 5)) cl_peer "$B" "$PC" 'p["expired"]' ) 2>/dev/null || true
+( wait_until 6 hk_ge $((ea + 4)) cl_peer "$A" "$PC" 'p["expired"]' &&
+    wait_until 6 hk_ge $((eb + 5)) cl_peer "$B" "$PC" 'p["expired"]' ) 2>/dev/null || true
 hk_log "expired tasks for C: A $(($(cl_peer "$A" "$PC" 'p["expired"]') - ea)) of 4, B $(($(cl_peer "$B" "$PC" 'p["expired"]') - eb)) of 5"
 kill -CONT "$HK_PID_C"
 t0=$(cl_now_ms)

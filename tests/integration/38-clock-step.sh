@@ -85,7 +85,7 @@ t0=$(cl_now_ms)
 # A 2 s lease and 100 ms eviction runs: 10 s is a generous bound (Eureka
 # doubles the lease on expiry), 3600 s is what the wall clock would say.
 # The subshell keeps a failure here from hiding the second scenario.
-if ( wait_until 10 cl_eq 1 evictions "$S1" ) 2>/dev/null; then
+if ( wait_until 10 hk_eq 1 evictions "$S1" ) 2>/dev/null; then
 	echo "MEASURE dead instance evicted $(($(cl_now_ms) - t0)) ms after a -1 h step" >&2
 	cl_has "$S1" SVC dead-1 &&
 	    BAD="$BAD; dead-1 still answered after its eviction"

@@ -11,9 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tls-lib.sh"
 
-[ -x "$HEUREKA" ] || fail "HEUREKA is not set to the heureka CLI"
-MYPIDS=""
-trap 'rc=$?; for p in $MYPIDS; do kill -9 $p 2>/dev/null; done; (exit $rc) && _hk_cleanup || _hk_cleanup' EXIT
+hk_need_cli
 
 hk_tls_certs "$(hk_tmp)"
 D=$HK_TLS_DIR
@@ -45,7 +43,7 @@ assert_contains "i-1" "$out" "heureka apps"
     --ip 127.0.0.1 --renewal-interval 1 --cacert "$D/ca.pem" \
     --server "$S" >"$T/agent.out" 2>&1 &
 AGENT=$!
-MYPIDS=$AGENT
+hk_own "$AGENT"
 agent_registered()
 {
 	"$HEUREKA" get TLSAGENT agent.local:tlsagent:19091 --cacert "$D/ca.pem" \
@@ -54,7 +52,7 @@ agent_registered()
 wait_until 10 agent_registered
 kill -TERM "$AGENT"
 wait "$AGENT" || fail "agent exited $? after SIGTERM: $(cat "$T/agent.out")"
-MYPIDS=""
+hk_disown "$AGENT"
 assert_http 404 GET "${S}apps/TLSAGENT/agent.local:tlsagent:19091"
 
 hk_log "plaintext to the TLS port: no HTTP answer"

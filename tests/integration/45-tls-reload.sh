@@ -7,8 +7,6 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tls-lib.sh"
 
-MYPIDS=""
-trap 'rc=$?; for p in $MYPIDS; do kill -9 $p 2>/dev/null; done; (exit $rc) && _hk_cleanup || _hk_cleanup' EXIT
 hk_tls_certs "$(hk_tmp)"
 D=$HK_TLS_DIR
 T=$(hk_tmp)
@@ -51,7 +49,7 @@ print("before %d %d %s" % before)
 print("after %d %d %s" % after)
 PY
 KA=$!
-MYPIDS=$KA
+hk_own "$KA"
 wait_until 10 test -e "$T/ka.ready"
 
 hk_log "SIGHUP with a new certificate in place"
@@ -61,7 +59,7 @@ wait_until 5 grep -q "TLS certificate reloaded" "$HK_ROOT/S.log"
 assert_eq 1002 "$(new_serial)" "serial of a new connection after the reload"
 touch "$T/ka.go"
 wait "$KA" || fail "keep-alive client: $(cat "$T/ka.out")"
-MYPIDS=""
+hk_disown "$KA"
 before=$(sed -n 's/^before //p' "$T/ka.out")
 after=$(sed -n 's/^after //p' "$T/ka.out")
 set -- $before

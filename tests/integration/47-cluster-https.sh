@@ -31,7 +31,7 @@ hk_register "$A" SVC i-1
 wait_until 3 cl_has "$B" SVC i-1
 wait_until 3 cl_has "$C" SVC i-1
 assert_http 200 PUT "${A}apps/SVC/i-1/status?value=OUT_OF_SERVICE"
-wait_until 3 cl_eq OUT_OF_SERVICE cl_field "$C" SVC i-1 status
+wait_until 3 hk_eq OUT_OF_SERVICE cl_field "$C" SVC i-1 status
 assert_eq 0 "$(cl_stats "$A" 'str(sum(p["failures"] for p in d["peers"]))')" "A's failed batches"
 assert_eq 2 "$(cl_stats "$A" 'str(len([p for p in d["peers"] if p["url"].startswith("https://") and p["reachable"]]))')" "A's https peers reachable"
 
@@ -42,7 +42,7 @@ hk_register "$B" OTHER o-1
 # Whichever peer C syncs from must hold all three.
 wait_until 5 cl_same "$A" "$B"
 cl_start C "$PC" "$PEERS"
-wait_until 10 cl_eq true cl_stats "$C" 'str(d["ready"]).lower()'
+wait_until 10 hk_eq true cl_stats "$C" 'str(d["ready"]).lower()'
 # A's and B's queued batches (i-2, o-1) race the sync and may reach C
 # first; i-1 was replicated before the kill, so only the sync brings it.
 n=$(cl_stats "$C" 'str(d["syncCount"])')

@@ -8,9 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 SSE="$HK_PYTHON $(dirname "$0")/sse.py"
-# The readers go with the script, whatever its end.
-MYPIDS=""
-trap 'rc=$?; for p in $MYPIDS; do kill -9 $p 2>/dev/null || true; done; (exit $rc); _hk_cleanup' EXIT
+# The readers (hk_own) go with the script, whatever its end.
 hk_start A -D heureka.watch.keepalive-interval-ms=1000 \
     -D heureka.watch.max-watchers=3 -D heureka.watch.max-buffer-bytes=16384 \
     -D heureka.watch.window=64
@@ -21,8 +19,8 @@ has() { grep -q "$2" "$1"; }
 # The event lines of FILE without the receive time.
 events() { grep -v '^HTTP\|^EOF' "$1" | cut -d' ' -f2-; }
 
-$SSE "$W" "$HK_ROOT/w1" & P1=$!; MYPIDS="$MYPIDS $P1"
-$SSE "$W?app=app1" "$HK_ROOT/w2" & P2=$!; MYPIDS="$MYPIDS $P2"
+$SSE "$W" "$HK_ROOT/w1" & P1=$!; hk_own "$P1"
+$SSE "$W?app=app1" "$HK_ROOT/w2" & P2=$!; hk_own "$P2"
 wait_until 5 has "$HK_ROOT/w1" SYNCED
 wait_until 5 has "$HK_ROOT/w2" SYNCED
 assert_eq 2 "$(wstat watchers)" "watchers"
@@ -70,7 +68,7 @@ N=$(printf '%s\n' "$OUT" | grep -c '^:$')
 
 hk_log "Last-Event-ID resumes with exactly the missed events"
 MARK=$(events "$HK_ROOT/w1" | sed -n 4p | cut -d' ' -f2)	# ADDED b
-$SSE "$W" "$HK_ROOT/w3" --last-id "$MARK" & P3=$!; MYPIDS="$MYPIDS $P3"
+$SSE "$W" "$HK_ROOT/w3" --last-id "$MARK" & P3=$!; hk_own "$P3"
 wait_until 5 has "$HK_ROOT/w3" "LEADER .* APP2 - "
 assert_eq "$(events "$HK_ROOT/w1" | sed 1,4d)" "$(events "$HK_ROOT/w3")" \
     "resumed events"
@@ -84,7 +82,7 @@ kill "$P1" "$P3"; wait "$P1" "$P3" 2>/dev/null || true
 wait_until 5 test "$(wstat watchers)" = 1
 
 hk_log "a stalled reader is cut off with RESET; the others go on"
-$SSE "$W?app=BIG" "$HK_ROOT/slow" --rcvbuf 4096 --stall "$HK_ROOT/go" & P4=$!; MYPIDS="$MYPIDS $P4"
+$SSE "$W?app=BIG" "$HK_ROOT/slow" --rcvbuf 4096 --stall "$HK_ROOT/go" & P4=$!; hk_own "$P4"
 wait_until 5 has "$HK_ROOT/slow" SYNCED
 "$HK_PYTHON" - "$A" <<'PY' || fail "bulk register"
 import http.client, json, sys, time, urllib.parse

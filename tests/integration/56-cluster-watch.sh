@@ -17,9 +17,7 @@ cl_start B "$PB" "$PEERS" $EV
 cl_start C "$PC" "$PEERS" $EV
 A=$HK_URL_A B=$HK_URL_B C=$HK_URL_C
 SSE="$HK_PYTHON $(dirname "$0")/sse.py"
-# The readers go with the script, whatever its end.
-MYPIDS=""
-trap 'rc=$?; for p in $MYPIDS; do kill -9 $p 2>/dev/null || true; done; (exit $rc); _hk_cleanup' EXIT
+# The readers (hk_own) go with the script, whatever its end.
 has() { grep -q "$2" "$1"; }
 events() { grep -v '^HTTP\|^EOF' "$1" | cut -d' ' -f2,4-; }
 # The leader's id of APP on node BASE ("-" if none).
@@ -33,8 +31,8 @@ leaders_are() { [ "$(leader "$A" "$1") $(leader "$B" "$1") $(leader "$C" "$1")" 
 # The watch follows the readiness gate of apps: wait until reads open.
 readable() { [ "$(hk_curl -o /dev/null -w '%{http_code}' "${1}apps")" = 200 ]; }
 for u in "$A" "$B" "$C"; do wait_until 30 readable "$u"; done
-$SSE "${A}heureka/watch" "$HK_ROOT/wa" & PWA=$!; MYPIDS="$MYPIDS $PWA"
-$SSE "${C}heureka/watch?app=SVC" "$HK_ROOT/wc" & PWC=$!; MYPIDS="$MYPIDS $PWC"
+$SSE "${A}heureka/watch" "$HK_ROOT/wa" & PWA=$!; hk_own "$PWA"
+$SSE "${C}heureka/watch?app=SVC" "$HK_ROOT/wc" & PWC=$!; hk_own "$PWC"
 wait_until 5 has "$HK_ROOT/wa" SYNCED
 wait_until 5 has "$HK_ROOT/wc" SYNCED
 

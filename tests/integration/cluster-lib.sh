@@ -19,8 +19,6 @@
 #	cl_bulk BASE register|heartbeat APP PREFIX N
 #	                           N registrations/heartbeats over keep-alive
 #	cl_now_ms                  wall clock in ms
-#	cl_eq WANT CMD...          is CMD's output WANT? (for wait_until)
-#	cl_ge MIN CMD...           is CMD's output a number >= MIN?
 #	cl_churn DIR PREFIX N BASE...  register N instances of CHURN on the BASEs
 #	                           in turn, cancel 2 of 3 (through the same or
 #	                           the next node); ids in DIR/cancelled, DIR/kept
@@ -41,29 +39,15 @@
 #	                           certificates of DIR (tls-lib.sh); nodes,
 #	                           curl and CL_SCHEME then speak https
 #
-# Every process started here is stopped by PID at exit.
+# Every process started here is stopped by PID at exit (lib.sh's hk_own).
 
 : "${CL_FAST:=-D eureka.server.anti-entropy-interval-ms=500 \
 -D eureka.server.wait-time-in-ms-when-sync-empty=20000 \
 -D eureka.client.eureka-server-read-timeout-seconds=1 \
 -D eureka.server.enable-self-preservation=false}"
-CL_PROXY_PIDS=""
 CL_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CL_SCHEME=http
 CL_TLS_ARGS=""
-
-# Stop the proxies, then run lib.sh's cleanup with the script's status.
-_cl_cleanup()
-{
-	local rc=$? pid
-	for pid in $CL_PROXY_PIDS; do
-		kill "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-	# _hk_cleanup reads $? and exits: call it once with the status.
-	(exit "$rc") && _hk_cleanup || _hk_cleanup
-}
-trap _cl_cleanup EXIT
 
 # Wall clock, ms.
 cl_now_ms()
@@ -126,7 +110,7 @@ cl_proxy()
 	"$HK_PYTHON" "$CL_DIR/faultproxy.py" --target "127.0.0.1:$target" \
 	    --listen "${3:-0}" --port-file "$pf" --control "$ctl" \
 	    2>>"$HK_ROOT/proxy-$name.log" &
-	CL_PROXY_PIDS="$CL_PROXY_PIDS $!"
+	hk_own $!
 	for i in $(seq 100); do
 		[ -s "$pf" ] && break
 		sleep 0.05
@@ -256,24 +240,6 @@ for i in range(n):
     times.append((time.monotonic() - t0) * 1000)
 print("mean %.1f ms, worst %.1f ms" % (sum(times) / len(times), max(times)))
 PY
-}
-
-# Is the output of CMD... a number of at least MIN? (for wait_until)
-cl_ge()
-{
-	local min=$1 v
-	shift
-	v=$("$@") || return 1
-	[ "$v" -ge "$min" ]
-}
-
-# Does the output of CMD... equal WANT? For wait_until, which must re-run
-# the command on every poll (a "$(...)" argument is evaluated only once).
-cl_eq()
-{
-	local want=$1
-	shift
-	[ "$("$@")" = "$want" ]
 }
 
 # Churn: register N instances PREFIX-i of app CHURN (lastDirtyTimestamp now), in

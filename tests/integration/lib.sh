@@ -24,7 +24,24 @@
 #	hk_register BASEURL APP ID [STATUS]
 #	                                   POST a valid JSON instance, expect 204
 #	wait_until SECONDS CMD...          poll CMD every 0.1 s; fail on timeout
+#	hk_eq WANT CMD...                  is CMD's output WANT? (for wait_until)
+#	hk_ge MIN CMD...                   is CMD's output a number >= MIN?
 #	hk_curl [curl args...]             curl with the common bounds (--max-time)
+#	hk_metric NAME PORT                print series NAME of GET /metrics on
+#	                                   127.0.0.1:PORT; fail when it is absent
+#	hk_own PID...                      SIGKILL these helper processes (clients,
+#	                                   agents, fake services) at exit
+#	hk_disown PID...                   they were reaped: leave them alone
+#	hk_need_cli                        fail unless $HEUREKA is the heureka CLI
+#	hk_mutate FILE STMT                print the JSON document FILE with python
+#	                                   STMT applied (d = document, i = instance)
+#	assert_refused NAME CODE METHOD URL [curl args...]
+#	                                   assert_http, then fail unless the body
+#	                                   gives a reason and server NAME still runs
+#	hk_body_trimmed                    the last body, CRs and trailing blanks cut
+#
+# CODE of assert_http (and assert_refused) is a status or a case pattern
+# of one ("4??": any client error).
 #
 # NAME must be a shell identifier ([A-Za-z0-9_]). Nothing here needs more
 # than bash, curl and coreutils. Every wait is bounded.
@@ -66,6 +83,7 @@ fi
 
 HK_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/hk-$(basename "$0" .sh).XXXXXX")
 HK_NAMES=""
+HK_OWN=""
 HK_BODY=$HK_ROOT/body
 HK_HEADERS=$HK_ROOT/headers
 : >"$HK_BODY"
@@ -84,11 +102,16 @@ hk_log()
 	echo "--- $*" >&2
 }
 
-# Kill every server still running and print logs if the script failed.
+# Kill the helper processes and every server still running; print the
+# logs if the script failed.
 _hk_cleanup()
 {
 	local rc=$? name pid
 	trap - EXIT
+	for pid in $HK_OWN; do
+		kill -9 "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
 	for name in $HK_NAMES; do
 		eval "pid=\${HK_PID_$name:-}"
 		if [ -n "$pid" ]; then
@@ -117,6 +140,35 @@ _hk_cleanup()
 trap _hk_cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# Have the helper processes PID... (started in the background by the
+# script: clients, agents, readers, fake services) killed at exit,
+# whatever the script's end.
+hk_own()
+{
+	HK_OWN="$HK_OWN $*"
+}
+
+# The script reaped PID... itself: do not kill them (or a process that
+# reused the number) at exit.
+hk_disown()
+{
+	local p q keep=""
+	for p in $HK_OWN; do
+		for q in "$@"; do
+			[ "$p" = "$q" ] && continue 2
+		done
+		keep="$keep $p"
+	done
+	HK_OWN=$keep
+}
+
+# Fail unless $HEUREKA is the heureka CLI (make check sets it).
+hk_need_cli()
+{
+	[ -n "${HEUREKA:-}" ] && [ -x "$HEUREKA" ] ||
+	    fail "HEUREKA is not set to the heureka CLI"
+}
 
 # Print a fresh empty directory that is removed when the script exits.
 hk_tmp()
@@ -172,10 +224,32 @@ assert_http()
 		got=$(hk_curl -X "$method" -o "$HK_BODY" -D "$HK_HEADERS" \
 		    -w '%{http_code}' "$@" "$url") || true
 	fi
-	if [ "$got" != "$want" ]; then
+	# shellcheck disable=SC2254
+	case "$got" in
+	$want) ;;
+	*)
 		echo "response body: $(head -c 2000 "$HK_BODY" 2>/dev/null)" >&2
 		fail "$method $url: expected HTTP $want, got ${got:-no answer}"
-	fi
+		;;
+	esac
+}
+
+# assert_http CODE METHOD URL [curl args...] for bad input: the answer
+# must also say why (a non-empty body), and server NAME must still run.
+assert_refused()
+{
+	local name=$1
+	shift
+	assert_http "$@"
+	[ -s "$HK_BODY" ] ||
+	    fail "$2 $3: HTTP $1 without a reason in the body"
+	hk_alive "$name"
+}
+
+# Print the last response body without CRs and trailing white space.
+hk_body_trimmed()
+{
+	tr -d '\r' <"$HK_BODY" | sed -e 's/[[:space:]]*$//'
 }
 
 # Print the value of response header NAME of the last assert_http (empty
@@ -218,6 +292,46 @@ hk_register()
 	assert_http 204 POST "${base}apps/$app" \
 	    -H 'Content-Type: application/json' \
 	    --data-binary @"$HK_ROOT/register.json"
+}
+
+# Print the JSON document FILE with python statement STMT applied to it
+# (d is the document, i its "instance" object).
+hk_mutate()
+{
+	"$HK_PYTHON" -c 'import json, sys
+d = json.load(open(sys.argv[2]))
+i = d.get("instance") if isinstance(d, dict) else None
+exec(sys.argv[1])
+sys.stdout.write(json.dumps(d))' "$2" "$1" || fail "hk_mutate: $2"
+}
+
+# Print the value of series NAME (with its labels, as written) of GET
+# /metrics on 127.0.0.1:PORT; fail when the series is absent.
+hk_metric()
+{
+	local v
+	v=$(hk_curl "$HK_SCHEME://127.0.0.1:$2/metrics" |
+	    awk -v k="$1" '$1 == k { print $2; f = 1 } END { exit !f }') ||
+	    fail "no metric $1 on port $2"
+	echo "$v"
+}
+
+# Is the output of CMD... a number of at least MIN? (for wait_until)
+hk_ge()
+{
+	local min=$1 v
+	shift
+	v=$("$@") || return 1
+	[ "$v" -ge "$min" ]
+}
+
+# Does the output of CMD... equal WANT? For wait_until, which must re-run
+# the command on every poll (a "$(...)" argument is evaluated only once).
+hk_eq()
+{
+	local want=$1
+	shift
+	[ "$("$@")" = "$want" ]
 }
 
 # Poll CMD every 0.1 s until it succeeds; fail after SECONDS.

@@ -156,7 +156,7 @@ items3()
 # item show up, and fail unless they still do.
 items_are()
 {
-	wait_until 5 cl_eq "$1" items3
+	wait_until 5 hk_eq "$1" items3
 	sleep "$SETTLE"
 	assert_eq "$1" "$(items3)" "batch items sent by H1 H2 J"
 }
@@ -268,7 +268,7 @@ writes_from()
 	t0=$(cl_now_ms)
 	reg "$o" MIX "$id"
 	for u in $(others "$o"); do
-		wait_until 2 cl_eq 200 code_of "$u" MIX "$id"
+		wait_until 2 hk_eq 200 code_of "$u" MIX "$id"
 	done
 	echo "register on $(name_of "$o") visible on both others after $(($(cl_now_ms) - t0)) ms"
 	base=$(items_plus "$base" "$(two_from "$o")")
@@ -292,7 +292,7 @@ writes_from()
 
 	assert_http 200 PUT "${o}apps/MIX/$id/status?value=OUT_OF_SERVICE"
 	for u in $(others "$o"); do
-		wait_until 2 cl_eq "OUT_OF_SERVICE OUT_OF_SERVICE" \
+		wait_until 2 hk_eq "OUT_OF_SERVICE OUT_OF_SERVICE" \
 		    field "$u" MIX "$id" 'i["status"] + " " + ovr'
 	done
 	base=$(items_plus "$base" "$(two_from "$o")")
@@ -302,7 +302,7 @@ writes_from()
 
 	assert_http 200 DELETE "${o}apps/MIX/$id/status?value=UP"
 	for u in $(others "$o"); do
-		wait_until 2 cl_eq "UP UNKNOWN" \
+		wait_until 2 hk_eq "UP UNKNOWN" \
 		    field "$u" MIX "$id" 'i["status"] + " " + ovr'
 	done
 	base=$(items_plus "$base" "$(two_from "$o")")
@@ -312,7 +312,7 @@ writes_from()
 
 	assert_http 200 PUT "${o}apps/MIX/$id/metadata?color=blue"
 	for u in $(others "$o"); do
-		wait_until 2 cl_eq blue field "$u" MIX "$id" \
+		wait_until 2 hk_eq blue field "$u" MIX "$id" \
 		    'i.get("metadata", {}).get("color", "")'
 	done
 	base=$(items_plus "$base" "$(two_from "$o")")
@@ -322,7 +322,7 @@ writes_from()
 
 	assert_http 200 DELETE "${o}apps/MIX/$id"
 	for u in $(others "$o"); do
-		wait_until 2 cl_eq 404 code_of "$u" MIX "$id"
+		wait_until 2 hk_eq 404 code_of "$u" MIX "$id"
 	done
 	base=$(items_plus "$base" "$(two_from "$o")")
 	items_are "$base"
@@ -384,7 +384,7 @@ full_registry()
 	reg "$J" FULL f-2
 	reg "$H2" OTHER f-3
 	reg "$J" OTHER f-4
-	wait_until 3 cl_eq 2 count_app "$H1" OTHER
+	wait_until 3 hk_eq 2 count_app "$H1" OTHER
 	assert_http 200 PUT "${J}apps/FULL/f-1/status?value=OUT_OF_SERVICE"
 	assert_http 200 PUT "${H2}apps/OTHER/f-4/status?value=DOWN"
 	assert_http 200 PUT "${H1}apps/FULL/f-2/metadata?k=v"
@@ -396,8 +396,8 @@ full_registry()
 		assert_http 200 DELETE "${H1}apps/$i"
 	done
 	for u in "$H1" "$H2" "$J"; do
-		wait_until 3 cl_eq 0 count_app "$u" FULL
-		wait_until 3 cl_eq 0 count_app "$u" OTHER
+		wait_until 3 hk_eq 0 count_app "$u" FULL
+		wait_until 3 hk_eq 0 count_app "$u" OTHER
 	done
 }
 
@@ -422,14 +422,14 @@ heartbeat_404_from()
 	done
 	assert_http 200 PUT "${o}apps/MIX/$id"
 	for u in $(others "$o"); do
-		wait_until 2 cl_eq 200 code_of "$u" MIX "$id"
+		wait_until 2 hk_eq 200 code_of "$u" MIX "$id"
 	done
 	# two heartbeats, then two registers
 	base=$(items_plus "$base" "$(two_from "$o" 4)")
 	items_are "$base"
 	assert_http 200 DELETE "${o}apps/MIX/$id"
 	for u in $(others "$o"); do
-		wait_until 2 cl_eq 404 code_of "$u" MIX "$id"
+		wait_until 2 hk_eq 404 code_of "$u" MIX "$id"
 	done
 	items_are "$(items_plus "$base" "$(two_from "$o")")"
 }
@@ -444,7 +444,7 @@ heartbeat_409()
 	now=$(date +%s%3N)
 	reg "$o" MIX "$id" "" "$now" "$o"
 	for u in $(others "$o"); do
-		wait_until 2 cl_eq "$o" field "$u" MIX "$id" \
+		wait_until 2 hk_eq "$o" field "$u" MIX "$id" \
 		    'i["metadata"]["marker"]'
 	done
 	base=$(items_plus "$base" "$(two_from "$o")")
@@ -452,13 +452,13 @@ heartbeat_409()
 	newer=$((now + 1000))
 	reg "$p" MIX "$id" repl "$newer" "$p"
 	assert_http 200 PUT "${o}apps/MIX/$id"
-	wait_until 2 cl_eq "$p $newer" field "$o" MIX "$id" \
+	wait_until 2 hk_eq "$p $newer" field "$o" MIX "$id" \
 	    'i["metadata"]["marker"] + " " + str(i["lastDirtyTimestamp"])'
 	base=$(items_plus "$base" "$(two_from "$o")")
 	items_are "$base"
 	assert_http 200 DELETE "${o}apps/MIX/$id"
 	for u in $(others "$o"); do
-		wait_until 2 cl_eq 404 code_of "$u" MIX "$id"
+		wait_until 2 hk_eq 404 code_of "$u" MIX "$id"
 	done
 	items_are "$(items_plus "$base" "$(two_from "$o")")"
 }
@@ -483,7 +483,7 @@ PY
 heureka_synced()
 {
 	local n
-	wait_until 5 cl_eq true cl_stats "$H2" 'str(d["ready"]).lower()'
+	wait_until 5 hk_eq true cl_stats "$H2" 'str(d["ready"]).lower()'
 	assert_eq 200 "$(code_of "$H2" MIX late-h)" "late-h on the new H2"
 	n=$(grep -c "start-up sync: [1-9][0-9]* instance(s) from $J" \
 	    "$HK_ROOT/H2.log" || true)
@@ -513,13 +513,13 @@ warm_up()
 		reg "$u" WARM "warm-${u//[^0-9]/}"
 	done
 	for u in "$H1" "$H2" "$J"; do
-		wait_until 10 cl_eq 3 count_app "$u" WARM
+		wait_until 10 hk_eq 3 count_app "$u" WARM
 	done
 	for u in "$H1" "$H2" "$J"; do
 		assert_http 200 DELETE "${u}apps/WARM/warm-${u//[^0-9]/}"
 	done
 	for u in "$H1" "$H2" "$J"; do
-		wait_until 10 cl_eq 0 count_app "$u" WARM
+		wait_until 10 hk_eq 0 count_app "$u" WARM
 	done
 	until [ "$warm" = "$(items3)" ]; do
 		i=$((i + 1))
@@ -534,7 +534,7 @@ scenario "peers see each other" eval '
 	assert_eq 2 "$(cl_stats "$H1" "len(d[\"peers\"])")" "peers of H1";
 	assert_eq 2 "$(cl_stats "$H2" "len(d[\"peers\"])")" "peers of H2";
 	want=$(printf "127.0.0.1:%s\n" "$P1" "$P2" | sort | tr "\n" " ");
-	wait_until 10 cl_eq "${want% }" java_peers'
+	wait_until 10 hk_eq "${want% }" java_peers'
 for o in H1 H2 J; do
 	eval "u=\$$o"
 	scenario "writes from $o (register heartbeat override delete-override metadata cancel)" \
