@@ -19,32 +19,20 @@ before=$(hk_snapshot "$U")
 d=$(hk_tmp)
 hk_instance_json SVC new1 >"$d/good.json"
 
-# Print good.json with python statement STMT applied to d (the document).
-mutate()
-{
-	"$HK_PYTHON" -c 'import json, sys
-d = json.load(open(sys.argv[2]))
-i = d["instance"]
-exec(sys.argv[1])
-sys.stdout.write(json.dumps(d))' "$1" "$d/good.json" || fail "mutate: $1"
-}
+G=$d/good.json
 
 # POST FILE to apps/APP with content type CTYPE; expect CODE and a reason.
 post_bad()
 {
-	local code=$1 app=$2 ctype=$3 file=$4 what=$5
-	hk_log "$what"
-	assert_http "$code" POST "${U}apps/$app" -H "$ctype" --data-binary @"$file"
-	[ -s "$HK_BODY" ] || fail "$what: HTTP $code without a reason in the body"
-	hk_alive s
+	hk_log "$5"
+	assert_refused s "$1" POST "${U}apps/$2" -H "$3" --data-binary @"$4"
 }
 
 # Expect 400 whose body (trimmed) is exactly MSG.
 post_msg()
 {
-	local msg=$1 file=$2
-	post_bad 400 SVC "$CT" "$file" "message: $msg"
-	assert_eq "$msg" "$(tr -d '\r' <"$HK_BODY" | sed -e 's/[[:space:]]*$//')" "400 body"
+	post_bad 400 SVC "$CT" "$2" "message: $1"
+	assert_eq "$1" "$(hk_body_trimmed)" "400 body"
 }
 
 printf '{"instance":{"hostName":' >"$d/trunc1"
@@ -65,13 +53,13 @@ printf '{"application":{"name":"SVC"}}' >"$d/m5"
 post_bad 400 SVC "$CT" "$d/m5" "wrong root key"
 cat "$d/good.json" >"$d/m6"; printf '{}' >>"$d/m6"
 post_bad 400 SVC "$CT" "$d/m6" "trailing garbage after the document"
-mutate 'i["port"] = {"$": "abc", "@enabled": "true"}' >"$d/m7"
+hk_mutate "$G" 'i["port"] = {"$": "abc", "@enabled": "true"}' >"$d/m7"
 post_bad 400 SVC "$CT" "$d/m7" "non-numeric port"
-mutate 'i["lastDirtyTimestamp"] = "abc"' >"$d/m8"
+hk_mutate "$G" 'i["lastDirtyTimestamp"] = "abc"' >"$d/m8"
 post_bad 400 SVC "$CT" "$d/m8" "non-numeric lastDirtyTimestamp"
-mutate 'i["leaseInfo"] = {"durationInSecs": "soon"}' >"$d/m9"
+hk_mutate "$G" 'i["leaseInfo"] = {"durationInSecs": "soon"}' >"$d/m9"
 post_bad 400 SVC "$CT" "$d/m9" "non-numeric lease duration"
-mutate 'i["metadata"] = {"a": {"b": "c"}}' >"$d/m10"
+hk_mutate "$G" 'i["metadata"] = {"a": {"b": "c"}}' >"$d/m10"
 post_bad 400 SVC "$CT" "$d/m10" "metadata value is an object"
 "$HK_PYTHON" -c 'import sys; sys.stdout.write("{\"instance\":{\"metadata\":{\"a\":" + "[" * 200 + "]" * 200 + "}}}")' >"$d/deep1"
 post_bad 400 SVC "$CT" "$d/deep1" "deep JSON inside the instance"
@@ -84,21 +72,21 @@ post_bad 400 SVC "$CT" "$d/deep3" "10000-deep objects under the size cap"
 post_bad 400 SVC "$CT" "$d/utf8" "invalid UTF-8"
 
 hk_log "missing required fields: Eureka's exact messages"
-mutate 'del i["instanceId"]; del i["hostName"]' >"$d/f1"
+hk_mutate "$G" 'del i["instanceId"]; del i["hostName"]' >"$d/f1"
 post_msg "Missing instanceId" "$d/f1"
-mutate 'i["instanceId"] = ""; i["hostName"] = ""' >"$d/f1b"
+hk_mutate "$G" 'i["instanceId"] = ""; i["hostName"] = ""' >"$d/f1b"
 post_msg "Missing instanceId" "$d/f1b"
-mutate 'del i["hostName"]' >"$d/f2"
+hk_mutate "$G" 'del i["hostName"]' >"$d/f2"
 post_msg "Missing hostname" "$d/f2"
-mutate 'del i["ipAddr"]' >"$d/f3"
+hk_mutate "$G" 'del i["ipAddr"]' >"$d/f3"
 post_msg "Missing ip address" "$d/f3"
-mutate 'del i["app"]' >"$d/f4"
+hk_mutate "$G" 'del i["app"]' >"$d/f4"
 post_msg "Missing appName" "$d/f4"
-mutate 'i["app"] = "OTHER"' >"$d/f5"
+hk_mutate "$G" 'i["app"] = "OTHER"' >"$d/f5"
 post_msg "Mismatched appName, expecting SVC but was OTHER" "$d/f5"
-mutate 'del i["dataCenterInfo"]' >"$d/f6"
+hk_mutate "$G" 'del i["dataCenterInfo"]' >"$d/f6"
 post_msg "Missing dataCenterInfo" "$d/f6"
-mutate 'del i["dataCenterInfo"]["name"]' >"$d/f7"
+hk_mutate "$G" 'del i["dataCenterInfo"]["name"]' >"$d/f7"
 post_msg "Missing dataCenterInfo Name" "$d/f7"
 
 hk_log "content types"
@@ -114,13 +102,13 @@ assert_http 404 GET "${U}apps/SVC/new1" -H "$J"
 hk_log "the same body, well formed, still registers; lenient parts stay lenient"
 assert_http 204 POST "${U}apps/SVC" -H "Content-Type: application/json; charset=UTF-8" \
     --data-binary @"$d/good.json"
-mutate 'i["app"] = "svc"' >"$d/ok1"
+hk_mutate "$G" 'i["app"] = "svc"' >"$d/ok1"
 assert_http 204 POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/ok1"	# app case differs: fine
-mutate 'i["instanceId"] = "new2"; i["status"] = "BOGUS"' >"$d/ok2"
+hk_mutate "$G" 'i["instanceId"] = "new2"; i["status"] = "BOGUS"' >"$d/ok2"
 assert_http 204 POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/ok2"
 assert_http 200 GET "${U}apps/SVC/new2" -H "$J"
 assert_eq UNKNOWN "$(hk_json 'd["instance"]["status"]')" "unknown status decodes to UNKNOWN (§4.1.8)"
-mutate 'i["instanceId"] = "new3"; i["unknownKey"] = "x"; i["metadata"]["@class"] = "java.util.Map"' >"$d/ok3"
+hk_mutate "$G" 'i["instanceId"] = "new3"; i["unknownKey"] = "x"; i["metadata"]["@class"] = "java.util.Map"' >"$d/ok3"
 assert_http 204 POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/ok3"
 assert_http 200 GET "${U}apps/SVC/new3" -H "$J"
 assert_eq '{"zone":"default"}' "$(hk_json 'd["instance"]["metadata"]')" "@class metadata entry dropped"

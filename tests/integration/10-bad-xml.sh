@@ -23,18 +23,15 @@ sed -e "s|<instanceId>[^<]*</instanceId>|<instanceId>x1</instanceId>|" \
 # POST FILE as XML to apps/SVC; expect CODE and a reason in the body.
 post_bad()
 {
-	local code=$1 file=$2 what=$3
-	hk_log "$what"
-	assert_http "$code" POST "${U}apps/SVC" -H "$CT" --data-binary @"$file"
-	[ -s "$HK_BODY" ] || fail "$what: HTTP $code without a reason in the body"
-	hk_alive s
+	hk_log "$3"
+	assert_refused s "$1" POST "${U}apps/SVC" -H "$CT" --data-binary @"$2"
 }
 
 # Expect 400 whose body (trimmed) is exactly MSG.
 post_msg()
 {
 	post_bad 400 "$2" "message: $1"
-	assert_eq "$1" "$(tr -d '\r' <"$HK_BODY" | sed -e 's/[[:space:]]*$//')" "400 body"
+	assert_eq "$1" "$(hk_body_trimmed)" "400 body"
 }
 
 # Print good.xml with sed expression EXPR applied.

@@ -16,31 +16,10 @@ before=$(hk_snapshot "$U")
 d=$(hk_tmp)
 hk_instance_json SVC n1 >"$d/good.json"
 
-# Print good.json with python statement STMT applied (i = the instance).
-mutate()
-{
-	"$HK_PYTHON" -c 'import json, sys
-d = json.load(open(sys.argv[2]))
-i = d["instance"]
-exec(sys.argv[1])
-sys.stdout.write(json.dumps(d))' "$1" "$d/good.json" || fail "mutate: $1"
-}
-
-# Fail unless the last response is a 4xx with a non-empty body.
-assert_4xx()
-{
-	local code
-	code=$(hk_curl -o "$HK_BODY" -w '%{http_code}' "$@") || true
-	case "$code" in
-	4??) ;;
-	*) fail "expected a 4xx for $*, got ${code:-no answer}: $(head -c 300 "$HK_BODY")" ;;
-	esac
-	[ -s "$HK_BODY" ] || fail "4xx without a reason for $*"
-	hk_alive s
-}
+G=$d/good.json
 
 hk_log "oversized bodies"
-mutate 'i["metadata"]["big"] = "x" * 70000' >"$d/big"
+hk_mutate "$G" 'i["metadata"]["big"] = "x" * 70000' >"$d/big"
 assert_http 413 POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/big"
 hk_alive s
 "$HK_PYTHON" -c 'import sys; sys.stdout.write(" " * (65 * 1024))' >"$d/spaces"
@@ -54,41 +33,41 @@ assert_http 413 POST "${U}apps/SVC" -H "$CT" -H "Transfer-Encoding: chunked" --d
 hk_alive s
 
 hk_log "bad app names and instance ids"
-mutate 'i["app"] = "BAD NAME"' >"$d/a1"
-assert_4xx -X POST "${U}apps/BAD%20NAME" -H "$CT" --data-binary @"$d/a1"
-mutate 'i["app"] = "BAD\u0001CTRL"' >"$d/a2"
-assert_4xx -X POST "${U}apps/BAD%01CTRL" -H "$CT" --data-binary @"$d/a2"
-mutate 'i["app"] = "A" * 300' >"$d/a3"
-assert_4xx -X POST "${U}apps/$(printf 'A%.0s' $(seq 300))" -H "$CT" --data-binary @"$d/a3"
-mutate 'i["instanceId"] = "has space"' >"$d/i1"
-assert_4xx -X POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/i1"
-mutate 'i["instanceId"] = "a/b"' >"$d/i2"
-assert_4xx -X POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/i2"
-mutate 'i["instanceId"] = "x" * 300' >"$d/i3"
-assert_4xx -X POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/i3"
-mutate 'i["instanceId"] = "nl\nid"' >"$d/i4"
-assert_4xx -X POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/i4"
-mutate 'del i["instanceId"]; i["hostName"] = "h?x"' >"$d/i5"
-assert_4xx -X POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/i5"
+hk_mutate "$G" 'i["app"] = "BAD NAME"' >"$d/a1"
+assert_refused s '4??' POST "${U}apps/BAD%20NAME" -H "$CT" --data-binary @"$d/a1"
+hk_mutate "$G" 'i["app"] = "BAD\u0001CTRL"' >"$d/a2"
+assert_refused s '4??' POST "${U}apps/BAD%01CTRL" -H "$CT" --data-binary @"$d/a2"
+hk_mutate "$G" 'i["app"] = "A" * 300' >"$d/a3"
+assert_refused s '4??' POST "${U}apps/$(printf 'A%.0s' $(seq 300))" -H "$CT" --data-binary @"$d/a3"
+hk_mutate "$G" 'i["instanceId"] = "has space"' >"$d/i1"
+assert_refused s '4??' POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/i1"
+hk_mutate "$G" 'i["instanceId"] = "a/b"' >"$d/i2"
+assert_refused s '4??' POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/i2"
+hk_mutate "$G" 'i["instanceId"] = "x" * 300' >"$d/i3"
+assert_refused s '4??' POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/i3"
+hk_mutate "$G" 'i["instanceId"] = "nl\nid"' >"$d/i4"
+assert_refused s '4??' POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/i4"
+hk_mutate "$G" 'del i["instanceId"]; i["hostName"] = "h?x"' >"$d/i5"
+assert_refused s '4??' POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/i5"
 
 hk_log "over-long strings and too many metadata keys"
-mutate 'i["homePageUrl"] = "http://x/" + "y" * 10000' >"$d/s1"
-assert_4xx -X POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/s1"
-mutate 'i["metadata"] = {"k%d" % n: "v" for n in range(200)}' >"$d/m1"
-assert_4xx -X POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/m1"
+hk_mutate "$G" 'i["homePageUrl"] = "http://x/" + "y" * 10000' >"$d/s1"
+assert_refused s '4??' POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/s1"
+hk_mutate "$G" 'i["metadata"] = {"k%d" % n: "v" for n in range(200)}' >"$d/m1"
+assert_refused s '4??' POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/m1"
 q=$("$HK_PYTHON" -c 'print("&".join("k%d=v" % n for n in range(200)))')
-assert_4xx -X PUT "${U}apps/SVC/base1/metadata?$q"
-assert_4xx -X PUT "${U}apps/SVC/base1/metadata?k=$(printf 'v%.0s' $(seq 5000))"
+assert_refused s '4??' PUT "${U}apps/SVC/base1/metadata?$q"
+assert_refused s '4??' PUT "${U}apps/SVC/base1/metadata?k=$(printf 'v%.0s' $(seq 5000))"
 
 after=$(hk_snapshot "$U")
 assert_eq "$before" "$after" "registry unchanged by oversized/bad-name input"
 
 hk_log "still alive and accepting good input"
-mutate 'i["metadata"] = {"k%d" % n: "v" for n in range(100)}' >"$d/ok"
+hk_mutate "$G" 'i["metadata"] = {"k%d" % n: "v" for n in range(100)}' >"$d/ok"
 assert_http 204 POST "${U}apps/SVC" -H "$CT" --data-binary @"$d/ok"
 assert_http 200 GET "${U}apps/SVC/n1" -H "$J"
 assert_eq 100 "$(hk_json 'len(d["instance"]["metadata"])')" "100 metadata keys accepted"
-mutate 'i["instanceId"] = "host-x:svc:8080"; i["app"] = "SVC.A_B-1"' >"$d/ok2"
+hk_mutate "$G" 'i["instanceId"] = "host-x:svc:8080"; i["app"] = "SVC.A_B-1"' >"$d/ok2"
 assert_http 204 POST "${U}apps/SVC.A_B-1" -H "$CT" --data-binary @"$d/ok2"
 assert_http 200 GET "${U}apps/svc.a_b-1/host-x:svc:8080" -H "$J"
 

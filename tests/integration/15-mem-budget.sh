@@ -13,12 +13,6 @@
 
 LOAD="$HK_PYTHON $(dirname "$0")/memload.py"
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
-# The value of one /metrics series (exact name and labels), 0 if absent.
-metric()
-{
-	hk_curl -s "http://127.0.0.1:$2/metrics" |
-	    awk -v k="$1" '$1 == k { v = $2 } END { print v + 0 }'
-}
 
 hk_log "a replicated 500 KB instance is refused with the default cap"
 hk_start d
@@ -28,7 +22,7 @@ item=$(hk_json 'str(d["response"]["responseList"][0]["statusCode"])' \
     "$HK_ROOT/batch.json")
 assert_eq 413 "$item" "status of a 500 KB batch item"
 assert_http 404 GET "${HK_URL_d}apps/SVC/big"
-[ "$(metric 'heureka_limit_rejections_total{limit="max-instance-bytes"}' \
+[ "$(hk_metric 'heureka_limit_rejections_total{limit="max-instance-bytes"}' \
     "$HK_PORT_d")" -ge 1 ] || fail "instance-size refusal not counted"
 # A normal batch item still goes through.
 $LOAD "$HK_URL_d" batch SVC small 2000 >/dev/null || fail "small batch"
@@ -54,7 +48,7 @@ assert_eq '{"400": 1}' "$(hk_json 'd["codes"]' "$HK_ROOT/long.json" |
 assert_http 404 GET "${U}apps/SVC/toolarge"
 hk_register "$U" SVC early
 assert_http 400 PUT "${U}apps/SVC/early/metadata?k=$(head -c 300 /dev/zero | tr '\0' v)"
-[ "$(metric 'heureka_limit_rejections_total{limit="max-metadata-bytes"}' \
+[ "$(hk_metric 'heureka_limit_rejections_total{limit="max-metadata-bytes"}' \
     "$P")" -ge 2 ] || fail "metadata-length refusals not counted"
 
 hk_log "fill the 16 MiB budget with 60-entry instances"
@@ -79,7 +73,7 @@ assert_http 200 PUT "${U}apps/SVC/n-0"
 assert_http 200 PUT "${U}apps/SVC/early"
 hk_register "$U" SVC early
 assert_http 200 GET "${U}apps/SVC/n-$((at - 1))"
-[ "$(metric 'heureka_limit_rejections_total{limit="max-memory-bytes"}' \
+[ "$(hk_metric 'heureka_limit_rejections_total{limit="max-memory-bytes"}' \
     "$P")" -ge 2 ] || fail "memory refusals not counted"
 hk_alive s
 hk_stop s

@@ -12,11 +12,6 @@
 
 LOAD="$HK_PYTHON $(dirname "$0")/memload.py"
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
-metric()
-{
-	hk_curl -s "http://127.0.0.1:$2/metrics" |
-	    awk -v k="$1" '$1 == k { v = $2 } END { print v + 0 }'
-}
 J="Accept: application/json"
 
 hk_log "churn of a 60 KB instance with the default bounds"
@@ -45,14 +40,14 @@ assert_http 200 GET "${U}apps/delta" -H "$J"
 assert_eq "UP_1_" "$(hk_json 'd["applications"]["apps__hashcode"]')" \
     "hash code before the bound is hit"
 $LOAD "$U" churn SVC c 400 2000 >/dev/null || fail "churn 400"
-[ "$(metric 'heureka_limit_rejections_total{limit="max-delta-queue-bytes"}' \
+[ "$(hk_metric 'heureka_limit_rejections_total{limit="max-delta-queue-bytes"}' \
     "$HK_PORT_t")" -gt 0 ] || fail "no early drop counted"
 assert_http 200 GET "${U}apps/delta" -H "$J"
 assert_eq "DELTA_TRUNCATED_0_" "$(hk_json 'd["applications"]["apps__hashcode"]')" \
     "hash code of a delta that lost records"
 n=$(hk_json 'str(sum(len(a["instance"]) for a in d["applications"]["application"]))')
 [ "$n" -le 2 ] || fail "delta holds $n instances"
-bytes=$(metric 'heureka_memory_bytes{part="delta-queue"}' "$HK_PORT_t")
+bytes=$(hk_metric 'heureka_memory_bytes{part="delta-queue"}' "$HK_PORT_t")
 [ "$bytes" -le 65536 ] || fail "delta queue holds $bytes bytes > 65536"
 # The full registry is complete, and once the dropped records would have
 # expired anyway the delta reconciles again.

@@ -9,11 +9,6 @@
 . "$(dirname "$0")/lib.sh"
 
 LOAD="$HK_PYTHON $(dirname "$0")/memload.py"
-metric()
-{
-	hk_curl -s "http://127.0.0.1:$2/metrics" |
-	    awk -v k="$1" '$1 == k { v = $2 } END { print v + 0 }'
-}
 CT="Content-Type: application/json"
 
 hk_start s -D eureka.server.register-rate-per-second=0.5 \
@@ -50,7 +45,7 @@ assert_eq 200 "$(hk_json 'str(d["response"]["responseList"][0]["statusCode"])' \
     "$HK_ROOT/r.json")" "replicated register from 127.0.0.2"
 assert_http 200 GET "${U}apps/SVC/r1"
 
-[ "$(metric 'heureka_limit_rejections_total{limit="register-rate"}' \
+[ "$(hk_metric 'heureka_limit_rejections_total{limit="register-rate"}' \
     "$HK_PORT_s")" -ge 1 ] || fail "429 not counted"
 
 hk_log "after Retry-After the address registers again"

@@ -14,13 +14,7 @@ U=$HK_URL_s
 P=$HK_PORT_s
 CT="Content-Type: application/json"
 
-# The value of Prometheus series $1 (0 when absent).
-metric()
-{
-	hk_curl -s "http://127.0.0.1:$P/metrics" |
-	    awk -v k="$1" '$1 == k { v = $2 } END { print v + 0 }'
-}
-lim() { metric "heureka_limit_rejections_total{limit=\"$1\"}"; }
+lim() { hk_metric "heureka_limit_rejections_total{limit=\"$1\"}" "$P"; }
 
 for n in 1 2 3; do
 	hk_register "$U" FULL "f$n"
@@ -65,8 +59,7 @@ wait_until 10 test -e "$d/held"
 wait_until 10 grep -q "limit: 4 connections open" "$HK_ROOT/s.log"
 kill "$holder" 2>/dev/null || true
 wait "$holder" 2>/dev/null || true
-wait_until 10 sh -c "[ \"\$(curl -s --max-time 2 http://127.0.0.1:$P/metrics |
-    awk '\$1 == \"heureka_limit_rejections_total{limit=\\\"max-connections\\\"}\" { print \$2 }')\" -ge 1 ]"
+wait_until 10 hk_ge 1 lim max-connections
 
 # Logged once a minute, not per request.
 n=$(grep -c "limit: FULL/f[0-9] refused: registry is full" "$HK_ROOT/s.log" || true)

@@ -8,13 +8,6 @@
 # a peer's queue depth and replication lag show in it.
 . "$(dirname "$0")/lib.sh"
 
-# The value of one /metrics series (exact name), 0 if absent.
-metric()
-{
-	hk_curl -s "http://127.0.0.1:$2/metrics" |
-	    awk -v n="$1" '$1 == n { v = $2 } END { print v + 0 }'
-}
-
 # history.json at $1 (the dashboard's root URL): shape and bound; its
 # newest sample counts $2 registrations and $3 cancels in all, and the
 # per-interval counts add up to them.
@@ -93,8 +86,8 @@ assert_http 200 GET "$R/lastn"
 assert_contains 'BETA(b1)' "$(cat "$HK_BODY")" "cancel on /lastn"
 
 hk_log "history.json counts what /metrics counts"
-REGS=$(metric heureka_registrations_total "$HK_PORT_s")
-CANS=$(metric heureka_cancels_total "$HK_PORT_s")
+REGS=$(hk_metric heureka_registrations_total "$HK_PORT_s")
+CANS=$(hk_metric heureka_cancels_total "$HK_PORT_s")
 [ "$REGS" -ge 3 ] || fail "registrations in /metrics: $REGS, want >= 3"
 assert_eq 1 "$CANS" "cancels in /metrics"
 wait_until 10 history_says "$R/" "$REGS" "$CANS"

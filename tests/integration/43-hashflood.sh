@@ -26,14 +26,9 @@ hk_start s -D eureka.server.register-rate-per-second=0 \
     -D eureka.server.renewal-percent-threshold=0 \
     -D eureka.server.eviction-interval-timer-in-ms=1000
 U=$HK_URL_s
-R=http://127.0.0.1:$HK_PORT_s
 
-# Value of one sample of /metrics (name{labels}), or fail.
-metric()
-{
-	hk_curl "$R/metrics" | awk -v k="$1" '$1 == k { print $2; f = 1 }
-	    END { exit !f }' || fail "no metric $1"
-}
+# Value of one sample of /metrics (name{labels}) of s, or fail.
+metric() { hk_metric "$1" "$HK_PORT_s"; }
 
 # Fail unless table $1's longest chain is at most MAXCHAIN.
 chain_ok()

@@ -42,16 +42,10 @@ al_base()
 	echo "${1%eureka/}"
 }
 
-metric()
-{
-	hk_curl -s "$1" | awk -v n="$2" '$1 == n { print $2 }'
-}
-
 hk_start S -D heureka.airlift.max-age-ms=2000 -D eureka.environment=test \
     -D eureka.server.eviction-interval-timer-in-ms=500
 S=$(al_base "$HK_URL_S")
-M="${S}metrics"
-THRESHOLD=$(metric "$M" heureka_renews_threshold)
+THRESHOLD=$(hk_metric heureka_renews_threshold "$HK_PORT_S")
 
 hk_log "announce two nodes, three services"
 al_announce "$S" n1 '[{"id":"a1","type":"trino","properties":{"http":"http://10.0.0.1:8080","coordinator":"true"}},{"id":"a2","type":"jmx","properties":{}}]'
@@ -95,7 +89,7 @@ assert i["ipAddr"] == "10.0.0.1" and i["port"]["$"] == 8080, i
 assert i["metadata"]["coordinator"] == "true", i["metadata"]
 assert i["leaseInfo"]["durationInSecs"] == 2, i["leaseInfo"]' "$HK_BODY" ||
     fail "airlift service as a Eureka instance"
-assert_eq "$THRESHOLD" "$(metric "$M" heureka_renews_threshold)" \
+assert_eq "$THRESHOLD" "$(hk_metric heureka_renews_threshold "$HK_PORT_S")" \
     "self-preservation threshold after airlift announcements"
 
 hk_log "the dashboard's own airlift section"
@@ -223,6 +217,6 @@ hk_kill C
 al_announce "$A" w2 '[{"id":"y1","type":"trino"}]'
 cl_start C "$PC" "$PEERS" -D eureka.environment=test
 wait_until 5 al_is "w2:y1" "${C}v1/service/trino"
-assert_eq 1 "$(metric "${C}metrics" heureka_renews_threshold)" \
+assert_eq 1 "$(hk_metric heureka_renews_threshold "$HK_PORT_C")" \
     "C's self-preservation threshold after syncing an airlift lease"
 hk_log "ok"
