@@ -41,7 +41,7 @@ assert_eq 2 "$(lim max-metadata-entries)" "metadata-entry refusals counted"
 # The connection cap: four idle keep-alive connections fill it; the
 # listener pauses (counted once per time it reaches the cap).
 "$HK_PYTHON" - "$P" "$d/held" <<'PY' &
-import socket, sys, time
+import signal, socket, sys
 port, flag = int(sys.argv[1]), sys.argv[2]
 socks = []
 for i in range(4):
@@ -50,15 +50,17 @@ for i in range(4):
     s.recv(4096)
     socks.append(s)
 open(flag, "w").close()
-time.sleep(30)
+signal.pause()	# hold them until the script kills us
 PY
 holder=$!
+hk_own "$holder"
 wait_until 10 test -e "$d/held"
 # /metrics itself now waits in the backlog: read the log instead, then let
 # the connections go and read the counter.
 wait_until 10 grep -q "limit: 4 connections open" "$HK_ROOT/s.log"
 kill "$holder" 2>/dev/null || true
 wait "$holder" 2>/dev/null || true
+hk_disown "$holder"
 wait_until 10 hk_ge 1 lim max-connections
 
 # Logged once a minute, not per request.

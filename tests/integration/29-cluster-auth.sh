@@ -30,19 +30,12 @@ sent() { pst "$1" 'str(d["itemsSent"])'; }
 ready() { [ "$(pst "$1" 'str(d["ready"])')" = True ]; }
 ge() { [ "$("$@")" -ge "$WANT" ]; }
 
-set -- $(cl_ports 3)
-PA=$1 PB=$2 PC=$3
-PEERS="http://hk-peer:$PPW@127.0.0.1:$PA/eureka/,http://hk-peer:$PPW@127.0.0.1:$PB/eureka/,http://hk-peer:$PPW@127.0.0.1:$PC/eureka/"
+CL_PEER_AUTH="hk-peer:$PPW@"
 SEC="-D spring.security.user.name=alice -D heureka.security.peer.name=hk-peer"
 export SPRING_SECURITY_USER_PASSWORD=$UPW HEUREKA_SECURITY_PEER_PASSWORD=$PPW
 # shellcheck disable=SC2086
-cl_start A "$PA" "$PEERS" $SEC
-# shellcheck disable=SC2086
-cl_start B "$PB" "$PEERS" $SEC
-# shellcheck disable=SC2086
-cl_start C "$PC" "$PEERS" $SEC
+cl_trio $SEC
 unset SPRING_SECURITY_USER_PASSWORD HEUREKA_SECURITY_PEER_PASSWORD
-A=$HK_URL_A B=$HK_URL_B C=$HK_URL_C
 for n in "$A" "$B" "$C"; do
 	wait_until 10 ready "$n"
 done

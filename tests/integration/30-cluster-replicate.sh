@@ -10,14 +10,9 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
 
-set -- $(cl_ports 3)
-PA=$1 PB=$2 PC=$3
-PEERS="http://127.0.0.1:$PA/eureka/,http://127.0.0.1:$PB/eureka/,http://127.0.0.1:$PC/eureka/"
 NOAE="-D eureka.server.anti-entropy-interval-ms=0 -D eureka.server.eviction-interval-timer-in-ms=500"
-cl_start A "$PA" "$PEERS" $NOAE
-cl_start B "$PB" "$PEERS" $NOAE
-cl_start C "$PC" "$PEERS" $NOAE
-A=$HK_URL_A B=$HK_URL_B C=$HK_URL_C
+# shellcheck disable=SC2086
+cl_trio $NOAE
 
 # Every node sees the two others and not itself.
 for n in A B C; do

@@ -41,7 +41,10 @@ done
 # The heureka/ extension is gated as apps is; its 403 tells a syncing
 # heureka peer "answered, not ready" (a cluster starting together opens).
 assert_eq 0 "$(hk_header X-Heureka-Ready)" "X-Heureka-Ready of a 403"
-sleep 1
+# Still refused once B has given up on a sync request (closed it
+# unanswered at its read timeout): a failed sync must not open reads.
+swallowed() { echo $(($(cl_swallowed TOA) + $(cl_swallowed TOC))); }
+wait_until 10 hk_ge 1 swallowed
 assert_http 403 GET "${B}apps" -H 'Accept: application/json'
 # Writes and instance reads are not gated (§6.4).
 assert_http 404 GET "${B}apps/SVC/i-2"

@@ -26,6 +26,11 @@ done
 wait_until 5 cl_same "$A" "$B" "$C"
 
 hk_log "partition A from B and C"
+# Failed batches so far: A's to B and C, B's and C's to A.
+fab=$(cl_peer "$A" "$CL_PPORT_TOB" 'p["failures"]')
+fac=$(cl_peer "$A" "$CL_PPORT_TOC" 'p["failures"]')
+fba=$(cl_peer "$B" "$CL_PPORT_TOA" 'p["failures"]')
+fca=$(cl_peer "$C" "$CL_PPORT_TOA" 'p["failures"]')
 cl_mode TOA drop
 cl_mode TOB drop
 cl_mode TOC drop
@@ -38,7 +43,11 @@ assert_http 200 DELETE "${B}apps/SVC/i-2"
 hk_register "$C" SVC b-1
 assert_http 200 PUT "${C}apps/SVC/i-4/status?value=DOWN"
 wait_until 3 cl_same "$B" "$C"
-sleep 2
+# Every side has tried to send its writes across and failed.
+wait_until 10 hk_ge $((fab + 1)) cl_peer "$A" "$CL_PPORT_TOB" 'p["failures"]'
+wait_until 10 hk_ge $((fac + 1)) cl_peer "$A" "$CL_PPORT_TOC" 'p["failures"]'
+wait_until 10 hk_ge $((fba + 1)) cl_peer "$B" "$CL_PPORT_TOA" 'p["failures"]'
+wait_until 10 hk_ge $((fca + 1)) cl_peer "$C" "$CL_PPORT_TOA" 'p["failures"]'
 cl_same "$A" "$B" && fail "A and B agree during the partition: not partitioned?"
 cl_has "$B" SVC i-1 || fail "B lost i-1 during the partition"
 
@@ -58,8 +67,9 @@ for u in "$A" "$B" "$C"; do
 	assert_eq OUT_OF_SERVICE "$(cl_field "$u" SVC i-3 status)" "i-3 on $u"
 	assert_eq DOWN "$(cl_field "$u" SVC i-4 status)" "i-4 on $u"
 done
-# Several more anti-entropy rounds change nothing.
-sleep 2
+# Several more anti-entropy rounds (CL_SETTLE_ROUNDS with every peer,
+# on every node) change nothing.
+cl_settle 20 "$A" "$B" "$C"
 cl_same "$A" "$B" "$C" || fail "registries diverged again after healing"
 cl_has "$A" SVC i-1 && fail "i-1 resurrected later"
 cl_has "$B" SVC i-2 && fail "i-2 resurrected later"

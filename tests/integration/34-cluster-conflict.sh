@@ -38,7 +38,10 @@ T3=$((T1 + 2000))
 
 hk_log "404: the peer does not know the instance"
 reg_ts "$A" SVC x-1 "$T1" 1 -H "$REP"
-sleep 0.5
+# A queues what it replicates as it applies the write: once nothing is
+# queued or in flight, a re-replication would have been sent and counted.
+wait_until 3 cl_drained "$A" "$B"
+assert_eq 0 "$(cl_stats "$A" 'str(d["itemsSent"])')" "items A sent for a replicated registration"
 cl_has "$B" SVC x-1 && fail "a replicated registration was re-replicated"
 assert_http 200 PUT "${A}apps/SVC/x-1"
 wait_until 3 cl_has "$B" SVC x-1

@@ -17,13 +17,7 @@
 : "${PAUSE_MS:=3000 8000}"
 : "${PAUSE_CHURN:=60}"
 
-set -- $(cl_ports 3)
-PA=$1 PB=$2 PC=$3
-PEERS="http://127.0.0.1:$PA/eureka/,http://127.0.0.1:$PB/eureka/,http://127.0.0.1:$PC/eureka/"
-cl_start A "$PA" "$PEERS"
-cl_start B "$PB" "$PEERS"
-cl_start C "$PC" "$PEERS"
-A=$HK_URL_A B=$HK_URL_B C=$HK_URL_C
+cl_trio
 
 hk_register "$A" SVC keep-1
 wait_until 5 cl_same "$A" "$B" "$C"
@@ -45,13 +39,7 @@ for ms in $PAUSE_MS; do
 	    fail "A and B saw no failed batch to C: was it paused?"
 	kill -CONT "$HK_PID_C"
 	hk_log "SIGCONT C; settle"
-	cl_converged 20 "$A" "$B" "$C"
-	for u in "$A" "$B" "$C"; do
-		cl_none "$u" CHURN "$d/cancelled"
-	done
-	for id in $(cat "$d/kept"); do
-		cl_has "$C" CHURN "$id" || fail "kept CHURN/$id missing on C"
-	done
+	cl_churn_checked 20 "$d" "$A" "$B" "$C"
 done
 hk_stop A
 hk_stop B

@@ -11,14 +11,9 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
 
-set -- $(cl_ports 3)
-PA=$1 PB=$2 PC=$3
-PEERS="http://127.0.0.1:$PA/eureka/,http://127.0.0.1:$PB/eureka/,http://127.0.0.1:$PC/eureka/"
 EXPIRE="-D eureka.server.max-time-for-replication=500"
-cl_start A "$PA" "$PEERS" $EXPIRE
-cl_start B "$PB" "$PEERS" $EXPIRE
-cl_start C "$PC" "$PEERS" $EXPIRE
-A=$HK_URL_A B=$HK_URL_B C=$HK_URL_C
+# shellcheck disable=SC2086
+cl_trio $EXPIRE
 
 # Register APP/ID on BASE with a 1 s renewal interval: a queued Register
 # (metadata change) expires one renewal interval after it was queued.

@@ -9,16 +9,10 @@
 
 hk_tls_certs "$(hk_tmp)"
 cl_https "$HK_TLS_DIR"
-set -- $(cl_ports 3)
-PA=$1 PB=$2 PC=$3
-PEERS="https://127.0.0.1:$PA/eureka/,https://127.0.0.1:$PB/eureka/,https://127.0.0.1:$PC/eureka/"
 # Handshakes under ASan can outlast Spring's 200 ms: no failure may come
 # from a slow build, so that "no failed batch" below means no TLS failure.
 CL_FAST="$CL_FAST -D eureka.server.peer-node-read-timeout-ms=2000"
-cl_start A "$PA" "$PEERS"
-cl_start B "$PB" "$PEERS"
-cl_start C "$PC" "$PEERS"
-A=$HK_URL_A B=$HK_URL_B C=$HK_URL_C
+cl_trio
 assert_contains "https://" "$A" "node URL"
 
 hk_log "the ports speak TLS only"

@@ -189,13 +189,8 @@ assert_http 404 GET "$(al_base "$HK_URL_OFF")v1/service"
 hk_stop OFF
 
 hk_log "three-node cluster: announce on A, found on C; delete on B, gone on C"
-set -- $(cl_ports 3)
-PA=$1 PB=$2 PC=$3
-PEERS="http://127.0.0.1:$PA/eureka/,http://127.0.0.1:$PB/eureka/,http://127.0.0.1:$PC/eureka/"
-cl_start A "$PA" "$PEERS" -D eureka.environment=test
-cl_start B "$PB" "$PEERS" -D eureka.environment=test
-cl_start C "$PC" "$PEERS" -D eureka.environment=test
-A=$(al_base "$HK_URL_A") B=$(al_base "$HK_URL_B") C=$(al_base "$HK_URL_C")
+cl_trio -D eureka.environment=test
+A=$(al_base "$A") B=$(al_base "$B") C=$(al_base "$C")
 al_announce "$A" w1 '[{"id":"x1","type":"trino","properties":{"http":"http://10.0.1.1:8080"}},{"id":"x2","type":"trino"}]'
 wait_until 3 al_is "w1:x1 w1:x2" "${C}v1/service/trino/general"
 wait_until 3 al_is "w1:x1 w1:x2" "${B}v1/service/trino"

@@ -8,14 +8,9 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
 
-set -- $(cl_ports 3)
-PA=$1 PB=$2 PC=$3
-PEERS="http://127.0.0.1:$PA/eureka/,http://127.0.0.1:$PB/eureka/,http://127.0.0.1:$PC/eureka/"
 EV="-D eureka.server.eviction-interval-timer-in-ms=300"
-cl_start A "$PA" "$PEERS" $EV
-cl_start B "$PB" "$PEERS" $EV
-cl_start C "$PC" "$PEERS" $EV
-A=$HK_URL_A B=$HK_URL_B C=$HK_URL_C
+# shellcheck disable=SC2086
+cl_trio $EV
 SSE="$HK_PYTHON $(dirname "$0")/sse.py"
 # The readers (hk_own) go with the script, whatever its end.
 has() { grep -q "$2" "$1"; }

@@ -10,7 +10,11 @@
 #	                           list PEERS and the compressed timings $CL_FAST
 #	cl_proxy NAME TARGETPORT   start faultproxy.py in front of TARGETPORT;
 #	                           sets CL_PPORT_NAME (its port); killed at exit
-#	cl_mode NAME pass|drop|refuse   switch proxy NAME
+#	cl_mode NAME pass|drop|refuse   switch proxy NAME, wait until it has
+#	cl_swallowed NAME          connections proxy NAME took in drop mode
+#	                           that their client gave up on
+#	cl_trio [args]             start A, B and C on fresh ports PA PB PC,
+#	                           each with all three as PEERS; set A B C
 #	cl_stats BASE EXPR         python EXPR on d = GET BASE heureka/stats
 #	cl_has BASE APP ID         succeeds if GET apps/APP/ID answers 200
 #	cl_same BASE...            succeeds if every node's full registry
@@ -34,6 +38,12 @@
 #	cl_peer BASE PORT FIELD    print FIELD of BASE's stats for its peer on PORT
 #	cl_none BASE APP FILE      fail naming each id of FILE (one a line)
 #	                           that BASE's full fetch holds in APP
+#	cl_all BASE APP FILE       fail naming each id of FILE that BASE's
+#	                           full fetch lacks in APP
+#	cl_churn_checked SECS DIR BASE...
+#	                           after cl_churn DIR: cl_converged, then no
+#	                           cancelled instance and every kept one on
+#	                           every BASE
 #	cl_https DIR               run the cluster over https with mutual TLS:
 #	                           etc/heurekad-secure.yml with the test
 #	                           certificates of DIR (tls-lib.sh); nodes,
@@ -67,6 +77,25 @@ for _ in range(int(sys.argv[1])):
     socks.append(s)
 print(" ".join(str(s.getsockname()[1]) for s in socks))
 ' "$1"
+}
+
+# Start A, B and C on three fresh ports (set in PA, PB and PC), each with
+# the peer list of all three (set in PEERS: $CL_SCHEME URLs, with
+# CL_PEER_AUTH, "user:password@", in each when set) and ARGS; set A, B
+# and C to their base URLs.
+cl_trio()
+{
+	local ports
+	ports=$(cl_ports 3)
+	# shellcheck disable=SC2086
+	set -- $ports "$@"
+	PA=$1 PB=$2 PC=$3
+	shift 3
+	PEERS="$CL_SCHEME://${CL_PEER_AUTH:-}127.0.0.1:$PA/eureka/,$CL_SCHEME://${CL_PEER_AUTH:-}127.0.0.1:$PB/eureka/,$CL_SCHEME://${CL_PEER_AUTH:-}127.0.0.1:$PC/eureka/"
+	cl_start A "$PA" "$PEERS" "$@"
+	cl_start B "$PB" "$PEERS" "$@"
+	cl_start C "$PC" "$PEERS" "$@"
+	A=$HK_URL_A B=$HK_URL_B C=$HK_URL_C
 }
 
 # Start heurekad NAME on PORT with peer list PEERS and compressed timings.
@@ -103,28 +132,38 @@ cl_https()
 # Start a fault proxy named NAME forwarding to 127.0.0.1:TARGETPORT.
 cl_proxy()
 {
-	local name=$1 target=$2 pf ctl i
+	local name=$1 target=$2 pf ctl
 	pf=$HK_ROOT/proxy-$name.port
 	ctl=$HK_ROOT/proxy-$name.ctl
 	echo pass >"$ctl"
 	"$HK_PYTHON" "$CL_DIR/faultproxy.py" --target "127.0.0.1:$target" \
 	    --listen "${3:-0}" --port-file "$pf" --control "$ctl" \
+	    --state "$HK_ROOT/proxy-$name.state" \
 	    2>>"$HK_ROOT/proxy-$name.log" &
 	hk_own $!
-	for i in $(seq 100); do
-		[ -s "$pf" ] && break
-		sleep 0.05
-	done
-	[ -s "$pf" ] || fail "faultproxy $name did not start"
+	wait_until 5 test -s "$pf"
 	eval "CL_PPORT_$name=$(tr -dc 0-9 <"$pf")"
 }
 
-# Switch proxy NAME to MODE and give it time to notice.
+# The mode proxy NAME has in force.
+_cl_proxy_mode()
+{
+	head -n 1 "$HK_ROOT/proxy-$1.state"
+}
+
+# Switch proxy NAME to MODE; return once the proxy has switched.
 cl_mode()
 {
 	echo "$2" >"$HK_ROOT/proxy-$1.ctl"
-	sleep 0.2
+	wait_until 5 hk_eq "$2" _cl_proxy_mode "$1"
 	hk_log "proxy $1: $2"
+}
+
+# How many connections proxy NAME took in drop mode and their client
+# closed unanswered.
+cl_swallowed()
+{
+	sed -n 's/^swallowed //p' "$HK_ROOT/proxy-$1.state"
 }
 
 # Evaluate python EXPR over the stats document of node BASE.
@@ -399,20 +438,51 @@ cl_peer()
 	cl_stats "$1" "str([$3 for p in d['peers'] if ':$2/' in p['url']][0])"
 }
 
-# Fail, naming them, if BASE's full fetch holds any id of FILE in APP.
-cl_none()
+# Print the ids of FILE (one a line) that BASE's full fetch holds in APP,
+# or with a 4th argument "missing", those it does not hold.
+_cl_ids()
 {
-	local base=$1 app=$2 file=$3 f=$HK_ROOT/none.json back
+	local base=$1 app=$2 file=$3 f=$HK_ROOT/ids.json
 	hk_curl -o "$f" -H 'Accept: application/json' "${base}apps" ||
-	    fail "cl_none: GET ${base}apps failed"
-	back=$("$HK_PYTHON" -c '
+	    fail "GET ${base}apps failed"
+	"$HK_PYTHON" -c '
 import json, sys
 d = json.load(open(sys.argv[1]))["applications"]["application"]
 ids = set(l.strip() for l in open(sys.argv[3]) if l.strip())
-have = [i.get("instanceId", "") for a in d if a["name"] == sys.argv[2]
-        for i in a["instance"]]
-print(" ".join(sorted(x for x in have if x in ids)))
-' "$f" "$app" "$file") || fail "cl_none: bad registry document"
+have = set(i.get("instanceId", "") for a in d if a["name"] == sys.argv[2]
+           for i in a["instance"])
+print(" ".join(sorted(ids - have if sys.argv[4] == "missing" else ids & have)))
+' "$f" "$app" "$file" "${4:-held}" || fail "bad registry document from $base"
+}
+
+# Fail, naming them, if BASE's full fetch holds any id of FILE in APP.
+cl_none()
+{
+	local back
+	back=$(_cl_ids "$1" "$2" "$3")
 	[ -z "$back" ] ||
-	    fail "$(echo "$back" | wc -w) cancelled instance(s) of $app back on $base: $back"
+	    fail "$(echo "$back" | wc -w) cancelled instance(s) of $2 back on $1: $back"
+}
+
+# Fail, naming them, if BASE's full fetch lacks any id of FILE in APP.
+cl_all()
+{
+	local miss
+	miss=$(_cl_ids "$1" "$2" "$3" missing)
+	[ -z "$miss" ] ||
+	    fail "$(echo "$miss" | wc -w) instance(s) of $2 missing on $1: $miss"
+}
+
+# After cl_churn wrote to DIR: wait (cl_converged, SECS a step) until the
+# BASEs agree, then fail if any holds a cancelled instance or lacks a kept
+# one.
+cl_churn_checked()
+{
+	local secs=$1 dir=$2 u
+	shift 2
+	cl_converged "$secs" "$@"
+	for u in "$@"; do
+		cl_none "$u" CHURN "$dir/cancelled"
+		cl_all "$u" CHURN "$dir/kept"
+	done
 }

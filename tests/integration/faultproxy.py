@@ -11,9 +11,13 @@ at run time between three modes, to simulate network faults between peers:
 
 The mode is read from a control file (one word) every 50 ms, so a test
 switches it with `echo drop > CTL`. SIGUSR1 selects drop, SIGUSR2 pass.
+With --state F the mode in force is written to F (atomically) once the
+switch is complete, so a test can wait for it instead of sleeping; a
+second line, "swallowed N", counts the connections taken in drop mode
+that their client gave up on (closed unanswered, e.g. on its timeout).
 
 usage: faultproxy.py --target HOST:PORT [--listen PORT] [--port-file F]
-                     [--control F] [--mode pass|drop|refuse]
+                     [--control F] [--state F] [--mode pass|drop|refuse]
 With --listen 0 an ephemeral port is bound and written to --port-file.
 """
 
@@ -34,6 +38,8 @@ class Proxy:
         self.listen_port = args.listen
         self.port_file = args.port_file
         self.control = args.control
+        self.state = args.state
+        self.swallowed = 0
         self.mode = args.mode
         self.server = None
         self.conns = set()      # writers of live connections
@@ -62,6 +68,13 @@ class Proxy:
                 pass
         self.conns.clear()
 
+    def write_state(self):
+        if self.state:
+            tmp = self.state + ".tmp"
+            with open(tmp, "w") as f:
+                f.write("%s\nswallowed %d\n" % (self.mode, self.swallowed))
+            os.rename(tmp, self.state)
+
     async def set_mode(self, mode):
         if mode not in MODES or mode == self.mode:
             return
@@ -72,6 +85,7 @@ class Proxy:
             self.stop_listening()
         elif old == "refuse":
             await self.start_listening()
+        self.write_state()
 
     async def pump(self, reader, writer):
         try:
@@ -106,6 +120,8 @@ class Proxy:
                 while not creader.at_eof():
                     if not await creader.read(65536):
                         break
+                self.swallowed += 1
+                self.write_state()
                 return
             try:
                 treader, twriter = await asyncio.open_connection(
@@ -152,6 +168,7 @@ class Proxy:
             await self.start_listening()
         elif self.port_file and self.listen_port == 0:
             sys.exit("faultproxy: --mode refuse needs a fixed --listen port")
+        self.write_state()
         watcher = loop.create_task(self.watch_control())
         await stop
         watcher.cancel()
@@ -164,6 +181,7 @@ def main():
     ap.add_argument("--listen", type=int, default=0)
     ap.add_argument("--port-file")
     ap.add_argument("--control")
+    ap.add_argument("--state")
     ap.add_argument("--mode", choices=MODES, default="pass")
     args = ap.parse_args()
     asyncio.run(Proxy(args).run())
