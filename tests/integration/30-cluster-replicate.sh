@@ -28,7 +28,11 @@ check_items()
 	wait_until 3 hk_eq "$EA" cl_stats "$A" 'str(d["itemsSent"])'
 	wait_until 3 hk_eq "$EB" cl_stats "$B" 'str(d["itemsSent"])'
 	wait_until 3 hk_eq "$EC" cl_stats "$C" 'str(d["itemsSent"])'
-	sleep 0.3	# nothing more may follow (a loop would)
+	# Nothing more may follow (a loop would). A node queues what it
+	# passes on while it applies a batch, before it answers: once no
+	# node has anything queued or in flight, a looping item has been
+	# sent and counted.
+	wait_until 3 cl_drained "$A" "$B" "$C"
 	assert_eq "$EA $EB $EC" "$(cl_stats "$A" 'str(d["itemsSent"])') $(cl_stats "$B" 'str(d["itemsSent"])') $(cl_stats "$C" 'str(d["itemsSent"])')" "items sent by A B C after: $1"
 }
 
@@ -40,10 +44,14 @@ EA=$((EA + 2))
 check_items register
 
 hk_log "heartbeats on A keep the lease alive on B and C"
+# Each heartbeat must reach B and C as a renewal before the next is sent.
+RB=$(hk_metric heureka_renewals_total "$PB")
+RC=$(hk_metric heureka_renewals_total "$PC")
 for i in 1 2 3 4 5 6 7 8; do
 	assert_http 200 PUT "${A}apps/SVC/i-1"
 	EA=$((EA + 2))
-	sleep 0.5
+	wait_until 3 hk_eq $((RB + i)) hk_metric heureka_renewals_total "$PB"
+	wait_until 3 hk_eq $((RC + i)) hk_metric heureka_renewals_total "$PC"
 done
 cl_has "$B" SVC i-1 || fail "lease expired on B despite heartbeats on A"
 cl_has "$C" SVC i-1 || fail "lease expired on C despite heartbeats on A"
