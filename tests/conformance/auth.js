@@ -14,87 +14,27 @@
  * failure. The server run.sh starts (HEUREKA_URL) is not used.
  */
 
-const http = require('http');
-const net = require('net');
 const { spawn } = require('child_process');
 const { Eureka } = require('eureka-js-client');
+const {
+  procs, clients, cleanup, fail, bound, freePort, get, waitFor, instance,
+} = require('./lib');
 
 const HEUREKAD = process.env.HEUREKAD;
 const VERBOSE = process.env.CONFORMANCE_VERBOSE === '1';
 const APP = 'AUTHJS';
 const USER = 'jsuser';
 const PASS = `js-Secr3t-${process.pid}`;
-const procs = [];
-const clients = [];
 
-function cleanup() {
-  for (const c of clients) {
-    try { clearInterval(c.heartbeat); clearInterval(c.registryFetch); } catch (e) { /* ignore */ }
-  }
-  for (const p of procs) {
-    try { if (p.exitCode === null) p.kill('SIGKILL'); } catch (e) { /* ignore */ }
-  }
-}
-
-function fail(msg) {
-  console.error(`FAIL: ${msg}`);
-  cleanup();
-  process.exit(1);
-}
-
-setTimeout(() => fail('auth.js did not finish within 60 s'), 60000).unref();
+bound('auth.js', 60000);
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
-// GET path on port with the given "user:pass" (or none): { status, body }.
-function get(port, path, cred) {
-  const headers = { Accept: 'application/json' };
-  if (cred) headers.Authorization = 'Basic ' + Buffer.from(cred).toString('base64');
-  return new Promise((resolve) => {
-    const req = http.request({ host: '127.0.0.1', port, path, method: 'GET', headers, timeout: 3000 },
-      (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString() }));
-      });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve({ status: 0, body: '' }));
-    req.end();
-  });
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(what, ms, fn) {
-  const end = Date.now() + ms;
-  for (;;) {
-    if (await fn()) return;
-    if (Date.now() > end) fail(`timed out after ${ms} ms: ${what}`);
-    await sleep(100);
-  }
-}
 
 function makeClient(id, url, fetch) {
   const c = new Eureka({
     logger: quiet,
     cwd: __dirname + '/no-such-dir',
-    instance: {
-      app: APP, instanceId: id, hostName: '127.0.0.1', ipAddr: '127.0.0.1',
-      port: { $: 9998, '@enabled': true }, vipAddress: APP.toLowerCase(),
-      statusPageUrl: 'http://127.0.0.1:9998/info',
-      dataCenterInfo: { '@class': 'com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo', name: 'MyOwn' },
-    },
+    instance: instance(APP, id, 9998),
     eureka: {
       serviceUrls: { default: [url] },
       registerWithEureka: true,

@@ -12,35 +12,19 @@
  * failure. The server run.sh starts (HEUREKA_URL) is not used.
  */
 
-const http = require('http');
-const net = require('net');
 const { spawn } = require('child_process');
 const { Eureka } = require('eureka-js-client');
+const {
+  procs, clients, cleanup, onFail, fail, bound, freePort, get, waitFor, instance,
+} = require('./lib');
 
 const HEUREKAD = process.env.HEUREKAD;
 const VERBOSE = process.env.CONFORMANCE_VERBOSE === '1';
 const APP = 'CLUSTERJS';
-const procs = [];
-const clients = [];
 const clientLog = [];
 
-function cleanup() {
-  for (const c of clients) {
-    try { clearInterval(c.heartbeat); clearInterval(c.registryFetch); } catch (e) { /* ignore */ }
-  }
-  for (const p of procs) {
-    try { if (p.exitCode === null) p.kill('SIGKILL'); } catch (e) { /* ignore */ }
-  }
-}
-
-function fail(msg) {
-  console.error(`FAIL: ${msg}`);
-  clientLog.slice(-40).forEach((l) => console.error(l));
-  cleanup();
-  process.exit(1);
-}
-
-setTimeout(() => fail('cluster.js did not finish within 90 s'), 90000).unref();
+onFail(() => clientLog.slice(-40).forEach((l) => console.error(l)));
+bound('cluster.js', 90000);
 
 function makeLogger(name) {
   const log = (level) => (...args) => {
@@ -51,42 +35,6 @@ function makeLogger(name) {
     if (VERBOSE) console.error(line);
   };
   return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
-function get(port, path) {
-  return new Promise((resolve) => {
-    const req = http.request({ host: '127.0.0.1', port, path, method: 'GET',
-      headers: { Accept: 'application/json' }, timeout: 3000 }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString() }));
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve({ status: 0, body: '' }));
-    req.end();
-  });
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(what, ms, fn) {
-  const end = Date.now() + ms;
-  for (;;) {
-    if (await fn()) return;
-    if (Date.now() > end) fail(`timed out after ${ms} ms: ${what}`);
-    await sleep(100);
-  }
 }
 
 function startServer(name, port, peers) {
@@ -102,12 +50,7 @@ function makeClient(name, urls, register) {
   const c = new Eureka({
     logger: makeLogger(name),
     cwd: __dirname + '/no-such-dir',
-    instance: {
-      app: APP, instanceId: `${name}-1`, hostName: '127.0.0.1', ipAddr: '127.0.0.1',
-      port: { $: 9999, '@enabled': true }, vipAddress: APP.toLowerCase(),
-      statusPageUrl: 'http://127.0.0.1:9999/info',
-      dataCenterInfo: { '@class': 'com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo', name: 'MyOwn' },
-    },
+    instance: instance(APP, `${name}-1`, 9999),
     eureka: {
       serviceUrls: { default: urls },
       registerWithEureka: register,
