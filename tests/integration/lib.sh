@@ -32,6 +32,8 @@
 #	hk_own PID...                      SIGKILL these helper processes (clients,
 #	                                   agents, fake services) at exit
 #	hk_disown PID...                   they were reaped: leave them alone
+#	hk_on_fail CMD                     run CMD (e.g. print a client's log) at
+#	                                   exit if the script failed
 #	hk_need_cli                        fail unless $HEUREKA is the heureka CLI
 #	hk_mutate FILE STMT                print the JSON document FILE with python
 #	                                   STMT applied (d = document, i = instance)
@@ -84,6 +86,7 @@ fi
 HK_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/hk-$(basename "$0" .sh).XXXXXX")
 HK_NAMES=""
 HK_OWN=""
+HK_ON_FAIL=()
 HK_BODY=$HK_ROOT/body
 HK_HEADERS=$HK_ROOT/headers
 : >"$HK_BODY"
@@ -120,6 +123,9 @@ _hk_cleanup()
 		fi
 	done
 	if [ "$rc" -ne 0 ]; then
+		for name in "${HK_ON_FAIL[@]}"; do
+			$name || true
+		done
 		for name in $HK_NAMES; do
 			if [ -f "$HK_ROOT/$name.log" ]; then
 				echo "===== log of server $name (last 200 lines) =====" >&2
@@ -161,6 +167,13 @@ hk_disown()
 		keep="$keep $p"
 	done
 	HK_OWN=$keep
+}
+
+# Run CMD (one word: a function or command) at exit if the script failed,
+# before the servers' logs are printed.
+hk_on_fail()
+{
+	HK_ON_FAIL+=("$1")
 }
 
 # Fail unless $HEUREKA is the heureka CLI (make check sets it).

@@ -23,32 +23,13 @@
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-TOP=$(cd "$HERE/../../.." && pwd)
-: "${HEUREKAD:=$TOP/build/server/heurekad}"
+# shellcheck source=../maven-lib.sh
+. "$HERE/../maven-lib.sh"
 : "${AL_MVN_ARGS:=}"
-export HEUREKAD
 
-summary()
-{
-	echo "INTEROP-SUMMARY name=airlift pass=$1 fail=$2"
-}
-
-for t in java mvn; do
-	if ! command -v "$t" >/dev/null 2>&1; then
-		echo "airlift: $t is required (JDK 17 and Maven)" >&2
-		summary 0 1
-		exit 1
-	fi
-done
-
-echo "=== airlift: mvn package"
+mvn_need airlift
 # shellcheck disable=SC2086
-if ! (cd "$HERE" && { mvn -q -B -o -Dstyle.color=never $AL_MVN_ARGS package 2>/dev/null ||
-    mvn -q -B -Dstyle.color=never $AL_MVN_ARGS package; }); then
-	echo "airlift: the Maven build failed" >&2
-	summary 0 1
-	exit 1
-fi
+mvn_package airlift "$HERE" $AL_MVN_ARGS
 
 # shellcheck source=../../integration/lib.sh
 . "$TOP/tests/integration/lib.sh"
@@ -62,20 +43,6 @@ MAXAGE=3000
 PASS=0
 FAILN=0
 FAILED=""
-APIDS=""
-
-# Kill the announcers too when the script ends, then lib.sh's clean-up.
-_al_exit()
-{
-	local rc=$? p
-	for p in $APIDS; do
-		kill -9 "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	(exit "$rc")
-	_hk_cleanup
-}
-trap _al_exit EXIT
 
 result()
 {
@@ -103,7 +70,7 @@ announcer()
 	java $JOPTS -cp "$CP" heureka.interop.AirliftClient \
 	    announce "$2" "$3" trino http://10.9.9.9:8080 >"$log" 2>&1 &
 	APID=$!
-	APIDS="$APIDS $APID"
+	hk_own "$APID"	# killed when the script ends, whatever its end
 	local deadline=$(($(date +%s) + 60))
 	while ! grep -q '^ANNOUNCED' "$log"; do
 		if [ "$(date +%s)" -ge "$deadline" ] || ! kill -0 "$APID" 2>/dev/null; then
@@ -157,6 +124,7 @@ rc=1
 if [ -n "${ANN1:-}" ]; then
 	kill -TERM "$ANN1"
 	wait "$ANN1" 2>/dev/null
+	hk_disown "$ANN1"
 	grep -q '^UNANNOUNCED' "$HK_ROOT/ann1.log" &&
 	    jrun lookup "${B%/}" viewer-4 trino 0 5
 	rc=$?
@@ -169,6 +137,7 @@ if announcer ann2 "${B%/}" node-2; then
 	jrun lookup "${B%/}" viewer-5 trino 1 30 && {
 		kill -9 "$APID"
 		wait "$APID" 2>/dev/null
+		hk_disown "$APID"
 		t0=$(date +%s%N)
 		# Gone within max age plus the eviction-free hiding margin.
 		jrun lookup "${B%/}" viewer-6 trino 0 $((MAXAGE / 1000 + 10))
@@ -184,5 +153,5 @@ _hk_reap "$HK_PID_B"
 HK_PID_B=
 [ "$HK_RC" = 0 ] || { echo "heurekad B: exit $HK_RC after SIGTERM" >&2; FAILN=$((FAILN + 1)); FAILED="$FAILED stop"; }
 [ -z "$FAILED" ] || echo "airlift: failed:$FAILED"
-summary "$PASS" "$FAILN"
+mvn_summary airlift "$PASS" "$FAILN"
 [ "$FAILN" -eq 0 ]

@@ -25,34 +25,15 @@
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-TOP=$(cd "$HERE/../../../.." && pwd)
-: "${HEUREKAD:=$TOP/build/server/heurekad}"
+# shellcheck source=../../maven-lib.sh
+. "$HERE/../../maven-lib.sh"
 : "${JC_SCENARIOS:=spring netflix-json netflix-xstream netflix-xml netflix-compact netflix-cache failover}"
 : "${JC_TIMEOUT:=180}"
 : "${JC_MVN_ARGS:=}"
-export HEUREKAD
 
-summary()
-{
-	echo "INTEROP-SUMMARY name=java-client pass=$1 fail=$2"
-}
-
-for t in java mvn; do
-	if ! command -v "$t" >/dev/null 2>&1; then
-		echo "java-client: $t is required (JDK 17 and Maven)" >&2
-		summary 0 1
-		exit 1
-	fi
-done
-
-echo "=== java-client: mvn package"
+mvn_need java-client
 # shellcheck disable=SC2086
-if ! (cd "$HERE" && { mvn -q -B -o -Dstyle.color=never $JC_MVN_ARGS package 2>/dev/null ||
-    mvn -q -B -Dstyle.color=never $JC_MVN_ARGS package; }); then
-	echo "java-client: the Maven build failed" >&2
-	summary 0 1
-	exit 1
-fi
+mvn_package java-client "$HERE" $JC_MVN_ARGS
 
 pass=0
 failn=0
@@ -71,5 +52,5 @@ for s in $JC_SCENARIOS; do
 	fi
 done
 [ -z "$failed" ] || echo "java-client: failed:$failed"
-summary "$pass" "$failn"
+mvn_summary java-client "$pass" "$failn"
 [ "$failn" -eq 0 ]

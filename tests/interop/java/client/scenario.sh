@@ -32,22 +32,15 @@ JPID=""
 JLOG=$HK_ROOT/java.log
 DUMP=$HK_ROOT/registry.txt
 
-# Stop the JVM too when the script ends, then lib.sh's clean-up.
-_jc_exit()
+# On a failure, print the JVM's log (lib.sh then prints the servers').
+_jc_log()
 {
-	local rc=$?
-	if [ -n "$JPID" ]; then
-		kill -9 "$JPID" 2>/dev/null || true
-		wait "$JPID" 2>/dev/null || true
-	fi
-	if [ "$rc" -ne 0 ] && [ -f "$JLOG" ]; then
+	if [ -f "$JLOG" ]; then
 		echo "===== java log (last 80 lines) =====" >&2
 		grep -v DEBUG "$JLOG" | tail -n 80 >&2
 	fi
-	(exit "$rc")
-	_hk_cleanup
 }
-trap _jc_exit EXIT
+hk_on_fail _jc_log
 
 # Start the JVM: main class $1, JVM options in $JX, program args after.
 # Its stdin is a FIFO held open on fd 3.
@@ -59,6 +52,7 @@ java_start()
 	# shellcheck disable=SC2086
 	"$JAVA" $JOPTS ${JX:-} -cp "$CP" "$main" "$@" <"$HK_ROOT/in" >"$JLOG" 2>&1 &
 	JPID=$!
+	hk_own "$JPID"	# the JVM goes with the script, whatever its end
 	exec 3>"$HK_ROOT/in"
 }
 
@@ -81,6 +75,7 @@ java_stop()
 	kill -0 "$JPID" 2>/dev/null && fail "the JVM did not exit within 30 s"
 	local rc=0
 	wait "$JPID" || rc=$?
+	hk_disown "$JPID"
 	JPID=""
 	assert_eq 0 "$rc" "JVM exit status"
 }

@@ -31,8 +31,8 @@
 set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-TOP=$(cd "$HERE/../../../.." && pwd)
-: "${HEUREKAD:=$TOP/build/server/heurekad}"
+# shellcheck source=../../maven-lib.sh
+. "$HERE/../../maven-lib.sh"
 : "${JAVA:=java}"
 : "${JAVA_SERVER_JAR:=$HERE/target/eureka-server.jar}"
 : "${JAVA_START_TIMEOUT:=90}"
@@ -42,8 +42,8 @@ SETTLE=1.2	# > Java's 500 ms batching window: a looping item would show
 . "$TOP/tests/integration/cluster-lib.sh"
 
 if [ ! -f "$JAVA_SERVER_JAR" ]; then
-	(cd "$HERE" && mvn -q -B package -DskipTests) ||
-	    fail "cannot build $JAVA_SERVER_JAR"
+	mvn_need java-cluster
+	mvn_package java-cluster "$HERE" -DskipTests
 fi
 
 PASS=0
@@ -567,5 +567,5 @@ scenario "heureka started after Java syncs from it" heureka_synced
 if [ -n "${INTEROP_KEEP_LOGS:-}" ]; then
 	mkdir -p "$INTEROP_KEEP_LOGS" && cp "$HK_ROOT"/*.log "$INTEROP_KEEP_LOGS"/
 fi
-echo "INTEROP-SUMMARY name=java-cluster pass=$PASS fail=$FAIL"
+mvn_summary java-cluster "$PASS" "$FAIL"
 [ "$FAIL" -eq 0 ] || { echo "failed:$FAILED" >&2; exit 1; }
