@@ -15,12 +15,6 @@ U=$HK_URL_s
 hk_register "$U" CACHE c1
 hk_register "$U" CACHE c2
 
-# Succeeds once the wall clock (ms) is past MS.
-past()
-{
-	[ "$(date +%s%3N)" -gt "$1" ]
-}
-
 hk_log "heartbeats do not invalidate"
 for p in apps apps/CACHE; do
 	assert_http 200 GET "${U}$p" -H "$J"
@@ -28,7 +22,7 @@ for p in apps apps/CACHE; do
 	# A re-encoded body differs only if the heartbeat's renewal stamp
 	# does: c1 last renewed before this GET, so let the clock (ms) pass
 	# the GET's time before the heartbeat.
-	wait_until 5 past "$(date +%s%3N)"
+	wait_until 5 hk_clock_past "$(date +%s%3N)"
 	assert_http 200 PUT "${U}apps/CACHE/c1"
 	assert_http 200 GET "${U}$p" -H "$J"
 	cmp -s "$d/before" "$HK_BODY" || fail "$p: a heartbeat changed the cached body"
@@ -56,17 +50,13 @@ U=$HK_URL_r
 hk_register "$U" RO r1
 assert_http 200 GET "${U}apps" -H "$J"	# fills the read-only layer
 # Within 15 s the registration must show up (after at most a few refreshes).
-has_r1()
+has_id()
 {
-	hk_curl -H "$J" "${U}apps" | grep -q '"instanceId":"r1"'
+	hk_curl -H "$J" "${U}apps" | grep -q "\"instanceId\":\"$1\""
 }
-wait_until 15 has_r1
+wait_until 15 has_id r1
 hk_register "$U" RO r2
-has_r2()
-{
-	hk_curl -H "$J" "${U}apps" | grep -q '"instanceId":"r2"'
-}
-wait_until 15 has_r2
+wait_until 15 has_id r2
 hk_stop r
 
 hk_log "read-only layer with a 10 minute refresh: a cached body stays stale"

@@ -25,6 +25,7 @@
 #	                                   POST a valid JSON instance, expect 204
 #	wait_until SECONDS CMD...          poll CMD every 0.1 s; fail on timeout
 #	hk_eq WANT CMD...                  is CMD's output WANT? (for wait_until)
+#	hk_clock_past MS                   is the wall clock (ms) past MS?
 #	hk_ge MIN CMD...                   is CMD's output a number >= MIN?
 #	hk_curl [curl args...]             curl with the common bounds (--max-time)
 #	hk_metric NAME PORT                print series NAME of GET /metrics on
@@ -327,6 +328,13 @@ hk_metric()
 	    awk -v k="$1" '$1 == k { print $2; f = 1 } END { exit !f }') ||
 	    fail "no metric $1 on port $2"
 	echo "$v"
+}
+
+# Succeeds once the wall clock (ms since the epoch) is past MS: for a
+# step that must fall in a later millisecond than an earlier one.
+hk_clock_past()
+{
+	[ "$(date +%s%3N)" -gt "$1" ]
 }
 
 # Is the output of CMD... a number of at least MIN? (for wait_until)

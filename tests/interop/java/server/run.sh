@@ -258,6 +258,17 @@ PY
 	fi
 }
 
+# One write of writes_from is done (its o, id and base): exactly one item
+# for each other node left o and none left the others; unless the write
+# was the cancel, all three nodes then hold the same copy of MIX/id.
+wrote()
+{
+	base=$(items_plus "$base" "$(two_from "$o")")
+	items_are "$base"
+	[ "$1" = cancel ] || converged MIX "$id"
+	hk_log "$1 from $o: ok"
+}
+
 # Every kind of write, made on node O, reaches the two others; exactly
 # two items leave O for each and none leaves the others.
 writes_from()
@@ -271,62 +282,47 @@ writes_from()
 		wait_until 2 hk_eq 200 code_of "$u" MIX "$id"
 	done
 	echo "register on $(name_of "$o") visible on both others after $(($(cl_now_ms) - t0)) ms"
-	base=$(items_plus "$base" "$(two_from "$o")")
-	items_are "$base"
-	converged MIX "$id"
-	hk_log "register from $o: ok"
+	wrote "register"
 
 	for u in $(others "$o"); do
 		eval "t0_${u//[^0-9]/_}=$(field "$u" MIX "$id" 'str(i["leaseInfo"]["lastRenewalTimestamp"])')"
 	done
-	sleep 0.05
+	# The renewal stamps above predate this moment: let the clock (ms)
+	# pass it, so that the heartbeat's stamp differs.
+	wait_until 5 hk_clock_past "$(date +%s%3N)"
 	assert_http 200 PUT "${o}apps/MIX/$id"
 	for u in $(others "$o"); do
 		eval "t0=\$t0_${u//[^0-9]/_}"
 		wait_until 2 renewed_after "$u" MIX "$id" "$t0"
 	done
-	base=$(items_plus "$base" "$(two_from "$o")")
-	items_are "$base"
-	converged MIX "$id"
-	hk_log "heartbeat from $o: ok"
+	wrote "heartbeat"
 
 	assert_http 200 PUT "${o}apps/MIX/$id/status?value=OUT_OF_SERVICE"
 	for u in $(others "$o"); do
 		wait_until 2 hk_eq "OUT_OF_SERVICE OUT_OF_SERVICE" \
 		    field "$u" MIX "$id" 'i["status"] + " " + ovr'
 	done
-	base=$(items_plus "$base" "$(two_from "$o")")
-	items_are "$base"
-	converged MIX "$id"
-	hk_log "status override from $o: ok"
+	wrote "status override"
 
 	assert_http 200 DELETE "${o}apps/MIX/$id/status?value=UP"
 	for u in $(others "$o"); do
 		wait_until 2 hk_eq "UP UNKNOWN" \
 		    field "$u" MIX "$id" 'i["status"] + " " + ovr'
 	done
-	base=$(items_plus "$base" "$(two_from "$o")")
-	items_are "$base"
-	converged MIX "$id"
-	hk_log "override deletion from $o: ok"
+	wrote "override deletion"
 
 	assert_http 200 PUT "${o}apps/MIX/$id/metadata?color=blue"
 	for u in $(others "$o"); do
 		wait_until 2 hk_eq blue field "$u" MIX "$id" \
 		    'i.get("metadata", {}).get("color", "")'
 	done
-	base=$(items_plus "$base" "$(two_from "$o")")
-	items_are "$base"
-	converged MIX "$id"
-	hk_log "metadata from $o: ok"
+	wrote "metadata"
 
 	assert_http 200 DELETE "${o}apps/MIX/$id"
 	for u in $(others "$o"); do
 		wait_until 2 hk_eq 404 code_of "$u" MIX "$id"
 	done
-	base=$(items_plus "$base" "$(two_from "$o")")
-	items_are "$base"
-	hk_log "cancel from $o: ok"
+	wrote cancel
 }
 
 # The replicated state of APP/ID on BASE, one line.
