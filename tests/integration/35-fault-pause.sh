@@ -31,9 +31,7 @@ for ms in $PAUSE_MS; do
 	t0=$(cl_now_ms)
 	cl_churn "$d" "p$ms" "$PAUSE_CHURN" "$A" "$B"
 	# A pause is a span of time: nothing to await but the clock.
-	while [ $(($(cl_now_ms) - t0)) -lt "$ms" ]; do
-		sleep 0.2
-	done
+	wait_until $((ms / 1000 + 10)) hk_clock_past $((t0 + ms))
 	[ "$(cl_peer "$A" "$PC" 'p["failures"]')" -gt "$fa" ] &&
 	    [ "$(cl_peer "$B" "$PC" 'p["failures"]')" -gt "$fb" ] ||
 	    fail "A and B saw no failed batch to C: was it paused?"

@@ -130,7 +130,7 @@ while True:
     st = req("GET", "apps/SVC/live-1")
     if st != 200:
         bad.append("%.2fs (%s the step) GET apps/SVC/live-1: HTTP %d" % (t, when, st))
-    time.sleep(0.05)
+    time.sleep(0.05)	# the client's pace: reads span the step (the behaviour)
 print("\n".join(bad))
 PY
 hk_log "S2 wall clock stepped to +1d (by the client, 1 s in)"

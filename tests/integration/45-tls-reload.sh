@@ -43,7 +43,7 @@ deadline = time.time() + 20
 while not os.path.exists(t + "/ka.go"):
     if time.time() > deadline:
         sys.exit("never told to go on")
-    time.sleep(0.05)
+    time.sleep(0.05)	# a bounded poll for the script's go-ahead (a state)
 after = get()
 print("before %d %d %s" % before)
 print("after %d %d %s" % after)

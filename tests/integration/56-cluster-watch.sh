@@ -110,7 +110,7 @@ for i in range(50):
             if len(f) > 4 and f[1] == "ADDED" and f[4] == iid:
                 got = float(f[0])
         if got is None:
-            time.sleep(0.001)
+            time.sleep(0.001)	# a bounded poll for the event (a state)
     if got is None:
         sys.exit("no event for %s at C" % iid)
     lat.append(got - t0)

@@ -848,6 +848,8 @@ class Fuzzer:
                 socks.append(s)
             except OSError:
                 break
+        # Measurement windows (time is what is measured): let the
+        # connections land, then count CPU ticks over one second.
         time.sleep(0.3)
         c0 = self.cpu_ticks()
         time.sleep(1.0)
