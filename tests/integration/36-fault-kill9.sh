@@ -24,12 +24,14 @@ while [ "$round" -le "$KILL_ROUNDS" ]; do
 	hk_log "round $round: churn on A and B, kill -9 C a third of the way"
 	cl_churn "$d" "k$round" "$KILL_CHURN" "$A" "$B" &
 	churn=$!
+	hk_own "$churn"
 	wait_until 20 cl_churned "$d" $((KILL_CHURN / 3))
 	hk_kill C
 	wait_until 20 cl_churned "$d" $((KILL_CHURN / 2))
 	hk_log "round $round: restart C empty while the churn goes on"
 	cl_start C "$PC" "$PEERS"
 	wait "$churn" || fail "the churn failed"
+	hk_disown "$churn"
 	cl_churn_checked 20 "$d" "$A" "$B" "$C"
 	round=$((round + 1))
 done

@@ -25,6 +25,7 @@ with open(sys.argv[2], "a") as out:
             break
 EOF2
 LISTENER=$!
+hk_own "$LISTENER"
 wait_until 10 test -S "$SOCK"
 
 export NOTIFY_SOCKET=$SOCK
@@ -43,4 +44,5 @@ got_stopping()
 }
 wait_until 10 got_stopping
 wait "$LISTENER" 2>/dev/null || true
+hk_disown "$LISTENER"
 exit 0
