@@ -269,6 +269,18 @@ wrote()
 	hk_log "$1 from $o: ok"
 }
 
+# The cancel of MIX/id on o (the caller's o, id and base): gone from the
+# two others, exactly one item for each left o.
+cancel_from()
+{
+	local u
+	assert_http 200 DELETE "${o}apps/MIX/$id"
+	for u in $(others "$o"); do
+		wait_until 2 hk_eq 404 code_of "$u" MIX "$id"
+	done
+	wrote cancel
+}
+
 # Every kind of write, made on node O, reaches the two others; exactly
 # two items leave O for each and none leaves the others.
 writes_from()
@@ -318,11 +330,7 @@ writes_from()
 	done
 	wrote "metadata"
 
-	assert_http 200 DELETE "${o}apps/MIX/$id"
-	for u in $(others "$o"); do
-		wait_until 2 hk_eq 404 code_of "$u" MIX "$id"
-	done
-	wrote cancel
+	cancel_from
 }
 
 # The replicated state of APP/ID on BASE, one line.
@@ -423,11 +431,7 @@ heartbeat_404_from()
 	# two heartbeats, then two registers
 	base=$(items_plus "$base" "$(two_from "$o" 4)")
 	items_are "$base"
-	assert_http 200 DELETE "${o}apps/MIX/$id"
-	for u in $(others "$o"); do
-		wait_until 2 hk_eq 404 code_of "$u" MIX "$id"
-	done
-	items_are "$(items_plus "$base" "$(two_from "$o")")"
+	cancel_from
 }
 
 # A heartbeat from O carrying an older lastDirtyTimestamp than peer P's
@@ -452,11 +456,7 @@ heartbeat_409()
 	    'i["metadata"]["marker"] + " " + str(i["lastDirtyTimestamp"])'
 	base=$(items_plus "$base" "$(two_from "$o")")
 	items_are "$base"
-	assert_http 200 DELETE "${o}apps/MIX/$id"
-	for u in $(others "$o"); do
-		wait_until 2 hk_eq 404 code_of "$u" MIX "$id"
-	done
-	items_are "$(items_plus "$base" "$(two_from "$o")")"
+	cancel_from
 }
 
 # Check that the Java server, restarted while the heureka nodes held an
