@@ -41,8 +41,9 @@ done
 # The heureka/ extension is gated as apps is; its 403 tells a syncing
 # heureka peer "answered, not ready" (a cluster starting together opens).
 assert_eq 0 "$(hk_header X-Heureka-Ready)" "X-Heureka-Ready of a 403"
-# Still refused once B has given up on a sync request (closed it
-# unanswered at its read timeout): a failed sync must not open reads.
+# Still refused once B has given up on a request to its black-holed
+# peers (closed it unanswered at its read timeout): a failed sync must
+# not open reads.
 swallowed() { echo $(($(cl_swallowed TOA) + $(cl_swallowed TOC))); }
 wait_until 10 hk_ge 1 swallowed
 assert_http 403 GET "${B}apps" -H 'Accept: application/json'
