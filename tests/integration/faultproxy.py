@@ -12,7 +12,7 @@ at run time between three modes, to simulate network faults between peers:
 The mode is read from a control file (one word) every 50 ms, so a test
 switches it with `echo drop > CTL`. SIGUSR1 selects drop, SIGUSR2 pass.
 With --state F the mode in force is written to F (atomically) once the
-switch is complete, so a test can wait for it instead of sleeping; a
+switch is complete, so a test can wait for the switch itself; a
 second line, "swallowed N", counts the connections taken in drop mode
 that their client gave up on (closed unanswered, e.g. on its timeout).
 
