@@ -155,11 +155,16 @@ scenario_spring()
 	hk_log "spring: DiscoveryClient.getInstances sees a second service"
 	hk_register "$U" OTHERSVC other-1
 	hk_register "$U" OTHERSVC other-2
+	# Ask for SERVICE's instances; succeed if the answer (the JVM prints
+	# one DISCOVER line a command) lists exactly IDS.
+	answers() { [ "$(grep -c "^DISCOVER $1 " "$JLOG")" -ge "$2" ]; }
 	discovers()
 	{
+		local n
+		n=$(grep -c "^DISCOVER $1 " "$JLOG" || true)
 		java_cmd discover "$1"
-		sleep 0.3
-		grep -q "^DISCOVER $1 $2\$" "$JLOG"
+		wait_until 10 answers "$1" $((n + 1))
+		grep "^DISCOVER $1 " "$JLOG" | tail -n 1 | grep -qx "DISCOVER $1 $2"
 	}
 	wait_until 15 discovers othersvc other-1,other-2
 
