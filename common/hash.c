@@ -74,9 +74,24 @@ hash_le64(const uint8_t *p)
 	uint64_t	w = 0;
 	int		i;
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(&w, p, sizeof w);
+	(void)i;
+#else
 	for (i = 7; i >= 0; i--)
 		w = (w << 8) | p[i];
+#endif
 	return (w);
+}
+
+/* One message word through the two compression rounds. */
+static void
+hash_word(struct hash_state *st, uint64_t m)
+{
+	st->v[3] ^= m;
+	hash_round(st->v);
+	hash_round(st->v);
+	st->v[0] ^= m;
 }
 
 /* Start a SipHash-2-4 computation under a 128-bit key. */
@@ -93,25 +108,30 @@ hash_begin(struct hash_state *st, const uint8_t key[HASH_KEY_LEN])
 	st->len = 0;
 }
 
-/* Feed n bytes: every full 64-bit word goes through two rounds. */
+/*
+ * Feed n bytes: every full 64-bit word goes through two rounds. Bytes
+ * left over from the last call are completed first, then whole words are
+ * read straight from p, and what is left waits in the tail.
+ */
 void
 hash_update(struct hash_state *st, const void *p, size_t n)
 {
 	const uint8_t	*c = p;
-	uint64_t	 m;
 
-	while (n > 0) {
+	for (; n > 0 && (st->len & 7) != 0; n--) {
+		st->tail |= (uint64_t)*c++ << (8 * (st->len & 7));
+		if ((++st->len & 7) == 0) {
+			hash_word(st, st->tail);
+			st->tail = 0;
+		}
+	}
+	for (; n >= 8; n -= 8, c += 8) {
+		hash_word(st, hash_le64(c));
+		st->len += 8;
+	}
+	for (; n > 0; n--) {
 		st->tail |= (uint64_t)*c++ << (8 * (st->len & 7));
 		st->len++;
-		n--;
-		if ((st->len & 7) != 0)
-			continue;
-		m = st->tail;
-		st->v[3] ^= m;
-		hash_round(st->v);
-		hash_round(st->v);
-		st->v[0] ^= m;
-		st->tail = 0;
 	}
 }
 
@@ -206,17 +226,23 @@ hash_str(const char *s)
 	return (hash_siphash(hash_key(), s, strlen(s)));
 }
 
-/* Keyed hash of a string as str_upper() would write it. */
+/*
+ * Keyed hash of a string as str_upper() would write it: folded a block at
+ * a time into a small buffer, so the words go through hash_update whole.
+ */
 uint64_t
 hash_str_upper(const char *s)
 {
 	struct hash_state	st;
-	uint8_t			c;
+	uint8_t			blk[64];
+	size_t			n;
 
 	hash_begin(&st, hash_key());
-	for (; *s != '\0'; s++) {
-		c = (uint8_t)toupper((unsigned char)*s);
-		hash_update(&st, &c, 1);
+	while (*s != '\0') {
+		for (n = 0; n < sizeof blk && s[n] != '\0'; n++)
+			blk[n] = (uint8_t)toupper((unsigned char)s[n]);
+		hash_update(&st, blk, n);
+		s += n;
 	}
 	return (hash_end(&st));
 }
