@@ -214,6 +214,7 @@ int	 instance_sid_shown(const char *);
 
 /* Strict UTF-8 (no overlong forms, surrogates or code points > 0x10FFFF). */
 int	 utf8_valid(const char *);
+int	 utf8_valid_n(const char *, size_t);	/* n bytes, NUL is a byte */
 
 /* Sane-charset check for app names and ids: printable, no '/', bounded. */
 int	 instance_name_ok(const char *, size_t);

@@ -26,7 +26,6 @@
 
 #include "buf.h"
 #include "codec.h"
-#include "hash.h"
 #include "instance.h"
 #include "json.h"
 #include "log.h"
@@ -98,6 +97,7 @@ struct jctx {
 	struct frame		 st[JSON_MAX_DEPTH + 1];
 	int			 depth;		/* frames in use */
 	char			*key;		/* pending key or NULL */
+	int			 kid;		/* its enum json_key */
 	char			*err;		/* our own cause */
 	int			 found;		/* the wanted object was seen */
 	int64_t			 now;		/* wall ms, for the defaults */
@@ -714,60 +714,115 @@ jv_status(const struct jv *v, enum instance_status *out)
  * Every key the decoder gives a meaning to, so that a repeated one can be
  * refused (a parser that kept the first and one that kept the last would
  * read two different instances from the same bytes). Keys it ignores may
- * repeat. At most 64 (a bit each in struct frame's seen).
+ * repeat. At most 64 (a bit each in struct frame's seen). The key of each
+ * member is looked up once, when yajl hands it over (json_key_find), and
+ * everything after dispatches on its index.
  */
-static const char *const json_known_keys[] = {
-	"instanceId", "hostName", "app", "ipAddr", "sid", "status",
-	"overriddenStatus", "overriddenstatus", "countryId", "appGroupName",
-	"homePageUrl", "statusPageUrl", "healthCheckUrl",
-	"secureHealthCheckUrl", "vipAddress", "secureVipAddress",
-	"isCoordinatingDiscoveryServer", "lastUpdatedTimestamp",
-	"lastDirtyTimestamp", "actionType", "asgName", "port", "securePort",
-	"dataCenterInfo", "leaseInfo", "metadata", "instance", "$", "@enabled",
-	"name", "renewalIntervalInSecs", "durationInSecs",
-	"registrationTimestamp", "lastRenewalTimestamp", "renewalTimestamp",
-	"evictionTimestamp", "serviceUpTimestamp", "versions__delta",
-	"apps__hashcode", "application", "applications", "appName", "id",
-	"action", "instanceInfo", "replicationList", "statusCode",
-	"responseEntity", "responseList",
-};
+#define JSON_KEYS(X)							\
+	X(K_INSTANCE_ID, "instanceId")					\
+	X(K_HOST_NAME, "hostName")					\
+	X(K_APP, "app")							\
+	X(K_IP_ADDR, "ipAddr")						\
+	X(K_SID, "sid")							\
+	X(K_STATUS, "status")						\
+	X(K_OVERRIDDEN_STATUS, "overriddenStatus")			\
+	X(K_OVERRIDDEN_STATUS_LC, "overriddenstatus")			\
+	X(K_COUNTRY_ID, "countryId")					\
+	X(K_APP_GROUP_NAME, "appGroupName")				\
+	X(K_HOME_PAGE_URL, "homePageUrl")				\
+	X(K_STATUS_PAGE_URL, "statusPageUrl")				\
+	X(K_HEALTH_CHECK_URL, "healthCheckUrl")				\
+	X(K_SECURE_HEALTH_CHECK_URL, "secureHealthCheckUrl")		\
+	X(K_VIP_ADDRESS, "vipAddress")					\
+	X(K_SECURE_VIP_ADDRESS, "secureVipAddress")			\
+	X(K_IS_COORDINATING, "isCoordinatingDiscoveryServer")		\
+	X(K_LAST_UPDATED_TS, "lastUpdatedTimestamp")			\
+	X(K_LAST_DIRTY_TS, "lastDirtyTimestamp")			\
+	X(K_ACTION_TYPE, "actionType")					\
+	X(K_ASG_NAME, "asgName")					\
+	X(K_PORT, "port")						\
+	X(K_SECURE_PORT, "securePort")					\
+	X(K_DATA_CENTER_INFO, "dataCenterInfo")				\
+	X(K_LEASE_INFO, "leaseInfo")					\
+	X(K_METADATA, "metadata")					\
+	X(K_INSTANCE, "instance")					\
+	X(K_DOLLAR, "$")						\
+	X(K_ENABLED, "@enabled")					\
+	X(K_NAME, "name")						\
+	X(K_RENEWAL_INTERVAL, "renewalIntervalInSecs")			\
+	X(K_DURATION, "durationInSecs")					\
+	X(K_REGISTRATION_TS, "registrationTimestamp")			\
+	X(K_LAST_RENEWAL_TS, "lastRenewalTimestamp")			\
+	X(K_RENEWAL_TS, "renewalTimestamp")				\
+	X(K_EVICTION_TS, "evictionTimestamp")				\
+	X(K_SERVICE_UP_TS, "serviceUpTimestamp")			\
+	X(K_VERSIONS_DELTA, "versions__delta")				\
+	X(K_APPS_HASHCODE, "apps__hashcode")				\
+	X(K_APPLICATION, "application")					\
+	X(K_APPLICATIONS, "applications")				\
+	X(K_APP_NAME, "appName")					\
+	X(K_ID, "id")							\
+	X(K_ACTION, "action")						\
+	X(K_INSTANCE_INFO, "instanceInfo")				\
+	X(K_REPLICATION_LIST, "replicationList")			\
+	X(K_STATUS_CODE, "statusCode")					\
+	X(K_RESPONSE_ENTITY, "responseEntity")				\
+	X(K_RESPONSE_LIST, "responseList")
 
-#define JSON_NKNOWN	(sizeof json_known_keys / sizeof json_known_keys[0])
-#define JSON_KEY_BUCKETS	128
+#define JSON_KEY_ENUM(id, text)	id,
+enum json_key {
+	JSON_KEYS(JSON_KEY_ENUM)
+	K_OTHER			/* a key we give no meaning, or none */
+};
+#undef JSON_KEY_ENUM
+
+#define JSON_KEY_TEXT(id, text)	text,
+static const char *const json_known_keys[] = { JSON_KEYS(JSON_KEY_TEXT) };
+#undef JSON_KEY_TEXT
+
+#define JSON_NKNOWN	((size_t)K_OTHER)
+#define JSON_KEY_MAXLEN	31
 
 /*
- * json_known_keys by hash: the first index per bucket and the next index
- * in the same bucket, each +1 (0 ends a chain). Built once per process
- * (pthread_once: the client library decodes from its own threads), so a
- * key costs one short hash and usually one strcmp instead of a strcmp
- * against every known key.
+ * json_known_keys by length: the first index per length and the next
+ * index of the same length, each +1 (0 ends a chain). Built once per
+ * process (pthread_once: the client library decodes from its own
+ * threads); a key then costs a memcmp against the few known keys of its
+ * length, no hash.
  */
-static uint8_t		json_key_head[JSON_KEY_BUCKETS];
+static uint8_t		json_key_head[JSON_KEY_MAXLEN + 1];
 static uint8_t		json_key_next[JSON_NKNOWN];
 static pthread_once_t	json_key_once = PTHREAD_ONCE_INIT;
 
-/*
- * The bucket of a key: the fixed-key hash (hash.h), since the table is
- * built once per process and holds only our own keys.
- */
-static unsigned
-json_key_bucket(const char *k)
-{
-	return ((unsigned)(hash_fixed(0, k, strlen(k)) % JSON_KEY_BUCKETS));
-}
-
-/* pthread_once body: chain every known key into its bucket. */
+/* pthread_once body: chain every known key under its length. */
 static void
 json_key_table(void)
 {
-	size_t		i;
-	unsigned	b;
+	size_t	i, len;
 
 	for (i = JSON_NKNOWN; i-- > 0;) {
-		b = json_key_bucket(json_known_keys[i]);
-		json_key_next[i] = json_key_head[b];
-		json_key_head[b] = (uint8_t)(i + 1);
+		len = strlen(json_known_keys[i]);
+		if (len > JSON_KEY_MAXLEN)
+			fatalx("%s: key %s too long", __func__,
+			    json_known_keys[i]);
+		json_key_next[i] = json_key_head[len];
+		json_key_head[len] = (uint8_t)(i + 1);
 	}
+}
+
+/* The index of the len bytes at k among the known keys, or K_OTHER. */
+static enum json_key
+json_key_find(const char *k, size_t len)
+{
+	size_t	i;
+
+	if (len > JSON_KEY_MAXLEN)
+		return (K_OTHER);
+	pthread_once(&json_key_once, json_key_table);
+	for (i = json_key_head[len]; i != 0; i = json_key_next[i - 1])
+		if (memcmp(k, json_known_keys[i - 1], len) == 0)
+			return ((enum json_key)(i - 1));
+	return (K_OTHER);
 }
 
 /* Forget the pending key (in cx->keybuf or allocated). */
@@ -777,26 +832,22 @@ jctx_key_drop(struct jctx *cx)
 	if (cx->key != cx->keybuf)
 		free(cx->key);
 	cx->key = NULL;
+	cx->kid = K_OTHER;
 }
 
 /* Refuse the pending key if frame f has had it already; 0 then. */
 static int
 jctx_key_once(struct jctx *cx, struct frame *f)
 {
-	size_t	i;
+	uint64_t	bit;
 
-	if (cx->key == NULL || f->kind == F_SKIP || f->kind == F_META)
+	if (cx->key == NULL || cx->kid == K_OTHER || f->kind == F_SKIP ||
+	    f->kind == F_META)
 		return (1);
-	pthread_once(&json_key_once, json_key_table);
-	for (i = json_key_head[json_key_bucket(cx->key)]; i != 0;
-	    i = json_key_next[i - 1]) {
-		if (strcmp(cx->key, json_known_keys[i - 1]) != 0)
-			continue;
-		if (f->seen & ((uint64_t)1 << (i - 1)))
-			return (jctx_fail(cx, "duplicate key %s", cx->key));
-		f->seen |= (uint64_t)1 << (i - 1);
-		break;
-	}
+	bit = (uint64_t)1 << cx->kid;
+	if (f->seen & bit)
+		return (jctx_fail(cx, "duplicate key %s", cx->key));
+	f->seen |= bit;
 	return (1);
 }
 
@@ -828,78 +879,106 @@ jctx_instance_field(struct jctx *cx, struct frame *f, const struct jv *v)
 	enum action_type at;
 	int		 known = 1, b;
 
-	if (strcmp(k, "instanceId") == 0)
+	switch (cx->kid) {
+	case K_INSTANCE_ID:
 		jv_store(&in->instance_id, v);
-	else if (strcmp(k, "hostName") == 0)
+		break;
+	case K_HOST_NAME:
 		jv_store(&in->host_name, v);
-	else if (strcmp(k, "app") == 0) {
+		break;
+	case K_APP:
 		jv_store(&in->app, v);
 		str_upper(in->app);
-	} else if (strcmp(k, "ipAddr") == 0)
+		break;
+	case K_IP_ADDR:
 		jv_store(&in->ip_addr, v);
-	else if (strcmp(k, "sid") == 0) {
+		break;
+	case K_SID:
 		jv_store(&in->sid, v);
 		if (strcmp(in->sid, "na") == 0) {
 			free(in->sid);
 			in->sid = NULL;
 		}
-	} else if (strcmp(k, "status") == 0) {
+		break;
+	case K_STATUS:
 		if (jv_status(v, &in->status) != 0)
 			return (jctx_fail(cx, "invalid status: a name expected"));
-	} else if (strcmp(k, "overriddenStatus") == 0 ||
-	    strcmp(k, "overriddenstatus") == 0) {
+		break;
+	case K_OVERRIDDEN_STATUS:
+	case K_OVERRIDDEN_STATUS_LC:
 		if (jv_status(v, &in->overridden_status) != 0)
 			return (jctx_fail(cx, "invalid %s: a name expected", k));
-	} else if (strcmp(k, "countryId") == 0) {
+		break;
+	case K_COUNTRY_ID:
 		if (jv_i32(v, &in->country_id) != 0)
 			return (jctx_fail(cx, "invalid countryId"));
-	} else if (strcmp(k, "appGroupName") == 0) {
+		break;
+	case K_APP_GROUP_NAME:
 		jv_store(&in->app_group_name, v);
 		str_upper(in->app_group_name);
-	} else if (strcmp(k, "homePageUrl") == 0)
+		break;
+	case K_HOME_PAGE_URL:
 		jv_store(&in->home_page_url, v);
-	else if (strcmp(k, "statusPageUrl") == 0)
+		break;
+	case K_STATUS_PAGE_URL:
 		jv_store(&in->status_page_url, v);
-	else if (strcmp(k, "healthCheckUrl") == 0)
+		break;
+	case K_HEALTH_CHECK_URL:
 		jv_store(&in->health_check_url, v);
-	else if (strcmp(k, "secureHealthCheckUrl") == 0)
+		break;
+	case K_SECURE_HEALTH_CHECK_URL:
 		jv_store(&in->secure_health_check_url, v);
-	else if (strcmp(k, "vipAddress") == 0)
+		break;
+	case K_VIP_ADDRESS:
 		jv_store(&in->vip_address, v);
-	else if (strcmp(k, "secureVipAddress") == 0)
+		break;
+	case K_SECURE_VIP_ADDRESS:
 		jv_store(&in->secure_vip_address, v);
-	else if (strcmp(k, "isCoordinatingDiscoveryServer") == 0) {
+		break;
+	case K_IS_COORDINATING:
 		if ((b = jv_bool(v)) < 0)
 			return (jctx_fail(cx, "invalid %s: true or false "
 			    "expected", k));
 		in->is_coordinating = (uint8_t)b;
-	} else if (strcmp(k, "lastUpdatedTimestamp") == 0) {
+		break;
+	case K_LAST_UPDATED_TS:
 		if (jv_ts(v, &n) != 0)
 			return (jctx_fail(cx, "invalid lastUpdatedTimestamp: "
 			    INSTANCE_TS_RULE));
 		in->last_updated_ts = n;
-	} else if (strcmp(k, "lastDirtyTimestamp") == 0) {
+		break;
+	case K_LAST_DIRTY_TS:
 		if (jv_ts(v, &n) != 0)
 			return (jctx_fail(cx, "invalid lastDirtyTimestamp: "
 			    INSTANCE_TS_RULE));
 		in->last_dirty_ts = n;
-	} else if (strcmp(k, "actionType") == 0) {
+		break;
+	case K_ACTION_TYPE:
 		if (v->type != JV_STR)
 			return (jctx_fail(cx, "invalid actionType"));
 		if (action_type_parse(v->s, &at) == 0)
 			in->action_type = at;
 		else
 			in->action_type = ACTION_NONE;
-	} else if (strcmp(k, "asgName") == 0)
+		break;
+	case K_ASG_NAME:
 		jv_store(&in->asg_name, v);
-	else if (strcmp(k, "port") == 0 || strcmp(k, "securePort") == 0 ||
-	    strcmp(k, "dataCenterInfo") == 0 || strcmp(k, "leaseInfo") == 0 ||
-	    strcmp(k, "metadata") == 0)
+		break;
+	case K_PORT:
+	case K_SECURE_PORT:
+	case K_DATA_CENTER_INFO:
+	case K_LEASE_INFO:
+	case K_METADATA:
 		return (jctx_fail(cx, "invalid %s", k));
-	else if (f->kind == F_ROOT_INSTANCE && strcmp(k, "instance") == 0)
-		return (jctx_fail(cx, "invalid instance"));
-	else
+	case K_INSTANCE:
+		if (f->kind == F_ROOT_INSTANCE)
+			return (jctx_fail(cx, "invalid instance"));
 		known = 0;
+		break;
+	default:
+		known = 0;
+		break;
+	}
 	/* A bare instance counts as found once it has a field we know. */
 	if (known && f->kind == F_ROOT_INSTANCE)
 		cx->found = 1;
@@ -910,38 +989,40 @@ jctx_instance_field(struct jctx *cx, struct frame *f, const struct jv *v)
 static int
 jctx_lease_field(struct jctx *cx, struct lease_info *l, const struct jv *v)
 {
-	const char	*k = cx->key;
 	int64_t		 n;
 	int32_t		 i;
 
-	if (strcmp(k, "renewalIntervalInSecs") == 0 ||
-	    strcmp(k, "durationInSecs") == 0) {
+	switch (cx->kid) {
+	case K_RENEWAL_INTERVAL:
+	case K_DURATION:
 		if (jv_i32(v, &i) != 0)
-			return (jctx_fail(cx, "invalid leaseInfo.%s", k));
+			return (jctx_fail(cx, "invalid leaseInfo.%s", cx->key));
 		/* <= 0 is "the default": instance_apply_defaults() (§4.1.6). */
-		if (k[0] == 'r')
+		if (cx->kid == K_RENEWAL_INTERVAL)
 			l->renewal_interval_secs = i;
 		else
 			l->duration_secs = i;
 		return (1);
-	}
-	if (strcmp(k, "registrationTimestamp") != 0 &&
-	    strcmp(k, "lastRenewalTimestamp") != 0 &&
-	    strcmp(k, "renewalTimestamp") != 0 &&
-	    strcmp(k, "evictionTimestamp") != 0 &&
-	    strcmp(k, "serviceUpTimestamp") != 0)
+	case K_REGISTRATION_TS:
+	case K_LAST_RENEWAL_TS:
+	case K_RENEWAL_TS:
+	case K_EVICTION_TS:
+	case K_SERVICE_UP_TS:
+		break;
+	default:
 		return (1);
+	}
 	if (jv_ts(v, &n) != 0)
 		return (jctx_fail(cx, "invalid leaseInfo.%s: " INSTANCE_TS_RULE,
-		    k));
-	if (k[0] == 'r' && k[1] == 'e' && k[2] == 'g')
+		    cx->key));
+	if (cx->kid == K_REGISTRATION_TS)
 		l->registration_ts = n;
-	else if (k[0] == 'l' || k[0] == 'r')
-		l->last_renewal_ts = n;
-	else if (k[0] == 'e')
+	else if (cx->kid == K_EVICTION_TS)
 		l->eviction_ts = n;
-	else
+	else if (cx->kid == K_SERVICE_UP_TS)
 		l->service_up_ts = n;
+	else
+		l->last_renewal_ts = n;
 	return (1);
 }
 
@@ -950,34 +1031,44 @@ static int
 jctx_repl_field(struct jctx *cx, struct frame *f, const struct jv *v)
 {
 	struct repl_item	*ri = f->ri;
-	const char		*k = cx->key;
 
-	if (strcmp(k, "appName") == 0) {
+	switch (cx->kid) {
+	case K_APP_NAME:
 		jv_store(&ri->app_name, v);
 		str_upper(ri->app_name);
-	} else if (strcmp(k, "id") == 0)
+		break;
+	case K_ID:
 		jv_store(&ri->id, v);
-	else if (strcmp(k, "lastDirtyTimestamp") == 0) {
+		break;
+	case K_LAST_DIRTY_TS:
 		if (jv_ts(v, &ri->last_dirty_ts) != 0)
 			return (jctx_fail(cx, "invalid lastDirtyTimestamp: "
 			    INSTANCE_TS_RULE));
 		ri->has_last_dirty = 1;
-	} else if (strcmp(k, "overriddenStatus") == 0 ||
-	    strcmp(k, "overriddenstatus") == 0) {
+		break;
+	case K_OVERRIDDEN_STATUS:
+	case K_OVERRIDDEN_STATUS_LC:
 		if (jv_status(v, &ri->overridden_status) != 0)
-			return (jctx_fail(cx, "invalid %s: a name expected", k));
+			return (jctx_fail(cx, "invalid %s: a name expected",
+			    cx->key));
 		ri->has_overridden = 1;
-	} else if (strcmp(k, "status") == 0) {
+		break;
+	case K_STATUS:
 		if (jv_status(v, &ri->status) != 0)
 			return (jctx_fail(cx, "invalid status: a name expected"));
 		ri->has_status = 1;
-	} else if (strcmp(k, "action") == 0) {
+		break;
+	case K_ACTION:
 		if (v->type != JV_STR ||
 		    repl_action_parse(v->s, &ri->action) != 0)
 			return (jctx_fail(cx, "invalid action"));
 		f->has_action = 1;
-	} else if (strcmp(k, "instanceInfo") == 0)
+		break;
+	case K_INSTANCE_INFO:
 		return (jctx_fail(cx, "invalid instanceInfo"));
+	default:
+		break;
+	}
 	return (1);
 }
 
@@ -1003,12 +1094,12 @@ jctx_scalar(struct jctx *cx, const struct jv *v)
 		rc = jctx_instance_field(cx, f, v);
 		break;
 	case F_PORT:
-		if (strcmp(cx->key, "$") == 0) {
+		if (cx->kid == K_DOLLAR) {
 			if (jv_i32(v, f->secure ? &f->in->secure_port :
 			    &f->in->port) != 0)
 				rc = jctx_fail(cx, "invalid %s",
 				    f->secure ? "securePort" : "port");
-		} else if (strcmp(cx->key, "@enabled") == 0) {
+		} else if (cx->kid == K_ENABLED) {
 			if ((b = jv_bool(v)) < 0)
 				rc = jctx_fail(cx, "invalid @enabled: true or "
 				    "false expected");
@@ -1019,7 +1110,7 @@ jctx_scalar(struct jctx *cx, const struct jv *v)
 		}
 		break;
 	case F_DC:
-		if (strcmp(cx->key, "name") == 0) {
+		if (cx->kid == K_NAME) {
 			if (v->type != JV_STR || dc_name_parse(v->s, &dc) != 0)
 				rc = jctx_fail(cx,
 				    "invalid dataCenterInfo name");
@@ -1027,7 +1118,7 @@ jctx_scalar(struct jctx *cx, const struct jv *v)
 				f->in->dc_name = dc;
 				f->in->has_dc_name = 1;
 			}
-		} else if (strcmp(cx->key, "metadata") == 0)
+		} else if (cx->kid == K_METADATA)
 			rc = jctx_fail(cx, "invalid dataCenterInfo metadata");
 		break;
 	case F_META:
@@ -1037,29 +1128,29 @@ jctx_scalar(struct jctx *cx, const struct jv *v)
 		rc = jctx_lease_field(cx, &f->in->lease, v);
 		break;
 	case F_APPS:
-		if (strcmp(cx->key, "versions__delta") == 0) {
+		if (cx->kid == K_VERSIONS_DELTA) {
 			if (jv_i64(v, &f->apps->versions_delta) != 0)
 				rc = jctx_fail(cx, "invalid versions__delta");
-		} else if (strcmp(cx->key, "apps__hashcode") == 0)
+		} else if (cx->kid == K_APPS_HASHCODE)
 			jv_store(&f->apps->apps_hashcode, v);
-		else if (strcmp(cx->key, "application") == 0)
+		else if (cx->kid == K_APPLICATION)
 			rc = jctx_fail(cx, "invalid application");
 		break;
 	case F_APP:
-		if (strcmp(cx->key, "name") == 0) {
+		if (cx->kid == K_NAME) {
 			jv_store(&f->app->name, v);
 			str_upper(f->app->name);
-		} else if (strcmp(cx->key, "instance") == 0)
+		} else if (cx->kid == K_INSTANCE)
 			rc = jctx_fail(cx, "invalid instance");
 		break;
 	case F_REPL_ITEM:
 		rc = jctx_repl_field(cx, f, v);
 		break;
 	case F_RESP_ITEM:
-		if (strcmp(cx->key, "statusCode") == 0) {
+		if (cx->kid == K_STATUS_CODE) {
 			if (jv_i32(v, &f->rsi->status_code) != 0)
 				rc = jctx_fail(cx, "invalid statusCode");
-		} else if (strcmp(cx->key, "responseEntity") == 0)
+		} else if (cx->kid == K_RESPONSE_ENTITY)
 			rc = jctx_fail(cx, "invalid responseEntity");
 		break;
 	case F_APP_ARRAY:
@@ -1075,11 +1166,11 @@ jctx_scalar(struct jctx *cx, const struct jv *v)
 		rc = jctx_fail(cx, "invalid responseList");
 		break;
 	case F_ROOT_REPL:
-		if (strcmp(cx->key, "replicationList") == 0)
+		if (cx->kid == K_REPLICATION_LIST)
 			rc = jctx_fail(cx, "invalid replicationList");
 		break;
 	case F_ROOT_RESP:
-		if (strcmp(cx->key, "responseList") == 0)
+		if (cx->kid == K_RESPONSE_LIST)
 			rc = jctx_fail(cx, "invalid responseList");
 		break;
 	default:
@@ -1124,6 +1215,7 @@ jctx_open(struct jctx *cx, int is_map)
 	struct frame	*p, *f;
 	const char	*k;
 	enum frame_kind	 kind = F_SKIP;
+	enum json_key	 kid;
 	int		 rc = 1;
 
 	if (cx->depth >= JSON_MAX_DEPTH)
@@ -1154,6 +1246,7 @@ jctx_open(struct jctx *cx, int is_map)
 	}
 	p = &cx->st[cx->depth - 1];
 	k = cx->key != NULL ? cx->key : "";
+	kid = cx->key != NULL ? (enum json_key)cx->kid : K_OTHER;
 	if (!(rc = jctx_key_once(cx, p)))
 		goto out;
 	switch (p->kind) {
@@ -1161,51 +1254,48 @@ jctx_open(struct jctx *cx, int is_map)
 		break;
 	case F_ROOT_INSTANCE:
 	case F_INSTANCE:
-		if (p->kind == F_ROOT_INSTANCE && strcmp(k, "instance") == 0) {
+		if (p->kind == F_ROOT_INSTANCE && kid == K_INSTANCE) {
 			if (!is_map)
 				goto bad;
 			cx->found = 1;
 			kind = F_INSTANCE;	/* same target, not owned */
 			break;
 		}
-		if (p->kind == F_ROOT_INSTANCE && (strcmp(k, "port") == 0 ||
-		    strcmp(k, "securePort") == 0 ||
-		    strcmp(k, "dataCenterInfo") == 0 ||
-		    strcmp(k, "leaseInfo") == 0 || strcmp(k, "metadata") == 0))
+		if (p->kind == F_ROOT_INSTANCE && (kid == K_PORT ||
+		    kid == K_SECURE_PORT || kid == K_DATA_CENTER_INFO ||
+		    kid == K_LEASE_INFO || kid == K_METADATA))
 			cx->found = 1;
-		if (strcmp(k, "port") == 0 || strcmp(k, "securePort") == 0) {
+		if (kid == K_PORT || kid == K_SECURE_PORT) {
 			if (!is_map)
 				goto bad;
 			f = jctx_push(cx, F_PORT);
-			f->secure = k[0] == 's';
+			f->secure = kid == K_SECURE_PORT;
 			goto done;
-		} else if (strcmp(k, "dataCenterInfo") == 0) {
+		} else if (kid == K_DATA_CENTER_INFO) {
 			if (!is_map)
 				goto bad;
 			p->in->has_dc = 1;
 			kind = F_DC;
-		} else if (strcmp(k, "leaseInfo") == 0) {
+		} else if (kid == K_LEASE_INFO) {
 			if (!is_map)
 				goto bad;
 			p->in->has_lease = 1;
 			kind = F_LEASE;
-		} else if (strcmp(k, "metadata") == 0) {
+		} else if (kid == K_METADATA) {
 			if (!is_map)
 				goto bad;
 			kvlist_clear(&p->in->metadata);
 			f = jctx_push(cx, F_META);
 			f->kv = &f->in->metadata;
 			goto done;
-		} else if (strcmp(k, "instanceId") == 0 ||
-		    strcmp(k, "hostName") == 0 || strcmp(k, "app") == 0 ||
-		    strcmp(k, "status") == 0 || strcmp(k, "ipAddr") == 0 ||
-		    strcmp(k, "lastDirtyTimestamp") == 0 ||
-		    strcmp(k, "lastUpdatedTimestamp") == 0 ||
-		    strcmp(k, "countryId") == 0)
+		} else if (kid == K_INSTANCE_ID || kid == K_HOST_NAME ||
+		    kid == K_APP || kid == K_STATUS || kid == K_IP_ADDR ||
+		    kid == K_LAST_DIRTY_TS || kid == K_LAST_UPDATED_TS ||
+		    kid == K_COUNTRY_ID)
 			goto bad;
 		break;
 	case F_DC:
-		if (strcmp(k, "metadata") == 0) {
+		if (kid == K_METADATA) {
 			if (!is_map)
 				goto bad;
 			kvlist_clear(&p->in->dc_metadata);
@@ -1213,7 +1303,7 @@ jctx_open(struct jctx *cx, int is_map)
 			f->kv = &f->in->dc_metadata;
 			goto done;
 		}
-		if (strcmp(k, "name") == 0)
+		if (kid == K_NAME)
 			goto bad;
 		break;
 	case F_META:
@@ -1221,7 +1311,7 @@ jctx_open(struct jctx *cx, int is_map)
 			goto bad;
 		break;
 	case F_PORT:
-		if (strcmp(k, "$") == 0)
+		if (kid == K_DOLLAR)
 			goto bad;
 		break;
 	case F_LEASE:
@@ -1232,9 +1322,9 @@ jctx_open(struct jctx *cx, int is_map)
 	case F_ROOT_APP:
 	case F_APPS:
 	case F_APP_ARRAY:
-		if (p->kind == F_APPS && strcmp(k, "versions__delta") == 0)
+		if (p->kind == F_APPS && kid == K_VERSIONS_DELTA)
 			goto bad;
-		if (p->kind != F_APP_ARRAY && strcmp(k, "application") != 0)
+		if (p->kind != F_APP_ARRAY && kid != K_APPLICATION)
 			break;
 		if (!is_map) {
 			if (p->kind == F_APP_ARRAY || p->kind == F_ROOT_APP)
@@ -1254,7 +1344,7 @@ jctx_open(struct jctx *cx, int is_map)
 		cx->found = 1;
 		goto done;
 	case F_ROOT_APPS:
-		if (strcmp(k, "applications") != 0)
+		if (kid != K_APPLICATIONS)
 			break;
 		if (!is_map || cx->found)
 			goto bad;
@@ -1264,8 +1354,8 @@ jctx_open(struct jctx *cx, int is_map)
 		goto done;
 	case F_APP:
 	case F_INST_ARRAY:
-		if (p->kind == F_APP && strcmp(k, "instance") != 0) {
-			if (strcmp(k, "name") == 0)
+		if (p->kind == F_APP && kid != K_INSTANCE) {
+			if (kid == K_NAME)
 				goto bad;
 			break;
 		}
@@ -1278,7 +1368,7 @@ jctx_open(struct jctx *cx, int is_map)
 		jctx_push_instance(cx);
 		goto done;
 	case F_ROOT_REPL:
-		if (strcmp(k, "replicationList") != 0)
+		if (kid != K_REPLICATION_LIST)
 			break;
 		if (is_map || cx->found)
 			goto bad;
@@ -1296,19 +1386,18 @@ jctx_open(struct jctx *cx, int is_map)
 		f->ri = repl_list_add(cx->rl);
 		goto done;
 	case F_REPL_ITEM:
-		if (strcmp(k, "instanceInfo") == 0) {
+		if (kid == K_INSTANCE_INFO) {
 			if (!is_map)
 				goto bad;
 			jctx_push_instance(cx);
 			goto done;
 		}
-		if (strcmp(k, "action") == 0 || strcmp(k, "appName") == 0 ||
-		    strcmp(k, "id") == 0 ||
-		    strcmp(k, "lastDirtyTimestamp") == 0)
+		if (kid == K_ACTION || kid == K_APP_NAME || kid == K_ID ||
+		    kid == K_LAST_DIRTY_TS)
 			goto bad;
 		break;
 	case F_ROOT_RESP:
-		if (strcmp(k, "responseList") != 0)
+		if (kid != K_RESPONSE_LIST)
 			break;
 		if (is_map || cx->found)
 			goto bad;
@@ -1326,13 +1415,13 @@ jctx_open(struct jctx *cx, int is_map)
 		f->rsi = repl_response_add(cx->rr);
 		goto done;
 	case F_RESP_ITEM:
-		if (strcmp(k, "responseEntity") == 0) {
+		if (kid == K_RESPONSE_ENTITY) {
 			if (!is_map)
 				goto bad;
 			jctx_push_instance(cx);
 			goto done;
 		}
-		if (strcmp(k, "statusCode") == 0)
+		if (kid == K_STATUS_CODE)
 			goto bad;
 		break;
 	}
@@ -1411,8 +1500,9 @@ json_boolean_cb(void *arg, int b)
 
 /*
  * Copy a yajl string, refusing oversize ones, embedded NULs and invalid
- * UTF-8 (yajl checks only the byte structure, so overlong forms such as
- * C0 AF and surrogates would otherwise reach our output). A string that
+ * UTF-8. This is the one UTF-8 check of a JSON body: yajl's own is off
+ * (json_parse), since it checks only the byte structure and would let
+ * overlong forms such as C0 AF and surrogates reach our output. A string that
  * fits buf (when not NULL) is copied there instead of into a new
  * allocation: a scalar's text lives only until its callback returns.
  */
@@ -1431,18 +1521,16 @@ jctx_copy(struct jctx *cx, const unsigned char *s, size_t len, char *buf,
 		jctx_fail(cx, "string contains NUL");
 		return (NULL);
 	}
+	if (!utf8_valid_n((const char *)s, len)) {
+		jctx_fail(cx, "string is not valid UTF-8");
+		return (NULL);
+	}
 	if (buf != NULL && len < bufsz) {
 		memcpy(buf, s, len);
 		buf[len] = '\0';
 		copy = buf;
 	} else
 		copy = xstrndup((const char *)s, len);
-	if (!utf8_valid(copy)) {
-		if (copy != buf)
-			free(copy);
-		jctx_fail(cx, "string is not valid UTF-8");
-		return (NULL);
-	}
 	return (copy);
 }
 
@@ -1472,7 +1560,7 @@ json_number_cb(void *arg, const char *s, size_t len)
 	return (jctx_text_scalar(arg, JV_NUM, (const unsigned char *)s, len));
 }
 
-/* A string value (yajl has already checked it is valid UTF-8). */
+/* A string value (jctx_copy checks its UTF-8). */
 static int
 json_string_cb(void *arg, const unsigned char *s, size_t len)
 {
@@ -1489,6 +1577,7 @@ json_map_key_cb(void *arg, const unsigned char *s, size_t len)
 	if ((cx->key = jctx_copy(cx, s, len, cx->keybuf,
 	    sizeof cx->keybuf)) == NULL)
 		return (0);
+	cx->kid = json_key_find(cx->key, len);
 	return (1);
 }
 
@@ -1615,6 +1704,7 @@ json_parse(struct jctx *cx, const char *data, size_t len, char **cause)
 	size_t		 n;
 	int		 rc = -1;
 
+	cx->kid = K_OTHER;
 	if (!json_surrogates_paired(data, len)) {
 		xasprintf(cause, "cannot parse request body: lone UTF-16 "
 		    "surrogate escape");
@@ -1622,6 +1712,8 @@ json_parse(struct jctx *cx, const char *data, size_t len, char **cause)
 	}
 	if ((h = yajl_alloc(&json_callbacks, NULL, cx)) == NULL)
 		fatalx("%s: out of memory", __func__);
+	/* jctx_copy checks every string strictly: once is enough. */
+	yajl_config(h, yajl_dont_validate_strings, 1);
 	st = yajl_parse(h, (const unsigned char *)data, len);
 	if (st == yajl_status_ok)
 		st = yajl_complete_parse(h);

@@ -38,6 +38,24 @@ START_TEST(test_utf8_valid)
 	ck_assert(!utf8_valid("\xc3"));			/* truncated */
 	ck_assert(!utf8_valid("\xff"));
 	ck_assert(!utf8_valid("a\x80" "b"));		/* lone continuation */
+	/* The eight-byte ASCII skip: a bad byte at every offset is found. */
+	{
+		char	s[40];
+		size_t	i;
+
+		for (i = 0; i < 32; i++) {
+			memset(s, 'a', 32);
+			s[32] = '\0';
+			s[i] = (char)0xe0;
+			ck_assert_msg(!utf8_valid(s), "offset %zu", i);
+			ck_assert(!utf8_valid_n(s, 32));
+			ck_assert(utf8_valid_n(s, i));
+		}
+		/* A sequence cut by n is truncated, the bytes after ignored. */
+		ck_assert(!utf8_valid_n("abcdefgh\xc3\xa9", 9));
+		ck_assert(utf8_valid_n("abcdefgh\xc3\xa9", 10));
+		ck_assert(utf8_valid_n("a\0b", 3));	/* NUL is the caller's */
+	}
 }
 END_TEST
 
