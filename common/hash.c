@@ -28,7 +28,6 @@
 
 #define ROTL(x, b)	(((x) << (b)) | ((x) >> (64 - (b))))
 
-static void	hash_round(uint64_t v[4]);
 static uint64_t	hash_le64(const uint8_t *);
 static void	hash_key_once(void);
 static const uint8_t *hash_key(void);
@@ -47,25 +46,27 @@ static const uint8_t	hash_fixed_key[HASH_KEY_LEN] = {
 	'd', 'i', 'g', 'e', 's', 't', '-', '1',
 };
 
-/* One SipRound over the four state words. */
-static void
-hash_round(uint64_t v[4])
-{
-	v[0] += v[1];
-	v[1] = ROTL(v[1], 13);
-	v[1] ^= v[0];
-	v[0] = ROTL(v[0], 32);
-	v[2] += v[3];
-	v[3] = ROTL(v[3], 16);
-	v[3] ^= v[2];
-	v[0] += v[3];
-	v[3] = ROTL(v[3], 21);
-	v[3] ^= v[0];
-	v[2] += v[1];
-	v[1] = ROTL(v[1], 17);
-	v[1] ^= v[2];
-	v[2] = ROTL(v[2], 32);
-}
+/*
+ * One SipRound over the four state words, on locals: every caller loads
+ * the state into v0..v3 once and stores it back after its rounds, so the
+ * words stay in registers.
+ */
+#define SIPROUND(v0, v1, v2, v3) do {					\
+	(v0) += (v1);							\
+	(v1) = ROTL((v1), 13);						\
+	(v1) ^= (v0);							\
+	(v0) = ROTL((v0), 32);						\
+	(v2) += (v3);							\
+	(v3) = ROTL((v3), 16);						\
+	(v3) ^= (v2);							\
+	(v0) += (v3);							\
+	(v3) = ROTL((v3), 21);						\
+	(v3) ^= (v0);							\
+	(v2) += (v1);							\
+	(v1) = ROTL((v1), 17);						\
+	(v1) ^= (v2);							\
+	(v2) = ROTL((v2), 32);						\
+} while (0)
 
 /* Eight bytes read as a little-endian word, whatever the host order. */
 static uint64_t
@@ -88,10 +89,15 @@ hash_le64(const uint8_t *p)
 static void
 hash_word(struct hash_state *st, uint64_t m)
 {
-	st->v[3] ^= m;
-	hash_round(st->v);
-	hash_round(st->v);
-	st->v[0] ^= m;
+	uint64_t	v0 = st->v[0], v1 = st->v[1], v2 = st->v[2];
+	uint64_t	v3 = st->v[3] ^ m;
+
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	st->v[0] = v0 ^ m;
+	st->v[1] = v1;
+	st->v[2] = v2;
+	st->v[3] = v3;
 }
 
 /* Start a SipHash-2-4 computation under a 128-bit key. */
@@ -125,9 +131,22 @@ hash_update(struct hash_state *st, const void *p, size_t n)
 			st->tail = 0;
 		}
 	}
-	for (; n >= 8; n -= 8, c += 8) {
-		hash_word(st, hash_le64(c));
-		st->len += 8;
+	if (n >= 8) {
+		uint64_t	v0 = st->v[0], v1 = st->v[1], v2 = st->v[2];
+		uint64_t	v3 = st->v[3], m;
+
+		for (; n >= 8; n -= 8, c += 8) {
+			m = hash_le64(c);
+			v3 ^= m;
+			SIPROUND(v0, v1, v2, v3);
+			SIPROUND(v0, v1, v2, v3);
+			v0 ^= m;
+			st->len += 8;
+		}
+		st->v[0] = v0;
+		st->v[1] = v1;
+		st->v[2] = v2;
+		st->v[3] = v3;
 	}
 	for (; n > 0; n--) {
 		st->tail |= (uint64_t)*c++ << (8 * (st->len & 7));
@@ -140,17 +159,18 @@ uint64_t
 hash_end(struct hash_state *st)
 {
 	uint64_t	b = st->tail | ((uint64_t)(st->len & 0xff) << 56);
+	uint64_t	v0 = st->v[0], v1 = st->v[1], v2 = st->v[2];
+	uint64_t	v3 = st->v[3] ^ b;
 
-	st->v[3] ^= b;
-	hash_round(st->v);
-	hash_round(st->v);
-	st->v[0] ^= b;
-	st->v[2] ^= 0xff;
-	hash_round(st->v);
-	hash_round(st->v);
-	hash_round(st->v);
-	hash_round(st->v);
-	return (st->v[0] ^ st->v[1] ^ st->v[2] ^ st->v[3]);
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	v0 ^= b;
+	v2 ^= 0xff;
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	return (v0 ^ v1 ^ v2 ^ v3);
 }
 
 /* SipHash-2-4 of n bytes in one call. */
