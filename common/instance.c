@@ -863,10 +863,23 @@ instance_name_ok(const char *s, size_t max)
 int64_t
 instance_leader_pin(const struct instance *in)
 {
-	const char	*v = kvlist_get(&in->metadata, INSTANCE_LEADER_PIN_KEY);
+	const char	*v = NULL, *k;
 	char		*end;
 	long long	 n;
+	size_t		 i;
 
+	/*
+	 * kvlist_get, with the first byte compared inline: the leader rule
+	 * asks this of every UP instance of an app on each change.
+	 */
+	for (i = 0; i < in->metadata.n; i++) {
+		k = in->metadata.v[i].key;
+		if (k[0] == INSTANCE_LEADER_PIN_KEY[0] &&
+		    strcmp(k, INSTANCE_LEADER_PIN_KEY) == 0) {
+			v = in->metadata.v[i].value;
+			break;
+		}
+	}
 	if (v == NULL || *v == '\0')
 		return (0);
 	n = strtoll(v, &end, 10);
