@@ -1499,6 +1499,28 @@ json_boolean_cb(void *arg, int b)
 }
 
 /*
+ * Whether n bytes are all ASCII without a NUL, eight at a time: then
+ * neither the NUL nor the UTF-8 check of jctx_copy can fail. A byte of 0
+ * borrows into its high bit, a byte of 0x80 or more has it.
+ */
+static int
+json_text_plain(const unsigned char *s, size_t len)
+{
+	const uint64_t	ones = 0x0101010101010101ULL;
+	uint64_t	w;
+
+	for (; len >= 8; s += 8, len -= 8) {
+		memcpy(&w, s, sizeof w);
+		if (((w - ones) | w) & (ones << 7))
+			return (0);
+	}
+	for (; len > 0; s++, len--)
+		if (*s == 0 || *s >= 0x80)
+			return (0);
+	return (1);
+}
+
+/*
  * Copy a yajl string, refusing oversize ones, embedded NULs and invalid
  * UTF-8. This is the one UTF-8 check of a JSON body: yajl's own is off
  * (json_parse), since it checks only the byte structure and would let
@@ -1517,13 +1539,15 @@ jctx_copy(struct jctx *cx, const unsigned char *s, size_t len, char *buf,
 		    INSTANCE_MAX_STRING);
 		return (NULL);
 	}
-	if (memchr(s, '\0', len) != NULL) {
-		jctx_fail(cx, "string contains NUL");
-		return (NULL);
-	}
-	if (!utf8_valid_n((const char *)s, len)) {
-		jctx_fail(cx, "string is not valid UTF-8");
-		return (NULL);
+	if (!json_text_plain(s, len)) {
+		if (memchr(s, '\0', len) != NULL) {
+			jctx_fail(cx, "string contains NUL");
+			return (NULL);
+		}
+		if (!utf8_valid_n((const char *)s, len)) {
+			jctx_fail(cx, "string is not valid UTF-8");
+			return (NULL);
+		}
 	}
 	if (buf != NULL && len < bufsz) {
 		memcpy(buf, s, len);

@@ -539,6 +539,12 @@ START_TEST(test_bad_inputs)
 	assert_bad("{\"instance\":{\"metadata\":{\"a\":{\"b\":1}}}}",
 	    "invalid a");
 	assert_bad("{\"instance\":{\"hostName\":\"a\\u0000b\"}}", "NUL");
+	/* Past the first eight bytes too (the plain-ASCII scan's words). */
+	assert_bad("{\"instance\":{\"hostName\":\"abcdefghij\\u0000b\"}}",
+	    "NUL");
+	assert_bad("{\"instance\":{\"hostName\":\"abcdefghij\xc0\xaf" "m\"}}",
+	    "not valid UTF-8");
+	assert_bad("{\"instance\":{\"abcdefghij\\u0000\":\"x\"}}", "NUL");
 	assert_bad("{\"instance\":{\"hostName\":\"h\"}} {}",
 	    "cannot parse request body");
 	assert_bad("{\"instance\":{\"hostName\":\"h\"}}}",
