@@ -61,9 +61,9 @@ buf_reserve(struct buf *b, size_t n)
 	return (1);
 }
 
-/* Append n bytes. */
+/* Append n bytes, growing the allocation (buf_add's slow path). */
 void
-buf_add(struct buf *b, const void *p, size_t n)
+buf_add_grow(struct buf *b, const void *p, size_t n)
 {
 	if (!buf_reserve(b, n))
 		return;
@@ -71,13 +71,6 @@ buf_add(struct buf *b, const void *p, size_t n)
 		memcpy(b->data + b->len, p, n);
 	b->len += n;
 	b->data[b->len] = '\0';
-}
-
-/* Append a C string. */
-void
-buf_adds(struct buf *b, const char *s)
-{
-	buf_add(b, s, strlen(s));
 }
 
 /* Append one byte. */

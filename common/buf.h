@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct buf {
 	char	*data;
@@ -21,12 +22,36 @@ struct buf {
 void	 buf_init(struct buf *, size_t cap);
 void	 buf_free(struct buf *);		/* releases data, keeps struct */
 void	 buf_reset(struct buf *);		/* len = 0, keeps memory */
-void	 buf_add(struct buf *, const void *, size_t);
-void	 buf_adds(struct buf *, const char *);
+void	 buf_add_grow(struct buf *, const void *, size_t);	/* buf_add */
 void	 buf_addc(struct buf *, char);
 void	 buf_addf(struct buf *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	 buf_add_i64(struct buf *, int64_t);
 char	*buf_steal(struct buf *, size_t *);	/* caller frees; buf reset */
+
+/*
+ * Append n bytes. Inline when they fit what is allocated (the encoders
+ * append thousands of short pieces per instance); buf_add_grow() grows,
+ * enforces the cap and keeps a buffer that overflowed dropping data.
+ */
+static inline void
+buf_add(struct buf *b, const void *p, size_t n)
+{
+	if (b->len + n < b->size && !b->overflow &&
+	    (b->cap == 0 || b->len + n <= b->cap)) {
+		memcpy(b->data + b->len, p, n);
+		b->len += n;
+		b->data[b->len] = '\0';
+		return;
+	}
+	buf_add_grow(b, p, n);
+}
+
+/* Append a C string (a literal's length is known at compile time). */
+static inline void
+buf_adds(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
 
 #endif
