@@ -890,8 +890,15 @@ instance_leader_pin(const struct instance *in)
 int
 instance_leader_before(const struct instance *a, const struct instance *b)
 {
-	int64_t	pa = instance_leader_pin(a), pb = instance_leader_pin(b);
+	return (instance_leader_before_pinned(a, instance_leader_pin(a), b,
+	    instance_leader_pin(b)));
+}
 
+/* The same with both pins known (instance_leader_pin of each). */
+int
+instance_leader_before_pinned(const struct instance *a, int64_t pa,
+    const struct instance *b, int64_t pb)
+{
 	if ((pa > 0) != (pb > 0))
 		return (pa > 0);
 	if (pa != pb)

@@ -230,6 +230,9 @@ int	 instance_name_ok(const char *, size_t);
 int64_t	 instance_leader_pin(const struct instance *);	/* 0: none */
 int	 instance_leader_before(const struct instance *,
 	    const struct instance *);
+/* The same with the two pins already known (a scan keeps the best's). */
+int	 instance_leader_before_pinned(const struct instance *, int64_t,
+	    const struct instance *, int64_t);
 
 /*
  * Whether a comma-separated VIP list (vipAddress, secureVipAddress) holds

@@ -36,17 +36,23 @@ leader_find(struct registry *reg, const char *app, int64_t mono)
 	struct reg_app		*a = registry_app_find(reg, app);
 	const struct instance	*in, *best = NULL;
 	int			 hide = registry_lease_expiration_enabled(reg);
-	size_t			 i;
+	int64_t			 pin, best_pin = 0;
+	size_t			 i, n;
 
 	if (a == NULL)
 		return (NULL);
-	for (i = 0; i < reg_app_size(a); i++) {
+	/* Each instance's pin once, the best's kept: a scan per change. */
+	for (i = 0, n = reg_app_size(a); i < n; i++) {
 		in = reg_app_instance_at(a, i);
 		if (in->status != STATUS_UP ||
 		    (hide && reg_app_lease_expired(a, i, mono)))
 			continue;
-		if (best == NULL || instance_leader_before(in, best))
+		pin = instance_leader_pin(in);
+		if (best == NULL ||
+		    instance_leader_before_pinned(in, pin, best, best_pin)) {
 			best = in;
+			best_pin = pin;
+		}
 	}
 	return (best);
 }
