@@ -79,11 +79,13 @@ struct watch {
 
 static void	watcher_free(struct watcher *);
 
-/* The watch_app of name, created when create is set. */
+/*
+ * The watch_app of name, created when create is set; h is
+ * hash_str_upper(name), which the registry's app already holds.
+ */
 static struct watch_app *
-watch_app_get(struct watch *w, const char *name, int create)
+watch_app_get(struct watch *w, const char *name, uint64_t h, int create)
 {
-	uint64_t		 h = hash_str_upper(name);
 	struct htab_node	*n;
 	struct watch_app	*a;
 
@@ -265,9 +267,10 @@ watch_leader_check(struct watch *w, const char *app, int64_t mono)
 {
 	const struct instance	*in = leader_find(w->d.reg, app, mono);
 	struct reg_app		*ra = registry_app_find(w->d.reg, app);
-	struct watch_app	*a = watch_app_get(w, app, in != NULL ||
-				    ra != NULL);
+	struct watch_app	*a;
 
+	a = watch_app_get(w, app, ra != NULL ? reg_app_hash(ra) :
+	    hash_str_upper(app), in != NULL || ra != NULL);
 	if (a == NULL)
 		return;
 	if (in == NULL ? a->leader != NULL : a->leader == NULL ||
@@ -276,7 +279,7 @@ watch_leader_check(struct watch *w, const char *app, int64_t mono)
 		a->leader = in != NULL ? xstrdup(instance_id(in)) : NULL;
 		watch_emit(w, "LEADER", in, app);
 	}
-	ra = registry_app_find(w->d.reg, app);
+	/* The emit changed nothing in the registry: ra is still the app. */
 	a->gen = ra != NULL ? reg_app_gen(ra) : 0;
 	if (ra == NULL && a->leader == NULL) {
 		htab_remove(&w->apps, &a->node);
@@ -296,9 +299,10 @@ watch_observe_cb(const struct registry_event *ev, void *arg)
 	switch (ev->type) {
 	case REG_EV_RENEW:
 		/* Only a heartbeat that rewrote the status moves the gen. */
-		a = watch_app_get(w, ev->app, 0);
-		ra = registry_app_find(w->d.reg, ev->app);
-		if (ra == NULL || (a != NULL && a->gen == reg_app_gen(ra)))
+		if ((ra = registry_app_find(w->d.reg, ev->app)) == NULL)
+			return;
+		a = watch_app_get(w, ev->app, reg_app_hash(ra), 0);
+		if (a != NULL && a->gen == reg_app_gen(ra))
 			return;
 		if (ev->inst != NULL)
 			watch_emit(w, "MODIFIED", ev->inst, ev->app);
