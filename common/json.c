@@ -96,7 +96,8 @@ struct jctx {
 	enum json_doc		 doc;
 	struct frame		 st[JSON_MAX_DEPTH + 1];
 	int			 depth;		/* frames in use */
-	char			*key;		/* pending key or NULL */
+	const char		*key;		/* pending key or NULL */
+	char			*key_owned;	/* key's allocation, if any */
 	int			 kid;		/* its enum json_key */
 	char			*err;		/* our own cause */
 	int			 found;		/* the wanted object was seen */
@@ -810,7 +811,10 @@ json_key_table(void)
 	}
 }
 
-/* The index of the len bytes at k among the known keys, or K_OTHER. */
+/*
+ * The index of the len bytes at k among the known keys, or K_OTHER
+ * (json_parse has built the table).
+ */
 static enum json_key
 json_key_find(const char *k, size_t len)
 {
@@ -818,19 +822,18 @@ json_key_find(const char *k, size_t len)
 
 	if (len > JSON_KEY_MAXLEN)
 		return (K_OTHER);
-	pthread_once(&json_key_once, json_key_table);
 	for (i = json_key_head[len]; i != 0; i = json_key_next[i - 1])
 		if (memcmp(k, json_known_keys[i - 1], len) == 0)
 			return ((enum json_key)(i - 1));
 	return (K_OTHER);
 }
 
-/* Forget the pending key (in cx->keybuf or allocated). */
+/* Forget the pending key (known, in cx->keybuf or allocated). */
 static void
 jctx_key_drop(struct jctx *cx)
 {
-	if (cx->key != cx->keybuf)
-		free(cx->key);
+	free(cx->key_owned);
+	cx->key_owned = NULL;
 	cx->key = NULL;
 	cx->kid = K_OTHER;
 }
@@ -1558,7 +1561,11 @@ jctx_copy(struct jctx *cx, const unsigned char *s, size_t len, char *buf,
 	return (copy);
 }
 
-/* A scalar's text in cx->scratch or a copy; jctx_scalar with it. */
+/*
+ * A scalar's text in cx->scratch or a copy; jctx_scalar with it. A
+ * number's text is what yajl's lexer let through (sign, digits, '.',
+ * exponent): only its length is checked.
+ */
 static int
 jctx_text_scalar(struct jctx *cx, enum jv_type type, const unsigned char *s,
     size_t len)
@@ -1567,7 +1574,11 @@ jctx_text_scalar(struct jctx *cx, enum jv_type type, const unsigned char *s,
 	char		*copy;
 	int		 rc;
 
-	if ((copy = jctx_copy(cx, s, len, cx->scratch,
+	if (type == JV_NUM && len < sizeof cx->scratch) {
+		memcpy(cx->scratch, s, len);
+		cx->scratch[len] = '\0';
+		copy = cx->scratch;
+	} else if ((copy = jctx_copy(cx, s, len, cx->scratch,
 	    sizeof cx->scratch)) == NULL)
 		return (0);
 	v.s = copy;
@@ -1596,12 +1607,22 @@ static int
 json_map_key_cb(void *arg, const unsigned char *s, size_t len)
 {
 	struct jctx	*cx = arg;
+	enum json_key	 kid;
+	char		*copy;
 
 	jctx_key_drop(cx);
-	if ((cx->key = jctx_copy(cx, s, len, cx->keybuf,
+	/* A known key is plain ASCII: its own text, no copy or check. */
+	if ((kid = json_key_find((const char *)s, len)) != K_OTHER) {
+		cx->key = json_known_keys[kid];
+		cx->kid = kid;
+		return (1);
+	}
+	if ((copy = jctx_copy(cx, s, len, cx->keybuf,
 	    sizeof cx->keybuf)) == NULL)
 		return (0);
-	cx->kid = json_key_find(cx->key, len);
+	if (copy != cx->keybuf)
+		cx->key_owned = copy;
+	cx->key = copy;
 	return (1);
 }
 
@@ -1729,6 +1750,7 @@ json_parse(struct jctx *cx, const char *data, size_t len, char **cause)
 	int		 rc = -1;
 
 	cx->kid = K_OTHER;
+	pthread_once(&json_key_once, json_key_table);
 	if (!json_surrogates_paired(data, len)) {
 		xasprintf(cause, "cannot parse request body: lone UTF-16 "
 		    "surrogate escape");
