@@ -36,6 +36,16 @@ batch_note(struct batch_result *r, enum batch_note kind, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* src into dst (dstsz bytes), cut as snprintf's "%s" would cut it. */
+static void
+batch_copy_name(char *dst, size_t dstsz, const char *src)
+{
+	size_t	n = strnlen(src, dstsz - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
 /* Eureka's register validation, then heureka's bounds; see batch.h. */
 const char *
 batch_check_instance(const struct batch_limits *lim,
@@ -177,7 +187,7 @@ batch_register(struct registry *reg, struct cache *cache,
 	/* Taken over, not copied: the batch is freed after it is applied. */
 	in = it->info;
 	it->info = NULL;
-	snprintf(app, sizeof app, "%s", it->app_name != NULL ?
+	batch_copy_name(app, sizeof app, it->app_name != NULL ?
 	    it->app_name : (in->app != NULL ? in->app : ""));
 	str_upper(app);
 	if (batch_check_instance(lim, in, app, msg, sizeof msg, r) != NULL) {
@@ -185,7 +195,7 @@ batch_register(struct registry *reg, struct cache *cache,
 		return (200);
 	}
 	batch_fill_amazon_id(in);
-	snprintf(id, sizeof id, "%s", instance_id(in));
+	batch_copy_name(id, sizeof id, instance_id(in));
 	if (cache != NULL)
 		registry_set_external_bytes(reg, cache_bytes(cache));
 	/* The same per-instance and memory bounds as a REST register. */
