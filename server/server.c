@@ -499,6 +499,11 @@ server_listen(struct server *s, char **cause)
 		return (-1);
 	}
 	evhttp_set_gencb(s->http, server_request_cb, s);
+	/*
+	 * A reply with a body always names its type (http_reply); an empty
+	 * one carries none, as Eureka's, instead of evhttp's text/html.
+	 */
+	evhttp_set_default_content_type(s->http, NULL);
 	guard_init(&(struct guard_conf){
 	    .max_body_bytes = s->conf->max_body_bytes,
 	    .max_batch_bytes = s->conf->max_batch_bytes,
