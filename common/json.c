@@ -133,6 +133,30 @@ static const char json_short_esc[32] = {
 	['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n', ['\f'] = 'f', ['\r'] = 'r',
 };
 
+/*
+ * Bytes at the start of s (len of them) that need no escape, found eight
+ * at a time: a word holds none of '"', '\\' or a control byte when no
+ * byte of it is below 0x20 (borrow test) and none equals either quote
+ * character (zero-byte test of the word xor the character).
+ */
+static size_t
+json_plain_prefix(const char *s, size_t len)
+{
+	const uint64_t	ones = 0x0101010101010101ULL, high = ones << 7;
+	uint64_t	w, q, bs;
+	size_t		i;
+
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&w, s + i, sizeof w);
+		q = w ^ (ones * '"');
+		bs = w ^ (ones * '\\');
+		if ((((w - ones * 0x20) & ~w) | ((q - ones) & ~q) |
+		    ((bs - ones) & ~bs)) & high)
+			break;
+	}
+	return (i);
+}
+
 /* Append s as a JSON string literal with Jackson's escaping. */
 void
 json_add_string(struct buf *b, const char *s)
@@ -141,11 +165,14 @@ json_add_string(struct buf *b, const char *s)
 	const char		*run;
 	unsigned char		 c;
 	char			 esc[6];
+	size_t			 len;
 
 	buf_addc(b, '"');
 	if (s == NULL)
 		s = "";
 	run = s;
+	len = strlen(s);
+	s += json_plain_prefix(s, len);
 	for (; (c = (unsigned char)*s) != '\0'; s++) {
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;

@@ -796,6 +796,27 @@ START_TEST(test_escaping)
 	buf_reset(&b);
 	json_add_string(&b, "");
 	ck_assert_str_eq(b.data, "\"\"");
+	/* Each escape at every offset of the eight-byte plain scan. */
+	{
+		static const char	*esc[] = { "\"", "\\", "\n", "\x01" };
+		static const char	*out[] = { "\\\"", "\\\\", "\\n",
+		    "\\u0001" };
+		char			 in_s[32], want[64];
+		size_t			 i, j;
+
+		for (j = 0; j < 4; j++) {
+			for (i = 0; i < 20; i++) {
+				memset(in_s, 'x', 20);
+				in_s[20] = '\0';
+				in_s[i] = esc[j][0];
+				snprintf(want, sizeof want, "\"%.*s%s%s\"",
+				    (int)i, in_s, out[j], in_s + i + 1);
+				buf_reset(&b);
+				json_add_string(&b, in_s);
+				ck_assert_str_eq(b.data, want);
+			}
+		}
+	}
 
 	/* Escaped values decode back to the same bytes. */
 	in = instance_new();
