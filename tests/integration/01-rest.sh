@@ -112,6 +112,8 @@ assert_http 404 GET "${U}instances/nope"
 hk_log "heartbeat"
 assert_http 200 PUT "${U}apps/ORDER-SERVICE/o1"
 [ ! -s "$HK_BODY" ] || fail "heartbeat 200 has no body"
+# No body, no type (as Eureka's); not evhttp's text/html default.
+assert_eq "" "$(hk_header Content-Type)" "heartbeat 200 Content-Type"
 assert_http 200 PUT "${U}apps/order-service/o1?status=UP"
 assert_http 404 PUT "${U}apps/ORDER-SERVICE/nope"
 assert_http 404 PUT "${U}apps/NO-SUCH-APP/o1"
