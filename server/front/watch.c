@@ -246,10 +246,8 @@ watch_emit(struct watch *w, const char *type, const struct instance *in,
 	w->n++;
 	f->version = w->stats.version;
 	f->app = xstrdup(app);
-	f->len = b.len;
-	f->text = xstrndup(b.data, b.len);
+	f->text = buf_steal(&b, &f->len);	/* the formatted bytes, kept */
 	w->bytes += f->len;
-	buf_free(&b);
 	for (wr = TAILQ_FIRST(&w->watchers); wr != NULL; wr = next) {
 		next = TAILQ_NEXT(wr, entry);
 		if (watcher_wants(wr, app))
