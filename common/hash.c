@@ -73,12 +73,12 @@ static uint64_t
 hash_le64(const uint8_t *p)
 {
 	uint64_t	w = 0;
-	int		i;
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	memcpy(&w, p, sizeof w);
-	(void)i;
 #else
+	int		i;
+
 	for (i = 7; i >= 0; i--)
 		w = (w << 8) | p[i];
 #endif

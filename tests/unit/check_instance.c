@@ -54,7 +54,8 @@ START_TEST(test_utf8_valid)
 		/* A sequence cut by n is truncated, the bytes after ignored. */
 		ck_assert(!utf8_valid_n("abcdefgh\xc3\xa9", 9));
 		ck_assert(utf8_valid_n("abcdefgh\xc3\xa9", 10));
-		ck_assert(utf8_valid_n("a\0b", 3));	/* NUL is the caller's */
+		/* A NUL is a byte like any other: the caller refuses it. */
+		ck_assert(utf8_valid_n("a\0b", 3));
 	}
 }
 END_TEST
