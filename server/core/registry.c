@@ -220,8 +220,8 @@ static void	registry_set_status(struct registry *, struct lease *,
 static void	registry_touch(struct registry *, struct reg_app *);
 static void	registry_enqueue(struct registry *, struct lease *, int64_t);
 static void	registry_notify(struct registry *, enum registry_event_type,
-		    const char *, const char *, const struct instance *, int,
-		    int64_t, struct hk_time);
+		    const char *, uint64_t, const char *,
+		    const struct instance *, int, int64_t, struct hk_time);
 static struct override *override_find(struct registry *, const char *,
 		    int64_t, int);
 static void	override_put(struct registry *, const char *,
@@ -441,11 +441,12 @@ registry_add_observer(struct registry *reg, registry_observer_cb cb,
 	reg->nobs++;
 }
 
-/* Tell every observer about one change. */
+/* Tell every observer about one change; app_hash is app's (see .h). */
 static void
 registry_notify(struct registry *reg, enum registry_event_type type,
-    const char *app, const char *id, const struct instance *inst,
-    int replicated, int64_t cancel_ts, struct hk_time now)
+    const char *app, uint64_t app_hash, const char *id,
+    const struct instance *inst, int replicated, int64_t cancel_ts,
+    struct hk_time now)
 {
 	struct registry_event	 ev;
 	struct override		*o;
@@ -456,6 +457,7 @@ registry_notify(struct registry *reg, enum registry_event_type type,
 	memset(&ev, 0, sizeof ev);
 	ev.type = type;
 	ev.app = app;
+	ev.app_hash = app_hash;
 	ev.id = id;
 	ev.inst = inst;
 	ev.replicated = replicated;
@@ -1151,7 +1153,8 @@ registry_do_register(struct registry *reg, struct instance *in,
 	registry_touch(reg, a);
 	reg->stats.registrations++;
 	reg->notify_created = !has_existing;
-	registry_notify(reg, type, a->name, id, r, replicated, 0, now);
+	registry_notify(reg, type, a->name, a->node.hash, id, r, replicated,
+	    0, now);
 	reg->notify_created = 0;
 	return (REG_OK);
 }
@@ -1207,8 +1210,8 @@ registry_renew(struct registry *reg, const char *app, const char *id,
 	evict_renewed(&reg->ev, l->uncounted);
 	lease_renew(l, now);
 	reg->stats.renewals++;
-	registry_notify(reg, REG_EV_RENEW, l->app->name, l->id, l->inst,
-	    replicated, 0, now);
+	registry_notify(reg, REG_EV_RENEW, l->app->name, l->app->node.hash,
+	    l->id, l->inst, replicated, 0, now);
 
 	if (last_dirty < 0 || !reg->conf.sync_when_timestamp_differs)
 		return (REG_OK);
@@ -1242,6 +1245,7 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
     int replicated, int64_t cancel_ts, struct hk_time now)
 {
 	struct reg_app	*a = l->app;
+	uint64_t	 app_hash = a->node.hash;	/* a may be dropped */
 	struct lease	*last;
 	struct instance	*r;
 
@@ -1289,7 +1293,8 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 	}
 	/* inst is NULL: the instance is gone from the registry. */
 	registry_notify(reg, evict ? REG_EV_EVICT : REG_EV_CANCEL,
-	    l->inst->app, l->id, NULL, evict ? 0 : replicated, cancel_ts, now);
+	    l->inst->app, app_hash, l->id, NULL, evict ? 0 : replicated,
+	    cancel_ts, now);
 	lease_unref(reg, l);	/* the registry's; the queue keeps one */
 }
 
@@ -1329,8 +1334,8 @@ registry_cancel(struct registry *reg, const char *app, const char *id,
 		tomb_set(reg, up, id, ts, now.mono_ms);
 		override_del(reg, id);
 		reg->stats.cancels_not_found++;
-		registry_notify(reg, REG_EV_CANCEL, up, id, NULL, replicated,
-		    ts, now);
+		registry_notify(reg, REG_EV_CANCEL, up, hash_str_upper(up), id,
+		    NULL, replicated, ts, now);
 		free(up);
 		return (REG_NOT_FOUND);
 	}
@@ -1376,8 +1381,8 @@ registry_status_update(struct registry *reg, const char *app, const char *id,
 		registry_touch(reg, l->app);
 	}
 	reg->stats.status_updates++;
-	registry_notify(reg, REG_EV_STATUS_UPDATE, l->app->name, l->id, in,
-	    replicated, 0, now);
+	registry_notify(reg, REG_EV_STATUS_UPDATE, l->app->name,
+	    l->app->node.hash, l->id, in, replicated, 0, now);
 	return (REG_OK);
 }
 
@@ -1415,8 +1420,8 @@ registry_delete_override(struct registry *reg, const char *app,
 		registry_enqueue(reg, l, now.mono_ms);
 		registry_touch(reg, l->app);
 	}
-	registry_notify(reg, REG_EV_DELETE_OVERRIDE, l->app->name, l->id, in,
-	    replicated, 0, now);
+	registry_notify(reg, REG_EV_DELETE_OVERRIDE, l->app->name,
+	    l->app->node.hash, l->id, in, replicated, 0, now);
 	return (REG_OK);
 }
 
@@ -1568,13 +1573,21 @@ registry_app_at(const struct registry *reg, size_t i)
 struct reg_app *
 registry_app_find(const struct registry *reg, const char *name)
 {
+	if (name == NULL)
+		return (NULL);
+	return (registry_app_find_hashed(reg, name, hash_str_upper(name)));
+}
+
+/* The same with h = hash_str_upper(name) already known. */
+struct reg_app *
+registry_app_find_hashed(const struct registry *reg, const char *name,
+    uint64_t h)
+{
 	struct htab_node	*n;
 	struct reg_app	*a;
-	uint64_t	 h;
 
 	if (name == NULL)
 		return (NULL);
-	h = hash_str_upper(name);
 	for (n = htab_first(&reg->app_tab, h); n != NULL; n = n->next) {
 		if (n->hash != h)
 			continue;

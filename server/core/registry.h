@@ -99,6 +99,9 @@ enum registry_event_type {
 struct registry_event {
 	enum registry_event_type	 type;
 	const char			*app;
+	uint64_t			 app_hash;	/* hash_str_upper(app):
+							   for
+							   registry_app_find_hashed */
 	const char			*id;
 	const struct instance		*inst;	/* stored copy; NULL if gone
 						   (always for CANCEL, EVICT) */
@@ -256,6 +259,8 @@ void		 registry_foreach_override(struct registry *,
 size_t		 registry_app_count(const struct registry *);
 struct reg_app	*registry_app_at(const struct registry *, size_t);
 struct reg_app	*registry_app_find(const struct registry *, const char *);
+struct reg_app	*registry_app_find_hashed(const struct registry *, const char *,
+		    uint64_t);	/* hash_str_upper(name) known */
 const char	*reg_app_name(const struct reg_app *);
 size_t		 reg_app_size(const struct reg_app *);
 const struct instance *reg_app_instance_at(const struct reg_app *, size_t);

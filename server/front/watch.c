@@ -261,14 +261,15 @@ watch_emit(struct watch *w, const char *type, const struct instance *in,
  * app without a leader is still known for one).
  */
 static void
-watch_leader_check(struct watch *w, const char *app, int64_t mono)
+watch_leader_check(struct watch *w, const char *app, uint64_t app_hash,
+    int64_t mono)
 {
 	const struct instance	*in = leader_find(w->d.reg, app, mono);
-	struct reg_app		*ra = registry_app_find(w->d.reg, app);
+	struct reg_app		*ra;
 	struct watch_app	*a;
 
-	a = watch_app_get(w, app, ra != NULL ? reg_app_hash(ra) :
-	    hash_str_upper(app), in != NULL || ra != NULL);
+	ra = registry_app_find_hashed(w->d.reg, app, app_hash);
+	a = watch_app_get(w, app, app_hash, in != NULL || ra != NULL);
 	if (a == NULL)
 		return;
 	if (in == NULL ? a->leader != NULL : a->leader == NULL ||
@@ -297,9 +298,10 @@ watch_observe_cb(const struct registry_event *ev, void *arg)
 	switch (ev->type) {
 	case REG_EV_RENEW:
 		/* Only a heartbeat that rewrote the status moves the gen. */
-		if ((ra = registry_app_find(w->d.reg, ev->app)) == NULL)
+		if ((ra = registry_app_find_hashed(w->d.reg, ev->app,
+		    ev->app_hash)) == NULL)
 			return;
-		a = watch_app_get(w, ev->app, reg_app_hash(ra), 0);
+		a = watch_app_get(w, ev->app, ev->app_hash, 0);
 		if (a != NULL && a->gen == reg_app_gen(ra))
 			return;
 		if (ev->inst != NULL)
@@ -330,7 +332,7 @@ watch_observe_cb(const struct registry_event *ev, void *arg)
 		instance_free(stub);
 		break;
 	}
-	watch_leader_check(w, ev->app, ev->now.mono_ms);
+	watch_leader_check(w, ev->app, ev->app_hash, ev->now.mono_ms);
 }
 
 /* Every keep-alive interval: a comment line to every watcher. */

@@ -462,6 +462,47 @@ log_cb(const struct registry_event *ev, void *arg)
 	lg->n++;
 }
 
+/* Observer: count events whose app_hash is not hash_str_upper(app). */
+static void
+app_hash_cb(const struct registry_event *ev, void *arg)
+{
+	int	*c = arg;
+
+	if (ev->app_hash != hash_str_upper(ev->app))
+		c[0]++;
+	c[1]++;
+}
+
+/*
+ * Every event carries its app's hash (the watch finds the app with it
+ * instead of hashing the name again), including the cancel that drops
+ * the app's last lease and the cancel of an unknown instance.
+ */
+START_TEST(test_event_app_hash)
+{
+	struct registry	*reg = registry_new(&cf, T0);
+	int		 c[2] = { 0, 0 };
+
+	registry_add_observer(reg, app_hash_cb, c);
+	ck_assert_int_eq(registry_register(reg, mkinst("App", "i1", STATUS_UP,
+	    10), 0, TM(T0)), REG_OK);
+	ck_assert_int_eq(registry_renew(reg, "app", "i1", -1, STATUS_UNKNOWN,
+	    0, TM(T0 + 1), NULL), REG_OK);
+	ck_assert_int_eq(registry_status_update(reg, "APP", "i1",
+	    STATUS_DOWN, 20, 0, TM(T0 + 2), -1), REG_OK);
+	ck_assert_int_eq(registry_delete_override(reg, "aPP", "i1",
+	    STATUS_UNKNOWN, 30, 0, TM(T0 + 3), -1), REG_OK);
+	ck_assert_int_eq(registry_cancel(reg, "app", "i1", 0, TM(T0 + 4), -1),
+	    REG_OK);
+	ck_assert_ptr_null(registry_app_find(reg, "APP"));
+	ck_assert_int_eq(registry_cancel(reg, "Gone", "x", 0, TM(T0 + 5), -1),
+	    REG_NOT_FOUND);
+	ck_assert_int_eq(c[1], 6);
+	ck_assert_int_eq(c[0], 0);
+	registry_free(reg);
+}
+END_TEST
+
 START_TEST(test_metadata_update)
 {
 	struct registry		*reg = registry_new(&cf, T0);
@@ -2047,6 +2088,7 @@ registry_suite(void)
 	tcase_add_test(tc, test_override_lifecycle);
 	tcase_add_test(tc, test_override_from_peer_and_register);
 	tcase_add_test(tc, test_override_ttl);
+	tcase_add_test(tc, test_event_app_hash);
 	tcase_add_test(tc, test_metadata_update);
 	tcase_add_test(tc, test_heartbeat_keeps_gen);
 	tcase_add_test(tc, test_delta_order_dedupe_retention);
