@@ -33,7 +33,13 @@
 const struct instance *
 leader_find(struct registry *reg, const char *app, int64_t mono)
 {
-	struct reg_app		*a = registry_app_find(reg, app);
+	return (leader_find_app(reg, registry_app_find(reg, app), mono));
+}
+
+/* The same for an app already found (NULL: none). */
+const struct instance *
+leader_find_app(struct registry *reg, struct reg_app *a, int64_t mono)
+{
 	const struct instance	*in, *best = NULL;
 	int			 hide = registry_lease_expiration_enabled(reg);
 	int64_t			 pin, best_pin = 0;

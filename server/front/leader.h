@@ -30,6 +30,9 @@ struct gate;
 /* The leader of app (NULL if none); borrowed, as registry lookups. */
 const struct instance *leader_find(struct registry *, const char *app,
 		     int64_t mono);
+/* The same for an app already found (the watch has it); NULL: none. */
+const struct instance *leader_find_app(struct registry *, struct reg_app *,
+		     int64_t mono);
 /*
  * GET, PUT ?id=ID and DELETE on apps/{app}/leader (rel is the path after
  * {base}heureka/); reads wait for the gate. Returns 1 when it replied,

@@ -264,11 +264,12 @@ static void
 watch_leader_check(struct watch *w, const char *app, uint64_t app_hash,
     int64_t mono)
 {
-	const struct instance	*in = leader_find(w->d.reg, app, mono);
 	struct reg_app		*ra;
+	const struct instance	*in;
 	struct watch_app	*a;
 
 	ra = registry_app_find_hashed(w->d.reg, app, app_hash);
+	in = leader_find_app(w->d.reg, ra, mono);
 	a = watch_app_get(w, app, app_hash, in != NULL || ra != NULL);
 	if (a == NULL)
 		return;
