@@ -548,7 +548,8 @@ server_listen(struct server *s, char **cause)
 		errno = EINVAL;		/* heureka.peer.ssl.*: exit 78 */
 		return (-1);
 	}
-	s->ext = ext_new(&(struct ext_deps){ s->reg, s->gate, s->peers });
+	s->ext = ext_new(&(struct ext_deps){ s->reg, s->gate, s->peers,
+	    s->conf });
 	s->rest = rest_new(&(struct rest_deps){ .reg = s->reg,
 	    .cache = s->cache, .gate = s->gate, .conf = s->conf,
 	    .access = s->access, .register_rl = s->register_rl,

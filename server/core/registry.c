@@ -2002,6 +2002,15 @@ reg_app_lease_expired(const struct reg_app *a, size_t i, int64_t mono)
 	return (i >= a->n || lease_is_expired(a->leases[i], 0, mono));
 }
 
+/* The time lease_is_expired() turns true for the i-th lease of a. */
+int64_t
+reg_app_lease_deadline(const struct reg_app *a, size_t i)
+{
+	if (i >= a->n || a->leases[i]->eviction_ts > 0)
+		return (INT64_MIN);
+	return (a->leases[i]->last_renew_mono + a->leases[i]->duration_ms);
+}
+
 /* n bytes into the copy hash, continuing from h (fixed key: peers compare). */
 static uint64_t
 copy_hash_bytes(uint64_t h, const void *p, size_t n)

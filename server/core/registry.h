@@ -224,6 +224,8 @@ uint64_t	 registry_copy_hash(const struct instance *);
 /* Whether the i-th lease of an app has expired (monotonic clock). */
 int		 reg_app_lease_expired(const struct reg_app *, size_t,
 		     int64_t mono);
+/* Monotonic ms after which it has (INT64_MIN: it already has, evicted). */
+int64_t		 reg_app_lease_deadline(const struct reg_app *, size_t);
 /*
  * The live-lease walk: cb(app, instance, arg) for every lease that has
  * not expired at mono (monotonic ms), app by app, the leases of one app

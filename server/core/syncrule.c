@@ -76,6 +76,8 @@ sync_answer(enum sync_kind kind, int code, int java, const char *ready_hdr,
 		return (SYNC_ANS_JAVA);
 	if (code == 404 && kind == SYNC_KIND_DIGEST)
 		return (SYNC_ANS_NO_AE);
+	if (code == 503 && kind == SYNC_KIND_DIGEST)
+		return (SYNC_ANS_BUSY);
 	if (code == 403 && !java && kind == SYNC_KIND_SYNC &&
 	    ready_hdr != NULL && strcmp(ready_hdr, "0") == 0)
 		return (SYNC_ANS_NOT_READY);
@@ -91,9 +93,39 @@ sync_peer_ready(int java, const char *ready_hdr)
 	return (java || (ready_hdr != NULL && strcmp(ready_hdr, "1") == 0));
 }
 
+/* Only what a query may hold unescaped: unreserved, '%', '=', '&'. */
+static int
+sync_next_char_ok(unsigned char c)
+{
+	return ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || strchr("-._~%=&", c) != NULL);
+}
+
+/* What follows a page (syncrule.h). */
+enum sync_page_step
+sync_page_step(const char *page, const char *next, const char *prev,
+    unsigned pages)
+{
+	size_t	i, len;
+
+	if (page == NULL || strcmp(page, "last") == 0)
+		return (SYNC_PAGE_LAST);
+	if (strcmp(page, "more") != 0 || next == NULL)
+		return (SYNC_PAGE_BAD);
+	len = strlen(next);
+	if (len == 0 || len > SYNC_NEXT_MAX || pages + 1 >= SYNC_PAGES_MAX ||
+	    (prev != NULL && strcmp(prev, next) == 0))
+		return (SYNC_PAGE_BAD);
+	for (i = 0; i < len; i++)
+		if (!sync_next_char_ok((unsigned char)next[i]))
+			return (SYNC_PAGE_BAD);
+	return (SYNC_PAGE_MORE);
+}
+
 /*
- * A pull decodes the peer's whole registry on the loop, so after start-up
- * it is kept for differences replication will not fix. Under churn the
+ * A pull decodes (a page at a time) what the peer holds in the buckets
+ * that differ, so after start-up it is kept for differences replication
+ * will not fix. Under churn the
  * digests differ all the time and replication is already converging them.
  */
 enum sync_digest

@@ -12,7 +12,8 @@
  *   back to the standard GET apps/ (a Java peer), or marks a peer without
  *   the digest endpoint; a heureka peer's 403 with X-Heureka-Ready: 0 is
  *   an answer with nothing to copy yet;
- * - when a differing digest leads to a pull (sync_digest_step);
+ * - when a differing digest leads to a pull (sync_digest_step), and
+ *   whether a page of a pull is followed by another (sync_page_step);
  * - which copy wins a reconcile (sync_reconcile over registry_reconcile).
  */
 #ifndef SYNCRULE_H
@@ -72,6 +73,7 @@ enum sync_answer {
 	SYNC_ANS_JAVA,		/* 404: ask again with GET apps/ */
 	SYNC_ANS_NO_AE,		/* 404 to the digest: not heureka */
 	SYNC_ANS_NOT_READY,	/* a syncing heureka peer: answered, empty */
+	SYNC_ANS_BUSY,		/* 503 to the digest: still computing it */
 	SYNC_ANS_FAILED,	/* anything else */
 };
 
@@ -84,6 +86,30 @@ enum sync_answer sync_answer(enum sync_kind, int code, int java,
 		     const char *ready_hdr, int *credentials);
 /* Did a 200 to the start-up sync come from a peer that is ready? */
 int		 sync_peer_ready(int java, const char *ready_hdr);
+
+/*
+ * Paged pulls (syncpage.h). Each page of GET heureka/apps?after=... says
+ * X-Heureka-Page: more (then X-Heureka-Next holds the query of the next
+ * page, which the puller sends back as it is) or last; an answer without
+ * X-Heureka-Page comes from a heureka peer of the previous version and
+ * holds the whole registry. sync_page_step() says what follows a page
+ * that has been reconciled: `page` and `next` are those headers (NULL if
+ * absent), `prev` the query that asked for it, `pages` how many pages of
+ * this pull came before it. A next query must be short, made of
+ * URL-safe characters only, and move on: anything else ends the pull as
+ * a failure (a peer cannot make us loop or send it junk).
+ */
+#define SYNC_NEXT_MAX		4096		/* bytes of a next query */
+#define SYNC_PAGES_MAX		(1u << 20)	/* pages of one pull */
+
+enum sync_page_step {
+	SYNC_PAGE_LAST = 0,	/* the pull is complete */
+	SYNC_PAGE_MORE,		/* ask for `next` */
+	SYNC_PAGE_BAD,		/* a broken answer: the pull failed */
+};
+
+enum sync_page_step sync_page_step(const char *page, const char *next,
+		     const char *prev, unsigned pages);
 
 enum sync_digest {
 	SYNC_DIGEST_EQUAL = 0,	/* in sync with this peer */

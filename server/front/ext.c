@@ -5,6 +5,9 @@
  * knows whether what it got is final. The clock is read once per request.
  */
 
+#include <sys/queue.h>
+
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +16,7 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "config.h"
 #include "digest.h"
 #include "ext.h"
 #include "gate.h"
@@ -22,6 +26,7 @@
 #include "registry.h"
 #include "replicate.h"
 #include "sync.h"
+#include "syncpage.h"
 #include "xmalloc.h"
 
 struct ext {
@@ -80,15 +85,100 @@ ext_apps_add(const struct reg_app *a, const struct instance *in, void *arg)
 	json_encode_instance(w->b, in, CODEC_FULL);
 }
 
-/* GET heureka/apps: the full registry (once ready, as GET apps). */
+/* Append "key=<value %-escaped>" to a query. */
+static void
+ext_query_add(struct buf *q, const char *key, const char *v)
+{
+	char	*e;
+
+	if (q->len > 0)
+		buf_addc(q, '&');
+	e = evhttp_uriencode(v, -1, 0);
+	buf_addf(q, "%s=%s", key, e != NULL ? e : "");
+	free(e);
+}
+
+/*
+ * One page of the pull order after the cursor the query holds
+ * (syncpage.h), with the query of the next page in X-Heureka-Next. The
+ * query comes from this node's previous page, passed back unchanged; a
+ * bad one is a 400 and nothing else.
+ */
+static void
+ext_apps_page(struct ext *x, struct evhttp_request *req,
+    const struct evkeyvalq *q, int64_t mono)
+{
+	struct evkeyvalq	*oh = evhttp_request_get_output_headers(req);
+	struct sync_cursor	 cur;
+	struct sync_page	 pg;
+	struct buf		 b, next;
+	const char		*after, *bk;
+	char			*end, hex[17];
+	uint64_t		 buckets = SYNC_BUCKETS_ALL;
+
+	after = evhttp_find_header(q, "after");
+	cur.app = after[0] != '\0' ? after : NULL;
+	cur.id = evhttp_find_header(q, "id");
+	buf_init(&b, 0);
+	if ((bk = evhttp_find_header(q, "buckets")) != NULL) {
+		errno = 0;
+		buckets = strtoull(bk, &end, 16);
+		if (bk[0] == '\0' || *end != '\0' || errno != 0 ||
+		    strlen(bk) > 16) {
+			buf_adds(&b, "{\"error\":\"bad buckets: 16 hex "
+			    "digits\"}");
+			ext_reply(req, 400, &b);
+			buf_free(&b);
+			return;
+		}
+	}
+	sync_page_encode(x->d.reg, mono, &cur, buckets,
+	    x->d.conf->sync_page_bytes, &b, &pg);
+	evhttp_add_header(oh, "X-Heureka-Ready",
+	    gate_allow_read(x->d.gate, mono) ? "1" : "0");
+	evhttp_add_header(oh, "X-Heureka-Page", pg.last ? "last" : "more");
+	if (!pg.last) {
+		buf_init(&next, 0);
+		ext_query_add(&next, "after", pg.next_app);
+		if (pg.next_id != NULL)
+			ext_query_add(&next, "id", pg.next_id);
+		if (buckets != SYNC_BUCKETS_ALL) {
+			snprintf(hex, sizeof hex, "%016llx",
+			    (unsigned long long)buckets);
+			ext_query_add(&next, "buckets", hex);
+		}
+		evhttp_add_header(oh, "X-Heureka-Next", next.data);
+		buf_free(&next);
+	}
+	sync_page_clear(&pg);
+	ext_reply(req, 200, &b);
+	buf_free(&b);
+}
+
+/*
+ * GET heureka/apps: a page when the query has `after`, else the full
+ * registry (once ready, as GET apps), as heureka peers of the previous
+ * version and operators ask for it.
+ */
 static void
 ext_apps(struct ext *x, struct evhttp_request *req, int64_t mono)
 {
+	const struct evhttp_uri	*u = evhttp_request_get_evhttp_uri(req);
+	const char		*qs = u != NULL ? evhttp_uri_get_query(u) : NULL;
+	struct evkeyvalq	 q;
 	struct registry	*reg = x->d.reg;
 	struct ext_walk	 w;
 	struct buf	 b;
 	char		*hash;
 
+	TAILQ_INIT(&q);
+	if (qs != NULL && evhttp_parse_query_str(qs, &q) == 0 &&
+	    evhttp_find_header(&q, "after") != NULL) {
+		ext_apps_page(x, req, &q, mono);
+		evhttp_clear_headers(&q);
+		return;
+	}
+	evhttp_clear_headers(&q);
 	buf_init(&b, 0);
 	hash = registry_hashcode(reg);
 	json_apps_open(&b, CODEC_FULL, (int64_t)registry_gen(reg), hash);
@@ -110,6 +200,7 @@ static void
 ext_stats(struct ext *x, struct evhttp_request *req)
 {
 	struct peer_info	 pi;
+	struct sync_peer_stats	 st;
 	struct buf		 b;
 	uint64_t		 items = 0, batches = 0;
 	int64_t			 sync_ms;
@@ -123,6 +214,7 @@ ext_stats(struct ext *x, struct evhttp_request *req)
 	    sync_count, (long long)sync_ms);
 	for (i = 0; i < n; i++) {
 		peers_info(x->d.peers, i, &pi);
+		peers_sync_stats(x->d.peers, i, &st);
 		items += pi.items_sent;
 		batches += pi.batches_sent;
 		if (i > 0)
@@ -136,7 +228,9 @@ ext_stats(struct ext *x, struct evhttp_request *req)
 		    "\"backoffFailures\":%u,\"lastSuccess\":%lld,"
 		    "\"notFound\":%llu,\"conflicts\":%llu,"
 		    "\"antiEntropy\":{\"rounds\":%llu,\"pulls\":%llu,"
-		    "\"adopted\":%llu,\"cancels\":%llu,\"supported\":%s}}",
+		    "\"adopted\":%llu,\"cancels\":%llu,\"supported\":%s,"
+		    "\"pages\":%llu,\"apps\":%llu,\"instances\":%llu,"
+		    "\"buckets\":%llu},\"syncPages\":%llu}",
 		    pi.resolved ? "true" : "false",
 		    pi.reachable ? "true" : "false", pi.queue_depth,
 		    pi.inflight,
@@ -154,7 +248,12 @@ ext_stats(struct ext *x, struct evhttp_request *req)
 		    (unsigned long long)pi.ae_pulls,
 		    (unsigned long long)pi.ae_adopted,
 		    (unsigned long long)pi.ae_cancels,
-		    pi.ae_supported ? "true" : "false");
+		    pi.ae_supported ? "true" : "false",
+		    (unsigned long long)st.ae_pages,
+		    (unsigned long long)st.ae_apps,
+		    (unsigned long long)st.ae_instances,
+		    (unsigned long long)st.ae_buckets,
+		    (unsigned long long)st.sync_pages);
 	}
 	buf_addf(&b, "],\"itemsSent\":%llu,\"batchesSent\":%llu}",
 	    (unsigned long long)items, (unsigned long long)batches);
@@ -168,7 +267,8 @@ ext_http(struct ext *x, struct evhttp_request *req, const char *rest)
 {
 	struct buf	 b;
 	struct hk_time	 now = clock_now();
-	char		 hex[65];
+	struct digest	*dg;
+	char		 hex[65], bhex[DIGEST_BUCKETS_HEX + 1];
 	size_t		 n, len;
 
 	buf_init(&b, 0);
@@ -191,9 +291,22 @@ ext_http(struct ext *x, struct evhttp_request *req, const char *rest)
 		    "running\"}");
 		ext_reply(req, 403, &b);
 	} else if (len == 6 && strncmp(rest, "digest", 6) == 0) {
-		peer_digest(x->d.reg, now.mono_ms, hex, &n);
-		buf_addf(&b, "{\"digest\":\"%s\",\"count\":%zu}", hex, n);
-		ext_reply(req, 200, &b);
+		/*
+		 * From the per-application cache, within a budget per turn:
+		 * while the first computation of a large registry is spread
+		 * over turns, a 503 tells the peer to ask next round.
+		 */
+		dg = peers_digest(x->d.peers);
+		if (!digest_refresh(dg, x->d.reg, now.mono_ms,
+		    DIGEST_REFRESH_BUDGET)) {
+			buf_adds(&b, "{\"error\":\"digest being computed\"}");
+			ext_reply(req, 503, &b);
+		} else {
+			digest_hex(dg, hex, bhex, &n);
+			buf_addf(&b, "{\"digest\":\"%s\",\"count\":%zu,"
+			    "\"buckets\":\"%s\"}", hex, n, bhex);
+			ext_reply(req, 200, &b);
+		}
 	} else if (len == 4 && strncmp(rest, "apps", 4) == 0)
 		ext_apps(x, req, now.mono_ms);
 	else if (len == 5 && strncmp(rest, "stats", 5) == 0)

@@ -3,10 +3,15 @@
  * Cluster): GET heureka/digest and heureka/apps, which peers use for
  * anti-entropy and the start-up sync, both gated as GET apps is (§6.4),
  * and GET heureka/stats, the replication counters. Other paths are 404.
+ * heureka/apps?after=APP&id=ID[&buckets=HEX] answers one page of the pull
+ * order (syncpage.h) of at most eureka.server.sync-page-bytes; without
+ * `after` it answers the whole registry (operators, heureka peers of the
+ * previous version).
  */
 #ifndef EXT_H
 #define EXT_H
 
+struct config;
 struct evhttp_request;
 struct gate;
 struct peers;
@@ -16,7 +21,8 @@ struct registry;
 struct ext_deps {
 	struct registry		*reg;
 	const struct gate	*gate;
-	const struct peers	*peers;
+	const struct peers	*peers;		/* and its digest cache */
+	const struct config	*conf;
 };
 
 struct ext;

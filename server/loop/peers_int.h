@@ -25,7 +25,17 @@ struct event_base;
 struct config;
 struct registry;
 struct gate;
+struct digest;
 
+/*
+ * Bodies of control answers, set on the connection per request: a page
+ * of a pull (at most eureka.server.sync-page-bytes, 64 MiB, plus one
+ * instance), a digest, and a Java peer's whole GET apps/, which has no
+ * pages (nor does a heureka peer of the previous version: its whole
+ * registry must fit in one page's bound).
+ */
+#define PEER_PAGE_BODY_MAX	(80 * 1024 * 1024)
+#define PEER_DIGEST_BODY_MAX	(64 * 1024)
 #define PEER_CTL_BODY_MAX	(512 * 1024 * 1024)
 
 struct peer;
@@ -36,6 +46,7 @@ struct peer_ctl {
 	enum sync_kind		 kind;
 	int			 java;		/* fell back to GET apps/ */
 	int			 timed_out;
+	char			*query;		/* a page's query, or NULL */
 };
 
 /* The batch in flight. */
@@ -66,6 +77,9 @@ struct peer {
 	unsigned		 tls_gen;	/* context of the connections */
 	int			 no_ae;		/* peer lacks the extension */
 	int			 ae_mismatch;	/* digest rounds that differed */
+	uint64_t		 pull_buckets;	/* of the pull under way */
+	unsigned		 pull_pages;	/* pages of it so far */
+	size_t			 pull_adopted;	/* instances they gave */
 
 	int			 reachable;
 	int64_t			 last_success_ms;
@@ -77,6 +91,11 @@ struct peer {
 	uint64_t		 ae_pulls;
 	uint64_t		 ae_adopted;
 	uint64_t		 ae_cancels;
+	uint64_t		 ae_pages;	/* pages pulled */
+	uint64_t		 ae_apps;	/* applications they held */
+	uint64_t		 ae_instances;
+	uint64_t		 ae_buckets;	/* buckets asked for */
+	uint64_t		 sync_pages;	/* start-up sync pages */
 	uint64_t		 not_found;	/* heartbeat 404 -> register */
 	uint64_t		 conflicts;	/* heartbeat 409 -> adopt */
 };
@@ -92,6 +111,8 @@ struct peers {
 	size_t			  n;
 	struct event		*ae_ev;
 	struct event		*sync_ev;
+	struct event		*dg_ev;		/* digest refresh */
+	struct digest		*digest;
 	int			  started;
 	struct sync_state	  sync;
 	int64_t			  sync_started_ms;

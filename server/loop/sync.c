@@ -3,8 +3,9 @@
  * (sync.h); every decision is taken by server/core/syncrule.c, this file
  * makes the requests and acts on the answers.
  *
- * Start-up sync (§6.4) asks every peer for its registry at once and is
- * done when a ready peer answered (or every peer answered, ready or not:
+ * Start-up sync (§6.4) asks every peer for its registry at once, a page
+ * at a time (syncpage.h; a Java peer's GET apps/ is one page), and is
+ * done when a ready peer answered all of it (or every peer answered, ready or not:
  * a cluster starting together has nothing to copy), then the server is
  * told it is ready. With no peer answering, reads stay refused (403,
  * §6.4) until the gate allows reads (waitTimeInMsWhenSyncEmpty) or
@@ -14,10 +15,13 @@
  *
  * Anti-entropy (a heureka extension; Java peers never call it): every
  * anti_entropy_interval_ms a node asks each peer for GET heureka/digest,
- * and when it differs from its own, pulls the peer's registry (GET
- * heureka/apps) and reconciles. The digest sums registry_copy_hash() of
+ * and when it differs from its own, pulls the peer's applications in the
+ * buckets whose digests differ (GET heureka/apps?after=...&buckets=...,
+ * page after page) and reconciles. The digest sums registry_copy_hash() of
  * every live lease, so it covers every field replication carries (status,
- * overriddenStatus, metadata, ...). The rule (registry_reconcile(), loop-
+ * overriddenStatus, metadata, ...); per bucket it comes from a cache
+ * (digest.h) that a timer keeps current a budget at a time, so neither
+ * side walks a large registry in one turn. The rule (registry_reconcile(), loop-
  * free) is one-sided so that running it on both ends of every pair
  * converges without ping-pong, and it compares only times the origin
  * stamped and replication carries:
@@ -54,11 +58,12 @@
 #include "peers_int.h"
 #include "registry.h"
 #include "sync.h"
+#include "syncpage.h"
 #include "syncrule.h"
 #include "xmalloc.h"
 
 static void	peer_ctl_get(struct peer *, enum sync_kind, int,
-		    struct hk_time);
+		    const char *, struct hk_time);
 
 /* Tell the gate reads may be served. */
 static void
@@ -137,41 +142,72 @@ peer_ctl_digest(struct peer *p, const struct buf *body, struct hk_time now)
 {
 	struct peers	*ps = p->ps;
 	char		 mine[65], theirs[65];
+	char		 mine_b[DIGEST_BUCKETS_HEX + 1];
+	char		 theirs_b[DIGEST_BUCKETS_HEX + 1];
 	size_t		 n;
 
 	p->ae_rounds++;
-	if (peer_parse_digest(body->data, theirs) != 0) {
+	if (peer_parse_digest_buckets(body->data, theirs, theirs_b) != 0) {
 		log_warnx_rl(&ps->rl, "peer %s: bad digest", p->u.display);
 		return;
 	}
-	peer_digest(ps->reg, now.mono_ms, mine, &n);
+	/* Ours, from the cache; still being computed: next round. */
+	if (!digest_refresh(ps->digest, ps->reg, now.mono_ms,
+	    DIGEST_REFRESH_BUDGET))
+		return;
+	digest_hex(ps->digest, mine, mine_b, &n);
 	switch (sync_digest_step(mine, theirs, gate_is_ready(ps->gate),
 	    peer_queue_urgent(p->q), p->inflight != NULL, &p->ae_mismatch)) {
 	case SYNC_DIGEST_EQUAL:
 		peers_set_ready(ps, "in sync with a peer", now);
 		break;
 	case SYNC_DIGEST_PULL:
+		/* Only the buckets that differ (all, from an older peer). */
+		p->pull_buckets = digest_differing(mine_b, theirs_b);
+		if (p->pull_buckets == 0)
+			p->pull_buckets = SYNC_BUCKETS_ALL;
 		p->ae_pulls++;
-		peer_ctl_get(p, SYNC_KIND_PULL, 0, now);
+		p->ae_buckets += (uint64_t)__builtin_popcountll(
+		    p->pull_buckets);
+		peer_ctl_get(p, SYNC_KIND_PULL, 0, NULL, now);
 		break;
 	case SYNC_DIGEST_WAIT:
 		break;
 	}
 }
 
-/* A registry came back (start-up sync or anti-entropy pull). */
+/*
+ * A page of a registry came back (start-up sync or anti-entropy pull; a
+ * Java peer's or an older heureka peer's whole registry is one last
+ * page). It is reconciled at once, before the next page is asked for,
+ * so the loop decodes at most one page per turn. An application may
+ * change on the peer between two pages, and the pages are not one
+ * snapshot; that is safe because registry_reconcile() judges each copy
+ * alone, by the times its origin stamped: a copy a page carries that is
+ * older than what replication already brought us is kept out (ours has
+ * the later lastDirtyTimestamp or origin lastUpdatedTimestamp), a copy
+ * cancelled since is covered by our tombstone once the cancel is
+ * replicated to us (and a copy we adopt before that cancel arrives is
+ * removed by it), and an instance that moves past the cursor while we
+ * pull (a new registration, a new application) is a change the peer
+ * replicates to us anyway. The pull order itself never reshuffles
+ * (syncpage.h), so an instance that does not change is seen exactly
+ * once.
+ */
 static void
 peer_ctl_registry(struct peer *p, struct evhttp_request *req,
-    enum sync_kind kind, int java, const struct buf *body,
+    enum sync_kind kind, int java, const char *query, const struct buf *body,
     struct hk_time now)
 {
 	struct peers		*ps = p->ps;
+	struct evkeyvalq	*ih = evhttp_request_get_input_headers(req);
 	struct applications	*apps;
 	struct peer_pull	 pl = { p, now.mono_ms };
-	const char		*rh;
+	const char		*rh, *next;
 	char			*cause = NULL;
 	int			 peer_ready;
-	size_t			 n;
+	size_t			 n, i, ninst = 0, napps;
+	enum sync_page_step	 step;
 
 	apps = json_decode_applications(body->data, body->len, now.wall_ms,
 	    &cause);
@@ -183,23 +219,49 @@ peer_ctl_registry(struct peer *p, struct evhttp_request *req,
 			peers_sync_one_done(ps, 0, 0, now);
 		return;
 	}
+	napps = apps->n;
+	for (i = 0; i < napps; i++)
+		ninst += apps->apps[i]->n;
 	n = sync_reconcile(ps->reg, apps, now, java,
 	    kind == SYNC_KIND_PULL ? peer_cancel_cb : NULL, &pl);
 	applications_free(apps);
+	p->pull_adopted += n;
 	if (kind == SYNC_KIND_PULL) {
+		p->ae_pages++;
+		p->ae_apps += napps;
+		p->ae_instances += ninst;
 		p->ae_adopted += n;
-		if (n > 0)
-			log_info("anti-entropy: adopted %zu instance(s) from %s",
-			    n, p->u.display);
+	} else {
+		p->sync_pages++;
+		ps->sync.count += (int)n;
+	}
+	next = evhttp_find_header(ih, "X-Heureka-Next");
+	step = java ? SYNC_PAGE_LAST : sync_page_step(evhttp_find_header(ih,
+	    "X-Heureka-Page"), next, query, p->pull_pages++);
+	if (step == SYNC_PAGE_MORE) {
+		peer_ctl_get(p, kind, 0, next, now);
+		return;
+	}
+	if (step == SYNC_PAGE_BAD) {
+		log_warnx_rl(&ps->rl, "peer %s: bad page of its registry "
+		    "(X-Heureka-Page/Next); pull abandoned", p->u.display);
+		if (kind == SYNC_KIND_SYNC)
+			peers_sync_one_done(ps, 0, 0, now);
+		return;
+	}
+	if (kind == SYNC_KIND_PULL) {
+		if (p->pull_adopted > 0)
+			log_info("anti-entropy: adopted %zu instance(s) from %s "
+			    "(%u page(s))", p->pull_adopted, p->u.display,
+			    p->pull_pages);
 		peers_set_ready(ps, "anti-entropy pull", now);
 		return;
 	}
-	ps->sync.count += (int)n;
-	rh = evhttp_find_header(evhttp_request_get_input_headers(req),
-	    "X-Heureka-Ready");
+	rh = evhttp_find_header(ih, "X-Heureka-Ready");
 	peer_ready = sync_peer_ready(java, rh);
-	log_info("start-up sync: %zu instance(s) from %s%s", n,
-	    p->u.display, peer_ready ? "" : " (not ready)");
+	log_info("start-up sync: %zu instance(s) from %s in %u page(s)%s",
+	    p->pull_adopted, p->u.display, p->pull_pages,
+	    peer_ready ? "" : " (not ready)");
 	peers_sync_one_done(ps, 1, peer_ready, now);
 }
 
@@ -214,7 +276,9 @@ peer_ctl_done_cb(struct evhttp_request *req, void *arg)
 	struct hk_time		 now = clock_now();
 	const char		*rh = NULL;
 	enum sync_kind		 kind = c->kind;
+	char			*query = c->query;
 	int			 code = 0, java = c->java, credentials;
+	size_t			 max;
 
 	p->ctl = NULL;
 	free(c);
@@ -223,11 +287,17 @@ peer_ctl_done_cb(struct evhttp_request *req, void *arg)
 		rh = evhttp_find_header(evhttp_request_get_input_headers(req),
 		    "X-Heureka-Ready");
 	}
-	buf_init(&body, PEER_CTL_BODY_MAX);
+	max = kind == SYNC_KIND_DIGEST ? PEER_DIGEST_BODY_MAX :
+	    java ? PEER_CTL_BODY_MAX : PEER_PAGE_BODY_MAX;
+	buf_init(&body, max);
 	switch (sync_answer(kind, code, java, rh, &credentials)) {
 	case SYNC_ANS_JAVA:
 		/* Not a heureka peer: the standard endpoint. */
-		peer_ctl_get(p, kind, 1, now);
+		peer_ctl_get(p, kind, 1, NULL, now);
+		goto out;
+	case SYNC_ANS_BUSY:
+		/* Its digest is still being computed: ask next round. */
+		p->reachable = 1;
 		goto out;
 	case SYNC_ANS_NO_AE:
 		p->no_ae = 1;
@@ -253,7 +323,7 @@ peer_ctl_done_cb(struct evhttp_request *req, void *arg)
 		log_warnx_rl(&ps->rl, "peer %s answered %d: check the "
 		    "credentials in its URL (heureka.security.peer.*) or the "
 		    "peer certificate", p->u.display, code);
-	if (code != 200 || peer_body(req, &body, PEER_CTL_BODY_MAX) != 0) {
+	if (code != 200 || peer_body(req, &body, max) != 0) {
 		if (code != 403)
 			p->reachable = 0;
 		if (kind == SYNC_KIND_SYNC)
@@ -274,20 +344,26 @@ peer_ctl_done_cb(struct evhttp_request *req, void *arg)
 	if (kind == SYNC_KIND_DIGEST)
 		peer_ctl_digest(p, &body, now);
 	else
-		peer_ctl_registry(p, req, kind, java, &body, now);
+		peer_ctl_registry(p, req, kind, java, query, &body, now);
 out:
+	free(query);
 	buf_free(&body);
 }
 
-/* Issue a sync/anti-entropy GET to p (one at a time per peer). */
+/*
+ * Issue a sync/anti-entropy GET to p (one at a time per peer). A pull's
+ * first page has query NULL; the next ones pass the X-Heureka-Next the
+ * page before said.
+ */
 static void
 peer_ctl_get(struct peer *p, enum sync_kind kind, int java,
-    struct hk_time now)
+    const char *query, struct hk_time now)
 {
 	struct evhttp_request	*req;
 	struct peer_ctl		*c;
-	char			*uri;
+	char			*uri, *first = NULL;
 	const char		*what;
+	size_t			 max;
 
 	peer_tls_refresh(p);
 	if (p->ctl != NULL || p->ctl_conn == NULL) {
@@ -299,18 +375,41 @@ peer_ctl_get(struct peer *p, enum sync_kind kind, int java,
 	c->p = p;
 	c->kind = kind;
 	c->java = java;
-	if (kind == SYNC_KIND_DIGEST)
+	if (kind == SYNC_KIND_DIGEST) {
 		what = "heureka/digest";
-	else
-		what = java ? "apps/" : "heureka/apps";
+		max = PEER_DIGEST_BODY_MAX;
+	} else if (java) {
+		what = "apps/";
+		max = PEER_CTL_BODY_MAX;
+	} else {
+		if (query == NULL) {
+			/* A new pull: its first page. */
+			p->pull_pages = 0;
+			p->pull_adopted = 0;
+			if (kind == SYNC_KIND_PULL &&
+			    p->pull_buckets != SYNC_BUCKETS_ALL)
+				xasprintf(&first, "after=&buckets=%016llx",
+				    (unsigned long long)p->pull_buckets);
+			else
+				first = xstrdup("after=");
+			query = first;
+		}
+		c->query = xstrdup(query);
+		what = "heureka/apps?";
+		max = PEER_PAGE_BODY_MAX;
+	}
 	req = evhttp_request_new(peer_ctl_done_cb, c);
 	evhttp_request_set_error_cb(req, peer_ctl_error_cb);
 	peer_headers(p, req);
-	xasprintf(&uri, "%s%s", p->u.path, what);
+	xasprintf(&uri, "%s%s%s", p->u.path, what,
+	    c->query != NULL ? c->query : "");
+	free(first);
+	evhttp_connection_set_max_body_size(p->ctl_conn, max);
 	p->ctl = c;
 	if (evhttp_make_request(p->ctl_conn, req, EVHTTP_REQ_GET, uri) != 0) {
 		p->ctl = NULL;
 		evhttp_request_free(req);
+		free(c->query);
 		free(c);
 		if (kind == SYNC_KIND_SYNC)
 			peers_sync_one_done(p->ps, 0, 0, now);
@@ -327,7 +426,7 @@ peers_sync_round(struct peers *ps, struct hk_time now)
 
 	sync_round_begin(&ps->sync, ps->n);
 	for (i = 0; i < ps->n && !gate_is_ready(ps->gate); i++)
-		peer_ctl_get(ps->v[i], SYNC_KIND_SYNC, 0, now);
+		peer_ctl_get(ps->v[i], SYNC_KIND_SYNC, 0, NULL, now);
 }
 
 /* Retry timer of the start-up sync. */
@@ -358,8 +457,36 @@ peers_ae_cb(evutil_socket_t fd, short what, void *arg)
 	for (i = 0; i < ps->n; i++) {
 		p = ps->v[i];
 		if (!p->no_ae && p->ctl == NULL)
-			peer_ctl_get(p, SYNC_KIND_DIGEST, 0, now);
+			peer_ctl_get(p, SYNC_KIND_DIGEST, 0, NULL, now);
 	}
+}
+
+/* Arm the digest refresh `ms` from now. */
+static void
+peers_dg_arm(struct peers *ps, int64_t ms)
+{
+	struct timeval	tv;
+
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(ps->dg_ev, &tv);
+}
+
+/*
+ * Digest refresh timer: keep the per-application digest cache current a
+ * budget at a time, soon again while it is behind (the first computation
+ * at a million instances), else once a second, so that a digest round
+ * finds it current and never walks the registry in one turn.
+ */
+static void
+peers_dg_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct peers	*ps = arg;
+
+	(void)fd;
+	(void)what;
+	peers_dg_arm(ps, digest_refresh(ps->digest, ps->reg,
+	    clock_now().mono_ms, DIGEST_REFRESH_BUDGET) ? 1000 : 10);
 }
 
 /* Make the sync's and anti-entropy's timers (from peers_new). */
@@ -368,6 +495,8 @@ peers_sync_init(struct peers *ps)
 {
 	ps->ae_ev = event_new(ps->base, -1, EV_PERSIST, peers_ae_cb, ps);
 	ps->sync_ev = evtimer_new(ps->base, peers_sync_cb, ps);
+	ps->dg_ev = evtimer_new(ps->base, peers_dg_cb, ps);
+	ps->digest = digest_new();
 }
 
 /* Free them (from peers_free). */
@@ -378,7 +507,11 @@ peers_sync_clear(struct peers *ps)
 		event_free(ps->ae_ev);
 	if (ps->sync_ev != NULL)
 		event_free(ps->sync_ev);
-	ps->ae_ev = ps->sync_ev = NULL;
+	if (ps->dg_ev != NULL)
+		event_free(ps->dg_ev);
+	ps->ae_ev = ps->sync_ev = ps->dg_ev = NULL;
+	digest_free(ps->digest);
+	ps->digest = NULL;
 }
 
 /* Start-up sync, then anti-entropy. */
@@ -396,6 +529,7 @@ peers_start(struct peers *ps, struct hk_time now)
 		tv.tv_sec = ms / 1000;
 		tv.tv_usec = (ms % 1000) * 1000;
 		event_add(ps->ae_ev, &tv);
+		peers_dg_arm(ps, 0);
 	}
 	if (ps->n == 0) {
 		/* A one-node cluster has nobody to wait for. */
@@ -412,4 +546,25 @@ peers_sync_result(const struct peers *ps, int *count, int64_t *ms)
 {
 	*count = ps->sync.count;
 	*ms = ps->sync_ms;
+}
+
+/* One peer's paged pulls so far. */
+void
+peers_sync_stats(const struct peers *ps, size_t i,
+    struct sync_peer_stats *st)
+{
+	const struct peer	*p = ps->v[i];
+
+	st->sync_pages = p->sync_pages;
+	st->ae_pages = p->ae_pages;
+	st->ae_apps = p->ae_apps;
+	st->ae_instances = p->ae_instances;
+	st->ae_buckets = p->ae_buckets;
+}
+
+/* The digest cache GET heureka/digest answers from. */
+struct digest *
+peers_digest(const struct peers *ps)
+{
+	return (ps->digest);
 }

@@ -2,8 +2,10 @@
  * sync.h: the start-up registry sync (spec §6.4) and heureka's
  * anti-entropy rounds, on the peers of replicate.h. The start-up sync opens
  * the gate (gate_set_ready) when done or given up; anti-entropy compares
- * digests with every peer each anti_entropy_interval_ms and pulls a
- * differing peer's registry. The decisions are server/core/syncrule.h's.
+ * digests with every peer each anti_entropy_interval_ms and pulls the
+ * buckets of a differing peer's registry that differ. Both pull page
+ * after page (syncpage.h), one request in flight per peer. The decisions
+ * are server/core/syncrule.h's.
  */
 #ifndef SYNC_H
 #define SYNC_H
@@ -12,11 +14,25 @@
 
 #include "clock.h"
 
+struct digest;
 struct peers;
 
 /* Begin start-up sync at `now`; opens the gate when done or given up. */
 void	peers_start(struct peers *, struct hk_time now);
 /* What the start-up sync copied and how long it took (heureka/stats). */
 void	peers_sync_result(const struct peers *, int *count, int64_t *ms);
+
+/* One peer's paged pulls so far (heureka/stats). */
+struct sync_peer_stats {
+	uint64_t	sync_pages;	/* start-up sync pages */
+	uint64_t	ae_pages;	/* anti-entropy pull pages */
+	uint64_t	ae_apps;	/* applications those pages held */
+	uint64_t	ae_instances;	/* instances they held */
+	uint64_t	ae_buckets;	/* buckets pulled, summed over pulls */
+};
+void	peers_sync_stats(const struct peers *, size_t,
+	    struct sync_peer_stats *);
+/* The digest cache of the registry, which GET heureka/digest answers. */
+struct digest	*peers_digest(const struct peers *);
 
 #endif
