@@ -236,7 +236,7 @@ static const struct config_opt config_opts[] = {
 	    anti_entropy_interval_ms, 0, MS_MAX, "30000",
 	    "heureka: peer digest comparison period (0: off)"),
 	SIZE(N("eureka.server.sync-page-bytes"), sync_page_bytes,
-	    1024, 67108864.0, "4194304",
+	    1024, 67108864.0, "1048576",
 	    "heureka: JSON bytes per page of a peer's registry pull"),
 	I64(N("eureka.server.max-clock-skew-ms",
 	    "heureka.server.max-clock-skew-ms"),

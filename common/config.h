@@ -71,7 +71,7 @@ struct config {
 	int		 expected_number_of_clients_sending_renews; /* 1 */
 	int		 default_open_for_traffic_count;	/* 1 */
 	int64_t		 anti_entropy_interval_ms;	/* heureka: 30000 */
-	size_t		 sync_page_bytes;		/* heureka: 4 MiB */
+	size_t		 sync_page_bytes;		/* heureka: 1 MiB */
 	int64_t		 max_clock_skew_ms;	/* heureka: 300000 */
 	size_t		 max_body_bytes;		/* heureka: 65536 */
 	size_t		 max_batch_bytes;		/* heureka: 8 MiB */

@@ -30,8 +30,8 @@ struct registry;
 #define DIGEST_BUCKET(k)	((unsigned)((uint64_t)(k) >> 58))
 #define DIGEST_HEX		64	/* the whole digest */
 #define DIGEST_BUCKETS_HEX	(DIGEST_BUCKETS * 16)	/* 16 per bucket */
-#define DIGEST_REFRESH_BUDGET	20000	/* leases hashed per loop turn, at
-					   most: ~25 ms */
+#define DIGEST_REFRESH_BUDGET	5000	/* leases hashed per loop turn, at
+					   most: ~5-15 ms */
 
 /* An application name's place in the buckets and in a pull's order. */
 uint64_t	 digest_app_key(const char *name);
