@@ -5,13 +5,14 @@
  *
  * Start-up sync (§6.4) asks every peer for its registry at once, a page
  * at a time (syncpage.h; a Java peer's GET apps/ is one page), and is
- * done when a ready peer answered all of it (or every peer answered, ready or not:
- * a cluster starting together has nothing to copy), then the server is
- * told it is ready. With no peer answering, reads stay refused (403,
- * §6.4) until the gate allows reads (waitTimeInMsWhenSyncEmpty) or
- * until some peer answers: after the configured attempts (Spring: one) the
- * sync is retried every second, and a successful anti-entropy round counts
- * as well. A node with no peers is ready at once.
+ * done when a ready peer answered all of it (or every peer answered,
+ * ready or not: a cluster starting together has nothing to copy), then
+ * the server is told it is ready. With no peer answering, reads stay
+ * refused (403, §6.4) until the gate allows reads
+ * (waitTimeInMsWhenSyncEmpty) or until some peer answers: after the
+ * configured attempts (Spring: one) the sync is retried every second, and
+ * a successful anti-entropy round counts as well. A node with no peers is
+ * ready at once.
  *
  * Anti-entropy (a heureka extension; Java peers never call it): every
  * anti_entropy_interval_ms a node asks each peer for GET heureka/digest,
@@ -21,10 +22,10 @@
  * every live lease, so it covers every field replication carries (status,
  * overriddenStatus, metadata, ...); per bucket it comes from a cache
  * (digest.h) that a timer keeps current a budget at a time, so neither
- * side walks a large registry in one turn. The rule (registry_reconcile(), loop-
- * free) is one-sided so that running it on both ends of every pair
- * converges without ping-pong, and it compares only times the origin
- * stamped and replication carries:
+ * side walks a large registry in one turn. The rule
+ * (registry_reconcile(), loop-free) is one-sided so that running it on
+ * both ends of every pair converges without ping-pong, and it compares
+ * only times the origin stamped and replication carries:
  *
  *   for each instance R the peer holds (lease not expired):
  *   - we hold no copy: if our tombstone for it is at or after R's
@@ -136,6 +137,17 @@ peer_ctl_error_cb(enum evhttp_request_error err, void *arg)
 		c->timed_out = 1;
 }
 
+/* How many buckets a mask names. */
+static unsigned
+sync_bucket_count(uint64_t mask)
+{
+	unsigned	n = 0;
+
+	for (; mask != 0; mask &= mask - 1)
+		n++;
+	return (n);
+}
+
 /* A digest came back: equal, pull, or let replication converge. */
 static void
 peer_ctl_digest(struct peer *p, const struct buf *body, struct hk_time now)
@@ -167,8 +179,7 @@ peer_ctl_digest(struct peer *p, const struct buf *body, struct hk_time now)
 		if (p->pull_buckets == 0)
 			p->pull_buckets = SYNC_BUCKETS_ALL;
 		p->ae_pulls++;
-		p->ae_buckets += (uint64_t)__builtin_popcountll(
-		    p->pull_buckets);
+		p->ae_buckets += sync_bucket_count(p->pull_buckets);
 		peer_ctl_get(p, SYNC_KIND_PULL, 0, NULL, now);
 		break;
 	case SYNC_DIGEST_WAIT:
