@@ -33,12 +33,12 @@ n=$(hk_json 'sum(len(a["instance"]) for a in d["applications"]["application"])' 
 [ "$n" -ge 1 ] && [ "$n" -lt "$TOTAL" ] || fail "first page holds $n instances"
 hk_curl -o "$HK_ROOT/whole.json" "${A}heureka/apps" || fail "GET heureka/apps"
 assert_eq "$TOTAL" "$(hk_json 'sum(len(a["instance"]) for a in d["applications"]["application"])' "$HK_ROOT/whole.json")" "whole registry"
-assert_http 400 GET "${A}heureka/apps?after=&buckets=xyz"
+assert_refused A 400 GET "${A}heureka/apps?after=&buckets=xyz"
 
 hk_log "B starts empty and syncs from A page by page"
 cl_start B "$PB" "http://127.0.0.1:$PA/eureka/,http://127.0.0.1:$PB/eureka/"
 B=$HK_URL_B
-wait_until 20 cl_eq true cl_stats "$B" 'str(d["ready"]).lower()'
+wait_until 20 hk_eq true cl_stats "$B" 'str(d["ready"]).lower()'
 assert_eq "$TOTAL" "$(cl_stats "$B" 'str(d["syncCount"])')" "instances B copied"
 pages=$(cl_peer "$B" "$PA" "p['syncPages']")
 [ "$pages" -ge 10 ] || fail "B's sync took $pages page(s), want many"
@@ -47,7 +47,7 @@ echo "MEASURE paged sync: $TOTAL instances in $pages pages of <= 1024 bytes" >&2
 
 hk_log "A and B agree: anti-entropy rounds pull nothing"
 r0=$(cl_peer "$B" "$PA" "p['antiEntropy']['rounds']")
-wait_until 10 cl_ge $((r0 + 3)) cl_peer "$B" "$PA" "p['antiEntropy']['rounds']"
+wait_until 10 hk_ge $((r0 + 3)) cl_peer "$B" "$PA" "p['antiEntropy']['rounds']"
 assert_eq 0 "$(cl_peer "$B" "$PA" "p['antiEntropy']['pulls']")" "pulls while equal"
 
 hk_log "one application diverges on A: B pulls its bucket only"
