@@ -181,7 +181,8 @@ sync_page_encode(struct registry *reg, int64_t mono,
 		a = registry_app_at(reg, apps.v[i].idx);
 		seen_app = reg_app_name(a);
 		room = SYNC_PAGE_INSTANCES - pg->instances;
-		picks_init(&ids, room);
+		picks_init(&ids, room < reg_app_size(a) ? room :
+		    reg_app_size(a));
 		for (j = 0; j < reg_app_size(a); j++) {
 			if (reg_app_lease_expired(a, j, mono))
 				continue;
