@@ -248,7 +248,8 @@ peer_ctl_registry(struct peer *p, struct evhttp_request *req,
 	}
 	next = evhttp_find_header(ih, "X-Heureka-Next");
 	step = java ? SYNC_PAGE_LAST : sync_page_step(evhttp_find_header(ih,
-	    "X-Heureka-Page"), next, query, p->pull_pages++);
+	    "X-Heureka-Page"), next, query, p->pull_pages);
+	p->pull_pages++;
 	if (step == SYNC_PAGE_MORE) {
 		peer_ctl_get(p, kind, 0, next, now);
 		return;

@@ -4,7 +4,9 @@
 # ends up holding exactly the same; then anti-entropy repairs one
 # divergent application by pulling only its digest bucket, not the
 # others (counted in heureka/stats). A has no peers, so it replicates to
-# nobody: only B's sync and B's anti-entropy can bring B anything.
+# nobody: only B's sync and B's anti-entropy can bring B anything. Last,
+# a node whose only peer is a Java server (404 to heureka/*) still syncs
+# with one GET apps/.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
 
@@ -64,5 +66,49 @@ inst=$(cl_peer "$B" "$PA" "p['antiEntropy']['instances']")
     fail "pulled $inst instance(s) of $((TOTAL + 1))"
 echo "MEASURE anti-entropy repair: $inst instance(s) pulled of $((TOTAL + 1)), $pages page(s)" >&2
 
+hk_log "a Java peer (404 to heureka/*): C syncs with one GET apps/"
+hk_curl -H 'Accept: application/json' -o "$HK_ROOT/java-apps.json" "${A}apps" ||
+    fail "GET ${A}apps"
+"$HK_PYTHON" - "$HK_ROOT/java-apps.json" "$HK_ROOT/java.port" \
+    "$HK_ROOT/java.log" <<'PY' &
+import http.server, sys
+body = open(sys.argv[1], "rb").read()
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"   # keep-alive, as Java's servers
+    def do_GET(self):
+        with open(sys.argv[3], "a") as f:
+            f.write(self.path + "\n")
+        if self.path.split("?")[0] in ("/eureka/apps/", "/eureka/apps"):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        else:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+    do_POST = do_GET
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[2], "w").write(str(s.server_address[1]))
+s.serve_forever()
+PY
+hk_own $!
+wait_until 5 test -s "$HK_ROOT/java.port"
+PJ=$(cat "$HK_ROOT/java.port")
+set -- $(cl_ports 1)
+PC=$1
+cl_start C "$PC" "http://127.0.0.1:$PJ/eureka/,http://127.0.0.1:$PC/eureka/"
+C=$HK_URL_C
+wait_until 20 hk_eq true cl_stats "$C" 'str(d["ready"]).lower()'
+assert_eq $((TOTAL + 1)) "$(cl_stats "$C" 'str(d["syncCount"])')" "instances C copied"
+assert_eq 1 "$(grep -c '^/eureka/apps/$' "$HK_ROOT/java.log")" "GET apps/ to the Java peer"
+grep -q '^/eureka/heureka/apps?after=$' "$HK_ROOT/java.log" ||
+    fail "C did not ask the Java peer for a page first"
+wait_until 5 cl_same "$A" "$C"
+
+hk_stop C
 hk_stop B
 hk_stop A
