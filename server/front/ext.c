@@ -267,7 +267,6 @@ ext_http(struct ext *x, struct evhttp_request *req, const char *rest)
 {
 	struct buf	 b;
 	struct hk_time	 now = clock_now();
-	struct digest	*dg;
 	char		 hex[65], bhex[DIGEST_BUCKETS_HEX + 1];
 	size_t		 n, len;
 
@@ -296,13 +295,11 @@ ext_http(struct ext *x, struct evhttp_request *req, const char *rest)
 		 * while the first computation of a large registry is spread
 		 * over turns, a 503 tells the peer to ask next round.
 		 */
-		dg = peers_digest(x->d.peers);
-		if (!digest_refresh(dg, x->d.reg, now.mono_ms,
-		    DIGEST_REFRESH_BUDGET)) {
+		if (!peers_digest_current(x->d.peers, now.mono_ms, hex, bhex,
+		    &n)) {
 			buf_adds(&b, "{\"error\":\"digest being computed\"}");
 			ext_reply(req, 503, &b);
 		} else {
-			digest_hex(dg, hex, bhex, &n);
 			buf_addf(&b, "{\"digest\":\"%s\",\"count\":%zu,"
 			    "\"buckets\":\"%s\"}", hex, n, bhex);
 			ext_reply(req, 200, &b);

@@ -473,15 +473,15 @@ peers_ae_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-/* Arm the digest refresh `ms` from now. */
+/* Arm the digest refresh timer `ms` from now. */
 static void
-peers_dg_arm(struct peers *ps, int64_t ms)
+peers_dg_arm(struct event *ev, int64_t ms)
 {
 	struct timeval	tv;
 
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;
-	evtimer_add(ps->dg_ev, &tv);
+	evtimer_add(ev, &tv);
 }
 
 /*
@@ -497,7 +497,7 @@ peers_dg_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	peers_dg_arm(ps, digest_refresh(ps->digest, ps->reg,
+	peers_dg_arm(ps->dg_ev, digest_refresh(ps->digest, ps->reg,
 	    clock_now().mono_ms, DIGEST_REFRESH_BUDGET) ? 1000 : 10);
 }
 
@@ -541,7 +541,7 @@ peers_start(struct peers *ps, struct hk_time now)
 		tv.tv_sec = ms / 1000;
 		tv.tv_usec = (ms % 1000) * 1000;
 		event_add(ps->ae_ev, &tv);
-		peers_dg_arm(ps, 0);
+		peers_dg_arm(ps->dg_ev, 0);
 	}
 	if (ps->n == 0) {
 		/* A one-node cluster has nobody to wait for. */
@@ -574,9 +574,17 @@ peers_sync_stats(const struct peers *ps, size_t i,
 	st->ae_buckets = p->ae_buckets;
 }
 
-/* The digest cache GET heureka/digest answers from. */
-struct digest *
-peers_digest(const struct peers *ps)
+/* The digests GET heureka/digest answers (sync.h). */
+int
+peers_digest_current(const struct peers *ps, int64_t mono, char hex[65],
+    char *buckets, size_t *count)
 {
-	return (ps->digest);
+	if (!digest_refresh(ps->digest, ps->reg, mono,
+	    DIGEST_REFRESH_BUDGET)) {
+		if (!evtimer_pending(ps->dg_ev, NULL))
+			peers_dg_arm(ps->dg_ev, 0);
+		return (0);
+	}
+	digest_hex(ps->digest, hex, buckets, count);
+	return (1);
 }

@@ -14,7 +14,6 @@
 
 #include "clock.h"
 
-struct digest;
 struct peers;
 
 /* Begin start-up sync at `now`; opens the gate when done or given up. */
@@ -32,7 +31,13 @@ struct sync_peer_stats {
 };
 void	peers_sync_stats(const struct peers *, size_t,
 	    struct sync_peer_stats *);
-/* The digest cache of the registry, which GET heureka/digest answers. */
-struct digest	*peers_digest(const struct peers *);
+/*
+ * GET heureka/digest's answer from the digest cache (digest.h): 1 and the
+ * digests when it is current after a bounded refresh; else 0, and the
+ * refresh timer is running (also with anti-entropy off here), so asking
+ * again soon succeeds.
+ */
+int	peers_digest_current(const struct peers *, int64_t mono,
+	    char hex[65], char *buckets, size_t *count);
 
 #endif
