@@ -310,6 +310,12 @@ static const struct config_opt config_opts[] = {
 	I64(N("heureka.watch.keepalive-interval-ms"), watch_keepalive_ms, 10,
 	    3600000, "15000", "a comment line to every watcher this often"),
 
+	/* heureka.cache.* (server/core/cache.c; README "Performance") */
+	SIZE(N("heureka.cache.encode-slice-bytes"), cache_encode_slice_bytes,
+	    0, (size_t)1 << 40, "4194304",
+	    "encoding one loop turn does for a full fetch (a deflated byte "
+	    "counts 4); the rest waits for the next turns. 0: all at once"),
+
 	/* dashboard, environment */
 	STR(N("eureka.dashboard.path"), dashboard_path, "/",
 	    "where the status page is served"),

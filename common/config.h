@@ -92,6 +92,8 @@ struct config {
 	int		 watch_window;			/* 1024 events */
 	size_t		 watch_window_bytes;		/* 8 MiB of them */
 	int64_t		 watch_keepalive_ms;		/* 15000 */
+	/* heureka.cache.* (server/core/cache.c) */
+	size_t		 cache_encode_slice_bytes;	/* 4 MiB, 0: whole */
 
 	/* heureka.airlift.* (airlift / Trino discovery, server/airlift.c) */
 	int		 airlift_enabled;		/* true */

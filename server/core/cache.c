@@ -39,6 +39,14 @@
 #define MAX_SIDE_ENTRIES	512	/* VIP and read-only entries */
 #define GZ_CHUNK_MASK		31	/* chunk ends after a name hash & 31 == 0 */
 #define GZ_CHUNK_MAX		(1024 * 1024)	/* or at this many bytes */
+/*
+ * Slice units: a byte of plain encoding is 1, a byte deflated GZ_WEIGHT
+ * (callgrind and wall clock: deflate at level 6 costs about three times
+ * the JSON or XML encode of the same bytes).
+ */
+#define GZ_WEIGHT		3
+/* Assemblies aborted for lack of budget before one runs unbounded. */
+#define MAX_TRIES		4
 
 #define CONTAINER_OF(p, type, member) \
 	((type *)(void *)((char *)(p) - offsetof(type, member)))
@@ -93,13 +101,20 @@ struct gzchunks {
 	size_t		 n, cap;
 };
 
-/* A whole-body cache slot (full registry or delta). */
+/*
+ * A whole-body cache slot (full registry or delta). A full slot may have
+ * an incremental build under way (cache_apps_step): the index of the next
+ * application to prepare and how many assemblies it tried.
+ */
 struct slot {
 	uint64_t	 gen;
 	size_t		 dsize;		/* delta queue length when built */
 	int64_t		 expires;
 	struct cache_body *body;
 	struct cache_body *src;		/* gzip slot: the plain body it packs */
+	int		 pending;	/* a build is under way */
+	size_t		 next;		/* its next application index */
+	unsigned	 tries;		/* its aborted assemblies */
 };
 
 enum side_kind {
@@ -138,6 +153,7 @@ struct cache {
 	struct gz_frag	 gzsep[NVARIANT];
 	struct gzchunks	 gzc[NVARIANT];		/* of the last gzip build */
 	uint64_t	 gzserial;
+	size_t		 work;		/* encoding work done, in slice units */
 	struct cache_stats stats;
 };
 
@@ -150,6 +166,8 @@ struct cache {
 static size_t	cache_blob_bytes;
 
 static void	chunks_free(struct gzchunks *);
+static struct side *side_find(struct side *, enum side_kind,
+		     const struct cache_key *, const char *);
 static struct cache_body *cache_apps_live(struct cache *,
 		     const struct cache_key *, int64_t);
 static struct cache_body *cache_delta_live(struct cache *,
@@ -528,6 +546,7 @@ frag_plain(struct cache *c, struct appfrag *af, const struct reg_app *app,
 		encode_app(&b, app, v, 1);
 		af->plain[v] = blob_from_buf(&b);
 		c->stats.fragment_encodes++;
+		c->work += af->plain[v]->len;
 	}
 	return (af->plain[v]);
 }
@@ -542,6 +561,7 @@ frag_gz(struct cache *c, struct appfrag *af, const struct reg_app *app, int v)
 		bl = frag_plain(c, af, app, v);
 		gzip_frag_make(&af->gz[v], bl->data, bl->len, GZIP_LEVEL);
 		cache_blob_bytes += af->gz[v].len;
+		c->work += GZ_WEIGHT * bl->len;
 		af->gzser[v] = ++c->gzserial;
 		af->has_gz[v] = 1;
 	}
@@ -664,6 +684,31 @@ chunk_get(struct cache *c, int v, struct gzchunks *old, size_t *oi,
 }
 
 /*
+ * An aborted gzip build: the chunks it made or moved (nw, for the
+ * applications before where it stopped) and the previous build's chunks it
+ * had not reached yet (old from *oi) stay, in registry order, for the next
+ * attempt to reuse; the ones it skipped go.
+ */
+static void
+chunks_keep(struct gzchunks *nw, struct gzchunks *old, size_t oi)
+{
+	size_t	i;
+
+	for (i = oi; i < old->n; i++) {
+		if (old->v[i].bl == NULL)
+			continue;
+		if (nw->n == nw->cap) {
+			nw->cap = nw->cap == 0 ? 16 : nw->cap * 2;
+			nw->v = xreallocarray(nw->v, nw->cap, sizeof *nw->v);
+		}
+		nw->v[nw->n++] = old->v[i];
+		old->v[i].bl = NULL;
+		old->v[i].ser = NULL;
+	}
+	chunks_free(old);
+}
+
+/*
  * Build the full registry body for variant v from fragments. Plain: a
  * list of references to them between an opening and a closing piece.
  * Gzip: a header, chunks of ~32 applications' compressed fragments
@@ -673,9 +718,16 @@ chunk_get(struct cache *c, int v, struct gzchunks *old, size_t *oi,
  * on every send (callgrind: 205k instructions per cached gzip fetch at
  * N = 10k with a reference per fragment, 40k with one copy). Not one
  * copy of everything either: at N = 1M that is 26 MB per change.
+ *
+ * The whole walk runs in one call, so the body and its hash code are
+ * those of one registry version. limit bounds the encoding work (slice
+ * units, SIZE_MAX: none): past it the build stops, keeps the fragments
+ * and chunks it made, and returns NULL with *stop the index of the first
+ * application it did not reach, for cache_apps_step() to prepare from.
  */
 static struct cache_body *
-build_full(struct cache *c, int v, int gz, int64_t now, int64_t *oldest)
+build_full(struct cache *c, int v, int gz, int64_t now, int64_t *oldest,
+    size_t limit, size_t *stop)
 {
 	struct cache_body	*cb;
 	struct buf		 b, p;
@@ -690,6 +742,7 @@ build_full(struct cache *c, int v, int gz, int64_t now, int64_t *oldest)
 	uint64_t		*ser = NULL;
 	size_t			 m = 0, mcap = 0, mbytes = 0, oi = 0;
 	struct gzchunk		*k;
+	size_t			 w0 = c->work;
 
 	c->epoch++;
 	*oldest = now;
@@ -746,6 +799,20 @@ build_full(struct cache *c, int v, int gz, int64_t now, int64_t *oldest)
 			body_push_ref(cb, &cap, frag_plain(c, af, app, v));
 		}
 		first = 0;
+		if (limit != SIZE_MAX && c->work - w0 > limit && i + 1 < napps)
+			break;
+	}
+	if (i < napps) {
+		/* Out of budget: keep what was made, drop the body. */
+		*stop = i + 1;
+		if (gz)
+			chunks_keep(&c->gzc[v], &old, oi);
+		free(fr);
+		free(ser);
+		free(hash);
+		cache_body_unref(cb);
+		c->stats.build_aborts++;
+		return (NULL);
 	}
 	if (gz && m > 0) {
 		k = chunk_get(c, v, &old, &oi, &c->gzc[v], fr, ser, m, lead);
@@ -776,24 +843,119 @@ build_full(struct cache *c, int v, int gz, int64_t now, int64_t *oldest)
 	return (body_coalesce(cb));
 }
 
+/* Whether a full slot's body is current. */
+static int
+slot_fresh(const struct cache *c, const struct slot *s, int64_t now)
+{
+	return (s->body != NULL && s->gen == registry_gen(c->reg) &&
+	    now < s->expires);
+}
+
+/*
+ * Assemble a full slot's body within limit (see build_full); 1 when it is
+ * current, 0 when the build stopped (s->next says where to go on).
+ */
+static int
+slot_assemble(struct cache *c, int v, int g, int64_t now, size_t limit)
+{
+	struct slot		*s = &c->full[v][g];
+	struct cache_body	*cb;
+	int64_t			 oldest;
+	size_t			 stop = 0;
+
+	if ((cb = build_full(c, v, g, now, &oldest, limit, &stop)) == NULL) {
+		s->pending = 1;
+		s->next = stop;
+		s->tries++;
+		return (0);
+	}
+	cache_body_unref(s->body);
+	s->body = cb;
+	s->gen = registry_gen(c->reg);
+	s->expires = cache_until(c, oldest);
+	s->pending = 0;
+	s->tries = 0;
+	return (1);
+}
+
 /* The full registry (GET apps), live. */
 static struct cache_body *
 cache_apps_live(struct cache *c, const struct cache_key *k, int64_t now)
 {
 	int		 v = variant(k), g = k->gzip ? 1 : 0;
 	struct slot	*s = &c->full[v][g];
-	int64_t		 oldest;
 
-	if (s->body != NULL && s->gen == registry_gen(c->reg) &&
-	    now < s->expires) {
+	if (slot_fresh(c, s, now)) {
 		c->stats.hits++;
 		return (body_ref(s->body));
 	}
-	cache_body_unref(s->body);
-	s->body = build_full(c, v, g, now, &oldest);
-	s->gen = registry_gen(c->reg);
-	s->expires = cache_until(c, oldest);
+	slot_assemble(c, v, g, now, SIZE_MAX);
 	return (body_ref(s->body));
+}
+
+/*
+ * Encode the missing fragments of variant v (and their deflate, gz) from
+ * application *next on, until the work since w0 passes limit: 1 when it
+ * reached the last application. Only an index is kept between calls, so
+ * nothing here can dangle when the registry changes in between: an app
+ * moved below the index by a removal is simply found by the assembly.
+ */
+static int
+build_prepare(struct cache *c, int v, int gz, size_t *next, size_t w0,
+    size_t limit, int64_t now)
+{
+	struct reg_app	*app;
+	struct appfrag	*af;
+
+	for (; *next < registry_app_count(c->reg); (*next)++) {
+		if (c->work - w0 > limit)
+			return (0);
+		app = registry_app_at(c->reg, *next);
+		if (reg_app_size(app) == 0)
+			continue;
+		af = frag_lookup(c, reg_app_name(app), reg_app_hash(app));
+		frag_sync(c, af, app, now);
+		if (gz)
+			(void)frag_gz(c, af, app, v);
+		else
+			(void)frag_plain(c, af, app, v);
+	}
+	return (1);
+}
+
+/*
+ * One slice of the full registry's build for k; see cache.h. The first
+ * call tries the whole build within the budget (after one change it fits,
+ * and the reply goes out in the same turn); when that runs out, the
+ * following calls prepare the remaining fragments a slice at a time, then
+ * assemble again. An assembly that runs out (the registry changed a lot
+ * meanwhile) sends the preparation on from where it stopped; after
+ * MAX_TRIES of those the next one runs whole, so a build always ends.
+ */
+int
+cache_apps_step(struct cache *c, const struct cache_key *k, size_t budget,
+    int64_t now)
+{
+	int		 v = variant(k), g = k->gzip ? 1 : 0;
+	struct slot	*s = &c->full[v][g];
+	size_t		 w0 = c->work;
+
+	if (c->ro_ms > 0 && side_find(c->ro, SIDE_APPS, k, NULL) != NULL)
+		return (1);
+	if (slot_fresh(c, s, now)) {
+		s->pending = 0;
+		return (1);
+	}
+	if (budget == 0)
+		budget = SIZE_MAX;
+	c->stats.build_steps++;
+	if (s->pending) {
+		if (!build_prepare(c, v, g, &s->next, w0, budget, now) ||
+		    c->work - w0 > budget)
+			return (0);
+	}
+	return (slot_assemble(c, v, g, now, s->tries >= MAX_TRIES ?
+	    SIZE_MAX : budget - (c->work - w0)));
 }
 
 /* Encode a struct applications for variant v, gzip if asked. */

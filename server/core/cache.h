@@ -38,6 +38,8 @@ struct cache_stats {
 	uint64_t	fragment_encodes;	/* per-app re-encodes */
 	uint64_t	full_builds;		/* stitched full bodies */
 	uint64_t	gz_chunk_builds;	/* gzip chunks copied */
+	uint64_t	build_steps;		/* cache_apps_step() slices */
+	uint64_t	build_aborts;		/* assemblies out of budget */
 	uint64_t	delta_builds;
 	uint64_t	hits;
 	size_t		bytes;			/* bytes held, approx. */
@@ -64,6 +66,24 @@ struct cache_body *cache_app(struct cache *, const struct cache_key *,
 		     const char *app, int64_t now);
 struct cache_body *cache_vip(struct cache *, const struct cache_key *,
 		     const char *vip, int secure, int64_t now);
+/*
+ * Incremental full builds, so that no fetch stalls the loop on a
+ * from-scratch encode (the first fetch of a variant, or after many
+ * changes): one slice of the work of cache_apps(k), at most about budget
+ * units of encoding (a byte of JSON or XML is 1, a byte deflated 3 more;
+ * one application is never split, so a slice may pass the budget by one
+ * application's encoding). 1 when cache_apps(k) now returns a current
+ * body without encoding (call it before control returns to the loop), 0
+ * when more slices are needed. Callers for the same key share one build.
+ * The body is assembled in one slice and so holds one registry version,
+ * its apps hash code exactly that of its contents; a change between
+ * slices is picked up (the assembly encodes what moved since it was
+ * prepared; if that runs past the budget, preparation goes on, and after
+ * a few such rounds the assembly runs whole, so a build always ends).
+ * budget 0: no bound.
+ */
+int		 cache_apps_step(struct cache *, const struct cache_key *,
+		     size_t budget, int64_t now);
 /* The read-only layer's timer: refresh every snapshot it holds. */
 void		 cache_refresh_read_only(struct cache *, int64_t now);
 const struct cache_stats *cache_stats(const struct cache *);

@@ -9,17 +9,21 @@
  * batch.c and its answer encoded here. The clock is read once per
  * request, at the dispatch entry.
  */
+#include <sys/socket.h>
 #include <sys/time.h>
 
 #include <sys/queue.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
@@ -49,11 +53,6 @@
 #define BAD_STATUS	"value must be one of UP, DOWN, STARTING, " \
 			"OUT_OF_SERVICE, UNKNOWN"
 
-/* The router: its dependencies, copied at rest_new(). */
-struct rest {
-	struct rest_deps	 d;
-};
-
 /* One request in flight: what the handlers need, and what metrics record. */
 struct rctx {
 	const struct rest_deps	*d;		/* the router's */
@@ -66,6 +65,30 @@ struct rctx {
 	int			 nseg;
 	struct evkeyvalq	 query;
 	int			 replicated;
+};
+
+/*
+ * A full fetch waiting for its body while the cache builds it a slice per
+ * loop turn (cache_apps_step). Served in arrival order; at most one per
+ * connection (evhttp reads a connection's next request only after this
+ * one's reply), so their number is bounded by eureka.server.
+ * max-connections. A client that goes away meanwhile is noticed by eof_ev
+ * and its connection freed.
+ */
+struct parked {
+	TAILQ_ENTRY(parked)	 entry;
+	struct rest		*rest;
+	struct rctx		 x;		/* no segments, no query */
+	struct cache_key	 k;
+	struct event		*eof_ev;
+};
+TAILQ_HEAD(parkedq, parked);
+
+/* The router: its dependencies, copied at rest_new(), and parked fetches. */
+struct rest {
+	struct rest_deps	 d;
+	struct parkedq		 parked;
+	struct event		*slice_ev;	/* the next slice, next turn */
 };
 
 static struct log_ratelim rest_rl = LOG_RATELIM_INIT(10000, 10);
@@ -297,7 +320,130 @@ check_access(struct rctx *x)
 	return (-1);
 }
 
-/* GET apps */
+/* Forget a parked fetch (its request is answered or gone). */
+static void
+parked_free(struct parked *p)
+{
+	TAILQ_REMOVE(&p->rest->parked, p, entry);
+	if (p->eof_ev != NULL)
+		event_free(p->eof_ev);
+	free(p);
+}
+
+/*
+ * The socket of a parked fetch is readable: the client closed it (end of
+ * file or an error), so its connection goes, the request with it. Bytes
+ * (a pipelined request, TLS records) leave it to the reply to find out.
+ */
+static void
+parked_eof_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct parked			*p = arg;
+	struct evhttp_connection	*evcon;
+	char				 c;
+	ssize_t				 n;
+
+	(void)what;
+	n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n > 0)
+		return;
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+	    errno == EINTR)) {
+		event_add(p->eof_ev, NULL);
+		return;
+	}
+	evcon = evhttp_request_get_connection(p->x.req);
+	parked_free(p);
+	if (evcon != NULL)
+		evhttp_connection_free(evcon);
+}
+
+/* Arm the next slice for the next loop turn. */
+static void
+rest_slice_arm(struct rest *rest)
+{
+	static const struct timeval	zero = { 0, 0 };
+
+	if (!TAILQ_EMPTY(&rest->parked))
+		evtimer_add(rest->slice_ev, &zero);
+}
+
+/*
+ * One loop turn of the parked fetches: a slice of the build for the
+ * oldest one's key; when it is done, every fetch parked on that key gets
+ * the body, in arrival order.
+ */
+static void
+rest_slice_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct rest		*rest = arg;
+	struct parked		*p, *next;
+	struct cache_key	 k;
+	struct rctx		 x;
+	struct hk_time		 now = clock_now();
+
+	(void)fd;
+	(void)what;
+	if ((p = TAILQ_FIRST(&rest->parked)) == NULL)
+		return;
+	k = p->k;
+	if (cache_apps_step(rest->d.cache, &k,
+	    rest->d.conf->cache_encode_slice_bytes, now.mono_ms)) {
+		for (p = TAILQ_FIRST(&rest->parked); p != NULL; p = next) {
+			next = TAILQ_NEXT(p, entry);
+			if (memcmp(&p->k, &k, sizeof k) != 0)
+				continue;
+			x = p->x;
+			TAILQ_INIT(&x.query);
+			parked_free(p);
+			reply_body(&x, cache_apps(rest->d.cache, &k,
+			    now.mono_ms), &k);
+		}
+	}
+	rest_slice_arm(rest);
+}
+
+/*
+ * Park a full fetch until its body is built (see struct parked); -1 when
+ * it cannot wait (no connection), and the caller builds it at once.
+ */
+static int
+fetch_park(struct rctx *x, const struct cache_key *k)
+{
+	struct rest			*rest = (struct rest *)(void *)
+					    ((char *)(void *)x->d -
+					    offsetof(struct rest, d));
+	struct evhttp_connection	*evcon;
+	struct event_base		*base;
+	struct bufferevent		*bev;
+	struct parked			*p;
+
+	if ((evcon = evhttp_request_get_connection(x->req)) == NULL ||
+	    (base = evhttp_connection_get_base(evcon)) == NULL)
+		return (-1);
+	if (rest->slice_ev == NULL)
+		rest->slice_ev = evtimer_new(base, rest_slice_cb, rest);
+	p = xcalloc(1, sizeof *p);
+	p->rest = rest;
+	p->x = *x;
+	p->x.nseg = 0;
+	TAILQ_INIT(&p->x.query);
+	p->k = *k;
+	if ((bev = evhttp_connection_get_bufferevent(evcon)) != NULL &&
+	    bufferevent_getfd(bev) >= 0) {
+		p->eof_ev = event_new(base, bufferevent_getfd(bev), EV_READ,
+		    parked_eof_cb, p);
+		event_add(p->eof_ev, NULL);
+	}
+	TAILQ_INSERT_TAIL(&rest->parked, p, entry);
+	rest_slice_arm(rest);
+	return (0);
+}
+
+/*
+ * GET apps: a slice of the build in this turn; if the body is not done,
+ * the request waits for the next turns' slices (struct parked).
+ */
 static void
 h_apps(struct rctx *x)
 {
@@ -306,6 +452,10 @@ h_apps(struct rctx *x)
 	if (check_access(x) != 0)
 		return;
 	request_key(x, &k, 1);
+	if (!cache_apps_step(x->d->cache, &k,
+	    x->d->conf->cache_encode_slice_bytes, x->now.mono_ms) &&
+	    fetch_park(x, &k) == 0)
+		return;
 	reply_body(x, cache_apps(x->d->cache, &k, x->now.mono_ms), &k);
 }
 
@@ -1196,13 +1346,30 @@ rest_new(const struct rest_deps *deps)
 	struct rest	*rest = xcalloc(1, sizeof *rest);
 
 	rest->d = *deps;
+	TAILQ_INIT(&rest->parked);
 	return (rest);
 }
 
-/* Free the router (not what it points to). */
+/*
+ * Free the router (not what it points to). Fetches still parked go with
+ * their connections (the loop has stopped: there is no one to answer).
+ */
 void
 rest_free(struct rest *rest)
 {
+	struct parked			*p;
+	struct evhttp_connection	*evcon;
+
+	if (rest == NULL)
+		return;
+	while ((p = TAILQ_FIRST(&rest->parked)) != NULL) {
+		evcon = evhttp_request_get_connection(p->x.req);
+		parked_free(p);
+		if (evcon != NULL)
+			evhttp_connection_free(evcon);
+	}
+	if (rest->slice_ev != NULL)
+		event_free(rest->slice_ev);
 	free(rest);
 }
 

@@ -4,8 +4,12 @@
  * compact), gzip bodies must inflate to the plain ones, a change must
  * re-encode only its application, heartbeats must not invalidate, deltas
  * must carry a fresh version, the read-only layer must stay stale until
- * its refresh, and nothing may expire by time without that layer. Time is
- * passed by hand.
+ * its refresh, and nothing may expire by time without that layer. The
+ * incremental build (cache_apps_step) is driven slice by slice by hand:
+ * each slice does a bounded amount of encoding, changes between slices
+ * (an app changed, one added, one dropped) end up in the body, and the
+ * body and its hash code equal a from-scratch encode. Time is passed by
+ * hand.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -675,6 +679,208 @@ START_TEST(test_gzip_large_stitch)
 }
 END_TEST
 
+/* The body of key, copied out, with the counters unchanged by the fetch. */
+static char *
+fetch_ready(const struct cache_key *k, size_t *len)
+{
+	uint64_t		 enc = cache_stats(cache)->fragment_encodes;
+	uint64_t		 builds = cache_stats(cache)->full_builds;
+	struct cache_body	*b = cache_apps(cache, k, T0 + 1000);
+	char			*p;
+
+	ck_assert_uint_eq(cache_stats(cache)->fragment_encodes, enc);
+	ck_assert_uint_eq(cache_stats(cache)->full_builds, builds);
+	p = cache_body_copy(b, len);
+	cache_body_unref(b);
+	return (p);
+}
+
+/* The body of key (plain or gzip) equals a from-scratch encode. */
+static void
+check_ready_equals_scratch(const struct cache_key *k)
+{
+	size_t	 l1, l2;
+	char	*want, *got, *plain;
+
+	want = scratch(k->format == CACHE_XML, k->compact ? CODEC_COMPACT :
+	    CODEC_FULL, &l1);
+	got = fetch_ready(k, &l2);
+	if (k->gzip) {
+		plain = gunzip(got, l2, &l2);
+		free(got);
+		got = plain;
+	}
+	ck_assert_uint_eq(l1, l2);
+	ck_assert(memcmp(want, got, l1) == 0);
+	free(want);
+	free(got);
+}
+
+/*
+ * Step key with budget until done; each slice may encode at most `most`
+ * fragments. The number of slices it took.
+ */
+static int
+step_all(const struct cache_key *k, size_t budget, uint64_t most)
+{
+	uint64_t	enc;
+	int		n, done;
+
+	for (n = 1, done = 0; !done; n++) {
+		ck_assert_int_lt(n, 100000);
+		enc = cache_stats(cache)->fragment_encodes;
+		done = cache_apps_step(cache, k, budget, T0 + 1000);
+		ck_assert_uint_le(cache_stats(cache)->fragment_encodes - enc,
+		    most);
+	}
+	return (n - 1);
+}
+
+/*
+ * A from-scratch build with a tiny budget takes one application per
+ * slice (200 apps: about 200 slices, never more than one fragment each),
+ * and the body it ends with is a from-scratch encode, for every variant;
+ * the fetch itself then encodes nothing.
+ */
+START_TEST(test_step_partial_build)
+{
+	struct cache_key	 k = { CACHE_JSON, 0, 0 };
+	int			 f, c, g, n;
+
+	teardown();
+	setup_n(200, 5);
+	n = step_all(&k, 1, 1);
+	ck_assert_int_ge(n, 200);
+	ck_assert_int_le(n, 203);
+	ck_assert_uint_eq(cache_stats(cache)->fragment_encodes, 200);
+	ck_assert_uint_eq(cache_stats(cache)->full_builds, 1);
+	check_ready_equals_scratch(&k);
+	for (f = 0; f <= 1; f++)
+		for (c = 0; c <= 1; c++)
+			for (g = 0; g <= 1; g++) {
+				k = (struct cache_key){ f, c, g };
+				(void)step_all(&k, 1, 1);
+				check_ready_equals_scratch(&k);
+			}
+	/* Done: a step of a fresh body does nothing and says so. */
+	ck_assert_int_eq(cache_apps_step(cache, &k, 1, T0 + 1000), 1);
+}
+END_TEST
+
+/* Register id in app (a new instance). */
+static void
+add(const char *app, const char *id, int64_t t)
+{
+	ck_assert_int_eq(registry_register(reg, mkinst(app, id, STATUS_UP), 0,
+	    TM(t)), REG_OK);
+}
+
+/*
+ * Changes in the middle of a multi-slice build: an application already
+ * prepared gets an instance (its fragment is encoded again), a new one
+ * appears, one is dropped (the registry moves its last application into
+ * the hole, below the build's position) and an instance goes OUT_OF_SERVICE
+ * (the hash code counts it). The body served is that of the registry
+ * after all of them, hash code included, plain and gzip.
+ */
+START_TEST(test_step_change_in_middle)
+{
+	struct cache_key	 k = { CACHE_JSON, 0, 0 };
+	char			 id[32];
+	int			 i, g;
+
+	for (g = 0; g <= 1; g++) {
+		teardown();
+		setup_n(60, 3);
+		k.gzip = g;
+		for (i = 0; i < 30; i++)
+			ck_assert_int_eq(cache_apps_step(cache, &k, 1,
+			    T0 + 1000), 0);
+		add("APP2", "late", T0 + 500);
+		add("ZLATE", "z1", T0 + 500);
+		for (i = 0; i < 3; i++) {
+			snprintf(id, sizeof id, "app1-i%d", i);
+			ck_assert_int_eq(registry_cancel(reg, "APP1", id, 0,
+			    TM(T0 + 600), -1), REG_OK);
+		}
+		ck_assert_int_eq(registry_status_update(reg, "APP0",
+		    "app0-i1", STATUS_OUT_OF_SERVICE, -1, 0, TM(T0 + 700), 0),
+		    REG_OK);
+		(void)step_all(&k, 1, 2);
+		check_ready_equals_scratch(&k);
+		k.format = CACHE_XML;
+		(void)step_all(&k, 1, 2);
+		check_ready_equals_scratch(&k);
+		k.format = CACHE_JSON;
+	}
+}
+END_TEST
+
+/*
+ * After one change a budget of a few applications' encodings does the
+ * whole build in the first slice: the reply goes out in the same turn.
+ */
+START_TEST(test_step_one_change_in_one_slice)
+{
+	struct cache_key	 k = { CACHE_XML, 0, 1 };
+	size_t			 len;
+	char			*p;
+
+	teardown();
+	setup_n(100, 4);
+	p = fetch(CACHE_XML, 0, 1, &len);
+	free(p);
+	add("APP50", "new", T0 + 500);
+	ck_assert_int_eq(cache_apps_step(cache, &k, 64 * 1024, T0 + 1000), 1);
+	check_ready_equals_scratch(&k);
+}
+END_TEST
+
+/*
+ * A change before every slice cannot keep a build from ending: after a
+ * few assemblies that ran out of budget the next one runs whole, and the
+ * body is still exact.
+ */
+START_TEST(test_step_ends_under_churn)
+{
+	struct cache_key	 k = { CACHE_JSON, 0, 1 };
+	char			 app[32], id[32];
+	int			 n = 0;
+
+	teardown();
+	setup_n(40, 3);
+	while (!cache_apps_step(cache, &k, 1, T0 + 1000)) {
+		/* Change two applications between slices. */
+		snprintf(app, sizeof app, "APP%d", n % 40);
+		snprintf(id, sizeof id, "churn%d", n);
+		add(app, id, T0 + 500);
+		snprintf(app, sizeof app, "APP%d", (n + 20) % 40);
+		add(app, id, T0 + 500);
+		ck_assert_int_lt(++n, 1000);
+	}
+	ck_assert_uint_ge(cache_stats(cache)->build_aborts, 1);
+	check_ready_equals_scratch(&k);
+}
+END_TEST
+
+/* Two callers stepping the same key share one build: no fragment twice. */
+START_TEST(test_step_shared)
+{
+	struct cache_key	 k = { CACHE_JSON, 1, 0 };
+	int			 done = 0;
+
+	teardown();
+	setup_n(50, 2);
+	while (!done) {
+		done = cache_apps_step(cache, &k, 1, T0 + 1000);
+		if (!done)
+			done = cache_apps_step(cache, &k, 1, T0 + 1000);
+	}
+	ck_assert_uint_eq(cache_stats(cache)->fragment_encodes, 50);
+	check_ready_equals_scratch(&k);
+}
+END_TEST
+
 /* The suite. */
 static Suite *
 cache_suite(void)
@@ -699,6 +905,11 @@ cache_suite(void)
 	tcase_add_test(tc, test_no_time_expiry);
 	tcase_add_test(tc, test_app_hash_is_hash_str);
 	tcase_add_test(tc, test_gzip_large_stitch);
+	tcase_add_test(tc, test_step_partial_build);
+	tcase_add_test(tc, test_step_change_in_middle);
+	tcase_add_test(tc, test_step_one_change_in_one_slice);
+	tcase_add_test(tc, test_step_ends_under_churn);
+	tcase_add_test(tc, test_step_shared);
 	suite_add_tcase(s, tc);
 	return (s);
 }
