@@ -1362,6 +1362,9 @@ rest_free(struct rest *rest)
 
 	if (rest == NULL)
 		return;
+	if (!TAILQ_EMPTY(&rest->parked))
+		log_info("full fetches still waiting for their body at exit: "
+		    "their connections close");
 	while ((p = TAILQ_FIRST(&rest->parked)) != NULL) {
 		evcon = evhttp_request_get_connection(p->x.req);
 		parked_free(p);

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+# stallfetch.py: client side of 63-fetch-slices.sh (issue 13, "no stall").
+# Prints one JSON line with what it saw.
+#
+#   stallfetch.py URL load NAPPS PER
+#       replicate NAPPS applications of PER instances in peer batches of
+#       250 (fast: one keep-alive connection).
+#   stallfetch.py URL race PATH [HEADER:VALUE...]
+#       send GET PATH on one connection and, while its answer has not
+#       started, GET /health on a second one, again and again; prints how
+#       many /health answers came first, the fetch's status, its time and
+#       the SHA-256 of its body.
+#   stallfetch.py URL drop PATH [HEADER:VALUE...]
+#       send GET PATH and close the connection without reading.
+#   stallfetch.py URL hold PATH SECONDS [HEADER:VALUE...]
+#       send GET PATH, keep the connection open SECONDS without reading.
+import hashlib
+import http.client
+import json
+import select
+import socket
+import sys
+import time
+import urllib.parse
+
+
+def instance(app, iid):
+    now = int(time.time() * 1000)
+    return {
+        "instanceId": iid, "hostName": iid + ".example", "app": app,
+        "ipAddr": "10.0.0.1", "status": "UP", "overriddenstatus": "UNKNOWN",
+        "port": {"$": 8080, "@enabled": "true"},
+        "securePort": {"$": 443, "@enabled": "false"},
+        "countryId": 1,
+        "dataCenterInfo": {
+            "@class": "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo",
+            "name": "MyOwn"},
+        "leaseInfo": {"renewalIntervalInSecs": 30, "durationInSecs": 90},
+        "metadata": {"zone": "z1"}, "vipAddress": app.lower(),
+        "lastUpdatedTimestamp": str(now), "lastDirtyTimestamp": str(now)}
+
+
+def load(u, base, napps, per):
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    items = []
+    codes = {}
+
+    def flush():
+        c.request("POST", base + "peerreplication/batch",
+                  json.dumps({"replicationList": items}),
+                  {"Content-Type": "application/json",
+                   "x-netflix-discovery-replication": "true"})
+        r = c.getresponse()
+        r.read()
+        codes[str(r.status)] = codes.get(str(r.status), 0) + 1
+        del items[:]
+
+    for a in range(napps):
+        app = "APP%05d" % a
+        for i in range(per):
+            inst = instance(app, "a%d-i%d" % (a, i))
+            items.append({"appName": app, "id": inst["instanceId"],
+                          "action": "Register",
+                          "lastDirtyTimestamp": inst["lastDirtyTimestamp"],
+                          "instanceInfo": inst})
+            if len(items) == 250:
+                flush()
+    if items:
+        flush()
+    return {"codes": codes}
+
+
+def request_bytes(u, path, headers):
+    lines = ["GET %s HTTP/1.1" % path, "Host: %s:%d" % (u.hostname, u.port)]
+    lines += headers
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def read_response(s):
+    """Read one HTTP/1.1 response with a Content-Length; (status, body)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            raise OSError("connection closed in the head")
+        data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    length = 0
+    for ln in lines[1:]:
+        k, _, v = ln.partition(":")
+        if k.strip().lower() == "content-length":
+            length = int(v.strip())
+    while len(body) < length:
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            raise OSError("connection closed in the body")
+        body += chunk
+    return status, body
+
+
+def race(u, base, path, headers):
+    a = socket.create_connection((u.hostname, u.port), timeout=60)
+    b = socket.create_connection((u.hostname, u.port), timeout=60)
+    t0 = time.monotonic()
+    a.sendall(request_bytes(u, base + path, headers))
+    first = 0
+    while True:
+        r, _, _ = select.select([a], [], [], 0)
+        if r:
+            break
+        b.sendall(request_bytes(u, "/health", []))
+        st, _ = read_response(b)
+        if st != 200:
+            return {"error": "/health answered %d" % st}
+        r, _, _ = select.select([a], [], [], 0)
+        if r:
+            break
+        first += 1
+    st, body = read_response(a)
+    ms = (time.monotonic() - t0) * 1000
+    a.close()
+    b.close()
+    return {"health_first": first, "status": st, "fetch_ms": round(ms, 1),
+            "sha": hashlib.sha256(body).hexdigest(), "len": len(body)}
+
+
+def drop(u, base, path, headers):
+    a = socket.create_connection((u.hostname, u.port), timeout=10)
+    a.sendall(request_bytes(u, base + path, headers))
+    a.close()
+    return {"sent": True}
+
+
+def main():
+    url, cmd, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    u = urllib.parse.urlsplit(url)
+    base = u.path if u.path.endswith("/") else u.path + "/"
+    if cmd == "load":
+        out = load(u, base, int(args[0]), int(args[1]))
+    elif cmd == "race":
+        out = race(u, base, args[0], args[1:])
+    elif cmd == "drop":
+        out = drop(u, base, args[0], args[1:])
+    elif cmd == "hold":
+        a = socket.create_connection((u.hostname, u.port), timeout=10)
+        a.sendall(request_bytes(u, base + args[0], args[2:]))
+        time.sleep(float(args[1]))
+        a.close()
+        out = {"held": True}
+    else:
+        sys.exit("stallfetch.py: unknown command " + cmd)
+    print(json.dumps(out, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
