@@ -5,7 +5,7 @@
 # request waits: /health keeps answering on another connection before the
 # fetch's answer starts, the parked fetch's body is the one a later
 # (cached) fetch gets, a client that goes away while its fetch is parked
-# leaves no connection behind, and a server stopped with a fetch parked
+# leaves no connection behind (its going is noticed while it waits), and a server stopped with a fetch parked
 # exits cleanly (the ASan build checks for leaks at exit).
 . "$(dirname "$0")/lib.sh"
 
@@ -18,7 +18,8 @@ PER=2
 
 # HK_SLICE=0 (one slice: the whole build in one turn, as before the
 # slices) shows what the test catches.
-hk_start s -D heureka.cache.encode-slice-bytes="${HK_SLICE:-1}"
+hk_start s -D heureka.cache.encode-slice-bytes="${HK_SLICE:-1}" \
+    -D logging.level.root=debug
 U=$HK_URL_s
 out=$($SF "$U" load $NAPPS $PER)
 assert_eq '{"codes": {"200": 24}}' "$out" "preload of $NAPPS apps x $PER"
@@ -68,7 +69,13 @@ base=$(metric heureka_open_connections)
 for i in 1 2 3 4 5; do
 	$SF "$U" drop apps "$JS" "$GZ" >/dev/null
 done
-# The dropped connections close while the build goes on (or at its end).
+# Each is noticed while it waits (the build, a slice per turn, only goes
+# on while someone waits), and its connection closes.
+gone()
+{
+	[ "$(grep -c 'a client waiting for a full fetch went away' "$HK_ROOT/s.log")" -eq 5 ]
+}
+wait_until 20 gone
 wait_until 20 conns -eq "$base"
 assert_http 200 GET "${U}apps" -H "$JS" -H "$GZ"
 gunzip -c <"$HK_BODY" >/dev/null || fail "gzip JSON body after the drops"
