@@ -5,8 +5,9 @@
 # request waits: /health keeps answering on another connection before the
 # fetch's answer starts, the parked fetch's body is the one a later
 # (cached) fetch gets, a client that goes away while its fetch is parked
-# leaves no connection behind (its going is noticed while it waits), and a server stopped with a fetch parked
-# exits cleanly (the ASan build checks for leaks at exit).
+# is noticed while it waits and leaves no connection behind, and a server
+# stopped with fetches parked exits cleanly (the ASan build checks for
+# leaks at exit).
 . "$(dirname "$0")/lib.sh"
 
 SF="$HK_PYTHON $(dirname "$0")/stallfetch.py"
