@@ -547,7 +547,7 @@ START_TEST(test_segments_outlive_body)
 	for (i = 0; i < sg.n; i++)
 		total += sg.len[i];
 	ck_assert_uint_eq(total, cache_body_len(b));
-	/* Segments may repeat (the separator): count each blob once. */
+	/* Count each blob once (a body may lend one twice). */
 	for (i = 0; i < sg.n; i++) {
 		for (j = 0; j < i && sg.seg[j] != sg.seg[i]; j++)
 			continue;
@@ -557,7 +557,11 @@ START_TEST(test_segments_outlive_body)
 	cache_body_unref(b);
 	cache_free(cache);
 	cache = NULL;
-	ck_assert_uint_eq(cache_bytes(NULL), distinct);
+	/*
+	 * Each fragment begins with its separator; the body lends the
+	 * first one without its ",", which stays counted until it goes.
+	 */
+	ck_assert_uint_eq(cache_bytes(NULL), distinct + 1);
 	got = segs_join(&sg, &l2);
 	ck_assert_uint_eq(l1, l2);
 	ck_assert(memcmp(want, got, l1) == 0);
