@@ -93,7 +93,7 @@ struct config {
 	size_t		 watch_window_bytes;		/* 8 MiB of them */
 	int64_t		 watch_keepalive_ms;		/* 15000 */
 	/* heureka.cache.* (server/core/cache.c) */
-	size_t		 cache_encode_slice_bytes;	/* 4 MiB, 0: whole */
+	size_t		 cache_encode_slice_bytes;	/* 1 MiB, 0: whole */
 
 	/* heureka.airlift.* (airlift / Trino discovery, server/airlift.c) */
 	int		 airlift_enabled;		/* true */
