@@ -15,6 +15,11 @@
  *    plus a memcpy of the compressed bytes;
  *  - optional Eureka read-only layer: snapshots refreshed on a timer.
  *
+ * A full body that lacks many fragments (the first fetch of a variant, or
+ * after many changes) can be built in slices, cache_apps_step(): the
+ * missing fragments are encoded a bounded amount per call, the body is
+ * then assembled in one call (one registry version, its hash code exact).
+ *
  * Bodies never expire by time unless the read-only layer is on (then, as
  * Eureka's read-write cache, after the auto-expiration time).
  *

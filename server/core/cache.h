@@ -6,7 +6,9 @@
  * evbuffer_add_reference; this layer knows no libevent). Full registries
  * are stitched from per-application fragments, so a change re-encodes only
  * its application; gzip bodies are stitched from sync-flushed deflate
- * fragments joined with crc32_combine. Heartbeats never invalidate (as
+ * fragments joined with crc32_combine. A full body that needs much
+ * encoding can be built in slices (cache_apps_step) so that the event
+ * loop is never held for long. Heartbeats never invalidate (as
  * Eureka), so the lease timestamps in a body are those of the
  * application's last change; only with the read-only layer on does a body
  * also expire after the auto-expiration time, as Eureka's read-write cache.
