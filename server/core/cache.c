@@ -53,21 +53,33 @@
 #define GZ_WEIGHT		3
 /* Assemblies aborted for lack of budget before one runs unbounded. */
 #define MAX_TRIES		4
+/* A run of plain fragments (one slice's) ends at this many bytes. */
+#define RUN_MAX			(4 * 1024 * 1024)
 
 #define CONTAINER_OF(p, type, member) \
 	((type *)(void *)((char *)(p) - offsetof(type, member)))
 
-/* An immutable, refcounted byte string (cache.h's struct cache_seg). */
+/*
+ * An immutable, refcounted byte string (cache.h's struct cache_seg). A
+ * plain fragment blob may hold a run of applications' fragments (those one
+ * slice of a build encoded, back to back); live counts the bytes fragment
+ * records still point at, mem lists those records (NULL where one left),
+ * so that a run mostly superseded is copied out of (run_leave).
+ */
+struct appfrag;
 struct blob {
-	unsigned	 refs;
-	size_t		 len;
-	char		*data;
+	unsigned	  refs;
+	size_t		  len;
+	size_t		  live;
+	char		 *data;
+	struct appfrag	**mem;		/* a run's records, else NULL */
+	size_t		  nmem;
 };
 
-/* A piece of a body: a blob from byte off on. */
+/* A piece of a body: len bytes of a blob from byte off on. */
 struct bseg {
 	struct blob	*bl;
-	size_t		 off;
+	size_t		 off, len;
 };
 
 struct cache_body {
@@ -83,7 +95,10 @@ struct appfrag {
 	uint64_t	 gen;
 	int64_t		 built;
 	uint64_t	 epoch;		/* last full build that saw the app */
-	struct blob	*plain[NVARIANT];
+	struct blob	*plain[NVARIANT];	/* its run, or its own */
+	size_t		 poff[NVARIANT];	/* the fragment in it */
+	size_t		 plen[NVARIANT];
+	size_t		 pidx[NVARIANT];	/* its place in the run's mem */
 	struct gz_frag	 gz[NVARIANT];
 	uint64_t	 gzser[NVARIANT];	/* serial of gz[v] */
 	uint8_t		 has_gz[NVARIANT];
@@ -192,7 +207,7 @@ static struct cache_body *cache_vip_live(struct cache *,
 static struct blob *
 blob_from_buf(struct buf *b)
 {
-	struct blob	*bl = xmalloc(sizeof *bl);
+	struct blob	*bl = xcalloc(1, sizeof *bl);
 
 	bl->refs = 1;
 	bl->data = buf_steal(b, &bl->len);
@@ -207,6 +222,7 @@ blob_unref(struct blob *bl)
 	if (bl == NULL || --bl->refs > 0)
 		return;
 	cache_blob_bytes -= bl->len;
+	free(bl->mem);
 	free(bl->data);
 	free(bl);
 }
@@ -221,8 +237,9 @@ body_from_buf(struct buf *b)
 	cb->segs = xmalloc(sizeof *cb->segs);
 	cb->segs[0].bl = blob_from_buf(b);
 	cb->segs[0].off = 0;
+	cb->segs[0].len = cb->segs[0].bl->len;
 	cb->nseg = 1;
-	cb->len = cb->segs[0].bl->len;
+	cb->len = cb->segs[0].len;
 	return (cb);
 }
 
@@ -264,13 +281,12 @@ cache_body_foreach_seg(const struct cache_body *cb,
 
 	for (i = 0; i < cb->nseg; i++) {
 		struct blob	*bl = cb->segs[i].bl;
-		size_t		 off = cb->segs[i].off;
 
-		if (bl->len == off)
+		if (cb->segs[i].len == 0)
 			continue;
 		bl->refs++;
-		fn((struct cache_seg *)(void *)bl, bl->data + off,
-		    bl->len - off, arg);
+		fn((struct cache_seg *)(void *)bl, bl->data + cb->segs[i].off,
+		    cb->segs[i].len, arg);
 	}
 }
 
@@ -290,8 +306,8 @@ cache_body_copy(const struct cache_body *cb, size_t *lenp)
 
 	for (i = 0; i < cb->nseg; i++) {
 		memcpy(q, cb->segs[i].bl->data + cb->segs[i].off,
-		    cb->segs[i].bl->len - cb->segs[i].off);
-		q += cb->segs[i].bl->len - cb->segs[i].off;
+		    cb->segs[i].len);
+		q += cb->segs[i].len;
 	}
 	*q = '\0';
 	if (lenp != NULL)
@@ -362,15 +378,64 @@ cache_new(struct registry *reg, int64_t read_only_ms, int64_t expire_ms)
 	return (c);
 }
 
-/* Release one application's encodings. */
+/* Point af's fragment for v at a copy of its own, out of its run. */
 static void
-frag_clear(struct appfrag *af)
+run_copy_out(struct appfrag *af, int v)
+{
+	struct blob	*bl = af->plain[v], *nb = xcalloc(1, sizeof *nb);
+
+	nb->refs = 1;
+	nb->len = nb->live = af->plen[v];
+	nb->data = xmalloc(nb->len + 1);
+	memcpy(nb->data, bl->data + af->poff[v], nb->len);
+	nb->data[nb->len] = '\0';
+	cache_blob_bytes += nb->len;
+	bl->mem[af->pidx[v]] = NULL;
+	bl->live -= af->plen[v];
+	af->plain[v] = nb;
+	af->poff[v] = 0;
+	blob_unref(bl);
+}
+
+/*
+ * af's fragment for v leaves its blob. When it was a run's and the run's
+ * live bytes fall under half (compact set), the others are copied out, so
+ * the run goes with the bodies that hold it: dead bytes never outweigh
+ * live ones for long (a copy of at most half a run, RUN_MAX).
+ */
+static void
+run_leave(struct appfrag *af, int v, int compact)
+{
+	struct blob	*bl = af->plain[v];
+	size_t		 i;
+
+	bl->live -= af->plen[v];
+	if (bl->mem != NULL) {
+		bl->mem[af->pidx[v]] = NULL;
+		if (compact && bl->live > 0 && bl->live * 2 < bl->len) {
+			bl->refs++;	/* across the copies */
+			for (i = 0; i < bl->nmem; i++)
+				if (bl->mem[i] != NULL)
+					run_copy_out(bl->mem[i], v);
+			blob_unref(bl);
+		}
+	}
+	blob_unref(bl);
+	af->plain[v] = NULL;
+}
+
+/*
+ * Release one application's encodings; compact: let its runs copy the
+ * others out (not when the whole cache goes).
+ */
+static void
+frag_clear(struct appfrag *af, int compact)
 {
 	int	v, g;
 
 	for (v = 0; v < NVARIANT; v++) {
-		blob_unref(af->plain[v]);
-		af->plain[v] = NULL;
+		if (af->plain[v] != NULL)
+			run_leave(af, v, compact);
 		if (af->has_gz[v]) {
 			cache_blob_bytes -= af->gz[v].len;
 			gzip_frag_clear(&af->gz[v]);
@@ -399,14 +464,13 @@ side_free_all(struct side **head, size_t *n)
 	*n = 0;
 }
 
-/* htab_sweep callback: free a fragment record (cache_free). */
+/* htab_sweep callback: free a fragment record (arg NULL: cache_free). */
 static int
 frag_free_cb(struct htab_node *n, void *arg)
 {
 	struct appfrag	*af = CONTAINER_OF(n, struct appfrag, node);
 
-	(void)arg;
-	frag_clear(af);
+	frag_clear(af, arg != NULL);
 	free(af->name);
 	free(af);
 	return (1);
@@ -421,7 +485,7 @@ frag_stale_cb(struct htab_node *n, void *arg)
 
 	if (af->epoch == c->epoch)
 		return (0);
-	return (frag_free_cb(n, NULL));
+	return (frag_free_cb(n, c));
 }
 
 /* Free everything; bodies still referenced by responses live on. */
@@ -508,7 +572,7 @@ frag_sync(struct cache *c, struct appfrag *af, const struct reg_app *app,
 {
 	if (af->gen == reg_app_gen(app) && now < cache_until(c, af->built))
 		return;
-	frag_clear(af);
+	frag_clear(af, 1);
 	af->gen = reg_app_gen(app);
 	af->built = now;
 }
@@ -550,10 +614,27 @@ frag_plain(struct cache *c, struct appfrag *af, const struct reg_app *app,
 		buf_adds(&b, vcodec(v)->sep);
 		encode_app(&b, app, v, 1);
 		af->plain[v] = blob_from_buf(&b);
+		af->poff[v] = 0;
+		af->plen[v] = af->plain[v]->live = af->plain[v]->len;
 		c->stats.fragment_encodes++;
-		c->work += af->plain[v]->len;
+		c->work += af->plen[v];
 	}
 	return (af->plain[v]);
+}
+
+/* Deflate an app's fragment for variant v (its bytes p, len, separator). */
+static void
+frag_deflate(struct cache *c, struct appfrag *af, int v, const char *p,
+    size_t len)
+{
+	size_t	sl = strlen(vcodec(v)->sep);
+
+	/* Without the separator: the stitch adds its own. */
+	gzip_frag_make(&af->gz[v], p + sl, len - sl, GZIP_LEVEL);
+	cache_blob_bytes += af->gz[v].len;
+	c->work += GZ_WEIGHT * len;
+	af->gzser[v] = ++c->gzserial;
+	af->has_gz[v] = 1;
 }
 
 /* The deflate fragment of an app for variant v (with its CRC operator). */
@@ -562,17 +643,9 @@ frag_gz(struct cache *c, struct appfrag *af, const struct reg_app *app, int v)
 {
 	struct blob	*bl;
 
-	size_t		 sl = strlen(vcodec(v)->sep);
-
 	if (!af->has_gz[v]) {
-		/* Without the separator: the stitch adds its own. */
 		bl = frag_plain(c, af, app, v);
-		gzip_frag_make(&af->gz[v], bl->data + sl, bl->len - sl,
-		    GZIP_LEVEL);
-		cache_blob_bytes += af->gz[v].len;
-		c->work += GZ_WEIGHT * bl->len;
-		af->gzser[v] = ++c->gzserial;
-		af->has_gz[v] = 1;
+		frag_deflate(c, af, v, bl->data + af->poff[v], af->plen[v]);
 	}
 	return (&af->gz[v]);
 }
@@ -588,25 +661,45 @@ apps_piece(struct buf *b, int v, int closing, int64_t version,
 		vcodec(v)->apps_open(b, vflags(v), version, hash);
 }
 
-/* Append a blob from byte off on to a body under construction. */
+/* Append len bytes of a blob from byte off on (the body's reference). */
 static void
-body_push_off(struct cache_body *cb, size_t *cap, struct blob *bl,
-    size_t off)
+body_push_slice(struct cache_body *cb, size_t *cap, struct blob *bl,
+    size_t off, size_t len)
 {
 	if (cb->nseg == *cap) {
 		*cap = *cap == 0 ? 16 : *cap * 2;
 		cb->segs = xreallocarray(cb->segs, *cap, sizeof *cb->segs);
 	}
 	cb->segs[cb->nseg].bl = bl;
-	cb->segs[cb->nseg++].off = off;
-	cb->len += bl->len - off;
+	cb->segs[cb->nseg].off = off;
+	cb->segs[cb->nseg++].len = len;
+	cb->len += len;
 }
 
 /* Append a whole blob. */
 static void
 body_push(struct cache_body *cb, size_t *cap, struct blob *bl)
 {
-	body_push_off(cb, cap, bl, 0);
+	body_push_slice(cb, cap, bl, 0, bl->len);
+}
+
+/*
+ * Append a shared slice: it extends the last segment when it follows it
+ * in the same blob (fragments of one run), else takes a reference.
+ */
+static void
+body_push_shared(struct cache_body *cb, size_t *cap, struct blob *bl,
+    size_t off, size_t len)
+{
+	struct bseg	*last = cb->nseg > 0 ? &cb->segs[cb->nseg - 1] : NULL;
+
+	if (last != NULL && last->bl == bl && last->off + last->len == off) {
+		last->len += len;
+		cb->len += len;
+		return;
+	}
+	bl->refs++;
+	body_push_slice(cb, cap, bl, off, len);
 }
 
 /* Append a shared blob (one more reference to it). */
@@ -629,11 +722,12 @@ body_coalesce(struct cache_body *cb)
 	buf_init(&b, 0);
 	for (i = 0; i < cb->nseg; i++) {
 		buf_add(&b, cb->segs[i].bl->data + cb->segs[i].off,
-		    cb->segs[i].bl->len - cb->segs[i].off);
+		    cb->segs[i].len);
 		blob_unref(cb->segs[i].bl);
 	}
 	cb->segs[0].bl = blob_from_buf(&b);
 	cb->segs[0].off = 0;
+	cb->segs[0].len = cb->segs[0].bl->len;
 	cb->nseg = 1;
 	return (cb);
 }
@@ -815,10 +909,11 @@ build_full(struct cache *c, int v, int gz, int64_t now, int64_t *oldest,
 			}
 		} else {
 			struct blob *bl = frag_plain(c, af, app, v);
+			size_t skip = first && !vcodec(v)->sep_around ?
+			    strlen(vcodec(v)->sep) : 0;
 
-			bl->refs++;
-			body_push_off(cb, &cap, bl, first &&
-			    !vcodec(v)->sep_around ? strlen(vcodec(v)->sep) : 0);
+			body_push_shared(cb, &cap, bl, af->poff[v] + skip,
+			    af->plen[v] - skip);
 		}
 		first = 0;
 		if (limit != SIZE_MAX && c->work - w0 > limit && i + 1 < napps)
@@ -916,6 +1011,68 @@ cache_apps_live(struct cache *c, const struct cache_key *k, int64_t now)
 }
 
 /*
+ * The plain fragments one slice encodes, back to back in one buffer that
+ * becomes one blob (a run): a body built from them is one reference per
+ * run, not per application. Records point into the buffer only once it is
+ * a blob (run_close), all within one call: nothing dangles.
+ */
+struct run {
+	struct buf	  b;
+	struct appfrag	**af;
+	size_t		 *off;
+	size_t		  n, cap;
+};
+
+/* Encode an app's fragment for variant v into run r (and deflate it). */
+static void
+run_add(struct cache *c, struct run *r, struct appfrag *af,
+    const struct reg_app *app, int v, int gz)
+{
+	size_t	off = r->b.len;
+
+	if (r->n == r->cap) {
+		r->cap = r->cap == 0 ? 64 : r->cap * 2;
+		r->af = xreallocarray(r->af, r->cap, sizeof *r->af);
+		r->off = xreallocarray(r->off, r->cap, sizeof *r->off);
+	}
+	buf_adds(&r->b, vcodec(v)->sep);
+	encode_app(&r->b, app, v, 1);
+	r->af[r->n] = af;
+	r->off[r->n++] = off;
+	af->plen[v] = r->b.len - off;
+	c->stats.fragment_encodes++;
+	c->work += af->plen[v];
+	if (gz && !af->has_gz[v])
+		frag_deflate(c, af, v, r->b.data + off, af->plen[v]);
+}
+
+/* Make run r's buffer a blob its records point into; r starts afresh. */
+static void
+run_close(struct run *r, int v)
+{
+	struct blob	*bl;
+	size_t		 i;
+
+	if (r->n == 0)
+		return;
+	bl = blob_from_buf(&r->b);
+	bl->refs = (unsigned)r->n;
+	bl->live = bl->len;
+	for (i = 0; i < r->n; i++) {
+		r->af[i]->plain[v] = bl;
+		r->af[i]->poff[v] = r->off[i];
+		r->af[i]->pidx[v] = i;
+	}
+	bl->mem = r->af;
+	bl->nmem = r->n;
+	r->af = NULL;
+	free(r->off);
+	r->off = NULL;
+	r->n = r->cap = 0;
+	buf_init(&r->b, 0);
+}
+
+/*
  * Encode the missing fragments of variant v (and their deflate, gz) from
  * application *next on, until the work since w0 passes limit: 1 when it
  * reached the last application. Only an index is kept between calls, so
@@ -928,27 +1085,40 @@ build_prepare(struct cache *c, int v, int gz, size_t *next, size_t w0,
 {
 	struct reg_app	*app;
 	struct appfrag	*af;
+	struct run	 r = { .n = 0 };
+	int		 done = 1;
 
+	buf_init(&r.b, 0);
 	for (; *next < registry_app_count(c->reg); (*next)++) {
-		if (c->work - w0 > limit)
-			return (0);
+		if (c->work - w0 > limit) {
+			done = 0;
+			break;
+		}
 		app = registry_app_at(c->reg, *next);
 		if (reg_app_size(app) == 0)
 			continue;
 		af = frag_lookup(c, reg_app_name(app), reg_app_hash(app));
 		frag_sync(c, af, app, now);
-		if (gz)
+		if (af->plain[v] == NULL)
+			run_add(c, &r, af, app, v, gz);
+		else if (gz)
 			(void)frag_gz(c, af, app, v);
-		else
-			(void)frag_plain(c, af, app, v);
+		if (r.b.len >= RUN_MAX)
+			run_close(&r, v);
 	}
-	return (1);
+	run_close(&r, v);
+	buf_free(&r.b);
+	free(r.af);
+	free(r.off);
+	return (done);
 }
 
 /*
  * One slice of the full registry's build for k; see cache.h. The first
  * call tries the whole build within the budget (after one change it fits,
- * and the reply goes out in the same turn); when that runs out, the
+ * and the reply goes out in the same turn; a body never built starts
+ * with the preparation instead, so that all its fragments come in runs);
+ * when that runs out, the
  * following calls prepare the remaining fragments a slice at a time, then
  * assemble again. An assembly that runs out (the registry changed a lot
  * meanwhile) sends the preparation on from where it stopped; after
@@ -971,6 +1141,11 @@ cache_apps_step(struct cache *c, const struct cache_key *k, size_t budget,
 	if (budget == 0)
 		budget = SIZE_MAX;
 	c->stats.build_steps++;
+	if (s->body == NULL && !s->pending && budget != SIZE_MAX) {
+		/* Never built: prepare in runs from the start. */
+		s->pending = 1;
+		s->next = 0;
+	}
 	if (s->pending) {
 		if (!build_prepare(c, v, g, &s->next, w0, budget, now) ||
 		    c->work - w0 > budget)

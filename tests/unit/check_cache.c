@@ -885,6 +885,81 @@ START_TEST(test_step_shared)
 }
 END_TEST
 
+/* cache_body_foreach_seg callback: count and release. */
+static void
+count_seg_cb(struct cache_seg *seg, const char *data, size_t len, void *arg)
+{
+	(void)data;
+	(void)len;
+	(*(size_t *)arg)++;
+	cache_seg_unref(seg);
+}
+
+/* The number of segments of key's current body. */
+static size_t
+nsegs(const struct cache_key *k)
+{
+	struct cache_body	*b = cache_apps(cache, k, T0 + 1000);
+	size_t			 n = 0;
+
+	cache_body_foreach_seg(b, count_seg_cb, &n);
+	cache_body_unref(b);
+	return (n);
+}
+
+/*
+ * A build in slices encodes each slice's fragments into one run, and a
+ * body of runs is one segment per run, not per application: 200 apps in
+ * slices of ~25 is a handful of segments. One change splits one run (at
+ * most two more segments); when most of a run's applications changed,
+ * the others are copied out of it, so the dead bytes go (with the next
+ * build, which no longer lends the run). The body stays a from-scratch
+ * encode all along.
+ */
+START_TEST(test_step_runs)
+{
+	struct cache_key	 k = { CACHE_JSON, 0, 0 };
+	size_t			 n0, n1, len, i;
+	char			 app[32], id[32];
+	char			*p;
+
+	teardown();
+	setup_n(200, 5);
+	p = fetch(CACHE_JSON, 0, 0, &len);	/* the size of one fragment */
+	free(p);
+	teardown();
+	setup_n(200, 5);
+	(void)step_all(&k, len / 8, 200);
+	check_ready_equals_scratch(&k);
+	n0 = nsegs(&k);
+	ck_assert_uint_le(n0, 20);
+	add("APP100", "new", T0 + 500);
+	ck_assert_int_eq(cache_apps_step(cache, &k, len, T0 + 1000), 1);
+	check_ready_equals_scratch(&k);
+	n1 = nsegs(&k);
+	ck_assert_uint_le(n1, n0 + 2);
+	/* Three applications in four change: every run mostly dead. */
+	for (i = 0; i < 200; i++) {
+		if (i % 4 == 0)
+			continue;
+		snprintf(app, sizeof app, "APP%zu", i);
+		snprintf(id, sizeof id, "more%zu", i);
+		add(app, id, T0 + 600);
+	}
+	ck_assert_int_eq(cache_apps_step(cache, &k, 0, T0 + 1000), 1);
+	check_ready_equals_scratch(&k);
+	/*
+	 * That build still lends the runs for the applications it reached
+	 * before their runs were copied out of; the next one does not, and
+	 * the runs go. Kept, they would hold ~1.75x the body; now ~1x.
+	 */
+	add("APP0", "last", T0 + 700);
+	ck_assert_int_eq(cache_apps_step(cache, &k, 0, T0 + 1000), 1);
+	check_ready_equals_scratch(&k);
+	ck_assert_uint_le(cache_bytes(cache), len + len * 4 / 10);
+}
+END_TEST
+
 /* The suite. */
 static Suite *
 cache_suite(void)
@@ -914,6 +989,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_step_one_change_in_one_slice);
 	tcase_add_test(tc, test_step_ends_under_churn);
 	tcase_add_test(tc, test_step_shared);
+	tcase_add_test(tc, test_step_runs);
 	suite_add_tcase(s, tc);
 	return (s);
 }
