@@ -7,8 +7,9 @@
  *    deflate fragment, re-encoded only when that application's generation
  *    moves (register, cancel, status change, metadata: never a heartbeat);
  *  - stitched bodies: the full registry is open + fragments + close. Plain
- *    bodies are a list of references to the fragment blobs (no copy; one
- *    per application, as each fragment begins with its separator); gzip
+ *    bodies are a list of references to the fragment blobs (no copy; each
+ *    fragment begins with its separator, and the fragments a slice of a
+ *    build encodes share one blob, a run, lent as one segment); gzip
  *    bodies are one contiguous gzip stream assembled from the deflate
  *    fragments, their CRCs joined with combine operators precomputed when
  *    each fragment is made, so one change costs one application's encode
