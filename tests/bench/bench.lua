@@ -2,8 +2,8 @@
 -- the scenario chosen by environment variables (wrk passes none of its own
 -- arguments to Lua in a portable way):
 --
---   BENCH_MODE   hb | reg | get | fleet
---   BENCH_N      instances pre-registered (hb, fleet)
+--   BENCH_MODE   hb | reg | get  (the fleet profile is fleet.lua)
+--   BENCH_N      instances pre-registered (hb)
 --   BENCH_PER    instances per application (the preloader's layout)
 --   BENCH_TOKEN  a per-round string, so registrations are unique per run
 --   BENCH_PATH, BENCH_ACCEPT, BENCH_GZIP   for get
@@ -41,8 +41,6 @@ local regheaders = { ["Content-Type"] = "application/json",
 		     ["Accept"] = "application/json",
 		     ["Accept-Encoding"] = "gzip" }
 local getheaders = { ["Accept"] = gaccept }
-local deltaheaders = { ["Accept"] = "application/json",
-		       ["Accept-Encoding"] = "gzip" }
 if ggzip then getheaders["Accept-Encoding"] = "gzip" end
 
 -- The body a Netflix Java client (DiscoveryClient) sends on register.
@@ -109,14 +107,6 @@ function request()
       return wrk.format("PUT", hbpath(counter % n), hbheaders)
    elseif mode == "reg" then
       return register()
-   elseif mode == "fleet" then
-      -- Each instance of the fleet heartbeats and fetches a delta once
-      -- per 30 s: the same number of each, interleaved.
-      if counter % 2 == 0 then
-	 return wrk.format("PUT", hbpath(math.floor(counter / 2) % n),
-			   hbheaders)
-      end
-      return wrk.format("GET", "/eureka/apps/delta", deltaheaders)
    end
    return wrk.format("GET", gpath, getheaders)
 end
