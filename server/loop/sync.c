@@ -63,6 +63,7 @@
 #include "syncrule.h"
 #include "xmalloc.h"
 
+static void	peers_dg_arm(struct event *, int64_t);
 static void	peer_ctl_get(struct peer *, enum sync_kind, int,
 		    const char *, struct hk_time);
 
@@ -165,8 +166,11 @@ peer_ctl_digest(struct peer *p, const struct buf *body, struct hk_time now)
 	}
 	/* Ours, from the cache; still being computed: next round. */
 	if (!digest_refresh(ps->digest, ps->reg, now.mono_ms,
-	    DIGEST_REFRESH_BUDGET))
+	    DIGEST_REFRESH_BUDGET)) {
+		if (!evtimer_pending(ps->dg_ev, NULL))
+			peers_dg_arm(ps->dg_ev, 0);
 		return;
+	}
 	digest_hex(ps->digest, mine, mine_b, &n);
 	switch (sync_digest_step(mine, theirs, gate_is_ready(ps->gate),
 	    peer_queue_urgent(p->q), p->inflight != NULL, &p->ae_mismatch)) {
@@ -497,8 +501,16 @@ peers_dg_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	peers_dg_arm(ps->dg_ev, digest_refresh(ps->digest, ps->reg,
-	    clock_now().mono_ms, DIGEST_REFRESH_BUDGET) ? 1000 : 10);
+	if (!digest_refresh(ps->digest, ps->reg, clock_now().mono_ms,
+	    DIGEST_REFRESH_BUDGET))
+		peers_dg_arm(ps->dg_ev, 10);
+	else if (ps->n > 0)
+		peers_dg_arm(ps->dg_ev, 1000);
+	/*
+	 * A node with no peers of its own stops here: nobody compares its
+	 * digest unless someone asks for it, and asking re-arms the timer
+	 * (peers_digest_current), so an idle standalone node does no work.
+	 */
 }
 
 /* Make the sync's and anti-entropy's timers (from peers_new). */
