@@ -786,6 +786,21 @@ h_cancel(struct rctx *x)
 	reply(x, 200, NULL, NULL, 0);
 }
 
+/*
+ * The answer to a status override or its removal: 200, 404 for an unknown
+ * instance, 400 when the request's lastDirtyTimestamp is in the future.
+ */
+static void
+reply_override_rc(struct rctx *x, enum registry_rc rc)
+{
+	if (rc == REG_FUTURE)
+		reply_error(x, 400, "lastDirtyTimestamp is ahead of this "
+		    "server's clock by more than eureka.server."
+		    "max-clock-skew-ms");
+	else
+		reply(x, rc == REG_OK ? 200 : 404, NULL, NULL, 0);
+}
+
 /* PUT apps/{app}/{id}/status?value=S: operator override (§2.9). */
 static void
 h_status_put(struct rctx *x)
@@ -802,17 +817,7 @@ h_status_put(struct rctx *x)
 		return;
 	rc = registry_status_update(x->d->reg, x->seg[1], x->seg[2], st, dirty,
 	    x->replicated, x->now, -1);
-	if (rc == REG_FUTURE) {
-		reply_error(x, 400, "lastDirtyTimestamp is ahead of this "
-		    "server's clock by more than eureka.server."
-		    "max-clock-skew-ms");
-		return;
-	}
-	if (rc != REG_OK) {
-		reply(x, 404, NULL, NULL, 0);
-		return;
-	}
-	reply(x, 200, NULL, NULL, 0);
+	reply_override_rc(x, rc);
 }
 
 /* DELETE apps/{app}/{id}/status[?value=S]: remove the override (§2.10). */
@@ -831,17 +836,7 @@ h_status_delete(struct rctx *x)
 		return;
 	rc = registry_delete_override(x->d->reg, x->seg[1], x->seg[2], st,
 	    dirty, x->replicated, x->now, -1);
-	if (rc == REG_FUTURE) {
-		reply_error(x, 400, "lastDirtyTimestamp is ahead of this "
-		    "server's clock by more than eureka.server."
-		    "max-clock-skew-ms");
-		return;
-	}
-	if (rc != REG_OK) {
-		reply(x, 404, NULL, NULL, 0);
-		return;
-	}
-	reply(x, 200, NULL, NULL, 0);
+	reply_override_rc(x, rc);
 }
 
 /* PUT apps/{app}/{id}/metadata?k=v...: merge and re-register (§2.11). */
