@@ -200,6 +200,21 @@ json_add_string(struct buf *b, const char *s)
 	buf_addc(b, '"');
 }
 
+/* A member of an object being written: "key":"value", or "key":null. */
+void
+json_add_member(struct buf *b, const char *key, const char *value,
+    int comma)
+{
+	if (comma)
+		buf_addc(b, ',');
+	json_add_string(b, key);
+	buf_addc(b, ':');
+	if (value == NULL)
+		buf_adds(b, "null");
+	else
+		json_add_string(b, value);
+}
+
 /* key (a literal with its quotes, colon and any comma) and a string. */
 static void
 json_add_kv(struct buf *b, const char *key, const char *value)

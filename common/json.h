@@ -70,5 +70,8 @@ int	json_decode_repl_response(const char *, size_t, struct repl_response *,
 
 /* Append s as a JSON string literal with Jackson's escaping. */
 void	json_add_string(struct buf *, const char *);
+/* "key":"value" (value NULL: null), after a comma when comma != 0. */
+void	json_add_member(struct buf *, const char *key, const char *value,
+	    int comma);
 
 #endif

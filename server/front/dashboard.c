@@ -98,7 +98,6 @@ struct dash_ctx {
 static char	*dash_base(const char *);
 static void	dash_html(struct buf *, const char *);
 static void	dash_json_str(struct buf *, const char *);
-static void	dash_json_kv(struct buf *, const char *, const char *, int);
 static void	dash_json_inert(struct buf *);
 static int	dash_is_http(const char *);
 static void	dash_time_java(int64_t, char *, size_t);
@@ -371,17 +370,6 @@ dash_json_str(struct buf *b, const char *s)
 		buf_adds(b, "null");
 	else
 		json_add_string(b, s);
-}
-
-/* Append "key":"value", preceded by a comma unless first is 0. */
-static void
-dash_json_kv(struct buf *b, const char *key, const char *value, int comma)
-{
-	if (comma)
-		buf_addc(b, ',');
-	dash_json_str(b, key);
-	buf_addc(b, ':');
-	dash_json_str(b, value);
 }
 
 /*
@@ -1081,24 +1069,24 @@ dash_json_instance(struct buf *b, struct dashboard *d,
 	ov = d->reg != NULL ? registry_override(d->reg, instance_id(inst),
 	    now.mono_ms) : STATUS_UNKNOWN;
 	buf_addc(b, '{');
-	dash_json_kv(b, "id", instance_id(inst), 0);
-	dash_json_kv(b, "status", instance_status_name(inst->status), 1);
-	dash_json_kv(b, "overriddenStatus",
+	json_add_member(b, "id", instance_id(inst), 0);
+	json_add_member(b, "status", instance_status_name(inst->status), 1);
+	json_add_member(b, "overriddenStatus",
 	    instance_status_name(inst->overridden_status), 1);
-	dash_json_kv(b, "override", ov == STATUS_UNKNOWN ? NULL :
+	json_add_member(b, "override", ov == STATUS_UNKNOWN ? NULL :
 	    instance_status_name(ov), 1);
-	dash_json_kv(b, "hostName", inst->host_name, 1);
-	dash_json_kv(b, "ipAddr", inst->ip_addr, 1);
+	json_add_member(b, "hostName", inst->host_name, 1);
+	json_add_member(b, "ipAddr", inst->ip_addr, 1);
 	buf_addf(b, ",\"port\":%d,\"portEnabled\":%s,\"securePort\":%d,"
 	    "\"securePortEnabled\":%s", inst->port,
 	    inst->port_enabled ? "true" : "false", inst->secure_port,
 	    inst->secure_port_enabled ? "true" : "false");
-	dash_json_kv(b, "zone", dash_zone(inst), 1);
-	dash_json_kv(b, "vipAddress", inst->vip_address, 1);
-	dash_json_kv(b, "secureVipAddress", inst->secure_vip_address, 1);
-	dash_json_kv(b, "homePageUrl", inst->home_page_url, 1);
-	dash_json_kv(b, "statusPageUrl", inst->status_page_url, 1);
-	dash_json_kv(b, "healthCheckUrl", inst->health_check_url, 1);
+	json_add_member(b, "zone", dash_zone(inst), 1);
+	json_add_member(b, "vipAddress", inst->vip_address, 1);
+	json_add_member(b, "secureVipAddress", inst->secure_vip_address, 1);
+	json_add_member(b, "homePageUrl", inst->home_page_url, 1);
+	json_add_member(b, "statusPageUrl", inst->status_page_url, 1);
+	json_add_member(b, "healthCheckUrl", inst->health_check_url, 1);
 	buf_addf(b, ",\"registered\":%lld,\"lastRenewal\":%lld,"
 	    "\"serviceUp\":%lld,\"duration\":%d,\"renewalInterval\":%d,"
 	    "\"lastUpdated\":%lld,\"lastDirty\":%lld,\"metadata\":[",
@@ -1140,15 +1128,15 @@ dash_feed(struct dashboard *d, struct evhttp_request *req, struct hk_time now)
 
 	buf_init(&b, DASH_MAX_BODY);
 	buf_adds(&b, "{");
-	dash_json_kv(&b, "version", PACKAGE_VERSION, 0);
-	dash_json_kv(&b, "environment", d->conf != NULL &&
+	json_add_member(&b, "version", PACKAGE_VERSION, 0);
+	json_add_member(&b, "environment", d->conf != NULL &&
 	    d->conf->environment != NULL ? d->conf->environment : "test", 1);
-	dash_json_kv(&b, "datacenter", d->conf != NULL &&
+	json_add_member(&b, "datacenter", d->conf != NULL &&
 	    d->conf->datacenter != NULL ? d->conf->datacenter : "default", 1);
 	dash_time_java(now.wall_ms, tmp, sizeof tmp);
-	dash_json_kv(&b, "currentTime", tmp, 1);
+	json_add_member(&b, "currentTime", tmp, 1);
 	ops_uptime(d->ops, now, tmp, sizeof tmp);
-	dash_json_kv(&b, "uptime", tmp, 1);
+	json_add_member(&b, "uptime", tmp, 1);
 	buf_addf(&b, ",\"now\":%lld,\"startTime\":%lld,"
 	    "\"leaseExpirationEnabled\":%s,\"renewsThreshold\":%d,"
 	    "\"renewsLastMin\":%ld,\"selfPreservation\":%s,"
@@ -1169,9 +1157,9 @@ dash_feed(struct dashboard *d, struct evhttp_request *req, struct hk_time now)
 	n = dash_banners(d, now, bn);
 	for (i = 0; i < n; i++) {
 		buf_adds(&b, i > 0 ? ",{" : "{");
-		dash_json_kv(&b, "kind", bn[i].kind, 0);
-		dash_json_kv(&b, "title", bn[i].title, 1);
-		dash_json_kv(&b, "text", bn[i].text, 1);
+		json_add_member(&b, "kind", bn[i].kind, 0);
+		json_add_member(&b, "title", bn[i].title, 1);
+		json_add_member(&b, "text", bn[i].text, 1);
 		buf_addc(&b, '}');
 	}
 
@@ -1182,7 +1170,7 @@ dash_feed(struct dashboard *d, struct evhttp_request *req, struct hk_time now)
 		peers_info(peers, i, &pi);
 		url = http_url_scrub(pi.url != NULL ? pi.url : "");
 		buf_adds(&b, i > 0 ? ",{" : "{");
-		dash_json_kv(&b, "url", url, 0);
+		json_add_member(&b, "url", url, 0);
 		buf_addf(&b, ",\"reachable\":%s,\"queueDepth\":%zu,"
 		    "\"lastSuccess\":%lld,\"batches\":%llu,\"items\":%llu,"
 		    "\"failures\":%llu,\"dropped\":%llu}",
@@ -1225,7 +1213,7 @@ dash_feed(struct dashboard *d, struct evhttp_request *req, struct hk_time now)
 	for (i = 0; i < napps; i++) {
 		n = reg_app_size(apps[i]);
 		buf_adds(&b, i > 0 ? ",{" : "{");
-		dash_json_kv(&b, "name", reg_app_name(apps[i]), 0);
+		json_add_member(&b, "name", reg_app_name(apps[i]), 0);
 		/* The leader (server/leader.c), null when none. */
 		leader = leader_find(d->reg, reg_app_name(apps[i]),
 		    now.mono_ms);

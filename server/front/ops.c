@@ -74,7 +74,6 @@ static void	ops_metrics(struct ops *, struct evhttp_request *,
 static void	ops_info(struct ops *, struct evhttp_request *,
 		    struct hk_time);
 static void	ops_format_uptime(int64_t, char *, size_t);
-static void	ops_json_kv(struct buf *, const char *, const char *, int);
 static void	ops_xml_stat(struct buf *, const char *, const char *);
 
 /* Operations endpoints over the given dependencies. */
@@ -409,17 +408,6 @@ ops_self_instance(struct ops *o)
 	return (inst);
 }
 
-/* "key":"value" of StatusInfo's JSON, after a comma unless first. */
-static void
-ops_json_kv(struct buf *b, const char *key, const char *value, int comma)
-{
-	if (comma)
-		buf_addc(b, ',');
-	json_add_string(b, key);
-	buf_addc(b, ':');
-	json_add_string(b, value);
-}
-
 /* <key>value</key> of StatusInfo's XML, on its own line. */
 static void
 ops_xml_stat(struct buf *b, const char *key, const char *value)
@@ -458,10 +446,10 @@ ops_status_info(struct ops *o, struct evhttp_request *req, int json,
 	if (json) {
 		buf_adds(&b, "{\"generalStats\":{");
 		for (i = 0; i < OPS_GENERAL_STATS; i++)
-			ops_json_kv(&b, st.key[i], st.value[i], i > 0);
+			json_add_member(&b, st.key[i], st.value[i], i > 0);
 		buf_adds(&b, "},\"applicationStats\":{");
 		for (i = OPS_GENERAL_STATS; i < st.n; i++)
-			ops_json_kv(&b, st.key[i], st.value[i],
+			json_add_member(&b, st.key[i], st.value[i],
 			    i > OPS_GENERAL_STATS);
 		buf_adds(&b, "},\"instanceInfo\":");
 		json_encode_instance(&b, self, CODEC_FULL);
