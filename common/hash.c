@@ -10,6 +10,19 @@
  * unpredictable from outside the process, and growing the table at load
  * factor 1 keeps chains O(1) for names that are not chosen against it.
  *
+ * Why incremental: a table that doubles by rehashing every node in one
+ * call stalls the event loop for as long as that takes (51 ms for the
+ * registry's tables at 524,288 instances). Here a resize allocates the
+ * new bucket array and leaves the nodes where they are; each later
+ * insert, remove or sweep moves the next few old buckets across (at most
+ * HTAB_STEP_NODES nodes, plus the rest of the bucket it stopped in), so
+ * the work of a doubling is spread over the inserts that follow it, well
+ * before the next one is due. Lookups stay reads: a hash whose old bucket
+ * has not moved is inserted into the old array too, so every hash lives
+ * in exactly one chain, found by comparing its old bucket with the move
+ * cursor. Redis's dict (two tables, a rehash index) is the known model;
+ * this differs in keeping lookups read-only and bounding a step by nodes.
+ *
  * The process key is set once: heurekad calls hash_init() before the
  * loop; library users get it on first use (pthread_once, as the client
  * library is used from several threads). Tests pin it with hash_set_key().
@@ -31,7 +44,11 @@
 static uint64_t	hash_le64(const uint8_t *);
 static void	hash_key_once(void);
 static const uint8_t *hash_key(void);
-static void	htab_resize(struct htab *, size_t);
+static struct htab_node **htab_slot(const struct htab *, uint64_t, int *);
+static size_t	htab_target(const struct htab *);
+static void	htab_start(struct htab *, size_t);
+static size_t	htab_step(struct htab *);
+static void	htab_balance(struct htab *);
 
 static uint8_t		hash_process_key[HASH_KEY_LEN];
 static pthread_once_t	hash_once = PTHREAD_ONCE_INIT;
@@ -294,77 +311,159 @@ htab_init(struct htab *t, size_t min_buckets)
 
 	while (nb < min_buckets)
 		nb *= 2;
+	memset(t, 0, sizeof *t);
 	t->b = xcalloc(nb, sizeof *t->b);
 	t->nb = nb;
-	t->n = 0;
 	t->min = nb;
 }
 
-/* Release the buckets; the nodes belong to their objects. */
+/* Release the buckets (both arrays in a resize); nodes are their objects'. */
 void
 htab_clear(struct htab *t)
 {
 	free(t->b);
-	t->b = NULL;
-	t->nb = t->n = 0;
+	free(t->old);
+	t->b = t->old = NULL;
+	t->nb = t->n = t->onb = t->on = t->oi = 0;
 }
 
-/* Rehash every node into nb buckets. */
-static void
-htab_resize(struct htab *t, size_t nb)
+/*
+ * The chain head a hash lives in: its old bucket while a resize has not
+ * moved that bucket yet, else its bucket in b. *inold says which.
+ */
+static struct htab_node **
+htab_slot(const struct htab *t, uint64_t hash, int *inold)
 {
-	struct htab_node	**b, *n, *next;
-	size_t			  i;
+	size_t	i;
 
-	b = xcalloc(nb, sizeof *b);
-	for (i = 0; i < t->nb; i++) {
-		for (n = t->b[i]; n != NULL; n = next) {
-			next = n->next;
-			n->next = b[n->hash & (nb - 1)];
-			b[n->hash & (nb - 1)] = n;
-		}
+	if (t->old != NULL && (i = hash & (t->onb - 1)) >= t->oi) {
+		*inold = 1;
+		return (&t->old[i]);
 	}
-	free(t->b);
-	t->b = b;
+	*inold = 0;
+	return (&t->b[hash & (t->nb - 1)]);
+}
+
+/* The bucket count the load asks for: double above 1, halve below 1/8. */
+static size_t
+htab_target(const struct htab *t)
+{
+	size_t	nb = t->nb;
+
+	if (t->n > nb)
+		return (nb * 2);
+	while (nb > t->min && t->n < nb / 8)
+		nb /= 2;
+	return (nb);
+}
+
+/* Begin a resize to nb buckets: b becomes the old array, nothing moves. */
+static void
+htab_start(struct htab *t, size_t nb)
+{
+	t->old = t->b;
+	t->onb = t->nb;
+	t->on = t->n;
+	t->oi = 0;
+	t->b = xcalloc(nb, sizeof *t->b);
 	t->nb = nb;
 }
 
-/* Link a node; doubles the buckets at load factor 1 (amortised O(1)). */
+/*
+ * Move old buckets across in order until HTAB_STEP_NODES nodes have
+ * moved or HTAB_STEP_SCAN buckets were looked at; free the old array
+ * once it holds nothing. Returns the nodes moved.
+ */
+static size_t
+htab_step(struct htab *t)
+{
+	struct htab_node	*n, *next, **slot;
+	size_t			 moved = 0, scanned = 0;
+
+	while (t->on > 0 && moved < HTAB_STEP_NODES &&
+	    scanned < HTAB_STEP_SCAN) {
+		for (n = t->old[t->oi]; n != NULL; n = next) {
+			next = n->next;
+			slot = &t->b[n->hash & (t->nb - 1)];
+			n->next = *slot;
+			*slot = n;
+			moved++;
+			t->on--;
+		}
+		t->old[t->oi++] = NULL;
+		scanned++;
+	}
+	if (t->on == 0) {
+		free(t->old);
+		t->old = NULL;
+		t->onb = t->oi = 0;
+	}
+	return (moved);
+}
+
+/*
+ * After a change: one step of the resize under way, or start the one the
+ * load asks for and take its first step. A resize that this step finishes
+ * is followed by the next on the next call, so one call moves one step.
+ */
+static void
+htab_balance(struct htab *t)
+{
+	size_t	moved = 0, nb;
+
+	if (t->old != NULL)
+		moved = htab_step(t);
+	else if ((nb = htab_target(t)) != t->nb) {
+		htab_start(t, nb);
+		moved = htab_step(t);
+	}
+	if (moved > t->step_max)
+		t->step_max = moved;
+}
+
+/* Link a node; the buckets double at load factor 1 (amortised O(1)). */
 void
 htab_insert(struct htab *t, struct htab_node *node, uint64_t hash)
 {
-	if (t->n >= t->nb)
-		htab_resize(t, t->nb * 2);
+	struct htab_node	**slot;
+	int			  inold;
+
+	slot = htab_slot(t, hash, &inold);
 	node->hash = hash;
-	node->next = t->b[hash & (t->nb - 1)];
-	t->b[hash & (t->nb - 1)] = node;
+	node->next = *slot;
+	*slot = node;
+	t->on += inold;
 	t->n++;
+	htab_balance(t);
 }
 
-/* Unlink a node that is in the table; halves the buckets below 1/8 load. */
+/* Unlink a node that is in the table; the buckets halve below 1/8 load. */
 void
 htab_remove(struct htab *t, struct htab_node *node)
 {
 	struct htab_node	**pp;
+	int			  inold;
 
-	for (pp = &t->b[node->hash & (t->nb - 1)]; *pp != NULL;
+	for (pp = htab_slot(t, node->hash, &inold); *pp != NULL;
 	    pp = &(*pp)->next) {
 		if (*pp == node) {
 			*pp = node->next;
 			node->next = NULL;
+			t->on -= inold;
 			t->n--;
 			break;
 		}
 	}
-	if (t->nb > t->min && t->n < t->nb / 8)
-		htab_resize(t, t->nb / 2);
+	htab_balance(t);
 }
 
 /* Head of the chain a hash falls in; callers compare hash and key. */
 struct htab_node *
 htab_first(const struct htab *t, uint64_t hash)
 {
-	return (t->b[hash & (t->nb - 1)]);
+	int	inold;
+
+	return (*htab_slot(t, hash, &inold));
 }
 
 /* Number of linked nodes. */
@@ -374,46 +473,74 @@ htab_count(const struct htab *t)
 	return (t->n);
 }
 
-/* Walk every node once, unlinking those drop() asks for; then shrink. */
+/* Unlink the nodes of one chain that drop() asks for; how many it took. */
+static size_t
+htab_sweep_chain(struct htab_node **pp,
+    int (*drop)(struct htab_node *, void *), void *arg)
+{
+	struct htab_node	*n, *next;
+	size_t			 dropped = 0;
+
+	while ((n = *pp) != NULL) {
+		next = n->next;		/* drop() may free n */
+		if (drop(n, arg)) {
+			*pp = next;
+			dropped++;
+		} else
+			pp = &n->next;
+	}
+	return (dropped);
+}
+
+/*
+ * Walk every node once (both arrays in a resize: each node is in one
+ * chain), unlinking those drop() asks for; then one resize step.
+ */
 void
 htab_sweep(struct htab *t, int (*drop)(struct htab_node *, void *),
     void *arg)
 {
-	struct htab_node	**pp, *n, *next;
-	size_t			  i, nb;
+	size_t	i, k;
 
-	for (i = 0; i < t->nb; i++) {
-		pp = &t->b[i];
-		while ((n = *pp) != NULL) {
-			next = n->next;		/* drop() may free n */
-			if (drop(n, arg)) {
-				*pp = next;
-				t->n--;
-			} else
-				pp = &n->next;
-		}
+	for (i = t->oi; t->old != NULL && i < t->onb; i++) {
+		k = htab_sweep_chain(&t->old[i], drop, arg);
+		t->on -= k;
+		t->n -= k;
 	}
-	for (nb = t->nb; nb > t->min && t->n < nb / 8; nb /= 2)
-		;
-	if (nb != t->nb)
-		htab_resize(t, nb);
+	for (i = 0; i < t->nb; i++)
+		t->n -= htab_sweep_chain(&t->b[i], drop, arg);
+	htab_balance(t);
 }
 
-/* Buckets, entries and the longest chain (walks every bucket). */
+/* The longest chain of an array's buckets from..nb-1. */
+static size_t
+htab_longest(struct htab_node *const *b, size_t from, size_t nb)
+{
+	const struct htab_node	*n;
+	size_t			 i, len, longest = 0;
+
+	for (i = from; i < nb; i++) {
+		len = 0;
+		for (n = b[i]; n != NULL; n = n->next)
+			len++;
+		if (len > longest)
+			longest = len;
+	}
+	return (longest);
+}
+
+/* Buckets, entries, the longest chain (walks every bucket), resize state. */
 void
 htab_stats(const struct htab *t, struct htab_stats *s)
 {
-	const struct htab_node	*n;
-	size_t			 i, len;
+	size_t	lo;
 
 	s->buckets = t->nb;
 	s->entries = t->n;
-	s->longest = 0;
-	for (i = 0; i < t->nb; i++) {
-		len = 0;
-		for (n = t->b[i]; n != NULL; n = n->next)
-			len++;
-		if (len > s->longest)
-			s->longest = len;
-	}
+	s->longest = htab_longest(t->b, 0, t->nb);
+	if (t->old != NULL &&
+	    (lo = htab_longest(t->old, t->oi, t->onb)) > s->longest)
+		s->longest = lo;
+	s->pending = t->on;
+	s->step_max = t->step_max;
 }

@@ -4,7 +4,8 @@
  * chose (application names, instance ids, task keys) hashes with the
  * process key, drawn from getrandom(2) once, so nobody outside the process
  * can predict which names collide. Tables grow at load factor 1 and shrink
- * below 1/8, so a chain stays short whatever the names are.
+ * below 1/8, so a chain stays short whatever the names are; a resize moves
+ * the nodes a few buckets per insert or remove, never all at once.
  *
  * hash_fixed() is the exception: a SipHash with a published constant key,
  * for values that must agree between processes (the anti-entropy digest).
@@ -47,24 +48,42 @@ uint64_t	 hash_fixed(uint64_t h, const void *, size_t);
  * An intrusive chained table: a node lives inside the object it indexes,
  * the table never owns it. Callers walk a chain from htab_first() and
  * compare hash and key themselves. The bucket count is a power of two.
+ *
+ * A resize is incremental: while one is under way the table has two
+ * bucket arrays, and every insert and remove first moves up to
+ * HTAB_STEP_NODES nodes (whole buckets, in bucket order) from the old
+ * array to the new. A hash whose old bucket has not moved yet is still
+ * inserted there, so all the nodes of one hash are always in one chain
+ * and htab_first() stays a read. A chain walk is valid until the next
+ * insert or remove on the same table.
  */
+#define HTAB_STEP_NODES	64	/* a step stops once it moved this many */
+#define HTAB_STEP_SCAN	256	/* or looked at this many old buckets */
+
 struct htab_node {
 	struct htab_node	*next;
 	uint64_t		 hash;
 };
 
 struct htab {
-	struct htab_node	**b;
+	struct htab_node	**b;	/* the buckets (the new ones in a resize) */
 	size_t			  nb;
 	size_t			  n;
 	size_t			  min;	/* never shrink below */
+	struct htab_node	**old;	/* being emptied into b, or NULL */
+	size_t			  onb;
+	size_t			  on;	/* nodes still in old */
+	size_t			  oi;	/* old buckets below oi have moved */
+	size_t			  step_max;	/* most nodes one call moved */
 };
 
 /* Size, load and the longest chain, for /metrics and the tests. */
 struct htab_stats {
-	size_t	buckets;
+	size_t	buckets;	/* of the array being filled, in a resize */
 	size_t	entries;
-	size_t	longest;
+	size_t	longest;	/* over both arrays */
+	size_t	pending;	/* nodes a resize under way has still to move */
+	size_t	step_max;	/* most nodes any one insert/remove/sweep moved */
 };
 
 void		 htab_init(struct htab *, size_t min_buckets);

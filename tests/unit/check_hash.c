@@ -5,8 +5,10 @@
  * example), incremental feeding, process keys that differ between two
  * processes, the fixed-key digest hash staying put when the process key
  * changes, tables that grow and shrink with their load and keep finding
- * everything, deletions during a sweep, and the name indexes of
- * common/instance.c.
+ * everything, deletions during a sweep, incremental resizes (no insert,
+ * remove or sweep moves more than one step of nodes from 0 to 1M entries;
+ * lookups, removals, sweeps and chains of one hash stay right while two
+ * bucket arrays are live), and the name indexes of common/instance.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,6 +247,279 @@ START_TEST(test_table_grows_and_shrinks)
 }
 END_TEST
 
+/*
+ * Most nodes one call may move: a step stops after HTAB_STEP_NODES, but
+ * finishes the bucket it is in, and no chain is this long at load <= 1
+ * with a keyed hash (the longest seen at 1M is about 10).
+ */
+#define STEP_BOUND	(HTAB_STEP_NODES + 32)
+
+/* A fixed process key, so that the chains below are the same every run. */
+static void
+pin_key(void)
+{
+	uint8_t	key[HASH_KEY_LEN];
+	int	i;
+
+	for (i = 0; i < HASH_KEY_LEN; i++)
+		key[i] = (uint8_t)(0xa5 ^ i);
+	hash_set_key(key);
+}
+
+/* n items valued 0..n-1 (freed by the caller, not by a sweep). */
+static struct item *
+items_new(int n)
+{
+	struct item	*v = calloc((size_t)n, sizeof *v);
+	int		 i;
+
+	ck_assert_ptr_nonnull(v);
+	for (i = 0; i < n; i++)
+		v[i].v = i;
+	return (v);
+}
+
+/* Insert item i of v. */
+static void
+put(struct htab *t, struct item *v, int i)
+{
+	htab_insert(t, &v[i].node, hash_bytes(&i, sizeof i));
+}
+
+/* Fail unless exactly the items lo..hi-1 of v are found (others absent). */
+static void
+all_found(const struct htab *t, const struct item *v, int lo, int hi, int n)
+{
+	int	i;
+
+	for (i = 0; i < n; i++) {
+		if (i >= lo && i < hi)
+			ck_assert_ptr_eq(find(t, i), &v[i]);
+		else
+			ck_assert_ptr_null(find(t, i));
+	}
+}
+
+START_TEST(test_table_grows_in_steps)
+{
+	struct htab		 t;
+	struct htab_stats	 st;
+	struct item		*v;
+	int			 i, n = 1 << 20, resizing = 0, full = 0, was;
+	size_t			 longest = 0;
+
+	pin_key();
+	v = items_new(n);
+	htab_init(&t, 8);
+	for (i = 0; i < n; i++) {
+		was = t.old != NULL;
+		put(&t, v, i);
+		/* The load never passes 1, so a resize ends before the next. */
+		ck_assert_uint_le(t.n, t.nb);
+		if (t.old == NULL)
+			continue;
+		resizing++;
+		/* Mid-resize: the newest and an old item are found. */
+		ck_assert_ptr_eq(find(&t, i), &v[i]);
+		ck_assert_ptr_eq(find(&t, i / 3), &v[i / 3]);
+		if (!was && t.onb >= 1024) {
+			/* Just started: every item, in either array. */
+			all_found(&t, v, 0, i + 1, i + 2);
+			full++;
+		}
+		if ((i & (i - 1)) == 0 || t.on < 64) {
+			htab_stats(&t, &st);
+			ck_assert_uint_eq(st.entries, (size_t)i + 1);
+			ck_assert_uint_eq(st.pending, t.on);
+			if (st.longest > longest)
+				longest = st.longest;
+		}
+	}
+	htab_stats(&t, &st);
+	fprintf(stderr, "grow 0..%d: %d inserts during a resize, most nodes "
+	    "moved by one insert %zu, longest chain %zu, buckets %zu\n",
+	    n, resizing, st.step_max, longest, st.buckets);
+	ck_assert_uint_eq(st.entries, (size_t)n);
+	ck_assert_uint_ge(st.step_max, 1);
+	ck_assert_uint_le(st.step_max, STEP_BOUND);
+	ck_assert_int_gt(resizing, 0);
+	ck_assert_int_gt(full, 5);		/* 1024 .. 524288 */
+	ck_assert_uint_le(longest, 16);
+	ck_assert_uint_ge(st.buckets, (size_t)n);
+	all_found(&t, v, 0, n, n + 1);
+	htab_clear(&t);
+	free(v);
+}
+END_TEST
+
+START_TEST(test_table_remove_and_shrink_in_steps)
+{
+	struct htab		 t;
+	struct htab_stats	 st;
+	struct item		*v;
+	int			 i, n = 100000, lo, shrinks = 0;
+	size_t			 nb, prev;
+
+	pin_key();
+	v = items_new(n);
+	htab_init(&t, 8);
+	/* Fill until a resize is under way, then remove during it. */
+	for (i = 0; i < n && (i < 60000 || t.old == NULL); i++)
+		put(&t, v, i);
+	ck_assert_ptr_nonnull(t.old);
+	for (lo = 0; t.old != NULL; lo++) {
+		htab_remove(&t, &v[lo].node);
+		ck_assert_ptr_null(find(&t, lo));
+		ck_assert_ptr_eq(find(&t, lo + 1), &v[lo + 1]);
+		ck_assert_ptr_eq(find(&t, i - 1), &v[i - 1]);
+	}
+	ck_assert_int_gt(lo, 1);
+	all_found(&t, v, lo, i, i);
+	/* Remove down to 100: the buckets shrink, a step at a time. */
+	nb = prev = t.nb;
+	for (; lo < i - 100; lo++) {
+		htab_remove(&t, &v[lo].node);
+		shrinks += t.nb < prev;
+		prev = t.nb;
+		if (t.old != NULL && (lo & 63) == 0) {
+			ck_assert_ptr_null(find(&t, lo));
+			ck_assert_ptr_eq(find(&t, i - 1), &v[i - 1]);
+			ck_assert_ptr_eq(find(&t, (lo + i) / 2),
+			    &v[(lo + i) / 2]);
+		}
+	}
+	htab_stats(&t, &st);
+	fprintf(stderr, "shrink %zu -> %zu buckets, most nodes moved by one "
+	    "call %zu\n", nb, st.buckets, st.step_max);
+	ck_assert_int_gt(shrinks, 0);
+	ck_assert_uint_eq(st.entries, 100);
+	ck_assert_uint_lt(st.buckets, nb / 64);
+	ck_assert_uint_le(st.step_max, STEP_BOUND);
+	all_found(&t, v, lo, i, n);
+	/* Removing what is not in the table changes nothing. */
+	htab_remove(&t, &v[0].node);
+	ck_assert_uint_eq(htab_count(&t), 100);
+	htab_clear(&t);
+	free(v);
+}
+END_TEST
+
+/* htab_sweep callback: count, drop odd values (the array owns them). */
+static int
+drop_odd_kept(struct htab_node *n, void *arg)
+{
+	(*(int *)arg)++;
+	return (CONTAINER_OF(n, struct item, node)->v % 2);
+}
+
+/* htab_sweep callback: drop every node (the array owns them). */
+static int
+drop_all_kept(struct htab_node *n, void *arg)
+{
+	(void)n;
+	(*(int *)arg)++;
+	return (1);
+}
+
+START_TEST(test_table_sweep_during_resize)
+{
+	struct htab		 t;
+	struct htab_stats	 st;
+	struct item		*v;
+	int			 i, n = 70000, seen = 0;
+
+	pin_key();
+	v = items_new(n);
+	htab_init(&t, 8);
+	for (i = 0; i < n && (i < 60000 || t.old == NULL || t.oi < 16); i++)
+		put(&t, v, i);
+	ck_assert_ptr_nonnull(t.old);
+	ck_assert_uint_gt(t.on, 0);
+	/* Every node once, from both arrays; the rest still found. */
+	htab_sweep(&t, drop_odd_kept, &seen);
+	ck_assert_int_eq(seen, i);
+	ck_assert_uint_eq(htab_count(&t), (size_t)(i + 1) / 2);
+	for (seen = 0; seen < n; seen++)
+		ck_assert(find(&t, seen) != NULL ?
+		    seen % 2 == 0 && seen < i : seen % 2 == 1 || seen >= i);
+	htab_stats(&t, &st);
+	ck_assert_uint_le(st.step_max, STEP_BOUND);
+	/* Dropping everything mid-resize leaves an empty, working table. */
+	ck_assert_ptr_nonnull(t.old);
+	seen = 0;
+	htab_sweep(&t, drop_all_kept, &seen);
+	ck_assert_int_eq(seen, (i + 1) / 2);
+	ck_assert_uint_eq(htab_count(&t), 0);
+	ck_assert_ptr_null(find(&t, 0));
+	put(&t, v, 7);
+	ck_assert_ptr_eq(find(&t, 7), &v[7]);
+	htab_clear(&t);
+	free(v);
+}
+END_TEST
+
+/* Nodes with hash h in the chain htab_first(t, h) gives. */
+static int
+chain_count(const struct htab *t, uint64_t h)
+{
+	struct htab_node	*n;
+	int			 k = 0;
+
+	for (n = htab_first(t, h); n != NULL; n = n->next)
+		k += n->hash == h;
+	return (k);
+}
+
+START_TEST(test_table_one_chain_per_hash)
+{
+	struct htab		 t;
+	struct htab_stats	 st;
+	struct item		*v, same[30];
+	uint64_t		 h = 5;		/* old bucket 5: moves early */
+	uint64_t		 hl;		/* a bucket that moves last */
+	int			 i, n = 20000, k = 0, kl = 0;
+
+	pin_key();
+	v = items_new(n);
+	htab_init(&t, 8);
+	/* Ten nodes of h and of hl before a resize, ten each during. */
+	for (i = 0; i < 10; i++) {
+		htab_insert(&t, &same[k++].node, h);
+	}
+	for (i = 0; i < n && (t.old == NULL || t.onb < 4096); i++)
+		put(&t, v, i);
+	ck_assert_ptr_nonnull(t.old);
+	hl = t.onb - 1;
+	for (; kl < 10; kl++)
+		htab_insert(&t, &same[20 + kl].node, hl);
+	for (; k < 20; k++) {
+		htab_insert(&t, &same[k].node, h);
+		ck_assert_int_eq(chain_count(&t, h), k + 1);
+		ck_assert_int_eq(chain_count(&t, hl), 10);
+	}
+	/* h's old bucket has moved, hl's has not: one chain each. */
+	ck_assert_ptr_nonnull(t.old);
+	ck_assert_uint_gt(t.oi, h);
+	ck_assert_uint_le(t.oi, hl);
+	htab_stats(&t, &st);
+	ck_assert_uint_ge(st.longest, 20);	/* counted in the new array */
+	ck_assert_uint_eq(st.pending, t.on);
+	ck_assert_uint_ge(st.pending, 10);
+	/* Finish the resize: the chains come through whole. */
+	for (; i < n && t.old != NULL; i++)
+		put(&t, v, i);
+	ck_assert_ptr_null(t.old);
+	ck_assert_int_eq(chain_count(&t, h), 20);
+	ck_assert_int_eq(chain_count(&t, hl), 10);
+	for (k = 0; k < 30; k++)
+		htab_remove(&t, &same[k].node);
+	ck_assert_int_eq(chain_count(&t, h), 0);
+	ck_assert_uint_eq(htab_count(&t), (size_t)i);
+	htab_clear(&t);
+	free(v);
+}
+END_TEST
+
 START_TEST(test_applications_index)
 {
 	struct applications	*as = applications_new();
@@ -286,6 +561,7 @@ hash_suite(void)
 {
 	Suite	*s = suite_create("hash");
 	TCase	*tc = tcase_create("core");
+	TCase	*tr = tcase_create("resize");
 
 	tcase_add_test(tc, test_siphash_vectors);
 	tcase_add_test(tc, test_siphash_incremental);
@@ -294,6 +570,13 @@ hash_suite(void)
 	tcase_add_test(tc, test_table_grows_and_shrinks);
 	tcase_add_test(tc, test_applications_index);
 	suite_add_tcase(s, tc);
+	/* 1M inserts: several seconds under ASan on a loaded machine. */
+	tcase_set_timeout(tr, 120);
+	tcase_add_test(tr, test_table_grows_in_steps);
+	tcase_add_test(tr, test_table_remove_and_shrink_in_steps);
+	tcase_add_test(tr, test_table_sweep_during_resize);
+	tcase_add_test(tr, test_table_one_chain_per_hash);
+	suite_add_tcase(s, tr);
 	return (s);
 }
 
