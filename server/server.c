@@ -185,6 +185,8 @@ server_free(struct server *s)
 		event_free(s->delta_ev);
 	if (s->cache_ev != NULL)
 		event_free(s->cache_ev);
+	if (s->cache_step_ev != NULL)
+		event_free(s->cache_step_ev);
 	if (s->accept_ev != NULL)
 		event_free(s->accept_ev);
 	if (s->lag_ev != NULL)
@@ -612,13 +614,48 @@ server_delta_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-/* Eureka's read-only cache layer refresh, when enabled. */
+/*
+ * One slice of the read-only cache layer's refresh (at most
+ * heureka.cache.encode-slice-bytes of encoding); while the pass is not
+ * complete the next slice runs on the next loop turn, so a whole-registry
+ * re-encode never holds the loop. The refresh timer starts a pass (or,
+ * if the last one is still under way, gives it one more slice).
+ */
+static void
+server_cache_step(struct server *s)
+{
+	static const struct timeval	 zero = { 0, 0 };
+	const struct cache_stats	*st = cache_stats(s->cache);
+	int64_t				 now = clock_mono_ms();
+
+	if (s->cache_pass_ms < 0) {
+		s->cache_pass_ms = now;
+		s->cache_pass_step0 = st->ro_steps;
+	}
+	if (!cache_refresh_step(s->cache, s->conf->cache_encode_slice_bytes,
+	    now)) {
+		evtimer_add(s->cache_step_ev, &zero);
+		return;
+	}
+	log_debug("read-only cache refreshed (pass %llu: %llu slices, "
+	    "%lld ms)", (unsigned long long)st->ro_refreshes,
+	    (unsigned long long)(st->ro_steps - s->cache_pass_step0),
+	    (long long)(now - s->cache_pass_ms));
+	s->cache_pass_ms = -1;
+}
+
+/* Eureka's read-only cache layer refresh timer, when enabled. */
 static void
 server_cache_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct server	*s = arg;
+	server_cache_step(arg);
+}
 
-	cache_refresh_read_only(s->cache, clock_mono_ms());
+/* The next slice of a read-only refresh under way. */
+static void
+server_cache_step_cb(evutil_socket_t fd, short what, void *arg)
+{
+	server_cache_step(arg);
 }
 
 /*
@@ -676,9 +713,13 @@ server_start(struct server *s)
 	s->minute_ev = server_timer(s, 60000, server_minute_cb);
 	s->delta_ev = server_timer(s, cf->delta_retention_timer_interval_in_ms,
 	    server_delta_cb);
-	if (cf->use_read_only_response_cache)
+	if (cf->use_read_only_response_cache) {
+		s->cache_pass_ms = -1;
+		s->cache_step_ev = evtimer_new(s->base, server_cache_step_cb,
+		    s);
 		s->cache_ev = server_timer(s,
 		    cf->response_cache_update_interval_ms, server_cache_cb);
+	}
 	looplag_init(&s->looplag, clock_mono_us());
 	s->lag_ev = evtimer_new(s->base, server_lag_cb, s);
 	s->lag_due_us = clock_mono_us() + LOOPLAG_PERIOD_MS * 1000;
@@ -732,6 +773,8 @@ server_stop(struct server *s)
 		event_del(s->delta_ev);
 	if (s->cache_ev != NULL)
 		event_del(s->cache_ev);
+	if (s->cache_step_ev != NULL)
+		event_del(s->cache_step_ev);
 	if (s->lag_ev != NULL)
 		event_del(s->lag_ev);
 	if (s->history_ev != NULL)

@@ -59,6 +59,9 @@ struct server {
 	struct event		*minute_ev;
 	struct event		*delta_ev;
 	struct event		*cache_ev;	/* read-only cache refresh */
+	struct event		*cache_step_ev;	/* its next slice, next turn */
+	int64_t			 cache_pass_ms;	/* when its pass began */
+	uint64_t		 cache_pass_step0;	/* slices before it */
 	struct event		*accept_ev;	/* resume accepting */
 	struct event		*lag_ev;	/* loop-latency probe */
 	struct event		*history_ev;	/* dashboard history sampler */

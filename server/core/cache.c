@@ -161,6 +161,7 @@ struct side {
 	uint64_t	 gen;
 	int64_t		 expires;
 	struct cache_body *body;
+	uint64_t	 pass;		/* read-only refresh pass it is from */
 	struct side	*next;
 };
 
@@ -177,6 +178,8 @@ struct cache {
 	size_t		 nvips;
 	struct side	*ro;
 	size_t		 nro;
+	uint64_t	 ro_pass;	/* the read-only refresh pass */
+	int		 ro_busy;	/* a pass is under way */
 	struct gz_frag	 gzsep[NVARIANT];
 	struct gzchunks	 gzc[NVARIANT];		/* of the last gzip build */
 	uint64_t	 gzserial;
@@ -203,6 +206,8 @@ static struct cache_body *cache_app_live(struct cache *,
 		     const struct cache_key *, const char *, int64_t);
 static struct cache_body *cache_vip_live(struct cache *,
 		     const struct cache_key *, const char *, int, int64_t);
+static int	apps_step(struct cache *, const struct cache_key *, size_t,
+		     int64_t);
 
 /* A blob that takes over a buffer's bytes. */
 static struct blob *
@@ -1129,18 +1134,28 @@ int
 cache_apps_step(struct cache *c, const struct cache_key *k, size_t budget,
     int64_t now)
 {
+	if (c->ro_ms > 0 && side_find(c->ro, SIDE_APPS, k, NULL) != NULL)
+		return (1);
+	return (apps_step(c, k, budget == 0 ? SIZE_MAX : budget, now));
+}
+
+/*
+ * One slice of the read-write layer's full body for k, within budget
+ * (SIZE_MAX: no bound), whether or not a read-only snapshot stands in
+ * front of it; see cache_apps_step.
+ */
+static int
+apps_step(struct cache *c, const struct cache_key *k, size_t budget,
+    int64_t now)
+{
 	int		 v = variant(k), g = k->gzip ? 1 : 0;
 	struct slot	*s = &c->full[v][g];
 	size_t		 w0 = c->work;
 
-	if (c->ro_ms > 0 && side_find(c->ro, SIDE_APPS, k, NULL) != NULL)
-		return (1);
 	if (slot_fresh(c, s, now)) {
 		s->pending = 0;
 		return (1);
 	}
-	if (budget == 0)
-		budget = SIZE_MAX;
 	c->stats.build_steps++;
 	if (s->body == NULL && !s->pending && budget != SIZE_MAX) {
 		/* Never built: prepare in runs from the start. */
@@ -1284,7 +1299,7 @@ side_find(struct side *head, enum side_kind kind, const struct cache_key *k,
 /* Add a side entry, flushing the list when it reaches its bound. */
 static struct side *
 side_add(struct side **head, size_t *n, enum side_kind kind,
-    const struct cache_key *k, const char *name)
+    const struct cache_key *k, const char *name, uint64_t pass)
 {
 	struct side	*s;
 
@@ -1294,6 +1309,7 @@ side_add(struct side **head, size_t *n, enum side_kind kind,
 	s->kind = kind;
 	s->key = *k;
 	s->name = name != NULL ? xstrdup(name) : NULL;
+	s->pass = pass;
 	s->next = *head;
 	*head = s;
 	(*n)++;
@@ -1314,7 +1330,7 @@ cache_vip_live(struct cache *c, const struct cache_key *k, const char *vip,
 		return (body_ref(s->body));
 	}
 	if (s == NULL)
-		s = side_add(&c->vips, &c->nvips, kind, k, vip);
+		s = side_add(&c->vips, &c->nvips, kind, k, vip, 0);
 	cache_body_unref(s->body);
 	as = registry_vip(c->reg, vip, secure);
 	as->versions_delta = -1;
@@ -1357,7 +1373,7 @@ cache_get(struct cache *c, enum side_kind kind, const struct cache_key *k,
 	if (c->ro_ms <= 0)
 		return (side_compute(c, kind, k, name, now));
 	if ((s = side_find(c->ro, kind, k, name)) == NULL) {
-		s = side_add(&c->ro, &c->nro, kind, k, name);
+		s = side_add(&c->ro, &c->nro, kind, k, name, c->ro_pass);
 		s->body = side_compute(c, kind, k, name, now);
 	}
 	return (s->body != NULL ? body_ref(s->body) : NULL);
@@ -1393,14 +1409,59 @@ cache_vip(struct cache *c, const struct cache_key *k, const char *vip,
 	return (cache_get(c, secure ? SIDE_SVIP : SIDE_VIP, k, vip, now));
 }
 
-/* Read-only layer timer: replace every snapshot with a fresh body. */
+/*
+ * One slice of the read-only layer's refresh; see cache.h. A pass stamps
+ * each snapshot it replaces with its number, so the next slice finds the
+ * first one left without keeping a pointer into the list (a fetch may add
+ * a snapshot, or flush the list at its bound, between slices; one added
+ * meanwhile is current and carries the pass's number already). A full
+ * registry is built through the read-write layer's slices (apps_step), and
+ * its snapshot replaced only once that body is whole; the other bodies
+ * (delta, one application, a VIP) are built in one go and counted as
+ * their length.
+ */
+int
+cache_refresh_step(struct cache *c, size_t budget, int64_t now)
+{
+	struct side		*s;
+	struct cache_body	*cb;
+	size_t			 w0 = c->work, used, left;
+
+	if (budget == 0)
+		budget = SIZE_MAX;
+	if (!c->ro_busy) {
+		c->ro_pass++;
+		c->ro_busy = 1;
+	}
+	c->stats.ro_steps++;
+	for (;;) {
+		for (s = c->ro; s != NULL && s->pass == c->ro_pass; s = s->next)
+			;
+		if (s == NULL)
+			break;
+		used = c->work - w0;
+		if (used > budget)
+			return (0);
+		left = budget == SIZE_MAX ? SIZE_MAX : budget - used;
+		if (s->kind == SIDE_APPS &&
+		    !apps_step(c, &s->key, left > 0 ? left : 1, now))
+			return (0);
+		cb = side_compute(c, s->kind, &s->key, s->name, now);
+		if (s->kind != SIDE_APPS && cb != NULL)
+			c->work += cb->len;
+		cache_body_unref(s->body);
+		s->body = cb;
+		s->pass = c->ro_pass;
+	}
+	c->ro_busy = 0;
+	c->stats.ro_refreshes++;
+	return (1);
+}
+
+/* Read-only layer timer, in one go: a whole pass of its own. */
 void
 cache_refresh_read_only(struct cache *c, int64_t now)
 {
-	struct side	*s;
-
-	for (s = c->ro; s != NULL; s = s->next) {
-		cache_body_unref(s->body);
-		s->body = side_compute(c, s->kind, &s->key, s->name, now);
-	}
+	c->ro_busy = 0;
+	(void)cache_refresh_step(c, 0, now);
 }

@@ -42,6 +42,8 @@ struct cache_stats {
 	uint64_t	gz_chunk_builds;	/* gzip chunks copied */
 	uint64_t	build_steps;		/* cache_apps_step() slices */
 	uint64_t	build_aborts;		/* assemblies out of budget */
+	uint64_t	ro_steps;		/* cache_refresh_step() slices */
+	uint64_t	ro_refreshes;		/* read-only passes completed */
 	uint64_t	delta_builds;
 	uint64_t	hits;
 	size_t		bytes;			/* bytes held, approx. */
@@ -86,7 +88,20 @@ struct cache_body *cache_vip(struct cache *, const struct cache_key *,
  */
 int		 cache_apps_step(struct cache *, const struct cache_key *,
 		     size_t budget, int64_t now);
-/* The read-only layer's timer: refresh every snapshot it holds. */
+/*
+ * The read-only layer's refresh in slices, so that no refresh holds the
+ * loop for a whole-registry encode: one slice of a pass that replaces
+ * every snapshot the layer holds with a body built now from the
+ * read-write layer, at most about budget units of encoding (as
+ * cache_apps_step; one body other than a full registry is never split).
+ * A call when no pass is under way starts one. Until its new body is
+ * whole, each snapshot keeps being served; then it is swapped in, in one
+ * call, so a reader gets the old body or the new one, never a part. 1
+ * when the pass is complete, 0 when more slices are needed (call again on
+ * a later loop turn). budget 0: no bound.
+ */
+int		 cache_refresh_step(struct cache *, size_t budget, int64_t now);
+/* A whole refresh pass in one call (any pass under way starts over). */
 void		 cache_refresh_read_only(struct cache *, int64_t now);
 const struct cache_stats *cache_stats(const struct cache *);
 /* Bytes of the encoded bodies alive, for the registry's memory budget. */

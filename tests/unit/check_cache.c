@@ -960,6 +960,205 @@ START_TEST(test_step_runs)
 }
 END_TEST
 
+/* Key of variant index i (0..7): format, compact, gzip. */
+static struct cache_key
+key_at(int i)
+{
+	return ((struct cache_key){ (enum cache_format)(i >> 2), (i >> 1) & 1,
+	    i & 1 });
+}
+
+/* c's full body for k at t as a plain string (inflated if gzip). */
+static char *
+apps_plain(struct cache *c, const struct cache_key *k, int64_t t,
+    size_t *len)
+{
+	struct cache_body	*b = cache_apps(c, k, t);
+	char			*p, *q;
+
+	ck_assert_ptr_nonnull(b);
+	p = cache_body_copy(b, len);
+	cache_body_unref(b);
+	if (!k->gzip)
+		return (p);
+	q = gunzip(p, *len, len);
+	free(p);
+	return (q);
+}
+
+/* Whether body p (len bytes) is a from-scratch encode of the registry. */
+static int
+is_scratch(const struct cache_key *k, const char *p, size_t len)
+{
+	size_t	 l;
+	char	*want = scratch(k->format == CACHE_XML, k->compact ?
+		    CODEC_COMPACT : CODEC_FULL, &l);
+	int	 eq = l == len && memcmp(want, p, l) == 0;
+
+	free(want);
+	return (eq);
+}
+
+/*
+ * The read-only layer's refresh in slices, for every variant at once: at
+ * the read-write layer's expiry (Eureka's 180 s: every fragment encodes
+ * again, the whole-registry re-encode), a 1-unit budget takes about one
+ * slice per application and variant (200 apps, 8 snapshots). Until a
+ * snapshot's new body is whole the old one is served (the same immutable
+ * body); it changes once in the pass, in one slice, and then is exactly
+ * the registry of that moment (hash code included). A change in the
+ * middle of the pass is in the snapshots swapped after it (those swapped
+ * before are the registry of their moment), and the next pass brings
+ * every snapshot up to it. The one-application snapshot is refreshed by
+ * the pass too.
+ */
+START_TEST(test_ro_refresh_in_slices)
+{
+	struct cache		*ro;
+	struct cache_key	 k, jk = { CACHE_JSON, 0, 0 };
+	struct cache_body	*b, *held[8];
+	char			*last[8], *p;
+	size_t			 lastlen[8], len;
+	int			 i, n, done, swaps[8], stale_steps = 0, mid = 0;
+	int			 before = 0, after = 0;
+	/* Past the read-write layer's expiry: every fragment re-encodes. */
+	const int64_t		 TR = T0 + 180001;
+
+	teardown();
+	setup_n(200, 3);
+	ro = cache_new(reg, 30000, 180000);
+	for (i = 0; i < 8; i++) {
+		k = key_at(i);
+		last[i] = apps_plain(ro, &k, T0, &lastlen[i]);
+		ck_assert(is_scratch(&k, last[i], lastlen[i]));
+		held[i] = cache_apps(ro, &k, T0);
+		swaps[i] = 0;
+	}
+	cache_body_unref(cache_app(ro, &jk, "APP7", T0));
+	cache_body_unref(cache_delta(ro, &jk, T0));
+	ck_assert_int_eq(registry_cancel(reg, "APP7", "app7-i1", 0,
+	    TM(T0 + 1), -1), REG_OK);
+	for (n = 1, done = 0; !done; n++) {
+		ck_assert_int_lt(n, 100000);
+		if (n == 400) {
+			/* A change while the pass is under way. */
+			add("APP150", "mid", T0 + 2);
+			mid = 1;
+		}
+		done = cache_refresh_step(ro, 1, TR);
+		for (i = 0; i < 8; i++) {
+			k = key_at(i);
+			/* The same (immutable) body: the old one, unchanged. */
+			b = cache_apps(ro, &k, TR);
+			if (b == held[i]) {
+				cache_body_unref(b);
+				continue;
+			}
+			cache_body_unref(held[i]);
+			held[i] = b;
+			p = apps_plain(ro, &k, TR, &len);
+			/* Swapped in this slice: the whole current registry. */
+			ck_assert(is_scratch(&k, p, len));
+			ck_assert(strstr(p, "app7-i1") == NULL);
+			if (mid) {
+				ck_assert(strstr(p, "\"mid\"") != NULL ||
+				    strstr(p, ">mid<") != NULL);
+				after++;
+			} else
+				before++;
+			swaps[i]++;
+			free(last[i]);
+			last[i] = p;
+			lastlen[i] = len;
+		}
+		for (i = 0; i < 8 && !done; i++)
+			if (swaps[i] == 0) {
+				stale_steps++;
+				break;
+			}
+	}
+	ck_assert_int_ge(n, 800);
+	ck_assert_int_ge(stale_steps, n - 10);
+	ck_assert_int_ge(before, 1);
+	ck_assert_int_ge(after, 1);
+	ck_assert_uint_eq(cache_stats(ro)->ro_refreshes, 1);
+	for (i = 0; i < 8; i++)
+		ck_assert_int_eq(swaps[i], 1);
+	/* The one-application snapshot and the delta were refreshed too. */
+	b = cache_app(ro, &jk, "APP7", TR);
+	p = cache_body_copy(b, &len);
+	cache_body_unref(b);
+	ck_assert(strstr(p, "app7-i1") == NULL);
+	free(p);
+	/* The next pass brings every snapshot to the registry of now. */
+	while (!cache_refresh_step(ro, 1, TR + 30000))
+		;
+	for (i = 0; i < 8; i++) {
+		k = key_at(i);
+		p = apps_plain(ro, &k, TR + 30000, &len);
+		ck_assert(is_scratch(&k, p, len));
+		free(p);
+		free(last[i]);
+		cache_body_unref(held[i]);
+	}
+	ck_assert_uint_eq(cache_stats(ro)->ro_refreshes, 2);
+	cache_free(ro);
+}
+END_TEST
+
+/*
+ * Budget 0 runs a whole pass in one call; a variant first fetched while a
+ * pass is under way gets its snapshot at once and the pass still ends; a
+ * refresh after nothing changed swaps in an equal body; a pass with no
+ * snapshot is complete at once.
+ */
+START_TEST(test_ro_refresh_step_edges)
+{
+	struct cache		*ro;
+	struct cache_key	 k = { CACHE_XML, 0, 1 }, jk = { CACHE_JSON, 1, 0 };
+	char			*p, *q;
+	size_t			 len, qlen;
+	int			 n;
+
+	teardown();
+	setup_n(100, 2);
+	ro = cache_new(reg, 30000, 180000);
+	ck_assert_int_eq(cache_refresh_step(ro, 1, T0), 1);
+	p = apps_plain(ro, &k, T0, &len);
+	ck_assert_int_eq(registry_cancel(reg, "APP3", "app3-i0", 0,
+	    TM(T0 + 1), -1), REG_OK);
+	ck_assert_int_eq(cache_refresh_step(ro, 0, T0 + 30000), 1);
+	q = apps_plain(ro, &k, T0 + 30000, &qlen);
+	ck_assert(is_scratch(&k, q, qlen));
+	ck_assert(strstr(q, "app3-i0") == NULL);
+	free(p);
+	free(q);
+	/* A new variant in the middle of a pass. */
+	ck_assert_int_eq(registry_cancel(reg, "APP4", "app4-i0", 0,
+	    TM(T0 + 2), -1), REG_OK);
+	ck_assert_int_eq(cache_refresh_step(ro, 1, T0 + 200000), 0);
+	/* Not swapped yet: the old body, with the cancelled instance. */
+	p = apps_plain(ro, &k, T0 + 200000, &len);
+	ck_assert(strstr(p, "app4-i0") != NULL);
+	free(p);
+	p = apps_plain(ro, &jk, T0 + 200000, &len);
+	ck_assert(is_scratch(&jk, p, len));
+	free(p);
+	for (n = 0; !cache_refresh_step(ro, 1, T0 + 200000); n++)
+		ck_assert_int_lt(n, 100000);
+	p = apps_plain(ro, &k, T0 + 200000, &len);
+	ck_assert(is_scratch(&k, p, len));
+	free(p);
+	/* cache_refresh_read_only still does a whole pass. */
+	add("APP5", "whole", T0 + 3);
+	cache_refresh_read_only(ro, T0 + 230000);
+	p = apps_plain(ro, &k, T0 + 230000, &len);
+	ck_assert(is_scratch(&k, p, len));
+	free(p);
+	cache_free(ro);
+}
+END_TEST
+
 /* The suite. */
 static Suite *
 cache_suite(void)
@@ -990,6 +1189,8 @@ cache_suite(void)
 	tcase_add_test(tc, test_step_ends_under_churn);
 	tcase_add_test(tc, test_step_shared);
 	tcase_add_test(tc, test_step_runs);
+	tcase_add_test(tc, test_ro_refresh_in_slices);
+	tcase_add_test(tc, test_ro_refresh_step_edges);
 	suite_add_tcase(s, tc);
 	return (s);
 }

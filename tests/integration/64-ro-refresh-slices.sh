@@ -1,0 +1,56 @@
+#!/bin/sh
+# 64-ro-refresh-slices.sh: with Eureka's read-only layer on
+# (eureka.server.use-read-only-response-cache), its refresh does not stall
+# the loop (issue 13). The read-write layer's expiry (1 s) is made shorter
+# than a refresh interval (1.5 s), so every pass re-encodes the whole registry (as
+# Eureka's 180 s expiry does at scale); with a 1-byte
+# heureka.cache.encode-slice-bytes a pass takes thousands of loop turns
+# and /health answers while it runs, and every full body served
+# meanwhile is a whole, consistent one (its instance count is the one its
+# apps hash code states), while changes go on.
+. "$(dirname "$0")/lib.sh"
+
+SF="$HK_PYTHON $(dirname "$0")/stallfetch.py"
+RR="$HK_PYTHON $(dirname "$0")/rorefresh.py"
+NAPPS=3000
+
+# HK_SLICE=0 (no bound: each pass in one loop turn, as before the slices)
+# shows what the test catches.
+hk_start s -D heureka.cache.encode-slice-bytes="${HK_SLICE:-1}" \
+    -D eureka.server.use-read-only-response-cache=true \
+    -D eureka.server.response-cache-update-interval-ms=1500 \
+    -D eureka.server.response-cache-auto-expiration-in-seconds=1 \
+    -D logging.level.root=debug
+U=$HK_URL_s
+out=$($SF "$U" load $NAPPS 1)
+assert_eq '{"codes": {"200": 12}}' "$out" "preload of $NAPPS apps"
+
+hk_log "refresh passes in slices while /health and full fetches go on"
+out=$($RR "$U" "$HK_ROOT/s.log" 3 60)
+hk_log "saw: $out"
+get()
+{
+	echo "$out" | "$HK_PYTHON" -c "import json,sys; d=json.load(sys.stdin); print($1)"
+}
+[ "$(get 'd["passes"]')" -ge 3 ] || fail "fewer than 3 refresh passes: $out"
+assert_eq 0 "$(get 'd["health_errors"]')" "/health errors"
+assert_eq "[]" "$(get 'd["bad"]')" "inconsistent full bodies"
+[ "$(get 'd["bodies"]')" -ge 8 ] || fail "too few full bodies checked: $out"
+[ "$(get 'd["distinct_counts"]')" -ge 2 ] ||
+    fail "the refreshes served no change: $out"
+# A pass re-encodes every application: at a 1-byte slice, one per turn.
+[ "$(get 'd["min_slices"]')" -ge $NAPPS ] ||
+    fail "a pass took fewer than $NAPPS slices (loop turns): $out"
+# /health answered while each pass ran.
+[ "$(get 'min(d["health_during"])')" -ge 2 ] ||
+    fail "/health did not answer during a refresh pass: $out"
+
+hk_log "the snapshot is current after a pass: a change shows within two"
+rolast()
+{
+	hk_curl -H "Accept: application/json" "${U}apps" | grep -c '"ROLAST"'
+}
+hk_register "$U" ROLAST last
+assert_eq 0 "$(rolast)" "the change is not served before a refresh (Eureka)"
+wait_until 10 hk_eq 1 rolast
+hk_stop s
