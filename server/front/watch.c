@@ -317,6 +317,18 @@ watch_observe_cb(const struct registry_event *ev, void *arg)
 		break;
 	case REG_EV_STATUS_UPDATE:
 	case REG_EV_DELETE_OVERRIDE:
+		/*
+		 * One event per change: a status update that changed nothing
+		 * (the same status again, e.g. a replicated update arriving
+		 * after anti-entropy already adopted it) leaves the app's
+		 * generation where the last event saw it.
+		 */
+		if ((ra = registry_app_find_hashed(w->d.reg, ev->app,
+		    ev->app_hash)) == NULL)
+			return;
+		a = watch_app_get(w, ev->app, ev->app_hash, 0);
+		if (a != NULL && a->gen == reg_app_gen(ra))
+			return;
 		if (ev->inst != NULL)
 			watch_emit(w, "MODIFIED", ev->inst, ev->app);
 		break;

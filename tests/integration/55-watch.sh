@@ -30,6 +30,7 @@ hk_register "$A" APP1 a
 hk_register "$A" APP2 b
 assert_http 200 PUT "${A}apps/APP1/a"			# heartbeat: no event
 assert_http 200 PUT "${A}apps/APP1/a/status?value=DOWN"
+assert_http 200 PUT "${A}apps/APP1/a/status?value=DOWN"	# no change: no event
 assert_http 200 PUT "${A}apps/APP1/a"		# nor with no leader
 assert_http 200 DELETE "${A}apps/APP1/a/status?value=UP"
 assert_http 200 PUT "${A}apps/APP1/a/metadata?k=v"
