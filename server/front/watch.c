@@ -287,23 +287,37 @@ watch_leader_check(struct watch *w, const char *app, uint64_t app_hash,
 	}
 }
 
+/*
+ * Did the event leave its app where the last event saw it? A heartbeat
+ * that did not rewrite the status, or a status update that changed
+ * nothing (e.g. a replicated update arriving after anti-entropy adopted
+ * it), leaves the app's generation alone: one event per change. True too
+ * when the app is gone (nothing to say about it).
+ */
+static int
+watch_app_unchanged(struct watch *w, const struct registry_event *ev)
+{
+	struct reg_app		*ra;
+	struct watch_app	*a;
+
+	if ((ra = registry_app_find_hashed(w->d.reg, ev->app,
+	    ev->app_hash)) == NULL)
+		return (1);
+	a = watch_app_get(w, ev->app, ev->app_hash, 0);
+	return (a != NULL && a->gen == reg_app_gen(ra));
+}
+
 /* The registry observer: one event per change, heartbeats none. */
 static void
 watch_observe_cb(const struct registry_event *ev, void *arg)
 {
 	struct watch		*w = arg;
-	struct watch_app	*a;
-	struct reg_app		*ra;
 	struct instance		*stub;
 
 	switch (ev->type) {
 	case REG_EV_RENEW:
 		/* Only a heartbeat that rewrote the status moves the gen. */
-		if ((ra = registry_app_find_hashed(w->d.reg, ev->app,
-		    ev->app_hash)) == NULL)
-			return;
-		a = watch_app_get(w, ev->app, ev->app_hash, 0);
-		if (a != NULL && a->gen == reg_app_gen(ra))
+		if (watch_app_unchanged(w, ev))
 			return;
 		if (ev->inst != NULL)
 			watch_emit(w, "MODIFIED", ev->inst, ev->app);
@@ -317,17 +331,8 @@ watch_observe_cb(const struct registry_event *ev, void *arg)
 		break;
 	case REG_EV_STATUS_UPDATE:
 	case REG_EV_DELETE_OVERRIDE:
-		/*
-		 * One event per change: a status update that changed nothing
-		 * (the same status again, e.g. a replicated update arriving
-		 * after anti-entropy already adopted it) leaves the app's
-		 * generation where the last event saw it.
-		 */
-		if ((ra = registry_app_find_hashed(w->d.reg, ev->app,
-		    ev->app_hash)) == NULL)
-			return;
-		a = watch_app_get(w, ev->app, ev->app_hash, 0);
-		if (a != NULL && a->gen == reg_app_gen(ra))
+		/* The same status again changes nothing: no event. */
+		if (watch_app_unchanged(w, ev))
 			return;
 		if (ev->inst != NULL)
 			watch_emit(w, "MODIFIED", ev->inst, ev->app);

@@ -500,17 +500,30 @@ peer_resolve(const char *host, char **cause)
 }
 
 /*
- * An outgoing connection writes a whole request at once: libevent's
- * default single write is 16 KiB, so a ~30 KB batch left as two writes and
- * the second one waited for the peer's delayed ACK (~40 ms).
+ * A connection to p's resolved address with timeout ms and a body bound.
+ * It writes a whole request at once: libevent's default single write is
+ * 16 KiB, so a ~30 KB batch left as two writes and the second one waited
+ * for the peer's delayed ACK (~40 ms).
  */
-static void
-peer_conn_tune(struct evhttp_connection *evcon)
+static struct evhttp_connection *
+peer_conn_open(struct peer *p, SSL_CTX *ctx, int64_t ms, size_t max_body)
 {
-	struct bufferevent	*bev = evhttp_connection_get_bufferevent(evcon);
+	struct evhttp_connection	*evcon;
+	struct bufferevent		*bev;
+	struct timeval			 tv;
 
-	if (bev != NULL)
+	evcon = tls_http_connection(p->ps->base, NULL, ctx, p->u.host,
+	    p->addr, (unsigned short)p->u.port);
+	if (evcon == NULL)
+		fatalx("peer %s: cannot make a connection", p->u.display);
+	if ((bev = evhttp_connection_get_bufferevent(evcon)) != NULL)
 		bufferevent_set_max_single_write(bev, PEER_SINGLE_WRITE_MAX);
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evhttp_connection_set_timeout_tv(evcon, &tv);
+	evhttp_connection_set_retries(evcon, 0);
+	evhttp_connection_set_max_body_size(evcon, max_body);
+	return (evcon);
 }
 
 /*
@@ -535,7 +548,6 @@ static void
 peer_connect(struct peer *p)
 {
 	const struct config *conf = p->ps->conf;
-	struct timeval	 tv;
 	int64_t		 ms;
 	SSL_CTX		*ctx;
 
@@ -556,31 +568,12 @@ peer_connect(struct peer *p)
 		ms = conf->peer_node_connect_timeout_ms;
 	ctx = strcmp(p->u.scheme, "https") == 0 ? p->ps->tls_ctx : NULL;
 	p->tls_gen = p->ps->tls_gen;
-	p->repl_conn = tls_http_connection(p->ps->base, NULL, ctx,
-	    p->u.host, p->addr, (unsigned short)p->u.port);
-	if (p->repl_conn == NULL)
-		fatalx("peer %s: cannot make a connection", p->u.display);
-	peer_conn_tune(p->repl_conn);
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	evhttp_connection_set_timeout_tv(p->repl_conn, &tv);
-	evhttp_connection_set_retries(p->repl_conn, 0);
-	evhttp_connection_set_max_body_size(p->repl_conn, PEER_REPL_BODY_MAX);
-
+	p->repl_conn = peer_conn_open(p, ctx, ms, PEER_REPL_BODY_MAX);
 	/* Registry pulls can be large: the client read timeout applies. */
 	ms = (int64_t)conf->eureka_server_read_timeout_seconds * 1000;
 	if (ms < PEER_CTL_TIMEOUT_MIN_MS)
 		ms = PEER_CTL_TIMEOUT_MIN_MS;
-	p->ctl_conn = tls_http_connection(p->ps->base, NULL, ctx,
-	    p->u.host, p->addr, (unsigned short)p->u.port);
-	if (p->ctl_conn == NULL)
-		fatalx("peer %s: cannot make a connection", p->u.display);
-	peer_conn_tune(p->ctl_conn);
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	evhttp_connection_set_timeout_tv(p->ctl_conn, &tv);
-	evhttp_connection_set_retries(p->ctl_conn, 0);
-	evhttp_connection_set_max_body_size(p->ctl_conn, PEER_CTL_BODY_MAX);
+	p->ctl_conn = peer_conn_open(p, ctx, ms, PEER_CTL_BODY_MAX);
 }
 
 /* Idle and still on an old TLS context: reconnect with the current one. */
