@@ -469,10 +469,7 @@ ev_timer_add(void *ctx, void *timer, int64_t ms)
 	struct ev_timer	*tm = timer;
 	struct timeval	 tv;
 
-	if (ms < 0)
-		ms = 0;
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
+	tv = clock_ms_tv(ms);
 	evtimer_add(tm->ev, &tv);
 }
 

@@ -48,3 +48,16 @@ clock_mono_us(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
 }
+
+/* ms as a timeval for event_add(); a negative duration is zero. */
+struct timeval
+clock_ms_tv(int64_t ms)
+{
+	struct timeval	tv;
+
+	if (ms < 0)
+		ms = 0;
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)((ms % 1000) * 1000);
+	return (tv);
+}

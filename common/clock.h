@@ -12,6 +12,8 @@
 #ifndef CLOCK_H
 #define CLOCK_H
 
+#include <sys/time.h>
+
 #include <stdint.h>
 
 /* Both clocks read at one instant; passed by value into the core. */
@@ -24,5 +26,7 @@ int64_t		clock_wall_ms(void);
 int64_t		clock_mono_ms(void);
 struct hk_time	clock_now(void);	/* both, read together */
 int64_t		clock_mono_us(void);	/* monotonic microseconds */
+/* A duration in ms as libevent's timeval (negative: zero); no clock read. */
+struct timeval	clock_ms_tv(int64_t ms);
 
 #endif

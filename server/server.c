@@ -693,8 +693,7 @@ server_timer(struct server *s, int64_t ms, event_callback_fn cb)
 	struct event	*ev = event_new(s->base, -1, EV_PERSIST, cb, s);
 	struct timeval	 tv;
 
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
+	tv = clock_ms_tv(ms);
 	event_add(ev, &tv);
 	return (ev);
 }

@@ -398,8 +398,7 @@ peer_kick(struct peer *p, int64_t delay, int64_t mono)
 	if (p->ev_due >= 0 && p->ev_due <= mono + delay)
 		return;
 	p->ev_due = mono + delay;
-	tv.tv_sec = delay / 1000;
-	tv.tv_usec = (delay % 1000) * 1000;
+	tv = clock_ms_tv(delay);
 	evtimer_add(p->ev, &tv);
 }
 
@@ -518,8 +517,7 @@ peer_conn_open(struct peer *p, SSL_CTX *ctx, int64_t ms, size_t max_body)
 		fatalx("peer %s: cannot make a connection", p->u.display);
 	if ((bev = evhttp_connection_get_bufferevent(evcon)) != NULL)
 		bufferevent_set_max_single_write(bev, PEER_SINGLE_WRITE_MAX);
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
+	tv = clock_ms_tv(ms);
 	evhttp_connection_set_timeout_tv(evcon, &tv);
 	evhttp_connection_set_retries(evcon, 0);
 	evhttp_connection_set_max_body_size(evcon, max_body);

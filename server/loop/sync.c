@@ -104,8 +104,7 @@ peers_sync_one_done(struct peers *ps, int answered, int peer_ready,
 	if (nx.gave_up)
 		log_warnx("start-up sync: no peer answered; reads refused "
 		    "until one does or waitTimeInMsWhenSyncEmpty has passed");
-	tv.tv_sec = nx.wait_ms / 1000;
-	tv.tv_usec = (nx.wait_ms % 1000) * 1000;
+	tv = clock_ms_tv(nx.wait_ms);
 	evtimer_add(ps->sync_ev, &tv);
 }
 
@@ -483,8 +482,7 @@ peers_dg_arm(struct event *ev, int64_t ms)
 {
 	struct timeval	tv;
 
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
+	tv = clock_ms_tv(ms);
 	evtimer_add(ev, &tv);
 }
 
@@ -550,8 +548,7 @@ peers_start(struct peers *ps, struct hk_time now)
 	ps->started = 1;
 	ps->sync_started_ms = now.mono_ms;
 	if (ms > 0) {
-		tv.tv_sec = ms / 1000;
-		tv.tv_usec = (ms % 1000) * 1000;
+		tv = clock_ms_tv(ms);
 		event_add(ps->ae_ev, &tv);
 		peers_dg_arm(ps->dg_ev, 0);
 	}
