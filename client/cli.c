@@ -20,6 +20,7 @@
 #include "instance.h"
 #include "json.h"
 #include "log.h"
+#include "url.h"
 #include "xmalloc.h"
 
 #include "cli.h"
@@ -197,19 +198,6 @@ exit_code(const struct answer *a, const char *servers)
 	return (CLI_EXIT_UNREACHABLE);
 }
 
-/* Percent-encode one path segment. */
-static void
-add_seg(struct buf *b, const char *s)
-{
-	for (; *s != '\0'; s++) {
-		if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		    (*s >= '0' && *s <= '9') || strchr("-._~:@", *s) != NULL)
-			buf_addc(b, *s);
-		else
-			buf_addf(b, "%%%02X", (unsigned char)*s);
-	}
-}
-
 /* Column widths of the instance table. */
 #define NCOLS	5
 static const char *col_names[NCOLS] = { "APPLICATION", "INSTANCE-ID",
@@ -348,10 +336,10 @@ cmd_get(int argc, char **argv)
 	}
 	buf_init(&b, 0);
 	buf_adds(&b, "apps/");
-	add_seg(&b, argv[i]);
+	url_add_segment(&b, argv[i]);
 	if (argc - i == 2) {
 		buf_addc(&b, '/');
-		add_seg(&b, argv[i + 1]);
+		url_add_segment(&b, argv[i + 1]);
 	}
 	query(&q, HK_REQ_QUERY, "GET", b.data, &a);
 	buf_free(&b);
@@ -408,7 +396,7 @@ cmd_vip(int argc, char **argv)
 	}
 	buf_init(&b, 0);
 	buf_adds(&b, "vips/");
-	add_seg(&b, argv[i]);
+	url_add_segment(&b, argv[i]);
 	query(&q, HK_REQ_QUERY, "GET", b.data, &a);
 	buf_free(&b);
 	if ((rc = exit_code(&a, q.servers)) == CLI_EXIT_FOUND) {
@@ -448,9 +436,9 @@ cmd_status(int argc, char **argv)
 	}
 	buf_init(&b, 0);
 	buf_adds(&b, "apps/");
-	add_seg(&b, argv[i]);
+	url_add_segment(&b, argv[i]);
 	buf_addc(&b, '/');
-	add_seg(&b, argv[i + 1]);
+	url_add_segment(&b, argv[i + 1]);
 	buf_adds(&b, "/status");
 	if (!q.del)
 		buf_addf(&b, "?value=%s", instance_status_name(st));

@@ -3,28 +3,27 @@
  * does (spec §7): register, heartbeat with 404 -> re-register, the dirty
  * flag with its timestamp, the InstanceInfoReplicator with its on-demand,
  * rate-limited path, full and delta registry fetches merged and reconciled
- * by hash code, failover across service URLs with a quarantine, and the
- * TimedSupervisorTask back-off. It talks to the world only through struct
- * hk_transport and struct hk_sched (internal.h), so the unit test drives it
- * with a fake server and a hand-moved clock; transport.c provides the real
- * ones over libevent. When the server offers the watch stream (README,
- * "Watch and leader") the client follows it after its first full fetch and
- * applies each event to its copy at once; the polls stay as the safety net.
+ * by hash code, each request walking the service URLs with failover, and
+ * the lookups over the local copy. It talks to the world only through
+ * struct hk_transport and struct hk_sched (internal.h), so the unit test
+ * drives it with a fake server and a hand-moved clock; transport.c provides
+ * the real ones over libevent. When the server offers the watch stream
+ * (README, "Watch and leader") the client follows it after its first full
+ * fetch and applies each event to its copy at once; the polls stay as the
+ * safety net.
+ *
+ * The pure pieces live beside it, each in its file: the token bucket
+ * (ratelim.c), the supervisor back-off (backoff.c), the URL list and its
+ * quarantine (endpoints.c), delta merging and diffing (merge.c), the
+ * instance description from config (selfinfo.c), the event-stream reader
+ * (sse.c) and the public instance copies (export.c).
  *
  * Every entry point from outside (public API, timer and transport
  * callbacks) takes the client's recursive mutex, which is uncontended on the
  * caller's loop and makes a threaded client's lookups safe.
  */
 #include <sys/queue.h>
-#include <sys/socket.h>
-#include <sys/types.h>
 
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <net/if.h>
-#include <netinet/in.h>
-
-#include <ctype.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <pthread.h>
@@ -45,6 +44,7 @@
 #include "json.h"
 #include "log.h"
 #include "tls.h"
+#include "url.h"
 #include "xmalloc.h"
 
 #include "heureka.h"
@@ -148,12 +148,8 @@ struct heureka_client {
 	int64_t			 w_none_at;	/* when it said so */
 	int			 w_wait;	/* reconnect timer armed */
 	int			 w_up;		/* an event came since open */
-	int			 w_skip;	/* discarding an overlong line */
 	char			*w_last_id;	/* Last-Event-ID to resume */
-	struct buf		 w_line;	/* the partial line */
-	char			*w_event;	/* event: of this frame */
-	char			*w_id;		/* id: of this frame */
-	struct buf		 w_data;	/* data: of this frame */
+	struct hk_sse		 w_sse;		/* the stream's reader */
 	void			*t_watch;
 	struct hk_backoff	 w_bo;
 
@@ -182,176 +178,6 @@ static int	 client_tls(struct heureka_client *, const struct config *,
 static void	 watch_open(struct heureka_client *);
 
 #define HK_WATCH_REDETECT_MS	(5 * 60 * 1000)	/* no watch: ask again */
-static void	 merge_one(struct applications *, const char *,
-		     const struct instance *, hk_change_cb, void *);
-
-/* ---- rate limiter, back-off, endpoints: small pure pieces ---- */
-
-/* Set up a token bucket with `burst` tokens refilled at per_min a minute. */
-void
-hk_ratelim_init(struct hk_ratelim *rl, int burst, int per_min)
-{
-	memset(rl, 0, sizeof *rl);
-	rl->burst = burst < 1 ? 1 : burst;
-	rl->per_min = per_min < 1 ? 1 : per_min;
-}
-
-/* Take one token if there is one (Netflix RateLimiter.acquire). */
-int
-hk_ratelim_acquire(struct hk_ratelim *rl, int64_t now)
-{
-	int64_t	new_tokens;
-
-	if (rl->last_refill == 0) {
-		rl->last_refill = now;
-		rl->consumed = 0;
-	} else if (now > rl->last_refill) {
-		new_tokens = (now - rl->last_refill) * rl->per_min / 60000;
-		if (new_tokens > 0) {
-			/* Keep the fraction of a token already earned. */
-			rl->last_refill += new_tokens * 60000 / rl->per_min;
-			if (new_tokens > rl->consumed)
-				rl->consumed = 0;
-			else
-				rl->consumed -= (int)new_tokens;
-		}
-	}
-	if (rl->consumed >= rl->burst)
-		return (0);
-	rl->consumed++;
-	return (1);
-}
-
-/* Start a supervisor back-off at the base interval, bounded by base * bound. */
-void
-hk_backoff_init(struct hk_backoff *bo, int64_t base_ms, int bound)
-{
-	bo->base_ms = base_ms;
-	bo->max_ms = base_ms * (bound < 1 ? 1 : bound);
-	bo->delay_ms = base_ms;
-}
-
-/* The task timed out: double the delay, up to the cap. */
-int64_t
-hk_backoff_timeout(struct hk_backoff *bo)
-{
-	bo->delay_ms *= 2;
-	if (bo->delay_ms > bo->max_ms)
-		bo->delay_ms = bo->max_ms;
-	return (bo->delay_ms);
-}
-
-/* The task completed (whatever the HTTP outcome): back to the base delay. */
-int64_t
-hk_backoff_done(struct hk_backoff *bo)
-{
-	bo->delay_ms = bo->base_ms;
-	return (bo->delay_ms);
-}
-
-/* Split a comma-separated URL list; each URL gets a trailing '/'. */
-void
-hk_endpoints_init(struct hk_endpoints *ep, const char *list)
-{
-	char	*copy, *p, *tok, *s;
-	size_t	 len;
-
-	memset(ep, 0, sizeof *ep);
-	ep->pinned = -1;
-	if (list == NULL)
-		return;
-	copy = xstrdup(list);
-	for (p = copy; (tok = strsep(&p, ",")) != NULL;) {
-		while (isspace((unsigned char)*tok))
-			tok++;
-		len = strlen(tok);
-		while (len > 0 && isspace((unsigned char)tok[len - 1]))
-			tok[--len] = '\0';
-		if (len == 0)
-			continue;
-		if (ep->n == HK_MAX_URLS) {
-			log_warnx("heureka: more than %d service URLs, "
-			    "ignoring %s", HK_MAX_URLS, tok);
-			continue;
-		}
-		if (tok[len - 1] == '/')
-			s = xstrdup(tok);
-		else
-			xasprintf(&s, "%s/", tok);
-		ep->urls[ep->n++] = s;
-	}
-	free(copy);
-}
-
-/* Free the URL strings. */
-void
-hk_endpoints_clear(struct hk_endpoints *ep)
-{
-	size_t	i;
-
-	for (i = 0; i < ep->n; i++)
-		free(ep->urls[i]);
-	memset(ep, 0, sizeof *ep);
-	ep->pinned = -1;
-}
-
-/*
- * Endpoints to try, in order, skipping quarantined ones; once the quarantine
- * reaches floor(n * 0.66) it is cleared and every endpoint is a candidate
- * again (retryableClientQuarantineRefreshPercentage).
- */
-size_t
-hk_endpoints_candidates(struct hk_endpoints *ep, int *out)
-{
-	size_t	i, q = 0, n = 0, threshold;
-
-	for (i = 0; i < ep->n; i++)
-		q += ep->quarantined[i];
-	threshold = (ep->n * 66) / 100;
-	if (q > 0 && q >= threshold) {
-		memset(ep->quarantined, 0, sizeof ep->quarantined);
-		q = 0;
-	}
-	for (i = 0; i < ep->n; i++) {
-		if (!ep->quarantined[i])
-			out[n++] = (int)i;
-	}
-	return (n);
-}
-
-/* Quarantine an endpoint that failed; drop it as the pinned one. */
-void
-hk_endpoints_failed(struct hk_endpoints *ep, int i)
-{
-	if (i < 0 || (size_t)i >= ep->n)
-		return;
-	ep->quarantined[i] = 1;
-	if (ep->pinned == i)
-		ep->pinned = -1;
-}
-
-/* ServerStatusEvaluators: which answers end the retry loop. */
-int
-hk_req_accepted(enum hk_req_kind kind, int status)
-{
-	if (status == 0)
-		return (0);
-	if ((status >= 200 && status < 300) || status == 302)
-		return (1);
-	switch (kind) {
-	case HK_REQ_REGISTER:
-	case HK_REQ_HEARTBEAT:
-	case HK_REQ_QUERY:
-		return (status == 404);
-	case HK_REQ_CANCEL:
-		return (1);
-	case HK_REQ_DELTA:
-		return (status == 403 || status == 404);
-	case HK_REQ_FULL:
-		break;
-	}
-	return (0);
-}
 
 /* htab_sweep callback: free one round-robin entry. */
 static int
@@ -364,262 +190,6 @@ hk_rr_free_cb(struct htab_node *n, void *arg)
 	free(rr);
 	return (1);
 }
-
-/* ---- merging ---- */
-
-/* Whether two copies of one instance differ in a way worth reporting. */
-static int
-inst_changed(const struct instance *a, const struct instance *b)
-{
-	return (a->status != b->status ||
-	    a->overridden_status != b->overridden_status ||
-	    a->last_updated_ts != b->last_updated_ts ||
-	    a->last_dirty_ts != b->last_dirty_ts ||
-	    a->port != b->port ||
-	    (a->ip_addr == NULL) != (b->ip_addr == NULL) ||
-	    (a->ip_addr != NULL && strcmp(a->ip_addr, b->ip_addr) != 0));
-}
-
-/* Apply one delta instance to the local copy. */
-static void
-merge_one(struct applications *local, const char *name,
-    const struct instance *in, hk_change_cb cb, void *arg)
-{
-	struct application	*a;
-	const struct instance	*old;
-	const char		*id = instance_id(in);
-
-	switch (in->action_type) {
-	case ACTION_ADDED:
-	case ACTION_MODIFIED:
-		a = applications_get(local, name);
-		old = application_find(a, id);
-		if (cb != NULL && old == NULL)
-			cb(ACTION_ADDED, in, arg);
-		else if (cb != NULL && inst_changed(old, in))
-			cb(ACTION_MODIFIED, in, arg);
-		application_add(a, instance_dup(in));
-		break;
-	case ACTION_DELETED:
-		a = applications_find(local, name);
-		if (a == NULL || application_find(a, id) == NULL)
-			break;
-		if (cb != NULL)
-			cb(ACTION_DELETED, in, arg);
-		application_remove(a, id);
-		if (a->n == 0)
-			applications_remove(local, a->name);
-		break;
-	case ACTION_NONE:
-		break;
-	}
-}
-
-/*
- * Apply a delta (§7.5): ADDED and MODIFIED replace by id, creating the
- * application; DELETED removes, and an application left empty goes too.
- * Deltas repeat changes across polls, so only real differences are
- * reported to cb.
- */
-void
-hk_merge_delta(struct applications *local, const struct applications *delta,
-    hk_change_cb cb, void *arg)
-{
-	const struct application	*da;
-	const struct instance		*in;
-	const char			*name;
-	size_t				 i, j;
-
-	for (i = 0; i < delta->n; i++) {
-		da = delta->apps[i];
-		for (j = 0; j < da->n; j++) {
-			in = da->instances[j];
-			name = in->app != NULL ? in->app : da->name;
-			if (name != NULL)
-				merge_one(local, name, in, cb, arg);
-		}
-	}
-}
-
-/* Report the differences between two registry copies (full fetches). */
-void
-hk_diff(const struct applications *old, const struct applications *new,
-    hk_change_cb cb, void *arg)
-{
-	const struct application	*a, *oa;
-	const struct instance		*in, *o;
-	size_t				 i, j;
-
-	for (i = 0; i < new->n; i++) {
-		a = new->apps[i];
-		oa = old != NULL ? applications_find(old, a->name) : NULL;
-		for (j = 0; j < a->n; j++) {
-			in = a->instances[j];
-			o = oa != NULL ? application_find(oa, instance_id(in)) :
-			    NULL;
-			if (o == NULL)
-				cb(ACTION_ADDED, in, arg);
-			else if (inst_changed(o, in))
-				cb(ACTION_MODIFIED, in, arg);
-		}
-	}
-	if (old == NULL)
-		return;
-	for (i = 0; i < old->n; i++) {
-		oa = old->apps[i];
-		a = applications_find(new, oa->name);
-		for (j = 0; j < oa->n; j++) {
-			o = oa->instances[j];
-			if (a == NULL || application_find(a, instance_id(o)) ==
-			    NULL)
-				cb(ACTION_DELETED, o, arg);
-		}
-	}
-}
-
-/* ---- the instance description (§8.3, Spring Cloud defaults) ---- */
-
-/* First non-loopback IPv4 address (Spring's default), or 127.0.0.1. */
-static char *
-default_ip(void)
-{
-	struct ifaddrs		*ifa, *i;
-	char			 addr[INET_ADDRSTRLEN];
-	char			*s = NULL;
-	struct sockaddr_in	*sin;
-
-	if (getifaddrs(&ifa) != 0)
-		return (xstrdup("127.0.0.1"));
-	for (i = ifa; i != NULL && s == NULL; i = i->ifa_next) {
-		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET ||
-		    (i->ifa_flags & IFF_LOOPBACK) || !(i->ifa_flags & IFF_UP))
-			continue;
-		sin = (struct sockaddr_in *)i->ifa_addr;
-		if (inet_ntop(AF_INET, &sin->sin_addr, addr, sizeof addr) !=
-		    NULL)
-			s = xstrdup(addr);
-	}
-	freeifaddrs(ifa);
-	return (s != NULL ? s : xstrdup("127.0.0.1"));
-}
-
-/* Percent-encode a path segment (ids contain ':' which may stay). */
-static void
-add_segment(struct buf *b, const char *s)
-{
-	for (; *s != '\0'; s++) {
-		if (isalnum((unsigned char)*s) || strchr("-._~:@", *s) != NULL)
-			buf_addc(b, *s);
-		else
-			buf_addf(b, "%%%02X", (unsigned char)*s);
-	}
-}
-
-/* Build our InstanceInfo from eureka.instance.* settings. */
-struct instance *
-hk_instance_from_config(const struct config *cf, int64_t now, char **cause)
-{
-	struct instance	*in;
-	char		 host[256];
-	const char	*appname = cf->instance_appname;
-	enum instance_status st = STATUS_UP;
-
-	if (appname == NULL || *appname == '\0') {
-		*cause = xstrdup("no application name (eureka.instance.appname"
-		    " or spring.application.name)");
-		return (NULL);
-	}
-	if (!instance_name_ok(appname, INSTANCE_MAX_NAME)) {
-		xasprintf(cause, "bad application name: %s", appname);
-		return (NULL);
-	}
-	if (cf->instance_non_secure_port < 0 ||
-	    cf->instance_non_secure_port > 65535) {
-		xasprintf(cause, "bad port: %d", cf->instance_non_secure_port);
-		return (NULL);
-	}
-	if (cf->instance_initial_status != NULL &&
-	    instance_status_parse(cf->instance_initial_status, &st) != 0) {
-		xasprintf(cause, "bad initial status: %s",
-		    cf->instance_initial_status);
-		return (NULL);
-	}
-	in = instance_new();
-	in->app = xstrdup(appname);
-	str_upper(in->app);
-	in->ip_addr = cf->instance_ip_address != NULL ?
-	    xstrdup(cf->instance_ip_address) : default_ip();
-	if (cf->instance_hostname != NULL)
-		in->host_name = xstrdup(cf->instance_hostname);
-	else if (cf->instance_prefer_ip_address)
-		in->host_name = xstrdup(in->ip_addr);
-	else {
-		if (gethostname(host, sizeof host) != 0)
-			snprintf(host, sizeof host, "localhost");
-		host[sizeof host - 1] = '\0';
-		in->host_name = xstrdup(host);
-	}
-	in->port = cf->instance_non_secure_port;
-	in->port_enabled = cf->instance_non_secure_port_enabled != 0;
-	in->secure_port = cf->instance_secure_port;
-	in->secure_port_enabled = cf->instance_secure_port_enabled != 0;
-	if (cf->instance_id != NULL && *cf->instance_id != '\0')
-		in->instance_id = xstrdup(cf->instance_id);
-	else
-		xasprintf(&in->instance_id, "%s:%s:%d", in->host_name,
-		    appname, in->port);
-	in->vip_address = xstrdup(cf->instance_virtual_host_name != NULL ?
-	    cf->instance_virtual_host_name : appname);
-	in->secure_vip_address = xstrdup(
-	    cf->instance_secure_virtual_host_name != NULL ?
-	    cf->instance_secure_virtual_host_name : appname);
-	if (cf->instance_app_group_name != NULL)
-		in->app_group_name = xstrdup(cf->instance_app_group_name);
-	if (cf->instance_home_page_url != NULL)
-		in->home_page_url = xstrdup(cf->instance_home_page_url);
-	else
-		xasprintf(&in->home_page_url, "http://%s:%d%s", in->host_name,
-		    in->port, cf->instance_home_page_url_path != NULL ?
-		    cf->instance_home_page_url_path : "/");
-	if (cf->instance_status_page_url != NULL)
-		in->status_page_url = xstrdup(cf->instance_status_page_url);
-	else
-		xasprintf(&in->status_page_url, "http://%s:%d%s",
-		    in->host_name, in->port,
-		    cf->instance_status_page_url_path != NULL ?
-		    cf->instance_status_page_url_path : "/actuator/info");
-	if (cf->instance_health_check_url != NULL)
-		in->health_check_url = xstrdup(cf->instance_health_check_url);
-	else if (in->port_enabled)
-		xasprintf(&in->health_check_url, "http://%s:%d%s",
-		    in->host_name, in->port,
-		    cf->instance_health_check_url_path != NULL ?
-		    cf->instance_health_check_url_path : "/actuator/health");
-	if (cf->instance_secure_health_check_url != NULL)
-		in->secure_health_check_url =
-		    xstrdup(cf->instance_secure_health_check_url);
-	else if (in->secure_port_enabled)
-		xasprintf(&in->secure_health_check_url, "https://%s:%d%s",
-		    in->host_name, in->secure_port,
-		    cf->instance_health_check_url_path != NULL ?
-		    cf->instance_health_check_url_path : "/actuator/health");
-	in->status = st;
-	in->overridden_status = STATUS_UNKNOWN;
-	in->has_dc = 1;
-	in->dc_name = DC_MYOWN;
-	in->has_lease = 1;
-	in->lease.renewal_interval_secs =
-	    cf->instance_lease_renewal_interval_in_seconds;
-	in->lease.duration_secs =
-	    cf->instance_lease_expiration_duration_in_seconds;
-	kvlist_copy(&in->metadata, &cf->instance_metadata);
-	in->last_updated_ts = now;
-	in->last_dirty_ts = now;
-	in->action_type = ACTION_ADDED;
-	return (in);
-}
-
-/* ---- requests with failover ---- */
 
 /* Free an operation that is no longer in the list. */
 static void
@@ -751,8 +321,6 @@ hk_client_request(struct heureka_client *c, enum hk_req_kind kind,
 	UNLOCK(c);
 }
 
-/* ---- timers ---- */
-
 /* Arm a timer unless we are shutting down. */
 static void
 arm(struct heureka_client *c, void *t, int64_t ms)
@@ -769,8 +337,6 @@ disarm(struct heureka_client *c, void *t)
 	if (t != NULL)
 		c->sc.timer_del(c->sc.ctx, t);
 }
-
-/* ---- dirty flag, register, replicator ---- */
 
 /* Mark our instance dirty with a strictly newer timestamp. */
 static void
@@ -868,8 +434,6 @@ kick_cb(void *arg)
 	UNLOCK(c);
 }
 
-/* ---- heartbeat (TimedSupervisorTask "heartbeat") ---- */
-
 /* The heartbeat was answered (or every server failed). */
 static void
 heartbeat_done(int status, const char *body, size_t len, void *arg)
@@ -921,8 +485,6 @@ hb_timeout_cb(void *arg)
 	arm(c, c->t_heartbeat, hk_backoff_timeout(&c->hb_bo));
 	UNLOCK(c);
 }
-
-/* ---- registry fetch (TimedSupervisorTask "cacheRefresh") ---- */
 
 /* Bridge a model change to the user's callback. */
 static void
@@ -1178,43 +740,33 @@ rf_timeout_cb(void *arg)
 	UNLOCK(c);
 }
 
-/* ---- the watch stream ---- */
-
-#define HK_WATCH_LINE_MAX	(1024 * 1024)	/* one SSE line */
 #define HK_WATCH_BO_MS		500		/* first reconnect delay */
 #define HK_WATCH_BO_BOUND	60		/* up to 30 s */
 
-/* Forget the frame being read. */
-static void
-watch_frame_reset(struct heureka_client *c)
+/* A whole frame came: apply it to the local copy; nonzero: read no more. */
+static int
+watch_event(const char *event, const char *id, const char *data, size_t len,
+    void *arg)
 {
-	free(c->w_event);
-	free(c->w_id);
-	c->w_event = c->w_id = NULL;
-	buf_reset(&c->w_data);
-}
+	struct heureka_client	*c = arg;
+	struct instance		*in;
+	char			*cause = NULL;
+	const char		*ev = event != NULL ? event : "message";
+	enum action_type	 at;
 
-/* A whole frame came: apply it to the local copy. */
-static void
-watch_event(struct heureka_client *c)
-{
-	struct instance	*in;
-	char		*cause = NULL;
-	const char	*ev = c->w_event != NULL ? c->w_event : "message";
-	enum action_type at;
-
+	if (c->stopping)
+		return (1);
 	if (strcmp(ev, "RESET") == 0) {
 		/* The server drops us: resume from a clean stack. */
-		c->w_skip = 1;
 		if (!c->w_wait) {
 			c->w_wait = 1;
 			arm(c, c->t_watch, 0);
 		}
-		return;
+		return (1);
 	}
-	if (c->w_id != NULL) {
+	if (id != NULL) {
 		free(c->w_last_id);
-		c->w_last_id = xstrdup(c->w_id);
+		c->w_last_id = xstrdup(id);
 	}
 	c->w_up = 1;
 	hk_backoff_done(&c->w_bo);
@@ -1225,100 +777,31 @@ watch_event(struct heureka_client *c)
 	else if (strcmp(ev, "DELETED") == 0)
 		at = ACTION_DELETED;
 	else
-		return;		/* SYNCED, LEADER (computed here), others */
-	in = json_decode_instance(c->w_data.len > 0 ? c->w_data.data : "",
-	    c->w_data.len, c->sc.now(c->sc.ctx), &cause);
+		return (0);	/* SYNCED, LEADER (computed here), others */
+	in = json_decode_instance(data, len, c->sc.now(c->sc.ctx), &cause);
 	if (in == NULL) {
 		log_warnx("heureka: bad watch event %s: %s", ev, cause);
 		free(cause);
-		return;
+		return (0);
 	}
 	if (in->app != NULL && instance_id(in) != NULL) {
 		in->action_type = at;
-		merge_one(c->apps, in->app, in, change_cb, c);
+		hk_merge_one(c->apps, in->app, in, change_cb, c);
 		leaders_check(c);
 	}
 	instance_free(in);
+	return (0);
 }
 
-/* One line of the stream (no line end). */
-static void
-watch_line(struct heureka_client *c, const char *l, size_t len)
-{
-	const char	*v;
-	size_t		 n, vlen;
-
-	if (len > 0 && l[len - 1] == '\r')
-		len--;
-	if (len == 0) {
-		if (c->w_event != NULL || c->w_data.len > 0)
-			watch_event(c);
-		watch_frame_reset(c);
-		return;
-	}
-	if (l[0] == ':')
-		return;			/* keep-alive comment */
-	v = memchr(l, ':', len);
-	n = v != NULL ? (size_t)(v - l) : len;
-	v = v != NULL ? v + 1 : l + len;
-	vlen = len - (size_t)(v - l);
-	if (vlen > 0 && *v == ' ') {
-		v++;
-		vlen--;
-	}
-	if (n == 5 && memcmp(l, "event", 5) == 0) {
-		free(c->w_event);
-		c->w_event = xstrndup(v, vlen);
-	} else if (n == 2 && memcmp(l, "id", 2) == 0) {
-		free(c->w_id);
-		c->w_id = xstrndup(v, vlen);
-	} else if (n == 4 && memcmp(l, "data", 4) == 0) {
-		if (c->w_data.len > 0)
-			buf_addc(&c->w_data, '\n');
-		if (c->w_data.len + vlen > HK_WATCH_LINE_MAX) {
-			log_warnx("heureka: watch event too long, dropped");
-			buf_reset(&c->w_data);
-			return;
-		}
-		buf_add(&c->w_data, v, vlen);
-		buf_addc(&c->w_data, '\0');
-		c->w_data.len--;
-	}
-}
-
-/* A piece of the stream: split it into lines, each bounded. */
+/* A piece of the stream, for the reader. */
 static void
 watch_chunk(const char *p, size_t len, void *arg)
 {
 	struct heureka_client	*c = arg;
-	const char		*nl;
-	size_t			 n;
 
 	LOCK(c);
-	while (len > 0 && !c->stopping) {
-		nl = memchr(p, '\n', len);
-		n = nl != NULL ? (size_t)(nl - p) : len;
-		if (c->w_skip == 2) {
-			/* An overlong line: drop it up to its end. */
-		} else if (c->w_skip == 0 && c->w_line.len + n >
-		    HK_WATCH_LINE_MAX) {
-			log_warnx("heureka: watch line over %d bytes, dropped",
-			    HK_WATCH_LINE_MAX);
-			buf_reset(&c->w_line);
-			c->w_skip = 2;
-		} else if (c->w_skip == 0)
-			buf_add(&c->w_line, p, n);
-		if (nl == NULL)
-			break;
-		if (c->w_skip == 2)
-			c->w_skip = 0;
-		else if (c->w_skip == 0)
-			watch_line(c, c->w_line.data != NULL ? c->w_line.data :
-			    "", c->w_line.len);
-		buf_reset(&c->w_line);
-		p = nl + 1;
-		len -= n + 1;
-	}
+	if (!c->stopping)
+		hk_sse_feed(&c->w_sse, p, len, watch_event, c);
 	UNLOCK(c);
 }
 
@@ -1328,9 +811,7 @@ watch_clear(struct heureka_client *c)
 {
 	c->w_handle = NULL;
 	c->w_up = 0;
-	c->w_skip = 0;
-	buf_reset(&c->w_line);
-	watch_frame_reset(c);
+	hk_sse_reset(&c->w_sse);
 }
 
 /* The stream ended: no watch here (poll only), or reconnect later. */
@@ -1407,8 +888,6 @@ watch_stop(struct heureka_client *c)
 	}
 }
 
-/* ---- lifecycle ---- */
-
 /* Allocate a client from a config (no transport yet). */
 static struct heureka_client *
 client_alloc(const struct config *cf, char **cause)
@@ -1460,8 +939,7 @@ client_alloc(const struct config *cf, char **cause)
 	hk_endpoints_init(&c->ep, cf->service_url_default_zone != NULL ?
 	    cf->service_url_default_zone : "http://localhost:8761/eureka/");
 	c->apps = applications_new();
-	buf_init(&c->w_line, 0);
-	buf_init(&c->w_data, 0);
+	hk_sse_init(&c->w_sse);
 	hk_backoff_init(&c->w_bo, HK_WATCH_BO_MS, HK_WATCH_BO_BOUND);
 	htab_init(&c->rr, 16);
 	c->rnd = (uint64_t)clock_mono_ms() * 2654435761u ^ (uint64_t)getpid();
@@ -1475,9 +953,9 @@ client_alloc(const struct config *cf, char **cause)
 		}
 		buf_init(&b, 0);
 		buf_adds(&b, "apps/");
-		add_segment(&b, c->self->app);
+		url_add_segment(&b, c->self->app);
 		buf_addc(&b, '/');
-		add_segment(&b, instance_id(c->self));
+		url_add_segment(&b, instance_id(c->self));
 		c->self_path = buf_steal(&b, NULL);
 	}
 	return (c);
@@ -1688,10 +1166,7 @@ client_free(struct heureka_client *c)
 	for (size_t li = 0; li < c->nleaders; li++)
 		free(c->leaders[li]);
 	free(c->leaders);
-	buf_free(&c->w_line);
-	buf_free(&c->w_data);
-	free(c->w_event);
-	free(c->w_id);
+	hk_sse_free(&c->w_sse);
 	free(c->w_last_id);
 	instance_free(c->self);
 	free(c->self_path);
@@ -1700,8 +1175,6 @@ client_free(struct heureka_client *c)
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
-
-/* ---- accessors for tests and the CLI ---- */
 
 /* Whether the watch stream is up (an event came since it opened). */
 int
@@ -1761,100 +1234,6 @@ hk_client_refresh_delay(struct heureka_client *c)
 	return (c->rf_bo.delay_ms);
 }
 
-/* ---- public API ---- */
-
-/* Copy a model instance into the public, self-contained shape. */
-struct heureka_instance *
-hk_instance_export(const struct instance *in)
-{
-	struct heureka_instance	*hi = xcalloc(1, sizeof *hi);
-	size_t			 i;
-
-#define DUP(s)	((s) != NULL ? xstrdup(s) : NULL)
-	hi->app = DUP(in->app);
-	hi->instance_id = xstrdup(instance_id(in));
-	hi->host_name = DUP(in->host_name);
-	hi->ip_addr = DUP(in->ip_addr);
-	hi->status = xstrdup(instance_status_name(in->status));
-	hi->vip_address = DUP(in->vip_address);
-	hi->secure_vip_address = DUP(in->secure_vip_address);
-	hi->home_page_url = DUP(in->home_page_url);
-	hi->status_page_url = DUP(in->status_page_url);
-	hi->health_check_url = DUP(in->health_check_url);
-#undef DUP
-	hi->port = in->port;
-	hi->port_enabled = in->port_enabled;
-	hi->secure_port = in->secure_port;
-	hi->secure_port_enabled = in->secure_port_enabled;
-	hi->last_updated_ts = in->last_updated_ts;
-	hi->last_dirty_ts = in->last_dirty_ts;
-	hi->nmetadata = in->metadata.n;
-	if (in->metadata.n > 0)
-		hi->metadata = xcalloc(in->metadata.n, sizeof *hi->metadata);
-	for (i = 0; i < in->metadata.n; i++) {
-		hi->metadata[i].key = xstrdup(in->metadata.v[i].key);
-		hi->metadata[i].value = xstrdup(in->metadata.v[i].value);
-	}
-	return (hi);
-}
-
-/* Free the contents of one exported instance. */
-static void
-instance_clear(struct heureka_instance *hi)
-{
-	size_t	i;
-
-	free(hi->app);
-	free(hi->instance_id);
-	free(hi->host_name);
-	free(hi->ip_addr);
-	free(hi->status);
-	free(hi->vip_address);
-	free(hi->secure_vip_address);
-	free(hi->home_page_url);
-	free(hi->status_page_url);
-	free(hi->health_check_url);
-	for (i = 0; i < hi->nmetadata; i++) {
-		free(hi->metadata[i].key);
-		free(hi->metadata[i].value);
-	}
-	free(hi->metadata);
-}
-
-/* Free one instance returned by a lookup. NULL is fine. */
-void
-heureka_instance_free(struct heureka_instance *hi)
-{
-	if (hi == NULL)
-		return;
-	instance_clear(hi);
-	free(hi);
-}
-
-/* Free an array returned by a list lookup. NULL is fine. */
-void
-heureka_instances_free(struct heureka_instance *list, size_t n)
-{
-	size_t	i;
-
-	if (list == NULL)
-		return;
-	for (i = 0; i < n; i++)
-		instance_clear(&list[i]);
-	free(list);
-}
-
-/* Append a copy of in to a growing list. */
-static void
-list_add(struct heureka_instance **list, size_t *n, const struct instance *in)
-{
-	struct heureka_instance	*hi = hk_instance_export(in);
-
-	*list = xreallocarray(*list, *n + 1, sizeof **list);
-	(*list)[(*n)++] = *hi;
-	free(hi);
-}
-
 /* Whether an instance shows up in lookups (shouldFilterOnlyUpInstances). */
 static int
 visible(struct heureka_client *c, const struct instance *in)
@@ -1877,7 +1256,7 @@ heureka_client_get_app(struct heureka_client *c, const char *app,
 	if ((a = applications_find(c->apps, app)) != NULL) {
 		for (i = 0; i < a->n; i++) {
 			if (visible(c, a->instances[i]))
-				list_add(list, &n, a->instances[i]);
+				hk_instance_list_add(list, &n, a->instances[i]);
 		}
 	}
 	UNLOCK(c);
@@ -1901,7 +1280,7 @@ heureka_client_get_vip(struct heureka_client *c, const char *vip,
 			in = c->apps->apps[i]->instances[j];
 			if (visible(c, in) && instance_has_vip(
 			    in->vip_address, vip, INSTANCE_VIP_ICASE))
-				list_add(list, &n, in);
+				hk_instance_list_add(list, &n, in);
 		}
 	}
 	UNLOCK(c);

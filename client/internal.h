@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "config.h"
 #include "instance.h"
 
@@ -125,9 +126,35 @@ size_t	hk_endpoints_candidates(struct hk_endpoints *, int *out);
 void	hk_endpoints_failed(struct hk_endpoints *, int);
 int	hk_req_accepted(enum hk_req_kind, int status);
 
+/*
+ * sse.c: a text/event-stream reader. Lines are bounded (a longer one is
+ * dropped); each whole frame goes to the callback: its event (NULL:
+ * "message"), id (NULL: none) and data (NUL-terminated). A callback that
+ * returns nonzero stops the reader: the rest is discarded until a reset.
+ */
+#define HK_SSE_LINE_MAX	(1024 * 1024)
+typedef int (*hk_sse_frame_cb)(const char *event, const char *id,
+    const char *data, size_t len, void *arg);
+struct hk_sse {
+	struct buf	 line;		/* the partial line */
+	int		 skip;		/* dropping an overlong line */
+	int		 stopped;	/* the callback said stop */
+	char		*event;		/* event: of this frame */
+	char		*id;		/* id: of this frame */
+	struct buf	 data;		/* data: of this frame */
+};
+void	hk_sse_init(struct hk_sse *);
+void	hk_sse_reset(struct hk_sse *);	/* for a new stream */
+void	hk_sse_free(struct hk_sse *);
+void	hk_sse_feed(struct hk_sse *, const char *, size_t, hk_sse_frame_cb,
+	    void *);
+
 /* Merging (§7.5) and change reporting. */
 typedef void (*hk_change_cb)(enum action_type, const struct instance *,
     void *);
+/* One delta instance into local (the watch stream applies events so). */
+void	hk_merge_one(struct applications *local, const char *app,
+	    const struct instance *, hk_change_cb, void *);
 void	hk_merge_delta(struct applications *local,
 	    const struct applications *delta, hk_change_cb, void *);
 void	hk_diff(const struct applications *old,
@@ -155,8 +182,11 @@ void	hk_client_request(struct heureka_client *, enum hk_req_kind,
 	    const char *method, const char *path, const char *body,
 	    hk_done_cb, void *);
 
-/* A self-contained public copy of a model instance. */
+/* export.c: a self-contained public copy of a model instance. */
 struct heureka_instance *hk_instance_export(const struct instance *);
+/* The same appended to a growing array of *n. */
+void	hk_instance_list_add(struct heureka_instance **, size_t *n,
+	    const struct instance *);
 
 /* Build the instance description from config (Spring defaults, §8.3). */
 struct instance *hk_instance_from_config(const struct config *, int64_t now,

@@ -1,6 +1,7 @@
 /*
  * url.c: parse http[s]://[user:pass@]host[:port][/path] into its parts
- * (url.h), and tell whether a configured peer URL is this node.
+ * (url.h), tell whether a configured peer URL is this node, and
+ * percent-encode a path segment for the requests that name an instance.
  */
 
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "buf.h"
 #include "httputil.h"
 #include "url.h"
 #include "xmalloc.h"
@@ -137,4 +139,17 @@ peer_url_is_self(const char *raw, const struct peer_url *u,
 	if (u->port != my_port)
 		return (0);
 	return (is_local(u->host, arg));
+}
+
+/* One path segment, percent-encoded (instance ids keep their ':'). */
+void
+url_add_segment(struct buf *b, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || strchr("-._~:@", *s) != NULL)
+			buf_addc(b, *s);
+		else
+			buf_addf(b, "%%%02X", (unsigned char)*s);
+	}
 }

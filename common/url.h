@@ -1,10 +1,13 @@
 /*
- * url.h: peer URLs (serviceUrl entries, spec §6.1) and self detection.
+ * url.h: peer URLs (serviceUrl entries, spec §6.1), self detection and the
+ * percent-encoding of a path segment.
  * Pure functions: no network, no resolution; deciding whether a host name
  * is local is the caller's (a callback), so tests need no interfaces.
  */
 #ifndef URL_H
 #define URL_H
+
+struct buf;
 
 /* A parsed peer URL: http://[user:pass@]host[:port]/path/ */
 struct peer_url {
@@ -25,5 +28,8 @@ void		 peer_url_clear(struct peer_url *);
 int		 peer_url_is_self(const char *raw, const struct peer_url *,
 		     const char *my_url, int my_port,
 		     int (*is_local)(const char *, void *), void *);
+
+/* Append s percent-encoded as one path segment (unreserved, ':' and '@' kept). */
+void		 url_add_segment(struct buf *, const char *s);
 
 #endif

@@ -1104,6 +1104,102 @@ START_TEST(test_watch_reconnect)
 }
 END_TEST
 
+/* What the SSE reader handed over: each frame as "event|id|data". */
+struct sse_seen {
+	char	frames[8][256];
+	int	n;
+	int	stop_at;	/* return nonzero on this frame (-1: never) */
+};
+
+/* The reader's frame callback: record it, stop where told. */
+static int
+sse_record(const char *event, const char *id, const char *data, size_t len,
+    void *arg)
+{
+	struct sse_seen	*s = arg;
+
+	ck_assert_int_lt(s->n, 8);
+	ck_assert_uint_eq(strlen(data), len);
+	snprintf(s->frames[s->n], sizeof s->frames[0], "%s|%s|%s",
+	    event != NULL ? event : "-", id != NULL ? id : "-", data);
+	return (s->n++ == s->stop_at);
+}
+
+/* Feed a whole string. */
+static void
+sse_feed_str(struct hk_sse *r, const char *str, struct sse_seen *s)
+{
+	hk_sse_feed(r, str, strlen(str), sse_record, s);
+}
+
+/*
+ * The SSE reader: the same frames whatever the pieces (whole, or a byte
+ * at a time), CRLF and LF, comments skipped, data lines joined by LF, an
+ * overlong line dropped without losing the next frame, and a stop from
+ * the callback discarding the rest until a reset.
+ */
+START_TEST(test_sse_reader)
+{
+	static const char stream[] =
+	    ": keep-alive\n"
+	    "event: ADDED\r\nid: 7\r\ndata: {\"a\":1}\r\n\r\n"
+	    "data: one\ndata: two\n\n"
+	    "event: RESET\n\n"
+	    "event: SYNCED\nid: 9\n\n";
+	struct hk_sse	r;
+	struct sse_seen	s;
+	char		*big;
+	size_t		 i, k;
+
+	for (k = 0; k < 2; k++) {
+		hk_sse_init(&r);
+		memset(&s, 0, sizeof s);
+		s.stop_at = -1;
+		if (k == 0)
+			hk_sse_feed(&r, stream, sizeof stream - 1, sse_record,
+			    &s);
+		else
+			for (i = 0; i < sizeof stream - 1; i++)
+				hk_sse_feed(&r, stream + i, 1, sse_record, &s);
+		ck_assert_int_eq(s.n, 4);
+		ck_assert_str_eq(s.frames[0], "ADDED|7|{\"a\":1}");
+		ck_assert_str_eq(s.frames[1], "-|-|one\ntwo");
+		ck_assert_str_eq(s.frames[2], "RESET|-|");
+		ck_assert_str_eq(s.frames[3], "SYNCED|9|");
+		hk_sse_free(&r);
+	}
+
+	/* A line past the bound goes; the frame after it still comes. */
+	hk_sse_init(&r);
+	memset(&s, 0, sizeof s);
+	s.stop_at = -1;
+	big = malloc(HK_SSE_LINE_MAX + 16);
+	ck_assert_ptr_nonnull(big);
+	memcpy(big, "data: ", 6);
+	memset(big + 6, 'x', HK_SSE_LINE_MAX + 16 - 6);
+	hk_sse_feed(&r, big, HK_SSE_LINE_MAX + 16, sse_record, &s);
+	hk_sse_feed(&r, big, 100, sse_record, &s);	/* still that line */
+	sse_feed_str(&r, "\n\nevent: ok\n\n", &s);
+	free(big);
+	ck_assert_int_eq(s.n, 1);
+	ck_assert_str_eq(s.frames[0], "ok|-|");
+
+	/* Stop on the first frame: nothing more until a reset. */
+	memset(&s, 0, sizeof s);
+	s.stop_at = 0;
+	sse_feed_str(&r, "event: a\n\nevent: b\n\n", &s);
+	sse_feed_str(&r, "event: c\n\n", &s);
+	ck_assert_int_eq(s.n, 1);
+	ck_assert_str_eq(s.frames[0], "a|-|");
+	hk_sse_reset(&r);
+	s.stop_at = -1;
+	sse_feed_str(&r, "event: d\n\n", &s);
+	ck_assert_int_eq(s.n, 2);
+	ck_assert_str_eq(s.frames[1], "d|-|");
+	hk_sse_free(&r);
+}
+END_TEST
+
 static Suite *
 client_suite(void)
 {
@@ -1126,6 +1222,7 @@ client_suite(void)
 	tcase_add_test(tc, test_lookups);
 	tcase_add_test(tc, test_vip_ignores_case);
 	tcase_add_test(tc, test_leader);
+	tcase_add_test(tc, test_sse_reader);
 	tcase_add_test(tc, test_watch_push);
 	tcase_add_test(tc, test_watch_line_bound);
 	tcase_add_test(tc, test_watch_absent);
