@@ -78,6 +78,7 @@ struct frame {
 };
 
 /* One scalar value as yajl hands it over. */
+#define JV_NAME_MAX	32	/* longer than any enum name (jv_name) */
 enum jv_type {
 	JV_NULL,
 	JV_BOOL,
@@ -88,8 +89,8 @@ enum jv_type {
 struct jv {
 	enum jv_type	 type;
 	int		 b;
-	const char	*s;		/* NUL-terminated, NUM and STR */
-	size_t		 len;
+	const char	*s;		/* NUM and STR: yajl's text, len bytes */
+	size_t		 len;		/* (checked, not NUL-terminated) */
 };
 
 struct jctx {
@@ -102,7 +103,7 @@ struct jctx {
 	char			*err;		/* our own cause */
 	int			 found;		/* the wanted object was seen */
 	int64_t			 now;		/* wall ms, for the defaults */
-	char			 scratch[256];	/* a short scalar's text */
+	char			 scratch[256];	/* a metadata value's text */
 	char			 keybuf[64];	/* a short key's text */
 
 	struct instance		*inst;		/* DOC_INSTANCE result */
@@ -623,6 +624,12 @@ json_encode_repl_response(struct buf *b, const struct repl_response *r)
 	for (i = 0; i < r->n; i++) {
 		if (i > 0)
 			buf_addc(b, ',');
+		/* Most answers of a batch are a bare 200: one append. */
+		if (r->items[i].status_code == 200 &&
+		    r->items[i].entity == NULL) {
+			buf_adds(b, "{\"statusCode\":200}");
+			continue;
+		}
 		buf_adds(b, "{\"statusCode\":");
 		buf_add_i64(b, r->items[i].status_code);
 		if (r->items[i].entity != NULL) {
@@ -650,27 +657,38 @@ jctx_fail(struct jctx *cx, const char *fmt, ...)
 	return (0);
 }
 
-/* Parse a whole decimal long as Long.parseLong does; -1 if it is not one. */
+/*
+ * Parse the len bytes at s as one whole decimal long, as Long.parseLong
+ * does; -1 if they are not one. Up to 18 digits cannot overflow; past
+ * them each digit is checked against the limit's tenth and last digit.
+ */
 static int
-json_parse_i64(const char *s, int64_t *out)
+json_parse_i64(const char *s, size_t len, int64_t *out)
 {
-	uint64_t	v = 0, lim = (uint64_t)INT64_MAX;
-	int		neg = 0;
+	const char	*end = s + len, *fast;
+	uint64_t	 v = 0, lim = (uint64_t)INT64_MAX, d;
+	int		 neg = 0;
 
-	if (*s == '-' || *s == '+') {
+	if (s < end && (*s == '-' || *s == '+')) {
 		neg = *s == '-';
 		if (neg)
 			lim++;
 		s++;
 	}
-	if (*s == '\0')
+	if (s == end)
 		return (-1);
-	for (; *s != '\0'; s++) {
-		if (*s < '0' || *s > '9')
+	fast = end - s > 18 ? s + 18 : end;
+	for (; s < fast; s++) {
+		if ((d = (uint64_t)(unsigned char)*s - '0') > 9)
 			return (-1);
-		if (v > (lim - (uint64_t)(*s - '0')) / 10)
+		v = v * 10 + d;
+	}
+	for (; s < end; s++) {
+		if ((d = (uint64_t)(unsigned char)*s - '0') > 9)
 			return (-1);
-		v = v * 10 + (uint64_t)(*s - '0');
+		if (v > lim / 10 || (v == lim / 10 && d > lim % 10))
+			return (-1);
+		v = v * 10 + d;
 	}
 	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
 	return (0);
@@ -682,7 +700,7 @@ jv_i64(const struct jv *v, int64_t *out)
 {
 	if (v->type != JV_NUM && v->type != JV_STR)
 		return (-1);
-	return (json_parse_i64(v->s, out));
+	return (json_parse_i64(v->s, v->len, out));
 }
 
 /* An int from a JSON number or a numeric string. */
@@ -722,21 +740,63 @@ jv_bool(const struct jv *v)
 {
 	if (v->type == JV_BOOL)
 		return (v->b);
-	if (v->type == JV_STR && strcasecmp(v->s, "true") == 0)
+	if (v->type == JV_STR && v->len == 4 &&
+	    strncasecmp(v->s, "true", 4) == 0)
 		return (1);
-	if (v->type == JV_STR && strcasecmp(v->s, "false") == 0)
+	if (v->type == JV_STR && v->len == 5 &&
+	    strncasecmp(v->s, "false", 5) == 0)
 		return (0);
 	return (-1);
 }
 
-/* Store a scalar as an owned string (numbers and booleans as text). */
+/*
+ * Store a scalar as an owned string (numbers and booleans as text),
+ * copied once from yajl's text; a value already there is replaced.
+ */
 static void
 jv_store(char **dst, const struct jv *v)
 {
+	char	*s;
+
 	if (v->type == JV_BOOL)
-		str_replace(dst, v->b ? "true" : "false");
+		s = xstrdup(v->b ? "true" : "false");
+	else {
+		s = xmalloc(v->len + 1);
+		memcpy(s, v->s, v->len);
+		s[v->len] = '\0';
+	}
+	if (*dst != NULL)
+		free(*dst);
+	*dst = s;
+}
+
+/*
+ * Store a replication item's name (appName, id) in its list's name
+ * blocks; the decoder never sees one twice (jctx_key_once).
+ */
+static void
+jv_store_name(struct repl_list *l, char **dst, const struct jv *v)
+{
+	if (v->type == JV_BOOL)
+		*dst = repl_list_name(l, v->b ? "true" : "false",
+		    v->b ? 4 : 5);
 	else
-		str_replace(dst, v->s);
+		*dst = repl_list_name(l, v->s, v->len);
+}
+
+/*
+ * A short value's text NUL-terminated in buf (bufsz bytes), for the enum
+ * parsers and kvlist_set; NULL when it does not fit (no enum name is
+ * JV_NAME_MAX bytes long).
+ */
+static const char *
+jv_text(const struct jv *v, char *buf, size_t bufsz)
+{
+	if (v->len >= bufsz)
+		return (NULL);
+	memcpy(buf, v->s, v->len);
+	buf[v->len] = '\0';
+	return (buf);
 }
 
 /*
@@ -746,9 +806,13 @@ jv_store(char **dst, const struct jv *v)
 static int
 jv_status(const struct jv *v, enum instance_status *out)
 {
+	char		 buf[JV_NAME_MAX];
+	const char	*name;
+
 	if (v->type != JV_STR)
 		return (-1);
-	if (instance_status_parse(v->s, out) != 0)
+	if ((name = jv_text(v, buf, sizeof buf)) == NULL ||
+	    instance_status_parse(name, out) != 0)
 		*out = STATUS_UNKNOWN;
 	return (0);
 }
@@ -825,31 +889,46 @@ static const char *const json_known_keys[] = { JSON_KEYS(JSON_KEY_TEXT) };
 
 #define JSON_NKNOWN	((size_t)K_OTHER)
 #define JSON_KEY_MAXLEN	31
+#define JSON_KEY_SLOTS	128	/* a power of two */
 
 /*
- * json_known_keys by length: the first index per length and the next
- * index of the same length, each +1 (0 ends a chain). Built once per
- * process (pthread_once: the client library decodes from its own
- * threads); a key then costs a memcmp against the few known keys of its
- * length, no hash.
+ * json_known_keys by a hash of the length and three of the bytes: the
+ * first index per slot and the next index of the same slot, each +1 (0
+ * ends a chain), and each key's length. Built once per process
+ * (pthread_once: the client library decodes from its own threads); a key
+ * then costs the hash and, almost always, one memcmp: no known key
+ * shares its slot with more than one other.
  */
-static uint8_t		json_key_head[JSON_KEY_MAXLEN + 1];
+static uint8_t		json_key_head[JSON_KEY_SLOTS];
 static uint8_t		json_key_next[JSON_NKNOWN];
+static uint8_t		json_key_len[JSON_NKNOWN];
 static pthread_once_t	json_key_once = PTHREAD_ONCE_INIT;
 
-/* pthread_once body: chain every known key under its length. */
+/* The slot of the len bytes at k (len from 1 to JSON_KEY_MAXLEN). */
+static inline size_t
+json_key_slot(const char *k, size_t len)
+{
+	const unsigned char	*u = (const unsigned char *)k;
+
+	return (((len << 3) ^ u[0] ^ ((size_t)u[len - 1] << 7) ^
+	    u[len / 2]) & (JSON_KEY_SLOTS - 1));
+}
+
+/* pthread_once body: chain every known key under its slot. */
 static void
 json_key_table(void)
 {
-	size_t	i, len;
+	size_t	i, len, h;
 
 	for (i = JSON_NKNOWN; i-- > 0;) {
 		len = strlen(json_known_keys[i]);
-		if (len > JSON_KEY_MAXLEN)
+		if (len == 0 || len > JSON_KEY_MAXLEN)
 			fatalx("%s: key %s too long", __func__,
 			    json_known_keys[i]);
-		json_key_next[i] = json_key_head[len];
-		json_key_head[len] = (uint8_t)(i + 1);
+		h = json_key_slot(json_known_keys[i], len);
+		json_key_len[i] = (uint8_t)len;
+		json_key_next[i] = json_key_head[h];
+		json_key_head[h] = (uint8_t)(i + 1);
 	}
 }
 
@@ -862,10 +941,12 @@ json_key_find(const char *k, size_t len)
 {
 	size_t	i;
 
-	if (len > JSON_KEY_MAXLEN)
+	if (len == 0 || len > JSON_KEY_MAXLEN)
 		return (K_OTHER);
-	for (i = json_key_head[len]; i != 0; i = json_key_next[i - 1])
-		if (memcmp(k, json_known_keys[i - 1], len) == 0)
+	for (i = json_key_head[json_key_slot(k, len)]; i != 0;
+	    i = json_key_next[i - 1])
+		if (json_key_len[i - 1] == len &&
+		    memcmp(k, json_known_keys[i - 1], len) == 0)
 			return ((enum json_key)(i - 1));
 	return (K_OTHER);
 }
@@ -874,8 +955,10 @@ json_key_find(const char *k, size_t len)
 static void
 jctx_key_drop(struct jctx *cx)
 {
-	free(cx->key_owned);
-	cx->key_owned = NULL;
+	if (cx->key_owned != NULL) {
+		free(cx->key_owned);
+		cx->key_owned = NULL;
+	}
 	cx->key = NULL;
 	cx->kid = K_OTHER;
 }
@@ -900,7 +983,8 @@ jctx_key_once(struct jctx *cx, struct frame *f)
 static int
 jctx_meta_set(struct jctx *cx, struct kvlist *kv, const struct jv *v)
 {
-	char	*s = NULL;
+	const char	*val;
+	char		*s = NULL;
 
 	if (strcmp(cx->key, "@class") == 0)
 		return (1);
@@ -908,8 +992,13 @@ jctx_meta_set(struct jctx *cx, struct kvlist *kv, const struct jv *v)
 		return (jctx_fail(cx, "duplicate metadata key %s", cx->key));
 	if (kv->n >= INSTANCE_MAX_METADATA)
 		return (jctx_fail(cx, "too many metadata entries"));
-	jv_store(&s, v);
-	kvlist_set(kv, cx->key, s);
+	if (v->type == JV_BOOL)
+		val = v->b ? "true" : "false";
+	else if ((val = jv_text(v, cx->scratch, sizeof cx->scratch)) == NULL) {
+		jv_store(&s, v);
+		val = s;
+	}
+	kvlist_set(kv, cx->key, val);
 	free(s);
 	return (1);
 }
@@ -919,7 +1008,8 @@ static int
 jctx_instance_field(struct jctx *cx, struct frame *f, const struct jv *v)
 {
 	struct instance	*in = f->in;
-	const char	*k = cx->key;
+	const char	*k = cx->key, *name;
+	char		 buf[JV_NAME_MAX];
 	int64_t		 n;
 	enum action_type at;
 	int		 known = 1, b;
@@ -1001,7 +1091,8 @@ jctx_instance_field(struct jctx *cx, struct frame *f, const struct jv *v)
 	case K_ACTION_TYPE:
 		if (v->type != JV_STR)
 			return (jctx_fail(cx, "invalid actionType"));
-		if (action_type_parse(v->s, &at) == 0)
+		if ((name = jv_text(v, buf, sizeof buf)) != NULL &&
+		    action_type_parse(name, &at) == 0)
 			in->action_type = at;
 		else
 			in->action_type = ACTION_NONE;
@@ -1076,14 +1167,16 @@ static int
 jctx_repl_field(struct jctx *cx, struct frame *f, const struct jv *v)
 {
 	struct repl_item	*ri = f->ri;
+	const char		*name;
+	char			 buf[JV_NAME_MAX];
 
 	switch (cx->kid) {
 	case K_APP_NAME:
-		jv_store(&ri->app_name, v);
+		jv_store_name(cx->rl, &ri->app_name, v);
 		str_upper(ri->app_name);
 		break;
 	case K_ID:
-		jv_store(&ri->id, v);
+		jv_store_name(cx->rl, &ri->id, v);
 		break;
 	case K_LAST_DIRTY_TS:
 		if (jv_ts(v, &ri->last_dirty_ts) != 0)
@@ -1105,7 +1198,8 @@ jctx_repl_field(struct jctx *cx, struct frame *f, const struct jv *v)
 		break;
 	case K_ACTION:
 		if (v->type != JV_STR ||
-		    repl_action_parse(v->s, &ri->action) != 0)
+		    (name = jv_text(v, buf, sizeof buf)) == NULL ||
+		    repl_action_parse(name, &ri->action) != 0)
 			return (jctx_fail(cx, "invalid action"));
 		f->has_action = 1;
 		break;
@@ -1122,6 +1216,8 @@ static int
 jctx_scalar(struct jctx *cx, const struct jv *v)
 {
 	struct frame	*f;
+	const char	*name;
+	char		 buf[JV_NAME_MAX];
 	int		 rc = 1, b;
 	enum dc_name	 dc;
 
@@ -1156,7 +1252,9 @@ jctx_scalar(struct jctx *cx, const struct jv *v)
 		break;
 	case F_DC:
 		if (cx->kid == K_NAME) {
-			if (v->type != JV_STR || dc_name_parse(v->s, &dc) != 0)
+			if (v->type != JV_STR ||
+			    (name = jv_text(v, buf, sizeof buf)) == NULL ||
+			    dc_name_parse(name, &dc) != 0)
 				rc = jctx_fail(cx,
 				    "invalid dataCenterInfo name");
 			else {
@@ -1429,6 +1527,7 @@ jctx_open(struct jctx *cx, int is_map)
 		}
 		f = jctx_push(cx, F_REPL_ITEM);
 		f->ri = repl_list_add(cx->rl);
+		f->ri->decoded = 1;
 		goto done;
 	case F_REPL_ITEM:
 		if (kid == K_INSTANCE_INFO) {
@@ -1553,81 +1652,62 @@ json_text_plain(const unsigned char *s, size_t len)
 {
 	const uint64_t	ones = 0x0101010101010101ULL;
 	uint64_t	w;
+	size_t		i;
 
-	for (; len >= 8; s += 8, len -= 8) {
-		memcpy(&w, s, sizeof w);
+	if (len < 8) {
+		for (i = 0; i < len; i++)
+			if (s[i] == 0 || s[i] >= 0x80)
+				return (0);
+		return (1);
+	}
+	/* Whole words, then the last eight bytes (overlapping). */
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&w, s + i, sizeof w);
 		if (((w - ones) | w) & (ones << 7))
 			return (0);
 	}
-	for (; len > 0; s++, len--)
-		if (*s == 0 || *s >= 0x80)
-			return (0);
+	memcpy(&w, s + len - 8, sizeof w);
+	return (!(((w - ones) | w) & (ones << 7)));
+}
+
+/*
+ * Check a yajl string or key, refusing oversize ones, embedded NULs and
+ * invalid UTF-8; 0 (and the parse stops) when it is refused. This is the
+ * one UTF-8 check of a JSON body: yajl's own is off (json_parse), since it
+ * checks only the byte structure and would let overlong forms such as
+ * C0 AF and surrogates reach our output.
+ */
+static int
+jctx_check(struct jctx *cx, const unsigned char *s, size_t len)
+{
+	if (len > INSTANCE_MAX_STRING)
+		return (jctx_fail(cx, "string too long (over %d bytes)",
+		    INSTANCE_MAX_STRING));
+	if (!json_text_plain(s, len)) {
+		if (memchr(s, '\0', len) != NULL)
+			return (jctx_fail(cx, "string contains NUL"));
+		if (!utf8_valid_n((const char *)s, len))
+			return (jctx_fail(cx, "string is not valid UTF-8"));
+	}
 	return (1);
 }
 
 /*
- * Copy a yajl string, refusing oversize ones, embedded NULs and invalid
- * UTF-8. This is the one UTF-8 check of a JSON body: yajl's own is off
- * (json_parse), since it checks only the byte structure and would let
- * overlong forms such as C0 AF and surrogates reach our output. A string that
- * fits buf (when not NULL) is copied there instead of into a new
- * allocation: a scalar's text lives only until its callback returns.
- */
-static char *
-jctx_copy(struct jctx *cx, const unsigned char *s, size_t len, char *buf,
-    size_t bufsz)
-{
-	char	*copy;
-
-	if (len > INSTANCE_MAX_STRING) {
-		jctx_fail(cx, "string too long (over %d bytes)",
-		    INSTANCE_MAX_STRING);
-		return (NULL);
-	}
-	if (!json_text_plain(s, len)) {
-		if (memchr(s, '\0', len) != NULL) {
-			jctx_fail(cx, "string contains NUL");
-			return (NULL);
-		}
-		if (!utf8_valid_n((const char *)s, len)) {
-			jctx_fail(cx, "string is not valid UTF-8");
-			return (NULL);
-		}
-	}
-	if (buf != NULL && len < bufsz) {
-		memcpy(buf, s, len);
-		buf[len] = '\0';
-		copy = buf;
-	} else
-		copy = xstrndup((const char *)s, len);
-	return (copy);
-}
-
-/*
- * A scalar's text in cx->scratch or a copy; jctx_scalar with it. A
- * number's text is what yajl's lexer let through (sign, digits, '.',
- * exponent): only its length is checked.
+ * A checked scalar to jctx_scalar, as yajl's own text: whatever keeps it
+ * copies it once (jv_store), since it lives only until the callback
+ * returns. A number's text is what yajl's lexer let through (sign,
+ * digits, '.', exponent): only its length can be refused.
  */
 static int
 jctx_text_scalar(struct jctx *cx, enum jv_type type, const unsigned char *s,
     size_t len)
 {
-	struct jv	 v = { .type = type, .len = len };
-	char		*copy;
-	int		 rc;
+	struct jv	 v = { .type = type, .s = (const char *)s, .len = len };
 
-	if (type == JV_NUM && len < sizeof cx->scratch) {
-		memcpy(cx->scratch, s, len);
-		cx->scratch[len] = '\0';
-		copy = cx->scratch;
-	} else if ((copy = jctx_copy(cx, s, len, cx->scratch,
-	    sizeof cx->scratch)) == NULL)
+	if ((type == JV_STR || len > INSTANCE_MAX_STRING) &&
+	    !jctx_check(cx, s, len))
 		return (0);
-	v.s = copy;
-	rc = jctx_scalar(cx, &v);
-	if (copy != cx->scratch)
-		free(copy);
-	return (rc);
+	return (jctx_scalar(cx, &v));
 }
 
 /* Any number, as its raw text, so longs are parsed without a double. */
@@ -1659,11 +1739,14 @@ json_map_key_cb(void *arg, const unsigned char *s, size_t len)
 		cx->kid = kid;
 		return (1);
 	}
-	if ((copy = jctx_copy(cx, s, len, cx->keybuf,
-	    sizeof cx->keybuf)) == NULL)
+	if (!jctx_check(cx, s, len))
 		return (0);
-	if (copy != cx->keybuf)
-		cx->key_owned = copy;
+	if (len < sizeof cx->keybuf) {
+		memcpy(cx->keybuf, s, len);
+		cx->keybuf[len] = '\0';
+		copy = cx->keybuf;
+	} else
+		copy = cx->key_owned = xstrndup((const char *)s, len);
 	cx->key = copy;
 	return (1);
 }

@@ -18,6 +18,20 @@ static const char *repl_action_names[] = {
 #define REPL_ACTION_COUNT \
 	(sizeof repl_action_names / sizeof repl_action_names[0])
 
+/*
+ * The names of a decoded list, packed into blocks of REPL_NAMES_BLOCK
+ * bytes (a longer name gets a block of its own): a 250-item batch costs
+ * a few allocations instead of 500, and repl_list_clear() frees a few.
+ */
+#define REPL_NAMES_BLOCK	4096
+
+struct repl_names {
+	struct repl_names	*next;
+	size_t			 used;
+	size_t			 size;
+	char			 data[];
+};
+
 /* The wire name of an action. */
 const char *
 repl_action_name(enum repl_action a)
@@ -54,16 +68,49 @@ repl_list_add(struct repl_list *l)
 	return (&l->items[l->n++]);
 }
 
+/* A copy of n bytes at s in l's name blocks, NUL-terminated. */
+char *
+repl_list_name(struct repl_list *l, const char *s, size_t n)
+{
+	struct repl_names	*b = l->names;
+	char			*p;
+	size_t			 size;
+
+	if (b == NULL || b->size - b->used < n + 1) {
+		size = n + 1 > REPL_NAMES_BLOCK ? n + 1 : REPL_NAMES_BLOCK;
+		b = xmalloc(sizeof *b + size);
+		b->used = 0;
+		b->size = size;
+		b->next = l->names;
+		l->names = b;
+	}
+	p = b->data + b->used;
+	memcpy(p, s, n);
+	p[n] = '\0';
+	b->used += n + 1;
+	return (p);
+}
+
 /* Free every item and the array; the list is empty and reusable. */
 void
 repl_list_clear(struct repl_list *l)
 {
-	size_t	i;
+	struct repl_names	*b;
+	struct repl_item	*it;
+	size_t			 i;
 
 	for (i = 0; i < l->n; i++) {
-		free(l->items[i].app_name);
-		free(l->items[i].id);
-		instance_free(l->items[i].info);
+		it = &l->items[i];
+		if (!it->decoded) {
+			free(it->app_name);
+			free(it->id);
+		}
+		if (it->info != NULL)
+			instance_free(it->info);
+	}
+	while ((b = l->names) != NULL) {
+		l->names = b->next;
+		free(b);
 	}
 	free(l->items);
 	memset(l, 0, sizeof *l);

@@ -5,7 +5,10 @@
  * json.h, the only format peers use.
  *
  * Ownership: the strings and instances of an item belong to its list;
- * repl_list_clear() and repl_response_clear() free them all.
+ * repl_list_clear() and repl_response_clear() free them all. The decoder
+ * copies an item's app name (upper-cased) and id into the list's own name
+ * blocks (repl_list_name(): no allocation per item) and marks the item
+ * decoded; an item built by hand owns its strings as allocated.
  */
 #ifndef REPL_H
 #define REPL_H
@@ -31,15 +34,19 @@ struct repl_item {
 	uint8_t			 has_last_dirty;
 	uint8_t			 has_overridden;
 	uint8_t			 has_status;
+	uint8_t			 decoded;	/* names in the list's blocks */
 	enum instance_status	 overridden_status;
 	enum instance_status	 status;
 	struct instance		*info;		/* NULL when absent */
 };
 
+struct repl_names;	/* repl.c: a chain of blocks for decoded names */
+
 struct repl_list {
 	struct repl_item	*items;
 	size_t			 n;
 	size_t			 cap;
+	struct repl_names	*names;		/* NULL: none yet */
 };
 
 struct repl_response_item {
@@ -58,6 +65,8 @@ struct repl_response {
 const char	*repl_action_name(enum repl_action);
 int		 repl_action_parse(const char *, enum repl_action *);
 struct repl_item *repl_list_add(struct repl_list *);	/* zeroed slot */
+/* A NUL-terminated copy of n bytes at s, kept until repl_list_clear(). */
+char		*repl_list_name(struct repl_list *, const char *, size_t);
 void		 repl_list_clear(struct repl_list *);
 struct repl_response_item *repl_response_add(struct repl_response *);
 void		 repl_response_clear(struct repl_response *);

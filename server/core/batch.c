@@ -269,7 +269,6 @@ batch_apply(struct registry *reg, struct cache *cache,
 {
 	struct repl_item		*it;
 	struct repl_response_item	*ri;
-	char				 app[INSTANCE_MAX_NAME + 1];
 	size_t				 i;
 
 	for (i = 0; i < l->n; i++) {
@@ -283,10 +282,10 @@ batch_apply(struct registry *reg, struct cache *cache,
 			    batch_register(reg, cache, lim, it, now, r) : 400;
 			continue;
 		}
-		/* instance_name_ok bounded it to INSTANCE_MAX_NAME bytes. */
-		memcpy(app, it->app_name, strlen(it->app_name) + 1);
-		str_upper(app);
-		ri->status_code = batch_item(reg, cache, lim, it, app, ri, now,
-		    r);
+		/* In place (the decoder did it already): the caller's item. */
+		if (!it->decoded)
+			str_upper(it->app_name);
+		ri->status_code = batch_item(reg, cache, lim, it, it->app_name,
+		    ri, now, r);
 	}
 }

@@ -85,8 +85,10 @@ int		 batch_refusal(const struct batch_limits *, enum registry_rc,
 /*
  * Apply every item of a replication batch as replicated (so observers do
  * not replicate it on), appending one result per item to out. A register
- * item's instance is taken over (its info is NULL after). cache, when not
- * NULL, is the response cache whose bytes count in the memory budget.
+ * item's instance is taken over (its info is NULL after) and each item's
+ * app name is upper-cased in place (a decoded one is already). cache,
+ * when not NULL, is the response cache whose bytes count in the memory
+ * budget.
  */
 void		 batch_apply(struct registry *, struct cache *,
 		    const struct batch_limits *, struct repl_list *,
