@@ -62,10 +62,10 @@ http_is_replication(struct evhttp_request *req)
 	return (a != NULL && strcmp(a, "true") == 0);
 }
 
-/* Read the body into out, inflating gzip, bounded by max. */
+/* The body's bytes, inflated into scratch or lent, bounded by max. */
 int
-http_read_body(struct evhttp_request *req, size_t max, struct buf *out,
-    const char **cause)
+http_body_view(struct evhttp_request *req, size_t max, struct buf *scratch,
+    const char **data, size_t *datalen, const char **cause)
 {
 	struct evbuffer	*in = evhttp_request_get_input_buffer(req);
 	size_t		 len = evbuffer_get_length(in);
@@ -79,19 +79,40 @@ http_read_body(struct evhttp_request *req, size_t max, struct buf *out,
 	}
 	p = evbuffer_pullup(in, -1);
 	if (enc != NULL && strcasecmp(enc, "gzip") == 0) {
-		if ((rc = gzip_inflate((const char *)p, len, out, max)) != 0) {
+		if ((rc = gzip_inflate((const char *)p, len, scratch,
+		    max)) != 0) {
 			*cause = rc == GZIP_ERR_TOO_BIG ?
 			    "request body too large" :
 			    "cannot inflate gzip request body";
 			return (rc == GZIP_ERR_TOO_BIG ? 413 : 400);
 		}
+		*data = scratch->data;
+		*datalen = scratch->len;
 		return (0);
 	}
 	if (enc != NULL && strcasecmp(enc, "identity") != 0) {
 		*cause = "unsupported Content-Encoding";
 		return (415);
 	}
-	buf_add(out, p, len);
+	*data = (const char *)p;
+	*datalen = len;
+	return (0);
+}
+
+/* Read the body into out, inflating gzip, bounded by max. */
+int
+http_read_body(struct evhttp_request *req, size_t max, struct buf *out,
+    const char **cause)
+{
+	const char	*data;
+	size_t		 len;
+	int		 rc;
+
+	if ((rc = http_body_view(req, max, out, &data, &len, cause)) != 0)
+		return (rc);
+	/* An inflated body is in out already; a lent one is copied. */
+	if (data != out->data || len == 0)
+		buf_add(out, data, len);
 	return (0);
 }
 

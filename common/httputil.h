@@ -26,6 +26,15 @@ const char *http_header(struct evhttp_request *, const char *);
  */
 int	 http_read_body(struct evhttp_request *, size_t max, struct buf *out,
 	    const char **cause);
+/*
+ * The same bytes without the copy, for a decoder that reads them once: a
+ * gzip body is inflated into scratch (empty on entry), any other is lent
+ * from the request's input buffer, made contiguous (valid while the
+ * request is, not NUL-terminated). Same bounds and returns.
+ */
+int	 http_body_view(struct evhttp_request *, size_t max,
+	    struct buf *scratch, const char **data, size_t *len,
+	    const char **cause);
 
 /* Reply with a body (copied) and a content type; NULL body = empty. */
 void	 http_reply(struct evhttp_request *, int code, const char *ctype,

@@ -508,19 +508,22 @@ h_vip(struct rctx *x)
 	    x->seg[0][0] == 's', x->now.mono_ms), &k);
 }
 
-/* Which codec a request body uses: 0 JSON, 1 XML, -1 unsupported. */
+/* Which codec a request body (len bytes) uses: 0 JSON, 1 XML, -1 none. */
 static int
-body_format(struct rctx *x, const struct buf *body)
+body_format(struct rctx *x, const char *body, size_t len)
 {
 	const char	*ct = http_header(x->req, "Content-Type");
 	const char	*p;
+	size_t		 i;
 
 	if (ct == NULL || *ct == '\0') {
 		/* No type given: sniff, as lenient as a client could want. */
-		for (p = body->data != NULL ? body->data : ""; *p == ' ' ||
-		    *p == '\t' || *p == '\r' || *p == '\n'; p++)
+		for (i = 0; i < len && (body[i] == ' ' || body[i] == '\t' ||
+		    body[i] == '\r' || body[i] == '\n'); i++)
 			;
-		return (*p == '{' ? 0 : *p == '<' ? 1 : -1);
+		if (i == len)
+			return (-1);
+		return (body[i] == '{' ? 0 : body[i] == '<' ? 1 : -1);
 	}
 	/* Eureka decodes UTF-8 and ISO-8859-1 only (§2, Content-Type). */
 	if ((p = strcasestr(ct, "charset=")) != NULL) {
@@ -649,9 +652,10 @@ static void
 h_register(struct rctx *x)
 {
 	struct buf	 body;
-	const char	*cause = NULL, *bad;
+	const char	*cause = NULL, *bad, *data;
 	char		*dcause = NULL, msg[512];
 	struct instance	*in;
+	size_t		 len;
 	int		 code, fmt;
 	enum registry_rc rc;
 	struct batch_limits lim;
@@ -662,19 +666,19 @@ h_register(struct rctx *x)
 	memset(&res, 0, sizeof res);
 	if (register_rate_limited(x))
 		goto out;
-	if ((code = http_read_body(x->req, x->d->conf->max_body_bytes, &body,
-	    &cause)) != 0) {
+	/* The decoders read the request's own bytes: no copy. */
+	if ((code = http_body_view(x->req, x->d->conf->max_body_bytes, &body,
+	    &data, &len, &cause)) != 0) {
 		reply_error(x, code, cause);
 		goto out;
 	}
-	if ((fmt = body_format(x, &body)) < 0) {
+	if ((fmt = body_format(x, data, len)) < 0) {
 		reply_error(x, 415, "unsupported Content-Type: send "
 		    "application/json or application/xml in UTF-8");
 		goto out;
 	}
-	in = fmt == 0 ? json_decode_instance(body.data, body.len,
-	    x->now.wall_ms, &dcause) : xml_decode_instance(body.data, body.len,
-	    x->now.wall_ms, &dcause);
+	in = fmt == 0 ? json_decode_instance(data, len, x->now.wall_ms,
+	    &dcause) : xml_decode_instance(data, len, x->now.wall_ms, &dcause);
 	if (in == NULL) {
 		log_warnx_rl(&rest_rl, "register %s: %s", x->seg[1],
 		    dcause != NULL ? dcause : "cannot parse request body");
@@ -965,20 +969,22 @@ h_batch(struct rctx *x)
 	struct repl_response	 r;
 	struct batch_limits	 lim;
 	struct batch_result	 res;
-	const char		*cause = NULL;
+	const char		*cause = NULL, *data;
 	char			*dcause = NULL;
+	size_t			 len;
 	int			 code;
 
 	memset(&l, 0, sizeof l);
 	memset(&r, 0, sizeof r);
 	buf_init(&body, 0);
 	buf_init(&out, 0);
-	if ((code = http_read_body(x->req, x->d->conf->max_batch_bytes, &body,
-	    &cause)) != 0) {
+	/* The decoder reads the request's own bytes: no copy. */
+	if ((code = http_body_view(x->req, x->d->conf->max_batch_bytes, &body,
+	    &data, &len, &cause)) != 0) {
 		reply_error(x, code, cause);
 		goto out;
 	}
-	if (json_decode_repl_list(body.data, body.len, &l, x->now.wall_ms,
+	if (json_decode_repl_list(data, len, &l, x->now.wall_ms,
 	    &dcause) != 0) {
 		log_warnx_rl(&rest_rl, "replication batch refused: %s",
 		    dcause != NULL ? dcause : "?");
