@@ -78,7 +78,6 @@ struct frame {
 };
 
 /* One scalar value as yajl hands it over. */
-#define JV_NAME_MAX	32	/* longer than any enum name (jv_name) */
 enum jv_type {
 	JV_NULL,
 	JV_BOOL,
@@ -93,6 +92,7 @@ struct jv {
 	size_t		 len;		/* (checked, not NUL-terminated) */
 };
 
+/* One decode's state: jctx_init() sets all but st[] and the buffers. */
 struct jctx {
 	enum json_doc		 doc;
 	struct frame		 st[JSON_MAX_DEPTH + 1];
@@ -103,7 +103,7 @@ struct jctx {
 	char			*err;		/* our own cause */
 	int			 found;		/* the wanted object was seen */
 	int64_t			 now;		/* wall ms, for the defaults */
-	char			 scratch[256];	/* a metadata value's text */
+	char			 scratch[256];	/* short text for jv_text */
 	char			 keybuf[64];	/* a short key's text */
 
 	struct instance		*inst;		/* DOC_INSTANCE result */
@@ -785,18 +785,18 @@ jv_store_name(struct repl_list *l, char **dst, const struct jv *v)
 }
 
 /*
- * A short value's text NUL-terminated in buf (bufsz bytes), for the enum
+ * A short value's text NUL-terminated in cx->scratch, for the enum
  * parsers and kvlist_set; NULL when it does not fit (no enum name is
- * JV_NAME_MAX bytes long).
+ * that long).
  */
 static const char *
-jv_text(const struct jv *v, char *buf, size_t bufsz)
+jv_text(struct jctx *cx, const struct jv *v)
 {
-	if (v->len >= bufsz)
+	if (v->len >= sizeof cx->scratch)
 		return (NULL);
-	memcpy(buf, v->s, v->len);
-	buf[v->len] = '\0';
-	return (buf);
+	memcpy(cx->scratch, v->s, v->len);
+	cx->scratch[v->len] = '\0';
+	return (cx->scratch);
 }
 
 /*
@@ -804,14 +804,13 @@ jv_text(const struct jv *v, char *buf, size_t bufsz)
  * number or a boolean is no name at all: -1.
  */
 static int
-jv_status(const struct jv *v, enum instance_status *out)
+jv_status(struct jctx *cx, const struct jv *v, enum instance_status *out)
 {
-	char		 buf[JV_NAME_MAX];
 	const char	*name;
 
 	if (v->type != JV_STR)
 		return (-1);
-	if ((name = jv_text(v, buf, sizeof buf)) == NULL ||
+	if ((name = jv_text(cx, v)) == NULL ||
 	    instance_status_parse(name, out) != 0)
 		*out = STATUS_UNKNOWN;
 	return (0);
@@ -952,7 +951,7 @@ json_key_find(const char *k, size_t len)
 }
 
 /* Forget the pending key (known, in cx->keybuf or allocated). */
-static void
+static inline void
 jctx_key_drop(struct jctx *cx)
 {
 	if (cx->key_owned != NULL) {
@@ -964,7 +963,7 @@ jctx_key_drop(struct jctx *cx)
 }
 
 /* Refuse the pending key if frame f has had it already; 0 then. */
-static int
+static inline int
 jctx_key_once(struct jctx *cx, struct frame *f)
 {
 	uint64_t	bit;
@@ -994,7 +993,7 @@ jctx_meta_set(struct jctx *cx, struct kvlist *kv, const struct jv *v)
 		return (jctx_fail(cx, "too many metadata entries"));
 	if (v->type == JV_BOOL)
 		val = v->b ? "true" : "false";
-	else if ((val = jv_text(v, cx->scratch, sizeof cx->scratch)) == NULL) {
+	else if ((val = jv_text(cx, v)) == NULL) {
 		jv_store(&s, v);
 		val = s;
 	}
@@ -1009,7 +1008,6 @@ jctx_instance_field(struct jctx *cx, struct frame *f, const struct jv *v)
 {
 	struct instance	*in = f->in;
 	const char	*k = cx->key, *name;
-	char		 buf[JV_NAME_MAX];
 	int64_t		 n;
 	enum action_type at;
 	int		 known = 1, b;
@@ -1036,12 +1034,12 @@ jctx_instance_field(struct jctx *cx, struct frame *f, const struct jv *v)
 		}
 		break;
 	case K_STATUS:
-		if (jv_status(v, &in->status) != 0)
+		if (jv_status(cx, v, &in->status) != 0)
 			return (jctx_fail(cx, "invalid status: a name expected"));
 		break;
 	case K_OVERRIDDEN_STATUS:
 	case K_OVERRIDDEN_STATUS_LC:
-		if (jv_status(v, &in->overridden_status) != 0)
+		if (jv_status(cx, v, &in->overridden_status) != 0)
 			return (jctx_fail(cx, "invalid %s: a name expected", k));
 		break;
 	case K_COUNTRY_ID:
@@ -1091,7 +1089,7 @@ jctx_instance_field(struct jctx *cx, struct frame *f, const struct jv *v)
 	case K_ACTION_TYPE:
 		if (v->type != JV_STR)
 			return (jctx_fail(cx, "invalid actionType"));
-		if ((name = jv_text(v, buf, sizeof buf)) != NULL &&
+		if ((name = jv_text(cx, v)) != NULL &&
 		    action_type_parse(name, &at) == 0)
 			in->action_type = at;
 		else
@@ -1168,7 +1166,6 @@ jctx_repl_field(struct jctx *cx, struct frame *f, const struct jv *v)
 {
 	struct repl_item	*ri = f->ri;
 	const char		*name;
-	char			 buf[JV_NAME_MAX];
 
 	switch (cx->kid) {
 	case K_APP_NAME:
@@ -1186,19 +1183,19 @@ jctx_repl_field(struct jctx *cx, struct frame *f, const struct jv *v)
 		break;
 	case K_OVERRIDDEN_STATUS:
 	case K_OVERRIDDEN_STATUS_LC:
-		if (jv_status(v, &ri->overridden_status) != 0)
+		if (jv_status(cx, v, &ri->overridden_status) != 0)
 			return (jctx_fail(cx, "invalid %s: a name expected",
 			    cx->key));
 		ri->has_overridden = 1;
 		break;
 	case K_STATUS:
-		if (jv_status(v, &ri->status) != 0)
+		if (jv_status(cx, v, &ri->status) != 0)
 			return (jctx_fail(cx, "invalid status: a name expected"));
 		ri->has_status = 1;
 		break;
 	case K_ACTION:
 		if (v->type != JV_STR ||
-		    (name = jv_text(v, buf, sizeof buf)) == NULL ||
+		    (name = jv_text(cx, v)) == NULL ||
 		    repl_action_parse(name, &ri->action) != 0)
 			return (jctx_fail(cx, "invalid action"));
 		f->has_action = 1;
@@ -1217,7 +1214,6 @@ jctx_scalar(struct jctx *cx, const struct jv *v)
 {
 	struct frame	*f;
 	const char	*name;
-	char		 buf[JV_NAME_MAX];
 	int		 rc = 1, b;
 	enum dc_name	 dc;
 
@@ -1253,7 +1249,7 @@ jctx_scalar(struct jctx *cx, const struct jv *v)
 	case F_DC:
 		if (cx->kid == K_NAME) {
 			if (v->type != JV_STR ||
-			    (name = jv_text(v, buf, sizeof buf)) == NULL ||
+			    (name = jv_text(cx, v)) == NULL ||
 			    dc_name_parse(name, &dc) != 0)
 				rc = jctx_fail(cx,
 				    "invalid dataCenterInfo name");
@@ -1647,7 +1643,7 @@ json_boolean_cb(void *arg, int b)
  * neither the NUL nor the UTF-8 check of jctx_copy can fail. A byte of 0
  * borrows into its high bit, a byte of 0x80 or more has it.
  */
-static int
+static inline int
 json_text_plain(const unsigned char *s, size_t len)
 {
 	const uint64_t	ones = 0x0101010101010101ULL;
@@ -1677,7 +1673,7 @@ json_text_plain(const unsigned char *s, size_t len)
  * checks only the byte structure and would let overlong forms such as
  * C0 AF and surrogates reach our output.
  */
-static int
+static inline int
 jctx_check(struct jctx *cx, const unsigned char *s, size_t len)
 {
 	if (len > INSTANCE_MAX_STRING)
@@ -1698,7 +1694,7 @@ jctx_check(struct jctx *cx, const unsigned char *s, size_t len)
  * returns. A number's text is what yajl's lexer let through (sign,
  * digits, '.', exponent): only its length can be refused.
  */
-static int
+static inline int
 jctx_text_scalar(struct jctx *cx, enum jv_type type, const unsigned char *s,
     size_t len)
 {
@@ -1864,6 +1860,29 @@ json_surrogates_paired(const char *p, size_t len)
 	return (!want_low);
 }
 
+/*
+ * A context for one document. The frames and text buffers are not
+ * cleared (a frame is set when it is pushed, jctx_push): the whole
+ * struct is some 3 KiB, more than a small document's decode writes.
+ */
+static void
+jctx_init(struct jctx *cx, enum json_doc doc, int64_t now)
+{
+	cx->doc = doc;
+	cx->depth = 0;
+	cx->key = NULL;
+	cx->key_owned = NULL;
+	cx->kid = K_OTHER;
+	cx->err = NULL;
+	cx->found = 0;
+	cx->now = now;
+	cx->inst = NULL;
+	cx->app = NULL;
+	cx->apps = NULL;
+	cx->rl = NULL;
+	cx->rr = NULL;
+}
+
 /* Run yajl over the whole input; 0 on success, -1 with *cause set. */
 static int
 json_parse(struct jctx *cx, const char *data, size_t len, char **cause)
@@ -1928,9 +1947,7 @@ json_decode_instance(const char *data, size_t len, int64_t now,
 {
 	struct jctx	cx;
 
-	memset(&cx, 0, sizeof cx);
-	cx.now = now;
-	cx.doc = DOC_INSTANCE;
+	jctx_init(&cx, DOC_INSTANCE, now);
 	cx.inst = instance_decode_new();
 	if (json_parse(&cx, data, len, cause) != 0)
 		goto fail;
@@ -1951,9 +1968,7 @@ json_decode_application(const char *data, size_t len, int64_t now,
 {
 	struct jctx	cx;
 
-	memset(&cx, 0, sizeof cx);
-	cx.now = now;
-	cx.doc = DOC_APPLICATION;
+	jctx_init(&cx, DOC_APPLICATION, now);
 	if (json_parse(&cx, data, len, cause) != 0)
 		goto fail;
 	if (cx.app == NULL) {
@@ -1973,9 +1988,7 @@ json_decode_applications(const char *data, size_t len, int64_t now,
 {
 	struct jctx	cx;
 
-	memset(&cx, 0, sizeof cx);
-	cx.now = now;
-	cx.doc = DOC_APPLICATIONS;
+	jctx_init(&cx, DOC_APPLICATIONS, now);
 	cx.apps = applications_new();
 	if (json_parse(&cx, data, len, cause) != 0)
 		goto fail;
@@ -1996,9 +2009,7 @@ json_decode_repl_list(const char *data, size_t len, struct repl_list *l,
 {
 	struct jctx	cx;
 
-	memset(&cx, 0, sizeof cx);
-	cx.now = now;
-	cx.doc = DOC_REPL_LIST;
+	jctx_init(&cx, DOC_REPL_LIST, now);
 	cx.rl = l;
 	if (json_parse(&cx, data, len, cause) != 0)
 		goto fail;
@@ -2019,9 +2030,7 @@ json_decode_repl_response(const char *data, size_t len,
 {
 	struct jctx	cx;
 
-	memset(&cx, 0, sizeof cx);
-	cx.now = now;
-	cx.doc = DOC_REPL_RESPONSE;
+	jctx_init(&cx, DOC_REPL_RESPONSE, now);
 	cx.rr = r;
 	if (json_parse(&cx, data, len, cause) != 0)
 		goto fail;
