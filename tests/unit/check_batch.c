@@ -17,6 +17,7 @@
 #include "batch.h"
 #include "cache.h"
 #include "instance.h"
+#include "json.h"
 #include "registry.h"
 #include "repl.h"
 #include "testutil.h"
@@ -625,6 +626,40 @@ START_TEST(test_applied_as_replicated)
 }
 END_TEST
 
+/*
+ * A batch as the decoder hands it over (names in the list's blocks, the
+ * app name upper-cased there already) applies as one built by hand: a
+ * register, a heartbeat of it and one of an unknown instance.
+ */
+START_TEST(test_decoded_batch)
+{
+	static const char	 body[] = "{\"replicationList\":[{"
+	    "\"appName\":\"app\",\"id\":\"d1\",\"lastDirtyTimestamp\":100,"
+	    "\"instanceInfo\":{\"instanceId\":\"d1\",\"hostName\":\"h\","
+	    "\"app\":\"app\",\"ipAddr\":\"10.0.0.1\",\"dataCenterInfo\":{"
+	    "\"name\":\"MyOwn\"},\"lastDirtyTimestamp\":100},"
+	    "\"action\":\"Register\"},{\"appName\":\"app\",\"id\":\"d1\","
+	    "\"lastDirtyTimestamp\":100,\"action\":\"Heartbeat\"},"
+	    "{\"appName\":\"app\",\"id\":\"nope\",\"action\":\"Heartbeat\"}]}";
+	struct registry		*reg = registry_new(&cf, T0);
+	struct repl_list	 l = { 0 };
+	struct repl_response	 out = { 0 };
+	struct batch_result	 r = { 0 };
+	char			*cause = NULL;
+
+	ck_assert_int_eq(json_decode_repl_list(body, sizeof body - 1, &l,
+	    T0, &cause), 0);
+	ck_assert(l.items[1].decoded);
+	apply(reg, NULL, &l, &out, AT(1000), &r);
+	ck_assert_int_eq(out.items[0].status_code, 200);
+	ck_assert_int_eq(out.items[1].status_code, 200);
+	ck_assert_int_eq(out.items[2].status_code, 404);
+	ck_assert_ptr_nonnull(registry_get(reg, "APP", "d1", 1000));
+	repl_response_clear(&out);
+	registry_free(reg);
+}
+END_TEST
+
 /* The registry's state as one comparable string, into buf. */
 static void
 state_of(struct registry *reg, int64_t mono, char *buf, size_t len)
@@ -698,6 +733,7 @@ batch_suite(void)
 	tcase_add_test(tc, test_amazon_id_filled);
 	tcase_add_test(tc, test_applied_as_replicated);
 	tcase_add_test(tc, test_reapply_idempotent);
+	tcase_add_test(tc, test_decoded_batch);
 	suite_add_tcase(s, tc);
 	return (s);
 }

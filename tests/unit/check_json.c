@@ -990,6 +990,157 @@ START_TEST(test_stitching)
 }
 END_TEST
 
+/*
+ * Items of one batch are decoded apart: a field the first item had is
+ * absent from a second that lacks it, and every name lands intact in the
+ * list's name blocks, across block boundaries and in a block of its own
+ * for a name longer than one; a cleared list decodes a batch again.
+ */
+START_TEST(test_repl_items_apart)
+{
+	struct repl_list	 l = { 0 };
+	struct buf		 b;
+	char			*cause = NULL, *longid, name[64];
+	int			 i, round;
+
+	ck_assert_int_eq(decode_repl_str("{\"replicationList\":[{"
+	    "\"appName\":\"order\",\"id\":\"i-1\",\"lastDirtyTimestamp\":7,"
+	    "\"status\":\"DOWN\",\"overriddenStatus\":\"OUT_OF_SERVICE\","
+	    "\"instanceInfo\":{\"hostName\":\"h\",\"app\":\"ORDER\"},"
+	    "\"action\":\"Register\"},{\"appName\":\"pay\",\"id\":\"i-2\","
+	    "\"action\":\"Heartbeat\"}]}", &l, &cause), 0);
+	ck_assert_uint_eq(l.n, 2);
+	ck_assert_str_eq(l.items[0].app_name, "ORDER");
+	ck_assert_str_eq(l.items[0].id, "i-1");
+	ck_assert(l.items[0].has_last_dirty && l.items[0].has_status &&
+	    l.items[0].has_overridden);
+	ck_assert_int_eq(l.items[0].status, STATUS_DOWN);
+	ck_assert_ptr_nonnull(l.items[0].info);
+	ck_assert_str_eq(l.items[1].app_name, "PAY");
+	ck_assert_str_eq(l.items[1].id, "i-2");
+	ck_assert(!l.items[1].has_last_dirty);
+	ck_assert(!l.items[1].has_status);
+	ck_assert(!l.items[1].has_overridden);
+	ck_assert_ptr_null(l.items[1].info);
+	ck_assert(l.items[0].decoded && l.items[1].decoded);
+	repl_list_clear(&l);
+
+	/* 400 items, names over several blocks, one id over a block. */
+	longid = malloc(INSTANCE_MAX_STRING + 1);
+	memset(longid, 'x', INSTANCE_MAX_STRING);
+	longid[INSTANCE_MAX_STRING] = '\0';
+	for (round = 0; round < 2; round++) {
+		buf_init(&b, 0);
+		buf_adds(&b, "{\"replicationList\":[");
+		for (i = 0; i < 400; i++) {
+			buf_addf(&b, "%s{\"appName\":\"app-%d-%d\",\"id\":\"%s\","
+			    "\"action\":\"Cancel\"}", i > 0 ? "," : "", round,
+			    i, i == 200 ? longid : "inst-with-a-longer-id");
+		}
+		buf_adds(&b, "]}");
+		ck_assert_int_eq(json_decode_repl_list(b.data, b.len, &l, NOW,
+		    &cause), 0);
+		ck_assert_uint_eq(l.n, 400);
+		for (i = 0; i < 400; i++) {
+			snprintf(name, sizeof name, "APP-%d-%d", round, i);
+			ck_assert_str_eq(l.items[i].app_name, name);
+			ck_assert_str_eq(l.items[i].id, i == 200 ? longid :
+			    "inst-with-a-longer-id");
+		}
+		buf_free(&b);
+		repl_list_clear(&l);
+		ck_assert_ptr_null(l.names);
+	}
+	free(longid);
+}
+END_TEST
+
+/*
+ * Longs parse as Long.parseLong does, from any number of digits: leading
+ * zeros past 18 digits, both bounds of a long, one past either refused.
+ */
+START_TEST(test_long_bounds)
+{
+	static const struct {
+		const char	*text;
+		int		 ok;
+		int64_t		 want;
+	} cases[] = {
+		{ "5", 1, 5 },
+		{ "\"+5\"", 1, 5 },
+		{ "\"0000000000000000000000000000042\"", 1, 42 },
+		{ "999999999999999999", 1, 999999999999999999LL },
+		{ "1000000000000000000", 1, 1000000000000000000LL },
+		{ "9223372036854775807", 1, INT64_MAX },
+		{ "-9223372036854775808", 1, INT64_MIN },
+		{ "\"-0000000000000000000009223372036854775808\"", 1,
+		    INT64_MIN },
+		{ "9223372036854775808", 0, 0 },
+		{ "-9223372036854775809", 0, 0 },
+		{ "99999999999999999999", 0, 0 },
+		{ "\"-\"", 0, 0 },
+		{ "\"\"", 0, 0 },
+		{ "\"12345678901234567x\"", 0, 0 },
+		{ "\"1234567890123456789x\"", 0, 0 },
+		{ "1.5", 0, 0 },
+	};
+	struct applications	*as;
+	char			 doc[160], *cause;
+	size_t			 i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		snprintf(doc, sizeof doc, "{\"applications\":{"
+		    "\"versions__delta\":%s,\"application\":[]}}",
+		    cases[i].text);
+		cause = NULL;
+		as = json_decode_applications(doc, strlen(doc), NOW, &cause);
+		if (cases[i].ok) {
+			ck_assert_msg(as != NULL, "%s: %s", cases[i].text,
+			    cause);
+			ck_assert_msg(as->versions_delta == cases[i].want,
+			    "%s: got %lld", cases[i].text,
+			    (long long)as->versions_delta);
+		} else {
+			ck_assert_msg(as == NULL, "%s accepted", cases[i].text);
+			ck_assert_ptr_nonnull(strstr(cause, "versions__delta"));
+		}
+		applications_free(as);
+		free(cause);
+	}
+}
+END_TEST
+
+/*
+ * The UTF-8 and NUL check sees every byte of a value or a key, the last
+ * few of a string longer than eight bytes too.
+ */
+START_TEST(test_text_tail)
+{
+	struct instance	*in;
+	char		 doc[128];
+	int		 n;
+
+	for (n = 1; n <= 17; n++) {
+		/* n-1 plain bytes, then a lone continuation byte. */
+		snprintf(doc, sizeof doc, "{\"instance\":{\"hostName\":"
+		    "\"%.*s\x80\"}}", n - 1, "abcdefghijklmnopq");
+		assert_bad(doc, "not valid UTF-8");
+		snprintf(doc, sizeof doc, "{\"instance\":{\"%.*s\xff\":1,"
+		    "\"hostName\":\"h\"}}", n - 1, "abcdefghijklmnopq");
+		assert_bad(doc, "not valid UTF-8");
+		snprintf(doc, sizeof doc, "{\"instance\":{\"hostName\":"
+		    "\"%.*s\\u0000\"}}", n - 1, "abcdefghijklmnopq");
+		assert_bad(doc, "NUL");
+		/* The same length ending in a two-byte character is fine. */
+		snprintf(doc, sizeof doc, "{\"instance\":{\"hostName\":"
+		    "\"%.*s\xc3\xa9\"}}", n - 1, "abcdefghijklmnopq");
+		in = decode_ok(doc);
+		ck_assert_uint_eq(strlen(in->host_name), (size_t)n + 1);
+		instance_free(in);
+	}
+}
+END_TEST
+
 /* The codec suite. */
 static Suite *
 json_suite(void)
@@ -1017,6 +1168,9 @@ json_suite(void)
 	tcase_add_test(tc, test_bad_containers);
 	tcase_add_test(tc, test_repl_actions);
 	tcase_add_test(tc, test_repl_bad);
+	tcase_add_test(tc, test_repl_items_apart);
+	tcase_add_test(tc, test_long_bounds);
+	tcase_add_test(tc, test_text_tail);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("encode");
