@@ -20,8 +20,9 @@ static const char *repl_action_names[] = {
 
 /*
  * The names of a decoded list, packed into blocks of REPL_NAMES_BLOCK
- * bytes (a longer name gets a block of its own): a 250-item batch costs
- * a few allocations instead of 500, and repl_list_clear() frees a few.
+ * bytes (a longer name gets a block of its own, kept behind the block
+ * being filled): a 250-item batch costs a few allocations instead of
+ * 500, and repl_list_clear() frees a few.
  */
 #define REPL_NAMES_BLOCK	4096
 
@@ -81,8 +82,14 @@ repl_list_name(struct repl_list *l, const char *s, size_t n)
 		b = xmalloc(sizeof *b + size);
 		b->used = 0;
 		b->size = size;
-		b->next = l->names;
-		l->names = b;
+		if (size > REPL_NAMES_BLOCK && l->names != NULL) {
+			/* Full at once: the block being filled stays first. */
+			b->next = l->names->next;
+			l->names->next = b;
+		} else {
+			b->next = l->names;
+			l->names = b;
+		}
 	}
 	p = b->data + b->used;
 	memcpy(p, s, n);
