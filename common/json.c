@@ -909,8 +909,8 @@ json_key_slot(const char *k, size_t len)
 {
 	const unsigned char	*u = (const unsigned char *)k;
 
-	return (((len << 3) ^ u[0] ^ ((size_t)u[len - 1] << 7) ^
-	    u[len / 2]) & (JSON_KEY_SLOTS - 1));
+	return (((len << 3) ^ u[0] ^ ((size_t)u[len - 1] << 6) ^
+	    ((size_t)u[len / 2] << 2)) & (JSON_KEY_SLOTS - 1));
 }
 
 /* pthread_once body: chain every known key under its slot. */
