@@ -135,6 +135,40 @@ gzip_frag_make(struct gz_frag *f, const char *in, size_t len, int level)
 	f->op = gzip_combine_op(len);
 }
 
+/*
+ * A fragment of stored (uncompressed) deflate blocks, at most 65,535
+ * bytes each: a 3-bit block header padded to the byte, LEN and its
+ * complement, the bytes. It starts and ends on a byte boundary like a
+ * sync-flushed one, and costs a copy and a CRC rather than a deflate
+ * stream's set-up (zeroing its hash table is ~90k instructions), which
+ * is what a piece of a few dozen bytes made on every build needs.
+ */
+void
+gzip_frag_store(struct gz_frag *f, const char *in, size_t len)
+{
+	struct buf	 b;
+	unsigned char	 h[5];
+	size_t		 off = 0, n;
+
+	buf_init(&b, 0);
+	do {
+		n = len - off < 65535 ? len - off : 65535;
+		h[0] = 0;	/* BFINAL 0, BTYPE 00 (stored) */
+		h[1] = n & 0xff;
+		h[2] = (n >> 8) & 0xff;
+		h[3] = ~n & 0xff;
+		h[4] = (~n >> 8) & 0xff;
+		buf_add(&b, h, sizeof h);
+		buf_add(&b, in + off, n);
+		off += n;
+	} while (off < len);
+	f->data = buf_steal(&b, &f->len);
+	f->crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)in,
+	    (uInt)len);
+	f->raw_len = len;
+	f->op = gzip_combine_op(len);
+}
+
 /* The operator that appends raw_len bytes' CRC to a running one. */
 uint32_t
 gzip_combine_op(size_t raw_len)

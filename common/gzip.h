@@ -42,6 +42,8 @@ const char *gzip_strerror(int);
 /* Deflate one fragment; frag's fields are owned by it. */
 void	gzip_frag_make(struct gz_frag *, const char *, size_t, int level);
 void	gzip_frag_clear(struct gz_frag *);
+/* The same bytes as stored blocks: no compression, no deflate set-up. */
+void	gzip_frag_store(struct gz_frag *, const char *, size_t);
 
 /* Stitching: header, fragments in order, then the trailer. */
 void	gzip_stitch_begin(struct buf *, uint32_t *crc, size_t *raw_len);
