@@ -999,6 +999,161 @@ is_scratch(const struct cache_key *k, const char *p, size_t len)
 	return (eq);
 }
 
+/* Whether c's full body for k is byte for byte the same as fresh's. */
+static int
+same_as_fresh(struct cache *c, struct cache *fresh, const struct cache_key *k)
+{
+	struct cache_body	*a = cache_apps(c, k, T0 + 1000);
+	struct cache_body	*b = cache_apps(fresh, k, T0 + 1000);
+	size_t			 la, lb;
+	char			*pa = cache_body_copy(a, &la);
+	char			*pb = cache_body_copy(b, &lb);
+	int			 eq = la == lb && memcmp(pa, pb, la) == 0;
+
+	cache_body_unref(a);
+	cache_body_unref(b);
+	free(pa);
+	free(pb);
+	return (eq);
+}
+
+/*
+ * Every variant's full body, after one change, in one slice: at most one
+ * fragment encoded, some of the previous body's segments taken over, and
+ * the body byte for byte that of a cache built from scratch over the same
+ * registry (gzip too: one deflate level for every fragment, chunk ends by
+ * name), plain ones a from-scratch encode, gzip ones inflating to it.
+ */
+static void
+check_one_change(int most)
+{
+	struct cache_key	 k;
+	struct cache		*fresh = cache_new(reg, 0, 0);
+	struct htab_stats	 st;
+	uint64_t		 enc, reuse;
+	size_t			 len;
+	char			*p;
+	int			 i;
+
+	for (i = 0; i < 8; i++) {
+		k = key_at(i);
+		enc = cache_stats(cache)->fragment_encodes;
+		reuse = cache_stats(cache)->seg_reuses;
+		ck_assert_int_eq(cache_apps_step(cache, &k, 1 << 20,
+		    T0 + 1000), 1);
+		ck_assert_uint_le(cache_stats(cache)->fragment_encodes - enc,
+		    (uint64_t)most);
+		ck_assert_uint_gt(cache_stats(cache)->seg_reuses, reuse);
+		ck_assert(same_as_fresh(cache, fresh, &k));
+		p = apps_plain(cache, &k, T0 + 1000, &len);
+		ck_assert(is_scratch(&k, p, len));
+		free(p);
+	}
+	cache_table_stats(cache, &st);
+	ck_assert_uint_eq(st.entries, registry_app_count(reg));
+	cache_free(fresh);
+}
+
+/* Cancel every instance of app (per of them): the app goes. */
+static void
+drop_app(int a, int per, int64_t t)
+{
+	char	app[32], id[32];
+	int	i;
+
+	snprintf(app, sizeof app, "APP%d", a);
+	for (i = 0; i < per; i++) {
+		snprintf(id, sizeof id, "app%d-i%d", a, i);
+		ck_assert_int_eq(registry_cancel(reg, app, id, 0, TM(t), -1),
+		    REG_OK);
+	}
+}
+
+/*
+ * A build after a change takes the previous body's unchanged segments
+ * over (its layout) rather than walking every application; whatever the
+ * change, the body is the one a from-scratch build makes: an application
+ * in the middle changed, a new one at the end, one dropped (the
+ * registry's last moves into its place), the first one changed, the
+ * first one dropped (JSON's new first application loses its separator).
+ * After many changes built in slices (assemblies out of budget, which
+ * leave no layout), the next single change reuses segments again.
+ */
+START_TEST(test_layout_after_change)
+{
+	struct cache_key	 k;
+	char			 app[32];
+	int			 i;
+
+	teardown();
+	setup_n(300, 3);
+	for (i = 0; i < 8; i++) {
+		k = key_at(i);
+		(void)step_all(&k, 4096, 300);
+	}
+	ck_assert_int_eq(registry_status_update(reg, "APP150", "app150-i1",
+	    STATUS_OUT_OF_SERVICE, -1, 0, TM(T0 + 100), 0), REG_OK);
+	check_one_change(1);
+	add("ZNEW", "z1", T0 + 200);
+	check_one_change(1);
+	drop_app(7, 3, T0 + 300);
+	check_one_change(0);
+	add("APP0", "more", T0 + 400);
+	check_one_change(1);
+	drop_app(0, 3, T0 + 500);
+	ck_assert_int_eq(registry_cancel(reg, "APP0", "more", 0,
+	    TM(T0 + 500), -1), REG_OK);
+	check_one_change(0);
+	for (i = 10; i < 290; i += 2) {
+		snprintf(app, sizeof app, "APP%d", i);
+		add(app, "burst", T0 + 600);
+	}
+	for (i = 0; i < 8; i++) {
+		k = key_at(i);
+		(void)step_all(&k, 2048, 300);
+		check_ready_equals_scratch(&k);
+	}
+	add("APP151", "last", T0 + 700);
+	check_one_change(1);
+}
+END_TEST
+
+/*
+ * A gzip variant keeps each compressed fragment once, in the chunk that
+ * holds it (not also in the fragment record): the cache holds about the
+ * plain body plus the gzip body, before and after changes. (A body under
+ * 128 KiB is coalesced into one blob of its own, a copy by design: this
+ * one is larger.)
+ */
+START_TEST(test_gzip_bytes_once)
+{
+	struct cache_key	 kp = { CACHE_JSON, 0, 0 }, kz = { CACHE_JSON, 0, 1 };
+	struct cache_body	*b;
+	size_t			 plen, zlen;
+	int			 i;
+
+	teardown();
+	setup_n(600, 3);
+	b = cache_apps(cache, &kp, T0 + 1000);
+	plen = cache_body_len(b);
+	cache_body_unref(b);
+	b = cache_apps(cache, &kz, T0 + 1000);
+	zlen = cache_body_len(b);
+	cache_body_unref(b);
+	ck_assert_uint_gt(zlen, 128 * 1024);	/* not coalesced: a copy */
+	ck_assert_uint_le(cache_bytes(cache), plen + zlen + zlen / 8);
+	for (i = 0; i < 20; i++) {
+		add("APP77", i % 2 ? "flip" : "flop", T0 + 100 + i);
+		b = cache_apps(cache, &kz, T0 + 1000);
+		cache_body_unref(b);
+		b = cache_apps(cache, &kp, T0 + 1000);
+		cache_body_unref(b);
+	}
+	ck_assert_uint_le(cache_bytes(cache), plen + zlen + zlen / 8 +
+	    4 * plen / 600);
+}
+END_TEST
+
 /*
  * The read-only layer's refresh in slices, for every variant at once: at
  * the read-write layer's expiry (Eureka's 180 s: every fragment encodes
@@ -1191,6 +1346,8 @@ cache_suite(void)
 	tcase_add_test(tc, test_step_runs);
 	tcase_add_test(tc, test_ro_refresh_in_slices);
 	tcase_add_test(tc, test_ro_refresh_step_edges);
+	tcase_add_test(tc, test_layout_after_change);
+	tcase_add_test(tc, test_gzip_bytes_once);
 	suite_add_tcase(s, tc);
 	return (s);
 }
