@@ -11,9 +11,12 @@
  *    fragment begins with its separator, and the fragments a slice of a
  *    build encodes share one blob, a run, lent as one segment); gzip
  *    bodies are one contiguous gzip stream assembled from the deflate
- *    fragments, their CRCs joined with combine operators precomputed when
- *    each fragment is made, so one change costs one application's encode
- *    plus a memcpy of the compressed bytes;
+ *    fragments, copied into chunks of ~32 (each compressed fragment is
+ *    kept once, in its chunk), their CRCs joined with combine operators
+ *    precomputed when each chunk is made. A build after a change takes
+ *    over the previous body's segments whose applications did not change
+ *    (struct fmap), so one change costs one application's encode, its
+ *    chunk's copy and a generation check per application;
  *  - optional Eureka read-only layer: snapshots refreshed on a timer.
  *
  * A full body that lacks many fragments (the first fetch of a variant, or
