@@ -44,7 +44,7 @@
 #include "xmalloc.h"
 
 #define NVARIANT		4	/* {json, xml} x {full, compact} */
-#define GZIP_LEVEL		6	/* whole bodies (delta, one app, VIP) */
+#define GZIP_LEVEL		6	/* whole bodies: delta, app, VIP */
 /*
  * Per-application deflate fragments: level 3 (zlib's fastest matcher,
  * deflate_fast, with its longest chains) costs a third of level 6 on an
@@ -113,7 +113,7 @@ struct appfrag {
 	size_t		 poff[NVARIANT];	/* the fragment in it */
 	size_t		 plen[NVARIANT];
 	size_t		 pidx[NVARIANT];	/* its place in the run's mem */
-	struct gz_frag	 gz[NVARIANT];	/* data: its own, or in gzbl[v] */
+	struct gz_frag	 gz[NVARIANT];	/* data: own, or gzbl[v]'s */
 	struct blob	*gzbl[NVARIANT];	/* the chunk holding gz[v] */
 	uint64_t	 gzser[NVARIANT];	/* serial of gz[v] */
 	uint8_t		 has_gz[NVARIANT];
@@ -967,10 +967,10 @@ struct walk {
 	struct cache_body	 *cb;
 	size_t			  cap;
 	struct fmap		  nm;
-	int			  first;	/* no application placed yet */
-	struct gzchunks		  old;		/* the previous chunks */
+	int			  first;	/* no app placed yet */
+	struct gzchunks		  old;		/* the previous ones */
 	size_t			  oi;
-	struct appfrag		**afv;		/* the chunk being gathered */
+	struct appfrag		**afv;		/* the chunk gathered */
 	uint64_t		 *ser;
 	size_t			  m, mcap, mbytes, mfirst;
 	int			  lead;
@@ -1128,7 +1128,8 @@ build_full(struct cache *c, struct slot *s, int v, int gz, int64_t now,
 	struct walk		 w;
 	struct buf		 b, p;
 	char			*hash = registry_hashcode(c->reg);
-	size_t			 i, napps = registry_app_count(c->reg), ms = 0;
+	size_t			 i, ms = 0;
+	size_t			 napps = registry_app_count(c->reg);
 	struct gz_frag		 piece;
 	struct fmap		 om = s->map;
 	int			 use = fmap_usable(c, s, v, gz);

@@ -42,7 +42,7 @@ struct cache_stats {
 	uint64_t	gz_chunk_builds;	/* gzip chunks copied */
 	uint64_t	build_steps;		/* cache_apps_step() slices */
 	uint64_t	build_aborts;		/* assemblies out of budget */
-	uint64_t	seg_reuses;		/* body segments taken over */
+	uint64_t	seg_reuses;		/* segments taken over */
 	uint64_t	ro_steps;		/* cache_refresh_step() slices */
 	uint64_t	ro_refreshes;		/* read-only passes completed */
 	uint64_t	delta_builds;

@@ -1127,7 +1127,8 @@ END_TEST
  */
 START_TEST(test_gzip_bytes_once)
 {
-	struct cache_key	 kp = { CACHE_JSON, 0, 0 }, kz = { CACHE_JSON, 0, 1 };
+	struct cache_key	 kp = { CACHE_JSON, 0, 0 };
+	struct cache_key	 kz = { CACHE_JSON, 0, 1 };
 	struct cache_body	*b;
 	size_t			 plen, zlen;
 	int			 i;
