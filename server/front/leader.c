@@ -29,6 +29,41 @@
 
 #define LEADER_MAX_PINS	64	/* stale pins released per PUT at most */
 
+/*
+ * The visible UP instance of a ranked first (NULL: none), with its index
+ * and pin: the one scan, for leader_find_app and the track's rescans.
+ */
+static const struct instance *
+leader_scan(struct registry *reg, struct reg_app *a, int64_t mono,
+    size_t *idx, int64_t *pinp)
+{
+	const struct instance	*in, *best = NULL;
+	int			 hide = registry_lease_expiration_enabled(reg);
+	int64_t			 pin, best_pin = 0;
+	size_t			 i, n;
+
+	*idx = 0;
+	*pinp = 0;
+	if (a == NULL)
+		return (NULL);
+	/* Each instance's pin once, the best's kept. */
+	for (i = 0, n = reg_app_size(a); i < n; i++) {
+		in = reg_app_instance_at(a, i);
+		if (in->status != STATUS_UP ||
+		    (hide && reg_app_lease_expired(a, i, mono)))
+			continue;
+		pin = instance_leader_pin(in);
+		if (best == NULL ||
+		    instance_leader_before_pinned(in, pin, best, best_pin)) {
+			best = in;
+			best_pin = pin;
+			*idx = i;
+		}
+	}
+	*pinp = best_pin;
+	return (best);
+}
+
 /* The leader of app: a visible UP instance ranked first, or NULL. */
 const struct instance *
 leader_find(struct registry *reg, const char *app, int64_t mono)
@@ -40,27 +75,108 @@ leader_find(struct registry *reg, const char *app, int64_t mono)
 const struct instance *
 leader_find_app(struct registry *reg, struct reg_app *a, int64_t mono)
 {
-	const struct instance	*in, *best = NULL;
-	int			 hide = registry_lease_expiration_enabled(reg);
-	int64_t			 pin, best_pin = 0;
-	size_t			 i, n;
+	size_t	i;
+	int64_t	pin;
 
-	if (a == NULL)
-		return (NULL);
-	/* Each instance's pin once, the best's kept: a scan per change. */
-	for (i = 0, n = reg_app_size(a); i < n; i++) {
-		in = reg_app_instance_at(a, i);
-		if (in->status != STATUS_UP ||
-		    (hide && reg_app_lease_expired(a, i, mono)))
-			continue;
-		pin = instance_leader_pin(in);
-		if (best == NULL ||
-		    instance_leader_before_pinned(in, pin, best, best_pin)) {
-			best = in;
-			best_pin = pin;
-		}
+	return (leader_scan(reg, a, mono, &i, &pin));
+}
+
+/* Forget the tracked leader. */
+void
+leader_track_clear(struct leader_track *t)
+{
+	free(t->id);
+	memset(t, 0, sizeof *t);
+}
+
+/*
+ * An unchecked event of the app. Such an event changed no status, pin or
+ * membership (the caller saw the app's generation unmoved), so only a
+ * lease coming back can add a contender: a renewal of an expired lease,
+ * or any event stamped before the last update (the clock went back, and
+ * a lease expired then may be alive now).
+ */
+void
+leader_track_note(struct leader_track *t, const struct registry_event *ev)
+{
+	if (ev->revived || ev->now.mono_ms < t->mono)
+		t->valid = 0;
+}
+
+/* Whether in, pinned at pin, ranks before the tracked leader. */
+static int
+leader_track_before(const struct leader_track *t, const struct instance *in,
+    int64_t pin)
+{
+	struct instance	key;
+
+	/* The rule reads only the id and registrationTimestamp, and the pin. */
+	memset(&key, 0, sizeof key);
+	key.instance_id = t->id;
+	key.lease.registration_ts = t->reg_ts;
+	return (instance_leader_before_pinned(in, pin, &key, t->pin));
+}
+
+/*
+ * Whether the tracked leader still leads after ev without a rescan. The
+ * leader is still a contender (its lease lives until the deadline, and
+ * its own event, which may change anything about it, is not this one);
+ * every other contender was one at the last update, since only events
+ * revive leases and each was noted; so only ev's instance can overtake
+ * it, by ranking before it.
+ */
+static int
+leader_track_holds(const struct leader_track *t,
+    const struct registry_event *ev, int hide)
+{
+	const struct instance	*in = ev->inst;
+
+	if (!t->valid || hide != t->hide || ev->now.mono_ms < t->mono)
+		return (0);
+	if (t->id == NULL)	/* none: unless ev's instance is UP now */
+		return (in == NULL || in->status != STATUS_UP);
+	if (hide && ev->now.mono_ms > t->deadline)
+		return (0);
+	if (strcmp(t->id, ev->id) == 0)
+		return (0);
+	return (in == NULL || in->status != STATUS_UP ||
+	    !leader_track_before(t, in, instance_leader_pin(in)));
+}
+
+/* Bring the track up to date after ev (leader.h). */
+int
+leader_track_update(struct leader_track *t, struct registry *reg,
+    struct reg_app *a, const struct registry_event *ev,
+    const struct instance **leader)
+{
+	const struct instance	*best;
+	int			 hide = registry_lease_expiration_enabled(reg);
+	int			 changed;
+	size_t			 i;
+	int64_t			 pin;
+
+	*leader = NULL;
+	if (leader_track_holds(t, ev, hide)) {
+		t->mono = ev->now.mono_ms;
+		return (0);
 	}
-	return (best);
+	best = leader_scan(reg, a, ev->now.mono_ms, &i, &pin);
+	changed = best == NULL ? t->id != NULL : t->id == NULL ||
+	    strcmp(t->id, instance_id(best)) != 0;
+	if (changed) {
+		free(t->id);
+		t->id = best != NULL ? xstrdup(instance_id(best)) : NULL;
+	}
+	if (best != NULL) {
+		t->pin = pin;
+		t->reg_ts = best->lease.registration_ts;
+		t->deadline = reg_app_lease_deadline(a, i);
+	}
+	t->mono = ev->now.mono_ms;
+	t->hide = hide;
+	t->valid = 1;
+	*leader = best;
+	return (changed);
 }
 
 /* First value of a query parameter. */

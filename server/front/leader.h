@@ -33,6 +33,43 @@ const struct instance *leader_find(struct registry *, const char *app,
 /* The same for an app already found (the watch has it); NULL: none. */
 const struct instance *leader_find_app(struct registry *, struct reg_app *,
 		     int64_t mono);
+
+/*
+ * The leader of one app kept from event to event, so that the watch ranks
+ * an app's instances only when an event could change its leader: the
+ * leader's own event, an instance that now ranks before it, the leader's
+ * lease past the deadline last read, expiration switched, a clock that
+ * went back, or a renewal that revived an expired lease. Between those it
+ * is what leader_find_app would answer (check_leader proves it).
+ */
+struct leader_track {
+	char		*id;		/* the leader's id; NULL: none */
+	int64_t		 pin;		/* its pin stamp (0: none) and */
+	int64_t		 reg_ts;	/* registrationTimestamp: its rank */
+	int64_t		 deadline;	/* its lease lives at least until */
+	int64_t		 mono;		/* the last event's time */
+	int		 hide;		/* expiration enabled at it */
+	int		 valid;		/* 0: rank the app afresh */
+};
+
+/* Forget the leader (the track may be reused or freed after). */
+void		 leader_track_clear(struct leader_track *);
+/*
+ * An event of the track's app that the caller does not check (a
+ * heartbeat or a status update that changed nothing): note what it may
+ * change without computing anything.
+ */
+void		 leader_track_note(struct leader_track *,
+		     const struct registry_event *);
+/*
+ * Bring the track to the leader of a (NULL: the app is gone) after ev, an
+ * event of that app. Returns 1 with *leader (borrowed; NULL: none) when
+ * the leader is another than before, 0 when it is the same.
+ */
+int		 leader_track_update(struct leader_track *, struct registry *,
+		     struct reg_app *, const struct registry_event *,
+		     const struct instance **leader);
+
 /*
  * GET, PUT ?id=ID and DELETE on apps/{app}/leader (rel is the path after
  * {base}heureka/); reads wait for the gate. Returns 1 when it replied,

@@ -43,6 +43,8 @@ struct watch_deps {
 
 struct watch_stats {
 	uint64_t	events;		/* events made */
+	uint64_t	frames;		/* ... of which formatted (a watcher
+					   was or may resume) */
 	uint64_t	streams;	/* streams opened */
 	uint64_t	resumed;	/* ... of which resumed, no snapshot */
 	uint64_t	resets;		/* slow readers cut off */
