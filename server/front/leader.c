@@ -93,14 +93,17 @@ leader_track_clear(struct leader_track *t)
  * An unchecked event of the app. Such an event changed no status, pin or
  * membership (the caller saw the app's generation unmoved), so only a
  * lease coming back can add a contender: a renewal of an expired lease,
- * or any event stamped before the last update (the clock went back, and
- * a lease expired then may be alive now).
+ * or any event stamped before the latest one seen (the clock went back:
+ * a lease expired then may be alive now, and a renewal may bring the
+ * leader's deadline nearer than the one read).
  */
 void
 leader_track_note(struct leader_track *t, const struct registry_event *ev)
 {
 	if (ev->revived || ev->now.mono_ms < t->mono)
 		t->valid = 0;
+	else
+		t->mono = ev->now.mono_ms;
 }
 
 /* Whether in, pinned at pin, ranks before the tracked leader. */
@@ -172,7 +175,8 @@ leader_track_update(struct leader_track *t, struct registry *reg,
 		t->reg_ts = best->lease.registration_ts;
 		t->deadline = reg_app_lease_deadline(a, i);
 	}
-	t->mono = ev->now.mono_ms;
+	if (ev->now.mono_ms > t->mono)
+		t->mono = ev->now.mono_ms;	/* the latest seen */
 	t->hide = hide;
 	t->valid = 1;
 	*leader = best;

@@ -47,7 +47,7 @@ struct leader_track {
 	int64_t		 pin;		/* its pin stamp (0: none) and */
 	int64_t		 reg_ts;	/* registrationTimestamp: its rank */
 	int64_t		 deadline;	/* its lease lives at least until */
-	int64_t		 mono;		/* the last event's time */
+	int64_t		 mono;		/* the latest event time seen */
 	int		 hide;		/* expiration enabled at it */
 	int		 valid;		/* 0: rank the app afresh */
 };
