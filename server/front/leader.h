@@ -1,8 +1,9 @@
 /*
  * leader.h: one leader per application (README, "Watch and leader").
  *
- * The leader is computed, never stored: from the replicated copies every
- * peer holds, so converged peers agree. Among the visible UP instances of
+ * The leader is computed from the replicated copies every peer holds, so
+ * converged peers agree (the watch keeps it between events, as the same
+ * rule would compute it). Among the visible UP instances of
  * an app, a pinned one wins (the newest pin, then the smallest id); else
  * the one with the oldest registrationTimestamp as the origin stamped it
  * (replication carries it unchanged), the smallest instance id breaking
@@ -36,20 +37,34 @@ const struct instance *leader_find_app(struct registry *, struct reg_app *,
 
 /*
  * The leader of one app kept from event to event, so that the watch ranks
- * an app's instances only when an event could change its leader: the
- * leader's own event, an instance that now ranks before it, the leader's
- * lease past the deadline last read, expiration switched, a clock that
- * went back, or a renewal that revived an expired lease. Between those it
- * is what leader_find_app would answer (check_leader proves it).
+ * an app's instances only now and then instead of on every change: the
+ * best LEADER_TRACK_TOP contenders (visible UP instances) are kept in rank
+ * order, each event takes its instance out and puts it back by its rank
+ * now, and the first kept one leads while its lease is known to live. The
+ * app is ranked afresh when none is kept (and others contend), when the
+ * first one's lease is past the deadline last read, when expiration is
+ * switched, when the clock went back, and after a renewal that revived an
+ * expired lease. At every update it names what leader_find_app would
+ * (check_leader proves it).
  */
-struct leader_track {
-	char		*id;		/* the leader's id; NULL: none */
-	int64_t		 pin;		/* its pin stamp (0: none) and */
-	int64_t		 reg_ts;	/* registrationTimestamp: its rank */
+#define LEADER_TRACK_TOP	16
+
+/* One kept contender, as the rule ranks it. */
+struct leader_rank {
+	char		*id;
+	int64_t		 pin;		/* pin stamp, 0: none */
+	int64_t		 reg_ts;	/* registrationTimestamp */
 	int64_t		 deadline;	/* its lease lives at least until */
-	int64_t		 mono;		/* the latest event time seen */
-	int		 hide;		/* expiration enabled at it */
-	int		 valid;		/* 0: rank the app afresh */
+};
+
+struct leader_track {
+	char			*id;		/* the leader; NULL: none */
+	struct leader_rank	*top;		/* best first */
+	size_t			 n, cap;
+	int			 complete;	/* every contender is kept */
+	int64_t			 mono;		/* the latest event time seen */
+	int			 hide;		/* expiration enabled then */
+	int			 valid;		/* 0: rank the app afresh */
 };
 
 /* Forget the leader (the track may be reused or freed after). */

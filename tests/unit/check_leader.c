@@ -23,7 +23,7 @@
 
 #define T0		1700000000000LL
 #define NAPPS		3
-#define NIDS		9
+#define NIDS		80	/* ids per app: more than LEADER_TRACK_TOP */
 
 static const char *const apps[NAPPS] = { "A", "B", "C" };
 
@@ -43,6 +43,9 @@ struct model {
 	uint64_t		 notes;		/* events only noted */
 	uint64_t		 hidden;	/* checks with expiry enabled */
 	uint64_t		 shown;		/* ... and disabled */
+	uint64_t		 partial;	/* ... with contenders not kept */
+	int			 nids;		/* ids per app in this run */
+	int			 life;		/* lease seconds, at most */
 	uint64_t		 mismatches;
 };
 
@@ -111,6 +114,8 @@ model_observe(const struct registry_event *ev, void *arg)
 	ma->known = 1;
 	model_compare(m, &ma->watch, ra, ev, "watch");
 	m->checks++;
+	if (!ma->watch.complete)
+		m->partial++;
 	if (registry_lease_expiration_enabled(m->reg))
 		m->hidden++;
 	else
@@ -141,6 +146,32 @@ mkinst(const char *app, const char *id, enum instance_status st,
 	return (in);
 }
 
+/* Make the leader id of app stop leading, one of three ways, at t. */
+static void
+model_unlead(struct model *m, const char *app, const char *id, int64_t t,
+    int64_t dirty)
+{
+	switch (random() % 8) {
+	case 0:
+	case 1:
+	case 2:
+	case 3:
+	case 4:
+	case 5:		/* re-registered: to the back */
+		(void)registry_register(m->reg, mkinst(app, id, STATUS_UP,
+		    T0 + t + dirty, 0, 5 + (int)(random() % m->life)), 0,
+		    TM(T0 + t));
+		break;
+	case 6:
+		(void)registry_status_update(m->reg, app, id,
+		    STATUS_OUT_OF_SERVICE, -1, 0, TM(T0 + t), 0);
+		break;
+	default:
+		(void)registry_cancel(m->reg, app, id, 0, TM(T0 + t), 0);
+		break;
+	}
+}
+
 /* Run one random sequence of n operations from seed. */
 static void
 model_run(struct model *m, unsigned seed, int n)
@@ -150,11 +181,16 @@ model_run(struct model *m, unsigned seed, int n)
 	struct registry_conf	 cf;
 	struct kvlist		 kv;
 	char			 id[16], pin[32];
+	const struct instance	*lead;
 	const char		*app;
 	int64_t			 t = 0, dirty = 0;
+	long			 j;
 	int			 i, k;
 
 	srandom(seed);
+	/* Few ids: every contender kept; many: the kept ones run out. */
+	m->nids = seed % 3 == 0 ? 6 : NIDS;
+	m->life = seed % 3 == 0 ? 30 : 3600;
 	registry_conf_defaults(&cf);
 	/* Odd seeds: expiry always on; even: self-preservation flips it. */
 	cf.self_preservation = seed % 2 == 0;
@@ -163,29 +199,38 @@ model_run(struct model *m, unsigned seed, int n)
 	cf.max_skew_ms = 0;
 	m->reg = registry_new(&cf, T0);
 	registry_add_observer(m->reg, model_observe, m);
+	/* Many ids: every app starts full, so the kept ones are a few. */
+	for (i = 0; m->nids > 6 && i < NAPPS * m->nids; i++) {
+		snprintf(id, sizeof id, "i%d", i % m->nids);
+		(void)registry_register(m->reg, mkinst(apps[i / m->nids], id,
+		    STATUS_UP, T0 + ++dirty, T0 + 1000 * (random() % 4),
+		    m->life), 1, TM(T0));
+	}
 	for (i = 0; i < n; i++) {
 		app = apps[random() % NAPPS];
-		snprintf(id, sizeof id, "i%ld", random() % NIDS);
+		snprintf(id, sizeof id, "i%ld", random() % m->nids);
 		dirty++;
-		switch (random() % 16) {
+		switch (random() % 17) {
 		case 0:
 		case 1:		/* time passes, past leases now and then */
 			t += random() % 4 == 0 ? random() % 40000 :
 			    random() % 3000;
 			break;
 		case 2:		/* the clock steps back a little */
+			if (m->nids > 6 && random() % 8 != 0)
+				break;	/* many: let the kept ones run out */
 			t -= random() % 2000;
 			break;
 		case 3:		/* an own registration: stamped now */
 			(void)registry_register(m->reg, mkinst(app, id,
-			    sts[random() % 5], T0 + t + dirty, 0,
-			    5 + (int)(random() % 30)), 0, TM(T0 + t));
+			    sts[random() % (m->nids > 6 ? 2 : 5)], T0 + t + dirty, 0,
+			    5 + (int)(random() % m->life)), 0, TM(T0 + t));
 			break;
 		case 4:		/* replicated: carried stamps that tie */
 			(void)registry_register(m->reg, mkinst(app, id,
 			    sts[random() % 5], T0 + t + dirty,
 			    T0 + 1000 * (random() % 4),
-			    5 + (int)(random() % 30)), 1, TM(T0 + t));
+			    5 + (int)(random() % m->life)), 1, TM(T0 + t));
 			break;
 		case 5:
 		case 6:
@@ -204,6 +249,8 @@ model_run(struct model *m, unsigned seed, int n)
 			    TM(T0 + t), 0);
 			break;
 		case 10:
+			if (m->nids > 6 && random() % 4 != 0)
+				break;	/* many contenders: fewer leave */
 			(void)registry_cancel(m->reg, app, id, 0, TM(T0 + t),
 			    0);
 			break;
@@ -223,6 +270,16 @@ model_run(struct model *m, unsigned seed, int n)
 			break;
 		case 14:	/* self-preservation decides on expiry */
 			registry_tick_minute(m->reg, T0 + t);
+			break;
+		case 16:	/* leaders go one by one: a rolling restart */
+			for (j = random() % 24; j >= 0; j--) {
+				if ((lead = leader_find(m->reg, app,
+				    T0 + t)) == NULL)
+					break;
+				snprintf(id, sizeof id, "%s",
+				    instance_id(lead));
+				model_unlead(m, app, id, t, dirty++);
+			}
 			break;
 		case 15:	/* an app's other metadata: rank unchanged */
 			memset(&kv, 0, sizeof kv);
@@ -248,19 +305,26 @@ START_TEST(test_track_model)
 	unsigned	seed;
 
 	memset(&m, 0, sizeof m);
-	for (seed = 1; seed <= 200; seed++)
+	for (seed = 1; seed <= 200; seed++) {
 		model_run(&m, seed, 3000);
+		if (m.mismatches > 0 && getenv("LDEBUG"))
+			fprintf(stderr, "seed %u\n", seed);
+	}
 	fprintf(stderr, "leader model: %llu checks, %llu noted, %llu leader "
-	    "changes, %llu/%llu checks with expiry on/off, %llu mismatches\n",
+	    "changes, %llu/%llu checks with expiry on/off, %llu with "
+	    "contenders not kept, %llu mismatches\n",
 	    (unsigned long long)m.checks, (unsigned long long)m.notes,
 	    (unsigned long long)m.changes, (unsigned long long)m.hidden,
-	    (unsigned long long)m.shown, (unsigned long long)m.mismatches);
+	    (unsigned long long)m.shown, (unsigned long long)m.partial,
+	    (unsigned long long)m.mismatches);
 	ck_assert_uint_eq(m.mismatches, 0);
 	/* The sequences reach every case the rule has. */
 	ck_assert_uint_gt(m.changes, 10000);
 	ck_assert_uint_gt(m.notes, 10000);
 	ck_assert_uint_gt(m.hidden, 10000);
 	ck_assert_uint_gt(m.shown, 10000);
+	ck_assert_uint_gt(m.partial, 10000);
+	ck_assert_uint_gt(m.checks - m.partial, 10000);
 }
 END_TEST
 
@@ -271,6 +335,7 @@ START_TEST(test_track_expired_leader)
 	struct registry_conf	 cf;
 
 	memset(&m, 0, sizeof m);
+	m.nids = NIDS;
 	registry_conf_defaults(&cf);
 	cf.self_preservation = 0;
 	m.reg = registry_new(&cf, T0);
