@@ -231,14 +231,12 @@ leader_track_apply(struct leader_track *t, const struct registry_event *ev,
 /* Bring the track up to date after ev (leader.h). */
 int
 leader_track_update(struct leader_track *t, struct registry *reg,
-    struct reg_app *a, const struct registry_event *ev,
-    const struct instance **leader)
+    struct reg_app *a, const struct registry_event *ev)
 {
 	int		 hide = registry_lease_expiration_enabled(reg);
 	const char	*id;
 	int		 changed;
 
-	*leader = NULL;
 	if (a == NULL || !leader_track_apply(t, ev, hide))
 		leader_track_scan(t, reg, a, ev->now.mono_ms);
 	id = t->n > 0 ? t->top[0].id : NULL;
@@ -247,18 +245,24 @@ leader_track_update(struct leader_track *t, struct registry *reg,
 	if (changed) {
 		free(t->id);
 		t->id = id != NULL ? xstrdup(id) : NULL;
-		/* The new leader: ev's instance, or a lookup. */
-		if (id != NULL)
-			*leader = ev->inst != NULL &&
-			    strcmp(ev->id, id) == 0 ? ev->inst :
-			    registry_get(reg, reg_app_name(a), id,
-			    ev->now.mono_ms);
 	}
 	if (ev->now.mono_ms > t->mono)
 		t->mono = ev->now.mono_ms;	/* the latest seen */
 	t->hide = hide;
 	t->valid = 1;
 	return (changed);
+}
+
+/* The tracked leader's instance after the update for ev (leader.h). */
+const struct instance *
+leader_track_leader(const struct leader_track *t, struct registry *reg,
+    const struct registry_event *ev)
+{
+	if (t->id == NULL)
+		return (NULL);
+	if (ev->inst != NULL && strcmp(ev->id, t->id) == 0)
+		return (ev->inst);
+	return (registry_get(reg, ev->app, t->id, ev->now.mono_ms));
 }
 
 /* First value of a query parameter. */

@@ -78,12 +78,17 @@ void		 leader_track_note(struct leader_track *,
 		     const struct registry_event *);
 /*
  * Bring the track to the leader of a (NULL: the app is gone) after ev, an
- * event of that app. Returns 1 with *leader (borrowed; NULL: none) when
- * the leader is another than before, 0 when it is the same.
+ * event of that app: 1 when the leader is another than before (or none
+ * now), 0 when it is the same.
  */
 int		 leader_track_update(struct leader_track *, struct registry *,
-		     struct reg_app *, const struct registry_event *,
-		     const struct instance **leader);
+		     struct reg_app *, const struct registry_event *);
+/*
+ * The tracked leader's instance right after the update for ev (borrowed;
+ * NULL: none): ev's own, or a lookup, so ask only when it is needed.
+ */
+const struct instance *leader_track_leader(const struct leader_track *,
+		     struct registry *, const struct registry_event *);
 
 /*
  * GET, PUT ?id=ID and DELETE on apps/{app}/leader (rel is the path after

@@ -303,15 +303,15 @@ static void
 watch_leader_check(struct watch *w, const struct registry_event *ev,
     struct reg_app *ra, struct watch_app *a)
 {
-	const struct instance	*in;
-
 	if (a == NULL) {
 		if (ra == NULL)
 			return;
 		a = watch_app_get(w, ev->app, ev->app_hash, 1);
 	}
-	if (leader_track_update(&a->track, w->d.reg, ra, ev, &in))
-		watch_emit(w, "LEADER", in, ev->app);
+	/* The instance only for a frame: not while dormant. */
+	if (leader_track_update(&a->track, w->d.reg, ra, ev))
+		watch_emit(w, "LEADER", w->dormant ? NULL :
+		    leader_track_leader(&a->track, w->d.reg, ev), ev->app);
 	/* The emit changed nothing in the registry: ra is still the app. */
 	a->gen = ra != NULL ? reg_app_gen(ra) : 0;
 	if (ra == NULL && a->track.id == NULL) {

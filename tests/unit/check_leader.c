@@ -72,13 +72,14 @@ model_compare(struct model *m, struct leader_track *t,
 	int			 changed;
 
 	before = t->id != NULL ? strdup(t->id) : NULL;
-	changed = leader_track_update(t, m->reg, ra, ev, &got);
+	changed = leader_track_update(t, m->reg, ra, ev);
+	got = leader_track_leader(t, m->reg, ev);
 	want = leader_find_app(m->reg, ra, ev->now.mono_ms);
 	if ((want == NULL) != (t->id == NULL) || (want != NULL &&
 	    strcmp(instance_id(want), t->id) != 0) ||
 	    changed != ((before == NULL) != (t->id == NULL) ||
 	    (before != NULL && strcmp(before, t->id) != 0)) ||
-	    (changed && got != want)) {
+	    got != want) {
 		fprintf(stderr, "%s track of %s after event %d on %s at %lld: "
 		    "leader %s, want %s (changed %d)\n", what, ev->app,
 		    ev->type, ev->id, (long long)(ev->now.mono_ms - T0),
