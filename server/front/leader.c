@@ -60,7 +60,8 @@ leader_scan(struct registry *reg, struct reg_app *a, int64_t mono,
 		if (got < k)
 			got++;
 		for (j = got - 1; j > 0 && instance_leader_before_pinned(in,
-		    pin, reg_app_instance_at(a, idx[j - 1]), pins[j - 1]); j--) {
+		    pin, reg_app_instance_at(a, idx[j - 1]), pins[j - 1]);
+		    j--) {
 			idx[j] = idx[j - 1];
 			pins[j] = pins[j - 1];
 		}

@@ -285,7 +285,8 @@ watch_emit(struct watch *w, const char *type, const struct instance *in,
 	 * Nobody connected, and the first event after the last watcher left
 	 * is out of the window: no id given out can resume any more.
 	 */
-	if (w->stats.watchers == 0 && w->ring[w->head].version > w->quiet + 1) {
+	if (w->stats.watchers == 0 &&
+	    w->ring[w->head].version > w->quiet + 1) {
 		while (w->n > 0)
 			watch_ring_pop(w);
 		w->head = 0;

@@ -3,12 +3,15 @@
  * (struct leader_track, server/front/leader.c) against a fresh ranking.
  * A model test: random registrations (own and replicated, with carried
  * registrationTimestamps that tie), heartbeats, status changes, override
- * removals, cancels, pins and releases, evictions, self-preservation
+ * removals, cancels, pins and releases, evictions, bursts of leaders
+ * going one after another (a rolling restart), self-preservation
  * switching lease expiration off and on, and time stepped by hand (also
- * backwards) drive a registry; an observer keeps two tracks per app, one
- * updated the way the watch does (heartbeats and unchanged status updates
- * only noted) and one updated on every event, and after each event where
- * it updates them compares both with leader_find_app at the event's time.
+ * backwards) drive a registry, with few instances per app (all kept as
+ * contenders) or many (more than LEADER_TRACK_TOP); an observer keeps
+ * two tracks per app, one updated the way the watch does (heartbeats and
+ * unchanged status updates only noted) and one updated on every event,
+ * and after each event where it updates them compares both with
+ * leader_find_app at the event's time.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +46,7 @@ struct model {
 	uint64_t		 notes;		/* events only noted */
 	uint64_t		 hidden;	/* checks with expiry enabled */
 	uint64_t		 shown;		/* ... and disabled */
-	uint64_t		 partial;	/* ... with contenders not kept */
+	uint64_t		 partial;	/* ... some contenders not kept */
 	int			 nids;		/* ids per app in this run */
 	int			 life;		/* lease seconds, at most */
 	uint64_t		 mismatches;
@@ -224,7 +227,8 @@ model_run(struct model *m, unsigned seed, int n)
 			break;
 		case 3:		/* an own registration: stamped now */
 			(void)registry_register(m->reg, mkinst(app, id,
-			    sts[random() % (m->nids > 6 ? 2 : 5)], T0 + t + dirty, 0,
+			    sts[random() % (m->nids > 6 ? 2 : 5)],
+			    T0 + t + dirty, 0,
 			    5 + (int)(random() % m->life)), 0, TM(T0 + t));
 			break;
 		case 4:		/* replicated: carried stamps that tie */
