@@ -188,6 +188,7 @@ struct registry {
 	struct observer		*obs;
 	size_t			 nobs;
 	int			 notify_created;	/* for the next event */
+	int			 notify_revived;	/* for the next event */
 
 	struct evict		 ev;		/* evict.c: self-preservation */
 
@@ -465,6 +466,7 @@ registry_notify(struct registry *reg, enum registry_event_type type,
 	ev.override = o != NULL ? o->status : STATUS_UNKNOWN;
 	ev.cancel_ts = cancel_ts;
 	ev.created = reg->notify_created;
+	ev.revived = reg->notify_revived;
 	ev.now = now;
 	for (i = 0; i < reg->nobs; i++)
 		reg->obs[i].cb(&ev, reg->obs[i].arg);
@@ -1208,10 +1210,12 @@ registry_renew(struct registry *reg, const char *app, const char *id,
 		registry_touch(reg, l->app);
 	}
 	evict_renewed(&reg->ev, l->uncounted);
+	reg->notify_revived = lease_is_expired(l, 0, now.mono_ms);
 	lease_renew(l, now);
 	reg->stats.renewals++;
 	registry_notify(reg, REG_EV_RENEW, l->app->name, l->app->node.hash,
 	    l->id, l->inst, replicated, 0, now);
+	reg->notify_revived = 0;
 
 	if (last_dirty < 0 || !reg->conf.sync_when_timestamp_differs)
 		return (REG_OK);

@@ -113,6 +113,8 @@ struct registry_event {
 	int				 created;	/* REGISTER: a new
 							   lease, not a
 							   re-registration */
+	int				 revived;	/* RENEW: the lease
+							   had expired */
 	struct hk_time			 now;
 };
 

@@ -29,6 +29,48 @@
 
 #define LEADER_MAX_PINS	64	/* stale pins released per PUT at most */
 
+/*
+ * The visible UP instances of a ranked first, best first: up to k of them
+ * (their indexes in idx, pins in pins); returns how many, and in *all how
+ * many contend. The one scan, for leader_find_app (k = 1) and the track.
+ */
+static size_t
+leader_scan(struct registry *reg, struct reg_app *a, int64_t mono,
+    size_t k, size_t *idx, int64_t *pins, size_t *all)
+{
+	const struct instance	*in;
+	int			 hide = registry_lease_expiration_enabled(reg);
+	int64_t			 pin;
+	size_t			 i, j, n, got = 0;
+
+	*all = 0;
+	if (a == NULL)
+		return (0);
+	/* Each instance's pin once; most rank after the k-th: one compare. */
+	for (i = 0, n = reg_app_size(a); i < n; i++) {
+		in = reg_app_instance_at(a, i);
+		if (in->status != STATUS_UP ||
+		    (hide && reg_app_lease_expired(a, i, mono)))
+			continue;
+		(*all)++;
+		pin = instance_leader_pin(in);
+		if (got == k && !instance_leader_before_pinned(in, pin,
+		    reg_app_instance_at(a, idx[k - 1]), pins[k - 1]))
+			continue;
+		if (got < k)
+			got++;
+		for (j = got - 1; j > 0 && instance_leader_before_pinned(in,
+		    pin, reg_app_instance_at(a, idx[j - 1]), pins[j - 1]);
+		    j--) {
+			idx[j] = idx[j - 1];
+			pins[j] = pins[j - 1];
+		}
+		idx[j] = i;
+		pins[j] = pin;
+	}
+	return (got);
+}
+
 /* The leader of app: a visible UP instance ranked first, or NULL. */
 const struct instance *
 leader_find(struct registry *reg, const char *app, int64_t mono)
@@ -40,27 +82,188 @@ leader_find(struct registry *reg, const char *app, int64_t mono)
 const struct instance *
 leader_find_app(struct registry *reg, struct reg_app *a, int64_t mono)
 {
-	const struct instance	*in, *best = NULL;
-	int			 hide = registry_lease_expiration_enabled(reg);
-	int64_t			 pin, best_pin = 0;
-	size_t			 i, n;
+	size_t	i, all;
+	int64_t	pin;
 
-	if (a == NULL)
+	if (leader_scan(reg, a, mono, 1, &i, &pin, &all) == 0)
 		return (NULL);
-	/* Each instance's pin once, the best's kept: a scan per change. */
-	for (i = 0, n = reg_app_size(a); i < n; i++) {
-		in = reg_app_instance_at(a, i);
-		if (in->status != STATUS_UP ||
-		    (hide && reg_app_lease_expired(a, i, mono)))
-			continue;
+	return (reg_app_instance_at(a, i));
+}
+
+/* Forget the tracked leader and contenders. */
+void
+leader_track_clear(struct leader_track *t)
+{
+	size_t	i;
+
+	for (i = 0; i < t->n; i++)
+		free(t->top[i].id);
+	free(t->top);
+	free(t->id);
+	memset(t, 0, sizeof *t);
+}
+
+/*
+ * An unchecked event of the app. Such an event changed no status, pin or
+ * membership (the caller saw the app's generation unmoved), so only a
+ * lease coming back can add a contender: a renewal of an expired lease,
+ * or any event stamped before the latest one seen (the clock went back:
+ * a lease expired then may be alive now, and a renewal may bring a
+ * deadline nearer than the one read).
+ */
+void
+leader_track_note(struct leader_track *t, const struct registry_event *ev)
+{
+	if (ev->revived || ev->now.mono_ms < t->mono)
+		t->valid = 0;
+	if (ev->now.mono_ms > t->mono)
+		t->mono = ev->now.mono_ms;	/* the latest seen */
+}
+
+/* Whether in, pinned at pin, ranks before the kept contender r. */
+static int
+leader_rank_before(const struct instance *in, int64_t pin,
+    const struct leader_rank *r, struct instance *key)
+{
+	/* The rule reads only the id and registrationTimestamp, and the pin. */
+	key->instance_id = r->id;
+	key->lease.registration_ts = r->reg_ts;
+	return (instance_leader_before_pinned(in, pin, key, r->pin));
+}
+
+/* Drop the i-th kept contender. */
+static void
+leader_track_drop(struct leader_track *t, size_t i)
+{
+	free(t->top[i].id);
+	memmove(&t->top[i], &t->top[i + 1], (t->n - i - 1) * sizeof *t->top);
+	t->n--;
+}
+
+/*
+ * Keep in (pinned at pin) at position i; past LEADER_TRACK_TOP the last
+ * goes (in itself, if it ranks last), and the kept ones no longer hold
+ * every contender.
+ */
+static void
+leader_track_insert(struct leader_track *t, size_t i,
+    const struct instance *in, int64_t pin, int64_t deadline)
+{
+	if (t->n == LEADER_TRACK_TOP) {
+		t->complete = 0;
+		if (i == t->n)
+			return;
+		leader_track_drop(t, t->n - 1);
+	}
+	if (t->n == t->cap) {
+		t->cap = t->cap == 0 ? 1 : t->cap * 2 < LEADER_TRACK_TOP ?
+		    t->cap * 2 : LEADER_TRACK_TOP;
+		t->top = xreallocarray(t->top, t->cap, sizeof *t->top);
+	}
+	memmove(&t->top[i + 1], &t->top[i], (t->n - i) * sizeof *t->top);
+	t->top[i].id = xstrdup(instance_id(in));
+	t->top[i].pin = pin;
+	t->top[i].reg_ts = in->lease.registration_ts;
+	t->top[i].deadline = deadline;
+	t->n++;
+}
+
+/* Rank the app afresh: its best contenders with their deadlines. */
+static void
+leader_track_scan(struct leader_track *t, struct registry *reg,
+    struct reg_app *a, int64_t mono)
+{
+	size_t	idx[LEADER_TRACK_TOP], i, n, all;
+	int64_t	pins[LEADER_TRACK_TOP];
+
+	while (t->n > 0)
+		leader_track_drop(t, t->n - 1);
+	n = leader_scan(reg, a, mono, LEADER_TRACK_TOP, idx, pins, &all);
+	for (i = 0; i < n; i++)
+		leader_track_insert(t, i, reg_app_instance_at(a, idx[i]),
+		    pins[i], reg_app_lease_deadline(a, idx[i]));
+	t->complete = all == n;
+}
+
+/*
+ * Apply ev to the kept contenders; 0 when they cannot name the leader
+ * (rank afresh). The invariant: every contender not kept ranks after
+ * every kept one (none is left out when complete), and a kept one's
+ * deadline is no later than its lease's. ev's instance may have changed
+ * in any way, so it is taken out and put back by its rank now; an event
+ * carrying the instance has just renewed its lease, so it contends while
+ * UP. No other instance gained (only events and revivals, which were
+ * noted, do that), and losses do not matter unless the first kept one is
+ * lost: its lease past the deadline read is the one to look at again.
+ */
+static int
+leader_track_apply(struct leader_track *t, const struct registry_event *ev,
+    int hide)
+{
+	const struct instance	*in = ev->inst;
+	struct instance		 key;
+	int64_t			 pin, mono = ev->now.mono_ms;
+	size_t			 i;
+
+	if (!t->valid || hide != t->hide || mono < t->mono)
+		return (0);
+	for (i = 0; i < t->n; i++)
+		if (strcmp(t->top[i].id, ev->id) == 0) {
+			leader_track_drop(t, i);
+			break;
+		}
+	if (in != NULL && in->status == STATUS_UP) {
 		pin = instance_leader_pin(in);
-		if (best == NULL ||
-		    instance_leader_before_pinned(in, pin, best, best_pin)) {
-			best = in;
-			best_pin = pin;
+		memset(&key, 0, sizeof key);
+		/* Most rank after the last kept one: one compare. */
+		if (t->complete || (t->n > 0 && leader_rank_before(in, pin,
+		    &t->top[t->n - 1], &key))) {
+			for (i = 0; i < t->n && !leader_rank_before(in, pin,
+			    &t->top[i], &key); i++)
+				;
+			leader_track_insert(t, i, in, pin, mono);
 		}
 	}
-	return (best);
+	if (t->n == 0)
+		return (t->complete);
+	return (!hide || mono <= t->top[0].deadline);
+}
+
+/* Bring the track up to date after ev (leader.h). */
+int
+leader_track_update(struct leader_track *t, struct registry *reg,
+    struct reg_app *a, const struct registry_event *ev)
+{
+	int		 hide = registry_lease_expiration_enabled(reg);
+	const char	*id;
+	int		 changed;
+
+	if (a == NULL || !leader_track_apply(t, ev, hide))
+		leader_track_scan(t, reg, a, ev->now.mono_ms);
+	id = t->n > 0 ? t->top[0].id : NULL;
+	changed = id == NULL ? t->id != NULL : t->id == NULL ||
+	    strcmp(t->id, id) != 0;
+	if (changed) {
+		free(t->id);
+		t->id = id != NULL ? xstrdup(id) : NULL;
+	}
+	if (ev->now.mono_ms > t->mono)
+		t->mono = ev->now.mono_ms;	/* the latest seen */
+	t->hide = hide;
+	t->valid = 1;
+	return (changed);
+}
+
+/* The tracked leader's instance after the update for ev (leader.h). */
+const struct instance *
+leader_track_leader(const struct leader_track *t, struct registry *reg,
+    const struct registry_event *ev)
+{
+	if (t->id == NULL)
+		return (NULL);
+	if (ev->inst != NULL && strcmp(ev->id, t->id) == 0)
+		return (ev->inst);
+	return (registry_get(reg, ev->app, t->id, ev->now.mono_ms));
 }
 
 /* First value of a query parameter. */

@@ -4,11 +4,23 @@
  * One registry observer makes each event once, as the text of an SSE
  * frame, keeps it in a ring of the last heureka.watch.window frames and
  * copies it into the output of every watcher in scope. Per application it
- * remembers the leader it last announced and the app generation it last
- * saw, so a change that moves the leader makes a LEADER event and a
- * heartbeat (which leaves the generation alone) costs one lookup. A
- * watcher whose unsent output passes the bound gets RESET and is closed
- * once that is flushed or a grace period (the keep-alive interval) ends.
+ * keeps the leader it last announced (a leader_track, which ranks the
+ * app's instances again only when an event could change its leader) and
+ * the app generation it last saw, so a change that moves the leader makes
+ * a LEADER event and a heartbeat (which leaves the generation alone) costs
+ * one lookup. A watcher whose unsent output passes the bound gets RESET
+ * and is closed once that is flushed or a grace period (the keep-alive
+ * interval) ends.
+ *
+ * The ring is dormant (empty, no frame formatted; versions still count)
+ * while no watcher is connected and the first event after the last one
+ * left has also left the window: every id a watcher was ever given is then
+ * out of the window, so a resume from it gets the snapshot as it would
+ * from a full ring, and an id equal to the current version still resumes
+ * with nothing missed. The first watcher to connect wakes it; from then on
+ * the ring holds what a ring kept all along would hold after that
+ * watcher's first id, which is all a resume from that id or a later one
+ * reads.
  */
 #include <sys/queue.h>
 
@@ -61,7 +73,7 @@ struct watcher {
 struct watch_app {
 	struct htab_node	 node;
 	char			*name;
-	char			*leader;	/* id, NULL: none */
+	struct leader_track	 track;		/* the leader announced */
 	uint64_t		 gen;
 };
 
@@ -71,6 +83,9 @@ struct watch {
 	struct watch_frame	*ring;
 	size_t			 cap, head, n;	/* oldest at head */
 	size_t			 bytes;		/* the ring's texts */
+	int			 dormant;	/* no frames kept or made */
+	uint64_t		 quiet;		/* version when the last
+						   watcher left */
 	struct htab		 apps;
 	struct event		*keepalive_ev;
 	struct evbuffer		*tmp;
@@ -111,7 +126,7 @@ watch_app_drop(struct htab_node *n, void *arg)
 
 	(void)arg;
 	free(a->name);
-	free(a->leader);
+	leader_track_clear(&a->track);
 	free(a);
 	return (1);
 }
@@ -219,7 +234,23 @@ watcher_send(struct watcher *wr, const char *text, size_t len)
 	evbuffer_drain(w->tmp, evbuffer_get_length(w->tmp));
 }
 
-/* Make one event: into the ring, then to every watcher in scope. */
+/* Drop the oldest frame of the ring (there is one). */
+static void
+watch_ring_pop(struct watch *w)
+{
+	struct watch_frame	*f = &w->ring[w->head];
+
+	w->bytes -= f->len;
+	free(f->app);
+	free(f->text);
+	w->head = (w->head + 1) % w->cap;
+	w->n--;
+}
+
+/*
+ * Make one event: into the ring, then to every watcher in scope; while
+ * the ring is dormant only its version (the watch file's head says why).
+ */
 static void
 watch_emit(struct watch *w, const char *type, const struct instance *in,
     const char *app)
@@ -230,18 +261,15 @@ watch_emit(struct watch *w, const char *type, const struct instance *in,
 
 	w->stats.version++;
 	w->stats.events++;
+	if (w->dormant)
+		return;		/* nobody can ever read this frame */
+	w->stats.frames++;
 	buf_init(&b, 0);
 	watch_format(&b, type, w->stats.version, in, app);
 	/* Bounded in count and in bytes (an event carries an instance). */
 	while (w->n > 0 && (w->n == w->cap ||
-	    w->bytes + b.len > w->d.conf->watch_window_bytes)) {
-		f = &w->ring[w->head];
-		w->bytes -= f->len;
-		free(f->app);
-		free(f->text);
-		w->head = (w->head + 1) % w->cap;
-		w->n--;
-	}
+	    w->bytes + b.len > w->d.conf->watch_window_bytes))
+		watch_ring_pop(w);
 	f = &w->ring[(w->head + w->n) % w->cap];
 	w->n++;
 	f->version = w->stats.version;
@@ -253,35 +281,41 @@ watch_emit(struct watch *w, const char *type, const struct instance *in,
 		if (watcher_wants(wr, app))
 			watcher_send(wr, f->text, f->len);
 	}
+	/*
+	 * Nobody connected, and the first event after the last watcher left
+	 * is out of the window: no id given out can resume any more.
+	 */
+	if (w->stats.watchers == 0 &&
+	    w->ring[w->head].version > w->quiet + 1) {
+		while (w->n > 0)
+			watch_ring_pop(w);
+		w->head = 0;
+		w->dormant = 1;
+	}
 }
 
 /*
- * Announce app's leader if it is not the one last announced, and note the
- * app's generation (kept while the app exists, so that a heartbeat of an
- * app without a leader is still known for one).
+ * Announce the app's leader if it is not the one last announced, and note
+ * the app's generation (kept while the app exists, so that a heartbeat of
+ * an app without a leader is still known for one). ra and a are the
+ * event's app in the registry and here (NULL: none).
  */
 static void
-watch_leader_check(struct watch *w, const char *app, uint64_t app_hash,
-    int64_t mono)
+watch_leader_check(struct watch *w, const struct registry_event *ev,
+    struct reg_app *ra, struct watch_app *a)
 {
-	struct reg_app		*ra;
-	const struct instance	*in;
-	struct watch_app	*a;
-
-	ra = registry_app_find_hashed(w->d.reg, app, app_hash);
-	in = leader_find_app(w->d.reg, ra, mono);
-	a = watch_app_get(w, app, app_hash, in != NULL || ra != NULL);
-	if (a == NULL)
-		return;
-	if (in == NULL ? a->leader != NULL : a->leader == NULL ||
-	    strcmp(a->leader, instance_id(in)) != 0) {
-		free(a->leader);
-		a->leader = in != NULL ? xstrdup(instance_id(in)) : NULL;
-		watch_emit(w, "LEADER", in, app);
+	if (a == NULL) {
+		if (ra == NULL)
+			return;
+		a = watch_app_get(w, ev->app, ev->app_hash, 1);
 	}
+	/* The instance only for a frame: not while dormant. */
+	if (leader_track_update(&a->track, w->d.reg, ra, ev))
+		watch_emit(w, "LEADER", w->dormant ? NULL :
+		    leader_track_leader(&a->track, w->d.reg, ev), ev->app);
 	/* The emit changed nothing in the registry: ra is still the app. */
 	a->gen = ra != NULL ? reg_app_gen(ra) : 0;
-	if (ra == NULL && a->leader == NULL) {
+	if (ra == NULL && a->track.id == NULL) {
 		htab_remove(&w->apps, &a->node);
 		(void)watch_app_drop(&a->node, NULL);
 	}
@@ -295,16 +329,9 @@ watch_leader_check(struct watch *w, const char *app, uint64_t app_hash,
  * when the app is gone (nothing to say about it).
  */
 static int
-watch_app_unchanged(struct watch *w, const struct registry_event *ev)
+watch_app_unchanged(const struct reg_app *ra, const struct watch_app *a)
 {
-	struct reg_app		*ra;
-	struct watch_app	*a;
-
-	if ((ra = registry_app_find_hashed(w->d.reg, ev->app,
-	    ev->app_hash)) == NULL)
-		return (1);
-	a = watch_app_get(w, ev->app, ev->app_hash, 0);
-	return (a != NULL && a->gen == reg_app_gen(ra));
+	return (ra == NULL || (a != NULL && a->gen == reg_app_gen(ra)));
 }
 
 /* The registry observer: one event per change, heartbeats none. */
@@ -312,13 +339,26 @@ static void
 watch_observe_cb(const struct registry_event *ev, void *arg)
 {
 	struct watch		*w = arg;
-	struct instance		*stub;
+	struct instance		*stub = NULL;
+	struct reg_app		*ra;
+	struct watch_app	*a;
 
+	ra = registry_app_find_hashed(w->d.reg, ev->app, ev->app_hash);
+	a = watch_app_get(w, ev->app, ev->app_hash, 0);
 	switch (ev->type) {
 	case REG_EV_RENEW:
-		/* Only a heartbeat that rewrote the status moves the gen. */
-		if (watch_app_unchanged(w, ev))
+	case REG_EV_STATUS_UPDATE:
+	case REG_EV_DELETE_OVERRIDE:
+		/*
+		 * Only a heartbeat that rewrote the status moves the gen;
+		 * the same status again changes nothing: no event. The
+		 * leader may still need to hear of it (a revived lease).
+		 */
+		if (watch_app_unchanged(ra, a)) {
+			if (a != NULL)
+				leader_track_note(&a->track, ev);
 			return;
+		}
 		if (ev->inst != NULL)
 			watch_emit(w, "MODIFIED", ev->inst, ev->app);
 		break;
@@ -329,28 +369,22 @@ watch_observe_cb(const struct registry_event *ev, void *arg)
 			    ev->created ? "ADDED" : "MODIFIED", ev->inst,
 			    ev->app);
 		break;
-	case REG_EV_STATUS_UPDATE:
-	case REG_EV_DELETE_OVERRIDE:
-		/* The same status again changes nothing: no event. */
-		if (watch_app_unchanged(w, ev))
-			return;
-		if (ev->inst != NULL)
-			watch_emit(w, "MODIFIED", ev->inst, ev->app);
-		break;
 	case REG_EV_CANCEL:
 	case REG_EV_EVICT:
 		/* The copy is gone: the id and app say which. */
-		stub = instance_new();
-		stub->instance_id = xstrdup(ev->id);
-		stub->app = xstrdup(ev->app);
-		stub->status = STATUS_DOWN;
-		stub->action_type = ACTION_DELETED;
-		stub->last_updated_ts = ev->now.wall_ms;
+		if (!w->dormant) {
+			stub = instance_new();
+			stub->instance_id = xstrdup(ev->id);
+			stub->app = xstrdup(ev->app);
+			stub->status = STATUS_DOWN;
+			stub->action_type = ACTION_DELETED;
+			stub->last_updated_ts = ev->now.wall_ms;
+		}
 		watch_emit(w, "DELETED", stub, ev->app);
 		instance_free(stub);
 		break;
 	}
-	watch_leader_check(w, ev->app, ev->app_hash, ev->now.mono_ms);
+	watch_leader_check(w, ev, ra, a);
 }
 
 /* Every keep-alive interval: a comment line to every watcher. */
@@ -385,6 +419,7 @@ watch_new(const struct watch_deps *deps)
 	htab_init(&w->apps, 16);
 	w->tmp = evbuffer_new();
 	w->stats.version = (uint64_t)gate_started(d->gate).wall_ms * 1000;
+	w->dormant = 1;		/* no watcher yet: no id given out */
 	registry_add_observer(d->reg, watch_observe_cb, w);
 	w->keepalive_ev = event_new(d->base, -1, EV_PERSIST,
 	    watch_keepalive_cb, w);
@@ -399,7 +434,8 @@ static void
 watcher_free(struct watcher *wr)
 {
 	TAILQ_REMOVE(&wr->w->watchers, wr, entry);
-	wr->w->stats.watchers--;
+	if (--wr->w->stats.watchers == 0)
+		wr->w->quiet = wr->w->stats.version;
 	event_free(wr->close_ev);
 	free(wr->app);
 	free(wr);
@@ -449,17 +485,13 @@ watch_close_all(struct watch *w)
 void
 watch_free(struct watch *w)
 {
-	size_t	i;
-
 	if (w == NULL)
 		return;
 	watch_close_all(w);
 	if (w->keepalive_ev != NULL)
 		event_free(w->keepalive_ev);
-	for (i = 0; i < w->n; i++) {
-		free(w->ring[(w->head + i) % w->cap].app);
-		free(w->ring[(w->head + i) % w->cap].text);
-	}
+	while (w->n > 0)
+		watch_ring_pop(w);
 	free(w->ring);
 	htab_sweep(&w->apps, watch_app_drop, NULL);
 	htab_clear(&w->apps);
@@ -613,6 +645,7 @@ watch_open(struct watch *w, struct evhttp_request *req,
 	TAILQ_INSERT_TAIL(&w->watchers, wr, entry);
 	w->stats.watchers++;
 	w->stats.streams++;
+	w->dormant = 0;		/* its ids resume from here on */
 
 	h = evhttp_request_get_output_headers(req);
 	evhttp_add_header(h, "Content-Type", "text/event-stream");
@@ -638,9 +671,10 @@ watch_reply_stats(struct watch *w, struct evhttp_request *req)
 	buf_addf(&b, "{\"watchers\":%zu,\"streams\":%" PRIu64
 	    ",\"resumed\":%" PRIu64 ",\"resets\":%" PRIu64
 	    ",\"refused\":%" PRIu64 ",\"events\":%" PRIu64
-	    ",\"version\":%" PRIu64 "}\n", w->stats.watchers,
-	    w->stats.streams, w->stats.resumed, w->stats.resets,
-	    w->stats.refused, w->stats.events, w->stats.version);
+	    ",\"frames\":%" PRIu64 ",\"version\":%" PRIu64 "}\n",
+	    w->stats.watchers, w->stats.streams, w->stats.resumed,
+	    w->stats.resets, w->stats.refused, w->stats.events,
+	    w->stats.frames, w->stats.version);
 	http_reply(req, 200, "application/json", b.data, b.len);
 	buf_free(&b);
 }

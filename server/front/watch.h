@@ -7,7 +7,9 @@
  * `id:` the watch version after it, `data:` the instance as JSON. The last
  * heureka.watch.window events are kept so that a Last-Event-ID inside the
  * window resumes with exactly the missed events; otherwise a stream starts
- * with a snapshot (ADDED per instance, LEADER per app, then SYNCED).
+ * with a snapshot (ADDED per instance, LEADER per app, then SYNCED). With
+ * no watcher connected, once no id a stream carried can be in the window,
+ * no event is framed or kept at all (watch.c: the ring is dormant).
  * Versions start at the start time in microseconds and step by one per
  * event, so an id from an earlier process is never taken for a recent one.
  *
@@ -43,6 +45,8 @@ struct watch_deps {
 
 struct watch_stats {
 	uint64_t	events;		/* events made */
+	uint64_t	frames;		/* ... of which formatted (a watcher
+					   was or may resume) */
 	uint64_t	streams;	/* streams opened */
 	uint64_t	resumed;	/* ... of which resumed, no snapshot */
 	uint64_t	resets;		/* slow readers cut off */
