@@ -37,6 +37,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "config.h"
 #include "hash.h"
 #include "httputil.h"
@@ -211,8 +212,7 @@ watcher_reset(struct watcher *wr)
 	evhttp_send_reply_chunk_with_cb(wr->req, w->tmp, watcher_flushed_cb,
 	    wr);
 	evbuffer_drain(w->tmp, evbuffer_get_length(w->tmp));
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
+	tv = clock_ms_tv(ms);
 	evtimer_add(wr->close_ev, &tv);
 }
 
@@ -423,8 +423,7 @@ watch_new(const struct watch_deps *deps)
 	registry_add_observer(d->reg, watch_observe_cb, w);
 	w->keepalive_ev = event_new(d->base, -1, EV_PERSIST,
 	    watch_keepalive_cb, w);
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
+	tv = clock_ms_tv(ms);
 	event_add(w->keepalive_ev, &tv);
 	return (w);
 }
