@@ -61,7 +61,7 @@
  */
 struct lease {
 	struct htab_node	 key_node;	/* by (app, id) */
-	struct htab_node	 id_node;	/* by id, while id_prev is NULL */
+	struct htab_node	 id_node;	/* by id, if id_prev is NULL */
 	struct lease	*id_next;	/* an older lease with this id */
 	struct lease	*id_prev;	/* a newer one; NULL: the first */
 	uint64_t	 app_hash;
@@ -1300,7 +1300,8 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 		reg->stats.evictions++;
 	else {
 		reg->stats.cancels++;
-		tomb_set(reg, l->inst->app, lease_id(l), cancel_ts, now.mono_ms);
+		tomb_set(reg, l->inst->app, lease_id(l), cancel_ts,
+		    now.mono_ms);
 	}
 	/* inst is NULL: the instance is gone from the registry. */
 	registry_notify(reg, evict ? REG_EV_EVICT : REG_EV_CANCEL,
