@@ -176,12 +176,16 @@ instance_apply_defaults(struct instance *in, int64_t now_ms)
 		xasprintf(&in->instance_id, "%s:%s", in->host_name, mid);
 }
 
-/* Free an instance and everything it owns. */
+/* Free an instance and everything it owns (a packed one is one block). */
 void
 instance_free(struct instance *in)
 {
 	if (in == NULL)
 		return;
+	if (in->packed) {
+		free(in);
+		return;
+	}
 	free(in->instance_id);
 	free(in->host_name);
 	free(in->app);
@@ -214,6 +218,7 @@ instance_dup(const struct instance *src)
 	struct instance	*in = xmalloc(sizeof *in);
 
 	*in = *src;
+	in->packed = 0;
 	in->instance_id = dup_or_null(src->instance_id);
 	in->host_name = dup_or_null(src->host_name);
 	in->app = dup_or_null(src->app);
@@ -234,35 +239,101 @@ instance_dup(const struct instance *src)
 	return (in);
 }
 
+/* A cursor over a packed block; with base NULL it only counts bytes. */
+struct pack {
+	char	*base;
+	size_t	 off;
+};
+
+/* A copy of s in the block (NULL stays NULL; counting gives NULL). */
+static char *
+pack_str(struct pack *p, const char *s)
+{
+	char	*d = NULL;
+	size_t	 n;
+
+	if (s == NULL)
+		return (NULL);
+	n = strlen(s) + 1;
+	if (p->base != NULL) {
+		d = p->base + p->off;
+		memcpy(d, s, n);
+	}
+	p->off += n;
+	return (d);
+}
+
 /*
  * The few fields a DELETED delta record needs (who, where, which status,
- * when), for the registry's recently-changed queue: metadata, URLs and
- * data-center metadata are left out so a cancelled lease costs a few
- * hundred bytes there, whatever it carried. The id is fixed explicitly, so
- * the Amazon fallback of instance_id() still names the same lease.
+ * when) laid out as one block at base (the struct, then its strings), or
+ * with base NULL only counted: metadata, URLs and data-center metadata are
+ * left out so a cancelled lease costs one allocation of a few hundred
+ * bytes in the registry's recently-changed queue, whatever it carried.
+ * The id is fixed explicitly, so the Amazon fallback of instance_id()
+ * still names the same lease. A secureVipAddress equal to the vipAddress
+ * shares its bytes. Laying out such a block again counts its own length.
  */
+static size_t
+pack_compact(const struct instance *src, char *base)
+{
+	struct instance	 scratch, *in;
+	struct pack	 p = { base, sizeof *in };
+
+	in = base != NULL ? (struct instance *)(void *)base : &scratch;
+	*in = *src;
+	in->packed = 1;
+	memset(&in->dc_metadata, 0, sizeof in->dc_metadata);
+	memset(&in->metadata, 0, sizeof in->metadata);
+	in->instance_id = pack_str(&p, instance_id(src));
+	in->host_name = pack_str(&p, src->host_name);
+	in->app = pack_str(&p, src->app);
+	in->ip_addr = pack_str(&p, src->ip_addr);
+	in->sid = pack_str(&p, src->sid);
+	in->vip_address = pack_str(&p, src->vip_address);
+	if (src->secure_vip_address != NULL && src->vip_address != NULL &&
+	    strcmp(src->secure_vip_address, src->vip_address) == 0)
+		in->secure_vip_address = in->vip_address;
+	else
+		in->secure_vip_address = pack_str(&p,
+		    src->secure_vip_address);
+	in->app_group_name = in->home_page_url = NULL;
+	in->status_page_url = in->health_check_url = NULL;
+	in->secure_health_check_url = in->asg_name = NULL;
+	return (p.off);
+}
+
+/* A DELETED record's copy for the registry's recently-changed queue. */
 struct instance *
 instance_dup_compact(const struct instance *src)
 {
-	struct instance	*in = xmalloc(sizeof *in);
+	char	*base = xmalloc(pack_compact(src, NULL));
 
-	*in = *src;
-	in->instance_id = xstrdup(instance_id(src));
-	in->host_name = dup_or_null(src->host_name);
-	in->app = dup_or_null(src->app);
-	in->ip_addr = dup_or_null(src->ip_addr);
-	in->sid = dup_or_null(src->sid);
-	memset(&in->dc_metadata, 0, sizeof in->dc_metadata);
-	memset(&in->metadata, 0, sizeof in->metadata);
-	in->app_group_name = NULL;
-	in->home_page_url = NULL;
-	in->status_page_url = NULL;
-	in->health_check_url = NULL;
-	in->secure_health_check_url = NULL;
-	in->vip_address = dup_or_null(src->vip_address);
-	in->secure_vip_address = dup_or_null(src->secure_vip_address);
-	in->asg_name = NULL;
-	return (in);
+	pack_compact(src, base);
+	return ((struct instance *)(void *)base);
+}
+
+/* A map's array cut to its entries (realloc gives the tail back). */
+static void
+kvlist_trim(struct kvlist *kv)
+{
+	if (kv->cap == kv->n)
+		return;
+	if (kv->n == 0) {
+		free(kv->v);
+		kv->v = NULL;
+	} else
+		kv->v = xreallocarray(kv->v, kv->n, sizeof *kv->v);
+	kv->cap = kv->n;
+}
+
+/* No spare map capacity: what a stored instance keeps (instance.h). */
+void
+instance_trim(struct instance *in)
+{
+	if (in == NULL || in->packed)
+		return;
+	kvlist_trim(&in->metadata);
+	kvlist_trim(&in->dc_metadata);
 }
 
 /* Heap bytes of one string, with the allocator's per-chunk overhead. */
@@ -287,7 +358,8 @@ kvlist_bytes(const struct kvlist *kv)
 
 /*
  * What an instance costs on the heap, in O(fields): the struct, every
- * string and both maps, each allocation with the allocator's overhead.
+ * string and both maps, each allocation with the allocator's overhead
+ * (a packed one, instance_dup_compact's, is one allocation).
  * The registry keeps running totals of this, so nothing walks to count.
  */
 size_t
@@ -295,6 +367,8 @@ instance_stored_size(const struct instance *in)
 {
 	if (in == NULL)
 		return (0);
+	if (in->packed)
+		return (pack_compact(in, NULL) + INSTANCE_ALLOC_OVERHEAD);
 	return (sizeof *in + INSTANCE_ALLOC_OVERHEAD +
 	    str_bytes(in->instance_id) + str_bytes(in->host_name) +
 	    str_bytes(in->app) + str_bytes(in->ip_addr) + str_bytes(in->sid) +

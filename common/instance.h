@@ -4,8 +4,9 @@
  * hash code. Shared by the server, the client library and the codecs.
  *
  * Ownership: every char * in these structs is owned by the struct and freed
- * by its _free function; NULL means "absent" (Java null). instance_free,
- * application_free and applications_free accept NULL.
+ * by its _free function (a packed instance's live in its one block); NULL
+ * means "absent" (Java null). instance_free, application_free and
+ * applications_free accept NULL.
  */
 #ifndef INSTANCE_H
 #define INSTANCE_H
@@ -72,6 +73,7 @@ struct instance {
 	uint8_t			 has_dc_name;	/* ... and it had a name */
 	uint8_t			 has_lease;	/* leaseInfo present */
 	uint8_t			 is_coordinating;
+	uint8_t			 packed;	/* one block: see dup_compact */
 	int32_t			 country_id;
 	enum dc_name		 dc_name;
 	struct kvlist		 dc_metadata;	/* Amazon only */
@@ -169,8 +171,16 @@ struct instance	*instance_decode_new(void);
 void		 instance_apply_defaults(struct instance *, int64_t now_ms);
 void		 instance_free(struct instance *);
 struct instance	*instance_dup(const struct instance *);
-/* A copy without metadata, URLs or data-center metadata (delta records). */
+/*
+ * A copy without metadata, URLs or data-center metadata (delta records),
+ * packed: the struct and its strings in one allocation. Its fields are
+ * read and its scalars written as usual, but no string of it may be
+ * replaced or freed (str_replace, kvlist_set): take an instance_dup() to
+ * change those. instance_free() frees the block.
+ */
 struct instance	*instance_dup_compact(const struct instance *);
+/* Give back the maps' spare capacity (an instance about to be stored). */
+void		 instance_trim(struct instance *);
 /* Heap bytes the instance holds, allocator overhead included; O(fields). */
 size_t		 instance_stored_size(const struct instance *);
 const char	*instance_id(const struct instance *);	/* §0 fallback rule */

@@ -48,40 +48,39 @@
 	((type *)(void *)((char *)(p) - offsetof(type, member)))
 
 /*
- * A lease. Internal times (last_renew_mono, duration_ms) are kept apart
+ * A lease. Internal times (last_renew_mono, duration_secs) are kept apart
  * from the values shown in inst->lease (wall clock), which are refreshed
- * after each change.
+ * after each change. Its key is instance_id(inst) (lease_id()): no
+ * stored string of an instance changes its id, and a replacing copy
+ * carries the same id.
  * refs: one for the registry while registered, one per delta-queue entry.
+ * The id index: the newest registered lease of each id is in id_tab by
+ * id_node, the older ones hang off it by id_next (one id in many apps is
+ * one table entry, and each lease leaves it in O(1)).
+ * Every lease costs this struct at 1M instances: keep it small.
  */
 struct lease {
 	struct htab_node	 key_node;	/* by (app, id) */
-	LIST_ENTRY(lease) id_entry;	/* in idg->leases */
-	struct id_group	*idg;		/* NULL once cancelled */
+	struct htab_node	 id_node;	/* by id, if id_prev is NULL */
+	struct lease	*id_next;	/* an older lease with this id */
+	struct lease	*id_prev;	/* a newer one; NULL: the first */
 	uint64_t	 app_hash;
 	struct instance	*inst;		/* owned */
 	struct reg_app	*app;		/* NULL once cancelled */
-	char		*id;		/* owned copy of the key */
-	size_t		 idx;		/* position in app->leases */
 	int64_t		 registration_ts;	/* wall, shown */
 	int64_t		 last_renew_ts;	/* wall, shown */
 	int64_t		 last_renew_mono;	/* expiry counts from it */
-	int64_t		 duration_ms;
 	int64_t		 eviction_ts;
 	int64_t		 service_up_ts;
+	size_t		 bytes;		/* accounted: in reg->bytes while
+					   registered, then in reg->qbytes */
+	uint32_t	 idx;		/* position in app->leases */
+	int32_t		 duration_secs;	/* > 0 */
 	unsigned	 refs;
 	unsigned	 renewed:1;	/* renewed since registration */
 	unsigned	 uncounted:1;	/* REGISTRY_UNCOUNTED_KEY: not in
 					   self-preservation's figures (a
 					   bit: the lease's size is budgeted) */
-	size_t		 bytes;		/* accounted: in reg->bytes while
-					   registered, then in reg->qbytes */
-};
-
-/* Every registered lease with one id, whatever its app: the id index. */
-struct id_group {
-	struct htab_node	 node;
-	char			*id;
-	LIST_HEAD(, lease)	 leases;	/* newest first */
 };
 
 struct reg_app {
@@ -158,7 +157,7 @@ struct registry {
 	size_t			  capapps;
 
 	struct htab		 lease_tab;	/* (app, id) */
-	struct htab		 id_tab;	/* id -> struct id_group */
+	struct htab		 id_tab;	/* id -> its newest lease */
 	size_t			 size;
 	size_t			 counts[STATUS_COUNT];
 	uint64_t		 gen;
@@ -196,10 +195,9 @@ struct registry {
 };
 
 static uint64_t	registry_key_hash(uint64_t, uint64_t);
-static struct id_group *id_group_find(const struct registry *, const char *);
+static struct lease *id_first(const struct registry *, const char *);
 static void	id_link(struct registry *, struct lease *);
 static void	id_unlink(struct registry *, struct lease *);
-static int	id_group_free_cb(struct htab_node *, void *);
 static struct lease *registry_lookup(const struct registry *, const char *,
 		    const char *);
 static struct lease *registry_visible(struct registry *, const char *,
@@ -286,63 +284,75 @@ registry_key_hash(uint64_t app_hash, uint64_t id_hash)
 	return (app_hash * 0x9e3779b97f4a7c15ULL + id_hash);
 }
 
-/* The id index entry for id, or NULL. */
-static struct id_group *
-id_group_find(const struct registry *reg, const char *id)
+/* A lease's key: its instance's id (not a copy of its own). */
+static const char *
+lease_id(const struct lease *l)
+{
+	return (instance_id(l->inst));
+}
+
+/* A lease's duration in ms (expiry counts it from the last renewal). */
+static int64_t
+lease_duration_ms(const struct lease *l)
+{
+	return (l->duration_secs * 1000LL);
+}
+
+/* The newest registered lease with id, in any app, or NULL. */
+static struct lease *
+id_first(const struct registry *reg, const char *id)
 {
 	struct htab_node	*n;
-	struct id_group		*g;
+	struct lease		*l;
 	uint64_t		 h = hash_str(id);
 
 	for (n = htab_first(&reg->id_tab, h); n != NULL; n = n->next) {
-		g = CONTAINER_OF(n, struct id_group, node);
-		if (n->hash == h && strcmp(g->id, id) == 0)
-			return (g);
+		l = CONTAINER_OF(n, struct lease, id_node);
+		if (n->hash == h && strcmp(lease_id(l), id) == 0)
+			return (l);
 	}
 	return (NULL);
 }
 
-/* Put a new lease at the head of its id's list (created on demand). */
+/* Put a new lease first among its id's leases (it takes the table slot). */
 static void
 id_link(struct registry *reg, struct lease *l)
 {
-	struct id_group	*g;
+	struct lease	*f;
+	uint64_t	 h;
 
-	if ((g = id_group_find(reg, l->id)) == NULL) {
-		g = xcalloc(1, sizeof *g);
-		g->id = xstrdup(l->id);
-		LIST_INIT(&g->leases);
-		htab_insert(&reg->id_tab, &g->node, hash_str(g->id));
+	l->id_prev = NULL;
+	if ((f = id_first(reg, lease_id(l))) == NULL) {
+		l->id_next = NULL;
+		h = hash_str(lease_id(l));
+	} else {
+		h = f->id_node.hash;
+		htab_remove(&reg->id_tab, &f->id_node);
+		f->id_prev = l;
+		l->id_next = f;
 	}
-	LIST_INSERT_HEAD(&g->leases, l, id_entry);
-	l->idg = g;
+	htab_insert(&reg->id_tab, &l->id_node, h);
 }
 
-/* Take a lease off its id's list in O(1); the last one drops the entry. */
+/* Take a lease out of the id index in O(1); the next one moves up. */
 static void
 id_unlink(struct registry *reg, struct lease *l)
 {
-	struct id_group	*g = l->idg;
+	struct lease	*next = l->id_next;
 
-	LIST_REMOVE(l, id_entry);
-	l->idg = NULL;
-	if (LIST_EMPTY(&g->leases)) {
-		htab_remove(&reg->id_tab, &g->node);
-		free(g->id);
-		free(g);
+	if (l->id_prev != NULL) {
+		l->id_prev->id_next = next;
+		if (next != NULL)
+			next->id_prev = l->id_prev;
+	} else {
+		htab_remove(&reg->id_tab, &l->id_node);
+		if (next != NULL) {
+			next->id_prev = NULL;
+			htab_insert(&reg->id_tab, &next->id_node,
+			    l->id_node.hash);
+		}
 	}
-}
-
-/* htab_sweep callback of registry_free: free an id index entry. */
-static int
-id_group_free_cb(struct htab_node *n, void *arg)
-{
-	struct id_group	*g = CONTAINER_OF(n, struct id_group, node);
-
-	(void)arg;
-	free(g->id);
-	free(g);
-	return (1);
+	l->id_next = l->id_prev = NULL;
 }
 
 /* A new, empty registry. */
@@ -421,7 +431,6 @@ registry_free(struct registry *reg)
 	}
 	recent_clear(&reg->registered);
 	recent_clear(&reg->cancelled);
-	htab_sweep(&reg->id_tab, id_group_free_cb, NULL);
 	htab_clear(&reg->app_tab);
 	htab_clear(&reg->lease_tab);
 	htab_clear(&reg->id_tab);
@@ -488,7 +497,7 @@ registry_lookup(const struct registry *reg, const char *app, const char *id)
 		if (n->hash != h)
 			continue;
 		l = CONTAINER_OF(n, struct lease, key_node);
-		if (strcmp(l->id, id) == 0 &&
+		if (strcmp(lease_id(l), id) == 0 &&
 		    strcasecmp(l->app->name, app) == 0)
 			return (l);
 	}
@@ -567,7 +576,6 @@ lease_unref(struct registry *reg, struct lease *l)
 	if (l->app == NULL && reg->qbytes >= l->bytes)
 		reg->qbytes -= l->bytes;
 	instance_free(l->inst);
-	free(l->id);
 	free(l);
 }
 
@@ -580,7 +588,7 @@ static int
 lease_is_expired(const struct lease *l, int64_t extra, int64_t mono)
 {
 	return (l->eviction_ts > 0 ||
-	    mono > l->last_renew_mono + l->duration_ms + extra);
+	    mono > l->last_renew_mono + lease_duration_ms(l) + extra);
 }
 
 /*
@@ -644,7 +652,7 @@ lease_display(struct lease *l)
 		in->lease.duration_secs = LEASE_DEFAULT_DURATION_SECS;
 	in->lease.registration_ts = l->registration_ts;
 	in->lease.last_renewal_ts = l->renewed ?
-	    l->last_renew_ts + l->duration_ms : l->registration_ts;
+	    l->last_renew_ts + lease_duration_ms(l) : l->registration_ts;
 	in->lease.eviction_ts = l->eviction_ts;
 	in->lease.service_up_ts = l->service_up_ts;
 	in->is_coordinating = 0;
@@ -680,13 +688,14 @@ registry_touch(struct registry *reg, struct reg_app *a)
 		a->gen = reg->gen;
 }
 
-/* What a lease costs on the heap: itself, its key and its instance. */
+/* What a lease costs on the heap: itself and its instance. */
 static size_t
 lease_cost(const struct lease *l)
 {
-	return (sizeof *l + INSTANCE_ALLOC_OVERHEAD + strlen(l->id) + 1 +
-	    INSTANCE_ALLOC_OVERHEAD + instance_stored_size(l->inst));
+	return (sizeof *l + INSTANCE_ALLOC_OVERHEAD +
+	    instance_stored_size(l->inst));
 }
+
 
 /*
  * Drop the oldest queue record. early: it goes before its retention time
@@ -1000,8 +1009,9 @@ registry_do_register(struct registry *reg, struct instance *in,
 	struct override		*o;
 	enum instance_status	 existing = STATUS_UNKNOWN, st;
 	const char		*id;
-	int64_t			 duration_ms, mono = now.mono_ms;
+	int64_t			 mono = now.mono_ms;
 	int64_t			 carried_reg_ts;
+	int32_t			 duration_secs;
 	uint64_t		 ah, ih;
 	size_t			 size;
 	int			 has_existing = 0, taken = 1, inplace;
@@ -1015,6 +1025,8 @@ registry_do_register(struct registry *reg, struct instance *in,
 	}
 	str_upper(in->app);
 	id = instance_id(in);
+	/* Stored without spare map capacity; the bounds see it so. */
+	instance_trim(in);
 	size = instance_stored_size(in);
 	l = registry_lookup(reg, in->app, id);
 	inplace = l != NULL && in == l->inst;
@@ -1047,8 +1059,8 @@ registry_do_register(struct registry *reg, struct instance *in,
 		if (t != NULL)
 			tomb_del(reg, t);
 	}
-	duration_ms = (in->has_lease && in->lease.duration_secs > 0 ?
-	    in->lease.duration_secs : LEASE_DEFAULT_DURATION_SECS) * 1000LL;
+	duration_secs = in->has_lease && in->lease.duration_secs > 0 ?
+	    in->lease.duration_secs : LEASE_DEFAULT_DURATION_SECS;
 
 	if (l != NULL) {
 		has_existing = 1;
@@ -1091,9 +1103,8 @@ registry_do_register(struct registry *reg, struct instance *in,
 		l->refs = 1;
 		l->inst = in;
 		l->app = a;
-		l->id = xstrdup(id);
 		ah = hash_str_upper(a->name);
-		ih = hash_str(l->id);
+		ih = hash_str(id);
 		l->app_hash = ah;
 		htab_insert(&reg->lease_tab, &l->key_node,
 		    registry_key_hash(ah, ih));
@@ -1103,7 +1114,7 @@ registry_do_register(struct registry *reg, struct instance *in,
 			a->leases = xreallocarray(a->leases, a->cap,
 			    sizeof *a->leases);
 		}
-		l->idx = a->n;
+		l->idx = (uint32_t)a->n;
 		a->leases[a->n++] = l;
 		reg->size++;
 		reg->counts[in->status]++;
@@ -1113,7 +1124,7 @@ registry_do_register(struct registry *reg, struct instance *in,
 		evict_lease_added(&reg->ev, l->uncounted);
 	}
 	r = l->inst;
-	id = l->id;
+	id = lease_id(l);
 	reg->bytes -= l->bytes;
 	l->bytes = lease_cost(l);
 	reg->bytes += l->bytes;
@@ -1133,7 +1144,7 @@ registry_do_register(struct registry *reg, struct instance *in,
 	l->last_renew_mono = mono;
 	l->renewed = 0;
 	l->eviction_ts = 0;
-	l->duration_ms = duration_ms;
+	l->duration_secs = duration_secs;
 	recent_add(&reg->registered, now.wall_ms, a->name, id);
 
 	if (r->overridden_status != STATUS_UNKNOWN &&
@@ -1193,7 +1204,7 @@ registry_renew(struct registry *reg, const char *app, const char *id,
 		reg->stats.renewals_not_found++;
 		return (REG_NOT_FOUND);
 	}
-	st = registry_rule_status(reg, l->inst, l->id, 1, l->inst->status,
+	st = registry_rule_status(reg, l->inst, lease_id(l), 1, l->inst->status,
 	    replicated, now.mono_ms);
 	if (st == STATUS_UNKNOWN) {
 		/* The deliberate 404 that makes a client re-register. */
@@ -1214,7 +1225,7 @@ registry_renew(struct registry *reg, const char *app, const char *id,
 	lease_renew(l, now);
 	reg->stats.renewals++;
 	registry_notify(reg, REG_EV_RENEW, l->app->name, l->app->node.hash,
-	    l->id, l->inst, replicated, 0, now);
+	    lease_id(l), l->inst, replicated, 0, now);
 	reg->notify_revived = 0;
 
 	if (last_dirty < 0 || !reg->conf.sync_when_timestamp_differs)
@@ -1253,8 +1264,8 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 	struct lease	*last;
 	struct instance	*r;
 
-	recent_add(&reg->cancelled, now.wall_ms, a->name, l->id);
-	override_del(reg, l->id);
+	recent_add(&reg->cancelled, now.wall_ms, a->name, lease_id(l));
+	override_del(reg, lease_id(l));
 
 	reg->counts[l->inst->status]--;
 	reg->size--;
@@ -1293,11 +1304,12 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 		reg->stats.evictions++;
 	else {
 		reg->stats.cancels++;
-		tomb_set(reg, l->inst->app, l->id, cancel_ts, now.mono_ms);
+		tomb_set(reg, l->inst->app, lease_id(l), cancel_ts,
+		    now.mono_ms);
 	}
 	/* inst is NULL: the instance is gone from the registry. */
 	registry_notify(reg, evict ? REG_EV_EVICT : REG_EV_CANCEL,
-	    l->inst->app, app_hash, l->id, NULL, evict ? 0 : replicated,
+	    l->inst->app, app_hash, lease_id(l), NULL, evict ? 0 : replicated,
 	    cancel_ts, now);
 	lease_unref(reg, l);	/* the registry's; the queue keeps one */
 }
@@ -1372,7 +1384,7 @@ registry_status_update(struct registry *reg, const char *app, const char *id,
 	if (in->status != st) {
 		if (st == STATUS_UP && l->service_up_ts == 0)
 			l->service_up_ts = now.wall_ms;
-		override_put(reg, l->id, st, now.mono_ms);
+		override_put(reg, lease_id(l), st, now.mono_ms);
 		in->overridden_status = st;
 		registry_set_status(reg, l, st);
 		if (last_dirty > in->last_dirty_ts)
@@ -1386,7 +1398,7 @@ registry_status_update(struct registry *reg, const char *app, const char *id,
 	}
 	reg->stats.status_updates++;
 	registry_notify(reg, REG_EV_STATUS_UPDATE, l->app->name,
-	    l->app->node.hash, l->id, in, replicated, 0, now);
+	    l->app->node.hash, lease_id(l), in, replicated, 0, now);
 	return (REG_OK);
 }
 
@@ -1412,7 +1424,7 @@ registry_delete_override(struct registry *reg, const char *app,
 		return (REG_NOT_FOUND);
 	in = l->inst;
 	lease_renew(l, now);
-	if (override_del(reg, l->id)) {
+	if (override_del(reg, lease_id(l))) {
 		in->overridden_status = STATUS_UNKNOWN;
 		registry_set_status(reg, l, st);
 		if (last_dirty > in->last_dirty_ts)
@@ -1425,7 +1437,7 @@ registry_delete_override(struct registry *reg, const char *app,
 		registry_touch(reg, l->app);
 	}
 	registry_notify(reg, REG_EV_DELETE_OVERRIDE, l->app->name,
-	    l->app->node.hash, l->id, in, replicated, 0, now);
+	    l->app->node.hash, lease_id(l), in, replicated, 0, now);
 	return (REG_OK);
 }
 
@@ -1486,15 +1498,12 @@ void
 registry_set_override(struct registry *reg, const char *id,
     enum instance_status st, int64_t now)
 {
-	struct id_group	*g;
 	struct lease	*l;
 
 	if (id == NULL || st == STATUS_UNKNOWN || (unsigned)st >= STATUS_COUNT)
 		return;
 	override_put(reg, id, st, now);
-	if ((g = id_group_find(reg, id)) == NULL)
-		return;
-	LIST_FOREACH(l, &g->leases, id_entry) {
+	for (l = id_first(reg, id); l != NULL; l = l->id_next) {
 		if (l->inst->overridden_status == st)
 			continue;
 		l->inst->overridden_status = st;
@@ -1518,14 +1527,13 @@ registry_get(struct registry *reg, const char *app, const char *id,
 const struct instance *
 registry_find_id(struct registry *reg, const char *id, int64_t now)
 {
-	struct id_group	*g;
 	struct lease	*l;
 	int		 hide;
 
-	if (id == NULL || (g = id_group_find(reg, id)) == NULL)
+	if (id == NULL)
 		return (NULL);
 	hide = registry_lease_expiration_enabled(reg);
-	LIST_FOREACH(l, &g->leases, id_entry) {
+	for (l = id_first(reg, id); l != NULL; l = l->id_next) {
 		if (hide && lease_is_expired(l, 0, now))
 			continue;
 		return (l->inst);
@@ -1715,7 +1723,7 @@ registry_delta(struct registry *reg, int64_t now)
 		h = l->key_node.hash & (nb - 1);
 		for (j = heads[h]; j != SIZE_MAX; j = next[j]) {
 			o = reg->q[(reg->qhead + j) % reg->qcap].lease;
-			if (o == l || (strcmp(o->id, l->id) == 0 &&
+			if (o == l || (strcmp(lease_id(o), lease_id(l)) == 0 &&
 			    strcasecmp(o->inst->app, l->inst->app) == 0))
 				break;
 		}
@@ -2012,7 +2020,8 @@ reg_app_lease_deadline(const struct reg_app *a, size_t i)
 {
 	if (i >= a->n || a->leases[i]->eviction_ts > 0)
 		return (INT64_MIN);
-	return (a->leases[i]->last_renew_mono + a->leases[i]->duration_ms);
+	return (a->leases[i]->last_renew_mono +
+	    lease_duration_ms(a->leases[i]));
 }
 
 /* n bytes into the copy hash, continuing from h (fixed key: peers compare). */

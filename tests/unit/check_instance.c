@@ -1,8 +1,10 @@
 /*
  * check_instance.c: unit tests for the data model in common/instance.c:
  * enum spellings, the §0 instance id fallback, ordered metadata maps, the
- * application/registry containers and the reconcile hash code (§5.10).
+ * application/registry containers, the reconcile hash code (§5.10), the
+ * packed compact copy (one allocation) and trimmed maps.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +209,104 @@ START_TEST(test_dup)
 }
 END_TEST
 
+/*
+ * instance_dup_compact: one allocation holding the fields a DELETED record
+ * shows; its stored size is that allocation (what malloc handed out,
+ * within its rounding); a dup of it is an ordinary instance again.
+ */
+START_TEST(test_dup_compact)
+{
+	struct instance	*in = mk("host-1.example.com", NULL, STATUS_DOWN);
+	struct instance	*c, *d;
+	size_t		 sz, usable;
+
+	in->app = xstrdup("APP");
+	in->ip_addr = xstrdup("10.0.0.1");
+	in->home_page_url = xstrdup("http://host-1.example.com:8080/");
+	in->vip_address = xstrdup("app-vip");
+	in->secure_vip_address = xstrdup("app-vip");
+	in->dc_name = DC_AMAZON;
+	kvlist_set(&in->dc_metadata, "instance-id", "i-1");
+	kvlist_set(&in->metadata, "k", "v");
+	c = instance_dup_compact(in);
+	ck_assert(c->packed);
+	ck_assert(!in->packed);
+	ck_assert_str_eq(c->instance_id, "i-1");	/* the id it showed */
+	ck_assert_str_eq(instance_id(c), "i-1");
+	ck_assert_str_eq(c->host_name, "host-1.example.com");
+	ck_assert_str_eq(c->app, "APP");
+	ck_assert_str_eq(c->ip_addr, "10.0.0.1");
+	ck_assert_ptr_null(c->sid);
+	ck_assert_ptr_eq(c->secure_vip_address, c->vip_address);
+	ck_assert_str_eq(c->vip_address, "app-vip");
+	ck_assert_uint_eq(c->metadata.n, 0);
+	ck_assert_uint_eq(c->dc_metadata.n, 0);
+	ck_assert_ptr_null(c->home_page_url);
+	ck_assert_int_eq(c->status, STATUS_DOWN);
+	/* Every string lies inside the one block. */
+	sz = instance_stored_size(c);
+	ck_assert_uint_lt(sz, instance_stored_size(in));
+	ck_assert(c->instance_id > (char *)c);
+	ck_assert(c->vip_address + strlen(c->vip_address) <
+	    (char *)c + sz - INSTANCE_ALLOC_OVERHEAD);
+	usable = malloc_usable_size(c);
+	ck_assert_uint_ge(usable, sz - INSTANCE_ALLOC_OVERHEAD);
+	ck_assert_uint_lt(usable, sz + INSTANCE_ALLOC_OVERHEAD);
+	/* Scalars are written in place; a dup is unpacked. */
+	c->action_type = ACTION_DELETED;
+	d = instance_dup(c);
+	ck_assert(!d->packed);
+	ck_assert_ptr_ne(d->secure_vip_address, d->vip_address);
+	ck_assert_str_eq(d->secure_vip_address, "app-vip");
+	ck_assert_int_eq(d->action_type, ACTION_DELETED);
+	str_replace(&d->host_name, "other");
+	ck_assert_str_eq(c->host_name, "host-1.example.com");
+	/* A compact copy of a compact copy is the same size. */
+	instance_free(in);
+	in = instance_dup_compact(c);
+	ck_assert_uint_eq(instance_stored_size(in), sz);
+	instance_free(in);
+	instance_free(c);
+	instance_free(d);
+}
+END_TEST
+
+/* instance_trim gives back the maps' spare capacity and keeps entries. */
+START_TEST(test_trim)
+{
+	struct instance	*in = mk("h", "id", STATUS_UP);
+	size_t		 before;
+
+	kvlist_set(&in->metadata, "a", "1");
+	kvlist_set(&in->metadata, "b", "2");
+	kvlist_set(&in->dc_metadata, "x", "y");
+	kvlist_clear(&in->dc_metadata);
+	kvlist_set(&in->dc_metadata, "x", "y");
+	ck_assert_uint_gt(in->metadata.cap, 2);
+	before = instance_stored_size(in);
+	instance_trim(in);
+	ck_assert_uint_eq(in->metadata.cap, 2);
+	ck_assert_uint_eq(in->dc_metadata.cap, 1);
+	ck_assert_uint_eq(instance_stored_size(in), before -
+	    5 * sizeof(struct kv));
+	ck_assert_str_eq(kvlist_get(&in->metadata, "b"), "2");
+	ck_assert_uint_ge(malloc_usable_size(in->metadata.v),
+	    2 * sizeof(struct kv));
+	/* It still grows, and an empty map holds no array. */
+	kvlist_set(&in->metadata, "c", "3");
+	ck_assert_str_eq(kvlist_get(&in->metadata, "a"), "1");
+	kvlist_clear(&in->metadata);
+	kvlist_set(&in->metadata, "z", "1");
+	in->metadata.n = 0;
+	free(in->metadata.v[0].key);
+	free(in->metadata.v[0].value);
+	instance_trim(in);
+	ck_assert_ptr_null(in->metadata.v);
+	ck_assert_uint_eq(in->metadata.cap, 0);
+	instance_free(in);
+}
+END_TEST
+
 START_TEST(test_str_helpers)
 {
 	char	*s = xstrdup("order-service_1");
@@ -393,6 +493,8 @@ instance_suite(void)
 	TCase	*tc = tcase_create("model");
 
 	tcase_add_test(tc, test_enums);
+	tcase_add_test(tc, test_dup_compact);
+	tcase_add_test(tc, test_trim);
 	tcase_add_test(tc, test_utf8_valid);
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_apply_defaults);

@@ -1823,6 +1823,99 @@ mkinst_meta(const char *app, const char *id, int n, size_t len,
 	return (in);
 }
 
+/*
+ * The registry stores every instance trimmed (instance_trim: no spare map
+ * capacity) and counts exactly what it holds: after each change, the
+ * registry's bytes are one constant lease overhead per lease plus the
+ * stored copies' sizes. Status update, metadata update, re-registration
+ * with a new copy, a second lease of the same id in another app (the id
+ * index, which keeps no copy of the id) and cancels all keep it so.
+ */
+START_TEST(test_stored_accounting)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	const struct instance	*a, *b;
+	struct applications	*d;
+	struct instance		*in;
+	struct kvlist		 kv;
+	size_t			 lease;
+
+	in = mkinst("APP", "x", STATUS_UP, 1);
+	kvlist_set(&in->metadata, "zone", "a");
+	ck_assert_int_eq(registry_register(reg, in, 0, TM(T0)), REG_OK);
+	ck_assert_ptr_nonnull(a = registry_get(reg, "APP", "x", T0));
+	ck_assert_uint_eq(a->metadata.cap, 1);
+	ck_assert_uint_gt(registry_bytes(reg), instance_stored_size(a));
+	lease = registry_bytes(reg) - instance_stored_size(a);
+	ck_assert_uint_lt(lease, 256);
+
+	/* Status update: scalars change in place. */
+	ck_assert_int_eq(registry_status_update(reg, "APP", "x",
+	    STATUS_OUT_OF_SERVICE, 2, 0, TM(T0 + 1), 0), REG_OK);
+	ck_assert_ptr_eq(registry_get(reg, "APP", "x", T0 + 1), a);
+	ck_assert_int_eq(a->status, STATUS_OUT_OF_SERVICE);
+	ck_assert_uint_eq(registry_bytes(reg), lease +
+	    instance_stored_size(a));
+
+	/* Metadata update: merged, trimmed again, counted again. */
+	memset(&kv, 0, sizeof kv);
+	kvlist_set(&kv, "zone", "b-with-a-longer-value");
+	kvlist_set(&kv, "rack", "r1");
+	ck_assert_int_eq(registry_update_metadata(reg, "APP", "x", &kv,
+	    TM(T0 + 2)), REG_OK);
+	kvlist_clear(&kv);
+	ck_assert_ptr_nonnull(a = registry_get(reg, "APP", "x", T0 + 2));
+	ck_assert_uint_eq(a->metadata.cap, 2);
+	ck_assert_str_eq(kvlist_get(&a->metadata, "zone"),
+	    "b-with-a-longer-value");
+	ck_assert_str_eq(kvlist_get(&a->metadata, "rack"), "r1");
+	ck_assert_str_eq(a->host_name, "host.example");
+	ck_assert_uint_eq(registry_bytes(reg), lease +
+	    instance_stored_size(a));
+
+	/* Re-registration with a new copy replaces the stored one. */
+	in = mkinst("APP", "x", STATUS_UP, 3);
+	free(in->host_name);
+	in->host_name = strdup("a-much-longer-host-name.example.com");
+	ck_assert_int_eq(registry_register(reg, in, 0, TM(T0 + 3)), REG_OK);
+	ck_assert_ptr_nonnull(a = registry_get(reg, "APP", "x", T0 + 3));
+	ck_assert_str_eq(a->host_name, "a-much-longer-host-name.example.com");
+	ck_assert_uint_eq(a->metadata.n, 0);
+	ck_assert_uint_eq(registry_bytes(reg), lease +
+	    instance_stored_size(a));
+
+	/* The same id in a second app: both in the id index, newest first. */
+	ck_assert_int_eq(registry_register(reg, mkinst("OTHER", "x",
+	    STATUS_UP, 4), 0, TM(T0 + 4)), REG_OK);
+	ck_assert_ptr_nonnull(b = registry_get(reg, "OTHER", "x", T0 + 4));
+	ck_assert_ptr_eq(registry_find_id(reg, "x", T0 + 4), b);
+	ck_assert_uint_eq(registry_bytes(reg), 2 * lease +
+	    instance_stored_size(a) + instance_stored_size(b));
+	registry_set_override(reg, "x", STATUS_DOWN, T0 + 4);
+	ck_assert_int_eq(a->overridden_status, STATUS_DOWN);
+	ck_assert_int_eq(b->overridden_status, STATUS_DOWN);
+
+	/* Cancels: the older one moves up in the index, then none is left. */
+	ck_assert_int_eq(registry_cancel(reg, "OTHER", "x", 0, TM(T0 + 5), -1),
+	    REG_OK);
+	ck_assert_ptr_eq(registry_find_id(reg, "x", T0 + 5), a);
+	ck_assert_uint_eq(registry_bytes(reg), lease +
+	    instance_stored_size(a));
+	ck_assert_int_eq(registry_cancel(reg, "APP", "x", 0, TM(T0 + 6), -1),
+	    REG_OK);
+	ck_assert_ptr_null(registry_find_id(reg, "x", T0 + 6));
+	ck_assert_uint_eq(registry_bytes(reg), 0);
+	/* The delta queue's DELETED copies still read (compact, packed). */
+	d = registry_delta(reg, T0 + 7);
+	ck_assert_ptr_nonnull(snap_find(d, "APP", "x"));
+	ck_assert_int_eq(snap_find(d, "APP", "x")->action_type,
+	    ACTION_DELETED);
+	ck_assert_str_eq(instance_id(snap_find(d, "OTHER", "x")), "x");
+	applications_free(d);
+	registry_free(reg);
+}
+END_TEST
+
 START_TEST(test_bytes_accounting)
 {
 	struct registry		*reg = registry_new(&cf, T0);
@@ -1838,6 +1931,10 @@ START_TEST(test_bytes_accounting)
 	sz = instance_stored_size(in);
 	ck_assert_uint_gt(sz, 40 * 1000);
 	ck_assert_int_eq(registry_register(reg, in, 0, TM(T0)), REG_OK);
+	/* Stored trimmed: the metadata array's spare room is given back. */
+	sz -= 24 * sizeof(struct kv);
+	ck_assert_uint_eq(instance_stored_size(registry_get(reg, "APP", "a",
+	    T0)), sz);
 	b1 = registry_bytes(reg);
 	ck_assert_uint_ge(b1, sz);
 	ck_assert_uint_lt(b1, sz + 1024);
@@ -2111,6 +2208,7 @@ registry_suite(void)
 	tcase_add_test(tc, test_stats);
 	tcase_add_test(tc, test_recent_rings);
 	tcase_add_test(tc, test_bytes_accounting);
+	tcase_add_test(tc, test_stored_accounting);
 	tcase_add_test(tc, test_instance_too_large);
 	tcase_add_test(tc, test_memory_budget);
 	tcase_add_test(tc, test_uncounted_leases);
