@@ -38,15 +38,29 @@ instance_status_name(enum instance_status s)
 int
 instance_status_parse(const char *s, enum instance_status *out)
 {
-	int	i;
+	enum instance_status	st;
 
-	for (i = 0; i < STATUS_COUNT; i++) {
-		if (strcmp(s, status_names[i]) == 0) {
-			*out = (enum instance_status)i;
-			return (0);
-		}
+	/* The first byte picks the one name it can be (UP and UNKNOWN: two). */
+	switch (s[0]) {
+	case 'U':
+		st = s[1] == 'P' ? STATUS_UP : STATUS_UNKNOWN;
+		break;
+	case 'D':
+		st = STATUS_DOWN;
+		break;
+	case 'S':
+		st = STATUS_STARTING;
+		break;
+	case 'O':
+		st = STATUS_OUT_OF_SERVICE;
+		break;
+	default:
+		return (-1);
 	}
-	return (-1);
+	if (strcmp(s, status_names[st]) != 0)
+		return (-1);
+	*out = st;
+	return (0);
 }
 
 /* ActionType name, NULL for "no action" (Java null). */
@@ -919,18 +933,27 @@ applications_hashcode(const struct applications *as)
 int
 instance_name_ok(const char *s, size_t max)
 {
-	size_t	n = 0;
+	/* 1: a byte a name may not hold (controls, space, DEL, / ? #). */
+	static const uint8_t	bad[256] = {
+		[0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1,
+		[0x05] = 1, [0x06] = 1, [0x07] = 1, [0x08] = 1, [0x09] = 1,
+		[0x0a] = 1, [0x0b] = 1, [0x0c] = 1, [0x0d] = 1, [0x0e] = 1,
+		[0x0f] = 1, [0x10] = 1, [0x11] = 1, [0x12] = 1, [0x13] = 1,
+		[0x14] = 1, [0x15] = 1, [0x16] = 1, [0x17] = 1, [0x18] = 1,
+		[0x19] = 1, [0x1a] = 1, [0x1b] = 1, [0x1c] = 1, [0x1d] = 1,
+		[0x1e] = 1, [0x1f] = 1, [' '] = 1, [0x7f] = 1, ['/'] = 1,
+		['?'] = 1, ['#'] = 1,
+	};
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 n;
 
 	if (s == NULL || *s == '\0')
 		return (0);
-	for (; *s != '\0'; s++, n++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (n >= max || c <= 0x20 || c == 0x7f || c == '/' ||
-		    c == '?' || c == '#')
+	/* NUL is "bad" too, so the walk ends at the end or the first bad. */
+	for (n = 0; !bad[p[n]]; n++)
+		if (n >= max)
 			return (0);
-	}
-	return (1);
+	return (p[n] == '\0' && n <= max);
 }
 
 /* The pin stamp of an instance (the leader rule), 0 if not pinned. */

@@ -67,6 +67,9 @@ START_TEST(test_enums)
 	enum instance_status	s;
 	enum action_type	a;
 	enum dc_name		d;
+	static const char	*near[] = { "", "U", "UPP", "UN", "UNKNOWNX",
+	    "D", "DOWN ", "S", "STARTIN", "O", "OUT_OF_SERVICE_", "X", "Up" };
+	int			 i;
 
 	ck_assert_str_eq(instance_status_name(STATUS_OUT_OF_SERVICE),
 	    "OUT_OF_SERVICE");
@@ -75,6 +78,16 @@ START_TEST(test_enums)
 	ck_assert_int_eq(instance_status_parse("STARTING", &s), 0);
 	ck_assert_int_eq(s, STATUS_STARTING);
 	ck_assert_int_eq(instance_status_parse("up", &s), -1);
+	/* Every name to its own value; no prefix, extension or case. */
+	for (i = 0; i < STATUS_COUNT; i++) {
+		s = STATUS_COUNT;
+		ck_assert_int_eq(instance_status_parse(
+		    instance_status_name((enum instance_status)i), &s), 0);
+		ck_assert_int_eq(s, i);
+	}
+	for (i = 0; i < (int)(sizeof near / sizeof near[0]); i++)
+		ck_assert_msg(instance_status_parse(near[i], &s) == -1,
+		    "%s parsed", near[i]);
 	ck_assert_ptr_null(action_type_name(ACTION_NONE));
 	ck_assert_str_eq(action_type_name(ACTION_DELETED), "DELETED");
 	ck_assert_int_eq(action_type_parse("MODIFIED", &a), 0);
@@ -474,6 +487,13 @@ START_TEST(test_name_ok)
 	ck_assert(!instance_name_ok("a#b", INSTANCE_MAX_NAME));
 	ck_assert(!instance_name_ok("a\tb", INSTANCE_MAX_NAME));
 	ck_assert(!instance_name_ok("a\x7f", INSTANCE_MAX_NAME));
+	ck_assert(!instance_name_ok("\x01", INSTANCE_MAX_NAME));
+	ck_assert(!instance_name_ok("ab\x1f", INSTANCE_MAX_NAME));
+	ck_assert(instance_name_ok("!~", INSTANCE_MAX_NAME));
+	ck_assert(instance_name_ok("caf\xc3\xa9", INSTANCE_MAX_NAME));
+	ck_assert(instance_name_ok("abc", 3));
+	ck_assert(!instance_name_ok("abcd", 3));
+	ck_assert(!instance_name_ok("ab/", 3));
 	memset(long_name, 'a', sizeof long_name - 1);
 	long_name[sizeof long_name - 1] = '\0';
 	ck_assert(!instance_name_ok(long_name, INSTANCE_MAX_NAME));
