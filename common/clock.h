@@ -28,5 +28,6 @@ struct hk_time	clock_now(void);	/* both, read together */
 int64_t		clock_mono_us(void);	/* monotonic microseconds */
 /* A duration in ms as libevent's timeval (negative: zero); no clock read. */
 struct timeval	clock_ms_tv(int64_t ms);
+int64_t		clock_thread_cpu_us(void);	/* this thread's CPU time */
 
 #endif

@@ -403,7 +403,7 @@ main(int argc, char **argv)
 	event_add(ev_int, NULL);
 	event_add(ev_hup, NULL);
 	server_start(main_server);
-	if (event_base_dispatch(base) < 0) {
+	if (server_run(main_server) < 0) {
 		log_error("event loop failed");
 		rc = 1;
 	}

@@ -4,7 +4,8 @@
  * listener (TCP_NODELAY and a large single-write limit: stock evhttp stalls
  * ~40 ms per large response otherwise), and owns the periodic timers:
  * eviction, the renews-per-minute bucket, delta-queue retention, the
- * optional read-only cache refresh and the loop-latency probe (looplag.c).
+ * optional read-only cache refresh and the loop-latency probe (looplag.c);
+ * it runs the loop a turn at a time to time each turn's CPU (server_run).
  *
  * With server.ssl.enabled the main port speaks TLS only: every accepted
  * connection gets an SSL bufferevent from the current context, which
@@ -551,7 +552,7 @@ server_listen(struct server *s, char **cause)
 		return (-1);
 	}
 	s->ext = ext_new(&(struct ext_deps){ s->reg, s->gate, s->peers,
-	    s->conf });
+	    s->conf, &s->looplag });
 	s->rest = rest_new(&(struct rest_deps){ .reg = s->reg,
 	    .cache = s->cache, .gate = s->gate, .conf = s->conf,
 	    .access = s->access, .register_rl = s->register_rl,
@@ -727,6 +728,29 @@ server_start(struct server *s)
 	    server_history_cb);
 	dashboard_history_tick(s->dashboard, clock_now());
 	peers_start(s->peers, clock_now());
+}
+
+/*
+ * The loop, one turn (a poll and the callbacks it made active) per
+ * event_base_loop(EVLOOP_ONCE): the loop thread's CPU clock is read once
+ * per return, so each figure is one turn plus the poll before it, and a
+ * turn preempted by another process counts only the CPU it got.
+ */
+int
+server_run(struct server *s)
+{
+	int64_t	cpu0 = clock_thread_cpu_us(), cpu;
+	int	rc;
+
+	for (;;) {
+		rc = event_base_loop(s->base, EVLOOP_ONCE);
+		cpu = clock_thread_cpu_us();
+		looplag_turn(&s->looplag, cpu - cpu0);
+		cpu0 = cpu;
+		if (rc != 0 || event_base_got_exit(s->base) ||
+		    event_base_got_break(s->base))
+			return (rc < 0 ? -1 : 0);
+	}
 }
 
 /*

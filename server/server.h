@@ -78,6 +78,12 @@ struct server	*server_new(struct event_base *, struct config *);
 void		 server_free(struct server *);
 int		 server_listen(struct server *, char **cause);
 void		 server_start(struct server *);	/* timers, peers, sync */
+/*
+ * Run the event loop until it is told to exit or break (or has nothing
+ * left), timing each turn's CPU into the looplag statistics: -1 when the
+ * loop failed.
+ */
+int		 server_run(struct server *);
 void		 server_stop(struct server *);	/* stop accepting, flush */
 /*
  * The default of eureka.server.max-memory-bytes: half the physical RAM,

@@ -3,7 +3,8 @@
  * Every sample lands in a fixed histogram; the samples of the current
  * interval are kept (a bounded array: one probe per LOOPLAG_PERIOD_MS, so
  * an interval holds at most LOOPLAG_SAMPLES) and sorted once when the
- * interval closes, for its p99.
+ * interval closes, for its p99. Loop turns (their CPU time) land in a
+ * histogram of their own, finer around the 50 ms stall bound.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,13 @@
 static const double looplag_bounds[LOOPLAG_NBUCKETS] = {
 	0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.04,
 	0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10,
+};
+
+/* Turn bounds, seconds: 0.1 ms to 10 s, 5 ms steps from 10 to 50 ms. */
+static const double looplag_turn_bounds[LOOPLAG_TURN_NBUCKETS] = {
+	0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01,
+	0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.045, 0.05, 0.06, 0.075, 0.1,
+	0.15, 0.2, 0.3, 0.5, 0.75, 1, 2, 5, 10,
 };
 
 /* Start the probe's statistics at now_us. */
@@ -52,6 +60,8 @@ looplag_close(struct looplag *ll, int64_t now_us)
 	}
 	ll->n = 0;
 	ll->cur_max_us = 0;
+	ll->turn_last_max_us = ll->turn_cur_max_us;
+	ll->turn_cur_max_us = 0;
 	ll->start_us = now_us;
 }
 
@@ -80,4 +90,53 @@ looplag_sample(struct looplag *ll, int64_t late_us, int64_t now_us)
 			break;
 		}
 	}
+}
+
+/* Turn bucket i's upper bound in seconds. */
+double
+looplag_turn_bound(int i)
+{
+	return (looplag_turn_bounds[i]);
+}
+
+/* Record one loop turn of cpu_us CPU time. */
+void
+looplag_turn(struct looplag *ll, int64_t cpu_us)
+{
+	int	i;
+
+	if (cpu_us < 0)
+		cpu_us = 0;
+	if (cpu_us > ll->turn_cur_max_us)
+		ll->turn_cur_max_us = cpu_us;
+	if (cpu_us > ll->turn_max_us)
+		ll->turn_max_us = cpu_us;
+	ll->turns++;
+	ll->turn_sum_us += cpu_us;
+	for (i = 0; i < LOOPLAG_TURN_NBUCKETS; i++) {
+		if ((double)cpu_us <= looplag_turn_bounds[i] * 1e6) {
+			ll->turn_bucket[i]++;
+			break;
+		}
+	}
+}
+
+/*
+ * The turn histogram's q-quantile, as its bucket's bound in us (the
+ * longest turn when it lies past the last bucket).
+ */
+int64_t
+looplag_turn_quantile(const struct looplag *ll, double q)
+{
+	uint64_t	cum = 0;
+	int		i;
+
+	if (ll->turns == 0)
+		return (0);
+	for (i = 0; i < LOOPLAG_TURN_NBUCKETS; i++) {
+		cum += ll->turn_bucket[i];
+		if ((double)cum >= q * (double)ll->turns)
+			return ((int64_t)(looplag_turn_bounds[i] * 1e6 + 0.5));
+	}
+	return (ll->turn_max_us);
 }

@@ -23,6 +23,7 @@
 #include "httputil.h"
 #include "instance.h"
 #include "json.h"
+#include "looplag.h"
 #include "registry.h"
 #include "replicate.h"
 #include "sync.h"
@@ -201,6 +202,7 @@ ext_stats(struct ext *x, struct evhttp_request *req)
 {
 	struct peer_info	 pi;
 	struct sync_peer_stats	 st;
+	const struct looplag	*ll;
 	struct buf		 b;
 	uint64_t		 items = 0, batches = 0;
 	int64_t			 sync_ms;
@@ -255,8 +257,19 @@ ext_stats(struct ext *x, struct evhttp_request *req)
 		    (unsigned long long)st.ae_buckets,
 		    (unsigned long long)st.sync_pages);
 	}
-	buf_addf(&b, "],\"itemsSent\":%llu,\"batchesSent\":%llu}",
+	buf_addf(&b, "],\"itemsSent\":%llu,\"batchesSent\":%llu",
 	    (unsigned long long)items, (unsigned long long)batches);
+	if ((ll = x->d.looplag) != NULL)
+		buf_addf(&b, ",\"loop\":{\"lagMaxUs\":%lld,\"lagP99Us\":%lld,"
+		    "\"lagMaxSinceStartUs\":%lld,\"turns\":%llu,"
+		    "\"turnCpuMaxUs\":%lld,\"turnCpuMaxSinceStartUs\":%lld,"
+		    "\"turnCpuP99Us\":%lld}", (long long)ll->last_max_us,
+		    (long long)ll->last_p99_us, (long long)ll->max_us,
+		    (unsigned long long)ll->turns,
+		    (long long)ll->turn_last_max_us,
+		    (long long)ll->turn_max_us,
+		    (long long)looplag_turn_quantile(ll, 0.99));
+	buf_addc(&b, '}');
 	ext_reply(req, 200, &b);
 	buf_free(&b);
 }

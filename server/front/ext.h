@@ -2,7 +2,8 @@
  * ext.h: heureka's extension endpoints under {base}heureka/ (README,
  * Cluster): GET heureka/digest and heureka/apps, which peers use for
  * anti-entropy and the start-up sync, both gated as GET apps is (§6.4),
- * and GET heureka/stats, the replication counters. Other paths are 404.
+ * and GET heureka/stats, the replication counters and the loop's stall
+ * figures (looplag.h). Other paths are 404.
  * heureka/apps?after=APP&id=ID[&buckets=HEX] answers one page of the pull
  * order (syncpage.h) of at most eureka.server.sync-page-bytes; without
  * `after` it answers the whole registry (operators, heureka peers of the
@@ -14,6 +15,7 @@
 struct config;
 struct evhttp_request;
 struct gate;
+struct looplag;
 struct peers;
 struct registry;
 
@@ -23,6 +25,7 @@ struct ext_deps {
 	const struct gate	*gate;
 	const struct peers	*peers;		/* and its digest cache */
 	const struct config	*conf;
+	const struct looplag	*looplag;	/* NULL: no "loop" in stats */
 };
 
 struct ext;

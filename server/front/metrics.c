@@ -268,6 +268,28 @@ metrics_render_looplag(const struct looplag *ll, struct buf *b)
 	    "Largest loop lag since heurekad started.");
 	buf_addf(b, "heureka_loop_lag_max_since_start_seconds %.6f\n",
 	    (double)ll->max_us / 1e6);
+	metrics_header(b, "heureka_loop_turn_cpu_seconds", "histogram",
+	    "CPU time of each event-loop turn (heurekad's own, without "
+	    "preemption).");
+	for (i = 0, cum = 0; i < LOOPLAG_TURN_NBUCKETS; i++) {
+		cum += ll->turn_bucket[i];
+		buf_addf(b, "heureka_loop_turn_cpu_seconds_bucket{le=\"%g\"} "
+		    "%llu\n", looplag_turn_bound(i), (unsigned long long)cum);
+	}
+	buf_addf(b, "heureka_loop_turn_cpu_seconds_bucket{le=\"+Inf\"} "
+	    "%llu\n", (unsigned long long)ll->turns);
+	buf_addf(b, "heureka_loop_turn_cpu_seconds_sum %.6f\n",
+	    (double)ll->turn_sum_us / 1e6);
+	buf_addf(b, "heureka_loop_turn_cpu_seconds_count %llu\n",
+	    (unsigned long long)ll->turns);
+	metrics_header(b, "heureka_loop_turn_cpu_max_seconds", "gauge",
+	    "Longest loop turn (CPU) of the last completed 10 s interval.");
+	buf_addf(b, "heureka_loop_turn_cpu_max_seconds %.6f\n",
+	    (double)ll->turn_last_max_us / 1e6);
+	metrics_header(b, "heureka_loop_turn_cpu_max_since_start_seconds",
+	    "gauge", "Longest loop turn (CPU) since heurekad started.");
+	buf_addf(b, "heureka_loop_turn_cpu_max_since_start_seconds %.6f\n",
+	    (double)ll->turn_max_us / 1e6);
 }
 
 /* The registry's counters: exposition name, help, field. */
