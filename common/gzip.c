@@ -234,3 +234,43 @@ gzip_stitch_end(struct buf *out, uint32_t crc, size_t raw_len)
 	t[9] = (isize >> 24) & 0xff;
 	buf_add(out, t, sizeof t);
 }
+
+/*
+ * A gzip stream fed a piece at a time (the cache's sliced gzip bodies):
+ * the bytes are those gzip_compress makes of the whole input at once,
+ * since deflate without a flush does not depend on how its input is cut.
+ */
+struct gzip_stream {
+	z_stream	zs;
+};
+
+/* A new stream at level (as gzip_compress). */
+struct gzip_stream *
+gzip_stream_new(int level)
+{
+	struct gzip_stream	*gs = xcalloc(1, sizeof *gs);
+
+	if (deflateInit2(&gs->zs, level, Z_DEFLATED, 15 + 16, 8,
+	    Z_DEFAULT_STRATEGY) != Z_OK)
+		fatalx("deflateInit2 failed");
+	return (gs);
+}
+
+/* Compress len more bytes into out; finish with the last piece. */
+void
+gzip_stream_add(struct gzip_stream *gs, const char *in, size_t len,
+    struct buf *out, int finish)
+{
+	gzip_deflate(&gs->zs, in != NULL ? in : "", len, out,
+	    finish ? Z_FINISH : Z_NO_FLUSH);
+}
+
+/* Free a stream; NULL is fine. */
+void
+gzip_stream_free(struct gzip_stream *gs)
+{
+	if (gs == NULL)
+		return;
+	deflateEnd(&gs->zs);
+	free(gs);
+}

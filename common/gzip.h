@@ -28,6 +28,17 @@ struct gz_frag {
 /* gzip the whole input into out (appends). */
 void	gzip_compress(const char *, size_t, struct buf *out, int level);
 /*
+ * The same gzip made a piece at a time, for a body compressed over several
+ * loop turns: the output is byte for byte gzip_compress's of all the
+ * pieces joined. gzip_stream_add appends what deflate has ready to out;
+ * finish (set on the last piece, which may be empty) writes the trailer.
+ */
+struct gzip_stream;
+struct gzip_stream *gzip_stream_new(int level);
+void	gzip_stream_add(struct gzip_stream *, const char *, size_t,
+	    struct buf *out, int finish);
+void	gzip_stream_free(struct gzip_stream *);	/* NULL is fine */
+/*
  * The one inflate of the tree (request bodies, peer replies, the client
  * library's responses). gzip or zlib data, told apart by its header, is
  * appended to out, never more than max bytes of it: 0, or one of the

@@ -89,12 +89,38 @@ struct cache_body *cache_vip(struct cache *, const struct cache_key *,
  */
 int		 cache_apps_step(struct cache *, const struct cache_key *,
 		     size_t budget, int64_t now);
+/* The resources a body is built for (cache_step, cache_res_body). */
+enum cache_res {
+	CACHE_RES_APPS = 0,	/* GET apps */
+	CACHE_RES_DELTA,	/* GET apps/delta */
+	CACHE_RES_APP,		/* GET apps/{name} */
+	CACHE_RES_VIP,		/* GET vips/{name} */
+	CACHE_RES_SVIP,		/* GET svips/{name} */
+};
+/*
+ * cache_apps_step for any resource (name: the application or VIP, else
+ * NULL): one slice of its body's build, at most about budget units of
+ * encoding, 1 when cache_res_body(res) now returns a current body without
+ * encoding (call it before control returns to the loop). The delta, one
+ * application and a VIP are encoded by a walk that keeps its place
+ * between slices (one instance is never split) and begins again when
+ * what it reads moved meanwhile (the delta queue, that application, the
+ * registry), so a body holds one registry version; their gzip bodies
+ * deflate the plain ones a slice at a time. After a few such new
+ * beginnings a build runs whole, so it always ends. The bytes are those
+ * of the one-call builds. budget 0: no bound.
+ */
+int		 cache_step(struct cache *, enum cache_res,
+		     const struct cache_key *, const char *name,
+		     size_t budget, int64_t now);
+struct cache_body *cache_res_body(struct cache *, enum cache_res,
+		     const struct cache_key *, const char *name, int64_t now);
 /*
  * The read-only layer's refresh in slices, so that no refresh holds the
  * loop for a whole-registry encode: one slice of a pass that replaces
  * every snapshot the layer holds with a body built now from the
  * read-write layer, at most about budget units of encoding (as
- * cache_apps_step; one body other than a full registry is never split).
+ * cache_step: every body is built in its slices).
  * A call when no pass is under way starts one. Until its new body is
  * whole, each snapshot keeps being served; then it is swapped in, in one
  * call, so a reader gets the old body or the new one, never a part. 1

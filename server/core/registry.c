@@ -1762,6 +1762,182 @@ registry_delta(struct registry *reg, int64_t now)
 }
 
 /*
+ * A delta walk (registry.h): registry_delta()'s two passes over the
+ * queue, then the emission, each resumable at a record index. Pass 1
+ * (from the tail) marks each lease's last record, the winner; pass 2
+ * (from the head) finds each record's group, the first record of its
+ * application, and chains the winners of a group in queue order; the
+ * emission follows the groups in order of first appearance.
+ */
+struct reg_dwalk {
+	uint64_t	 gen;
+	size_t		 qhead, qn;
+	int		 phase;		/* 0 winners, 1 groups, 2 emit, 3 done */
+	size_t		 k;		/* the next record of the phase */
+	size_t		 nb;
+	size_t		*heads, *next;	/* pass 1: by lease key */
+	size_t		*gheads, *gnext;	/* pass 2: by app */
+	size_t		*gfirst, *gtail;	/* a group's winners, */
+	size_t		*link;		/* chained in queue order */
+	size_t		*order;		/* the group heads, in order */
+	size_t		 ng, gi;	/* groups; the next one to emit */
+	size_t		 at;		/* its next winner, SIZE_MAX: first */
+	uint8_t		*win;
+};
+
+/* The lease of queue record k (0 is the head). */
+static struct lease *
+dwalk_lease(const struct registry *reg, size_t k)
+{
+	return (reg->q[(reg->qhead + k) % reg->qcap].lease);
+}
+
+/* Begin a walk of the delta as the queue is now. */
+struct reg_dwalk *
+registry_dwalk_new(const struct registry *reg)
+{
+	struct reg_dwalk	*w = xcalloc(1, sizeof *w);
+	size_t			 i, n = reg->qn;
+
+	w->gen = reg->gen;
+	w->qhead = reg->qhead;
+	w->qn = n;
+	if (n == 0) {
+		w->phase = 3;
+		return (w);
+	}
+	for (w->nb = 16; w->nb < n * 2; w->nb *= 2)
+		;
+	w->heads = xreallocarray(NULL, w->nb, sizeof *w->heads);
+	w->gheads = xreallocarray(NULL, w->nb, sizeof *w->gheads);
+	for (i = 0; i < w->nb; i++)
+		w->heads[i] = w->gheads[i] = SIZE_MAX;
+	w->next = xreallocarray(NULL, n, sizeof *w->next);
+	w->gnext = xreallocarray(NULL, n, sizeof *w->gnext);
+	w->gfirst = xreallocarray(NULL, n, sizeof *w->gfirst);
+	w->gtail = xreallocarray(NULL, n, sizeof *w->gtail);
+	w->link = xreallocarray(NULL, n, sizeof *w->link);
+	w->order = xreallocarray(NULL, n, sizeof *w->order);
+	w->win = xcalloc(n, 1);
+	w->k = n;		/* pass 1 runs from the tail */
+	return (w);
+}
+
+/* Free a walk. */
+void
+registry_dwalk_free(struct reg_dwalk *w)
+{
+	if (w == NULL)
+		return;
+	free(w->heads);
+	free(w->next);
+	free(w->gheads);
+	free(w->gnext);
+	free(w->gfirst);
+	free(w->gtail);
+	free(w->link);
+	free(w->order);
+	free(w->win);
+	free(w);
+}
+
+/* Whether the queue is still the one the walk began on. */
+int
+registry_dwalk_valid(const struct registry *reg, const struct reg_dwalk *w)
+{
+	return (w->gen == reg->gen && w->qhead == reg->qhead &&
+	    w->qn == reg->qn);
+}
+
+/* Up to max records of the walk; 1 when it is complete. */
+int
+registry_dwalk_step(const struct registry *reg, struct reg_dwalk *w,
+    size_t max, size_t *donep, int (*emit)(const char *,
+    const struct instance *, int, void *), void *arg)
+{
+	struct lease	*l, *o;
+	size_t		 done = 0, h, j, k;
+	int		 first;
+
+	while (w->phase == 0 && done < max) {
+		if (w->k == 0) {
+			w->phase = 1;
+			free(w->heads);
+			free(w->next);
+			w->heads = w->next = NULL;
+			break;
+		}
+		k = --w->k;
+		done++;
+		l = dwalk_lease(reg, k);
+		h = l->key_node.hash & (w->nb - 1);
+		for (j = w->heads[h]; j != SIZE_MAX; j = w->next[j]) {
+			o = dwalk_lease(reg, j);
+			if (o == l || (strcmp(lease_id(o), lease_id(l)) == 0 &&
+			    strcasecmp(o->inst->app, l->inst->app) == 0))
+				break;
+		}
+		if (j != SIZE_MAX)
+			continue;
+		w->win[k] = 1;
+		w->next[k] = w->heads[h];
+		w->heads[h] = k;
+	}
+	while (w->phase == 1 && done < max) {
+		if (w->k == w->qn) {
+			w->phase = 2;
+			w->at = SIZE_MAX;
+			break;
+		}
+		k = w->k++;
+		done++;
+		l = dwalk_lease(reg, k);
+		h = l->app_hash & (w->nb - 1);
+		for (j = w->gheads[h]; j != SIZE_MAX; j = w->gnext[j]) {
+			if (strcasecmp(dwalk_lease(reg, j)->inst->app,
+			    l->inst->app) == 0)
+				break;
+		}
+		if (j == SIZE_MAX) {
+			j = k;
+			w->gnext[k] = w->gheads[h];
+			w->gheads[h] = k;
+			w->gtail[k] = w->gfirst[k] = SIZE_MAX;
+			w->order[w->ng++] = k;
+		}
+		if (!w->win[k])
+			continue;
+		w->link[k] = SIZE_MAX;
+		if (w->gtail[j] == SIZE_MAX)
+			w->gfirst[j] = k;
+		else
+			w->link[w->gtail[j]] = k;
+		w->gtail[j] = k;
+	}
+	while (w->phase == 2 && done < max) {
+		if (w->gi == w->ng) {
+			w->phase = 3;
+			break;
+		}
+		j = w->order[w->gi];
+		k = w->at == SIZE_MAX ? w->gfirst[j] : w->link[w->at];
+		if (k == SIZE_MAX) {
+			w->gi++;
+			w->at = SIZE_MAX;
+			continue;
+		}
+		done++;
+		l = dwalk_lease(reg, k);
+		first = w->at == SIZE_MAX;
+		w->at = k;
+		if (emit(dwalk_lease(reg, j)->inst->app, l->inst, first, arg))
+			break;
+	}
+	*donep = done;
+	return (w->phase == 3);
+}
+
+/*
  * The retention timer's work: drop queue items older than retention_ms
  * from the head, and expired tombstones and overrides (monotonic ms).
  */

@@ -295,6 +295,28 @@ struct applications *registry_delta(struct registry *, int64_t now);
 void		 registry_purge_deltas(struct registry *, int64_t now);
 size_t		 registry_delta_size(const struct registry *);
 /*
+ * The same delta walked a bounded amount at a time (the response cache's
+ * sliced delta body): registry_delta()'s records, deduplication, grouping
+ * and order, each instance lent to emit as it comes, not copied. A walk
+ * keeps indexes into the change queue only, so it is sound across loop
+ * turns while registry_dwalk_valid() holds (no change and no purge since
+ * registry_dwalk_new; a walk that is not valid must be freed, not
+ * stepped). registry_dwalk_step looks at up to max queue records (*done
+ * says how many) and returns 1 when the walk is complete; emit gets the
+ * application's name, the instance, and whether it is the first of its
+ * application (the applications come one after another), and stops the
+ * step early by returning nonzero.
+ */
+struct reg_dwalk;
+struct reg_dwalk *registry_dwalk_new(const struct registry *);
+void		 registry_dwalk_free(struct reg_dwalk *);	/* NULL ok */
+int		 registry_dwalk_valid(const struct registry *,
+		     const struct reg_dwalk *);
+int		 registry_dwalk_step(const struct registry *,
+		     struct reg_dwalk *, size_t max, size_t *done,
+		     int (*emit)(const char *app, const struct instance *,
+		     int first, void *), void *arg);
+/*
  * The delta queue holds compact records: a reference to the live lease,
  * or, once it is cancelled, a copy without metadata or URLs. It is bounded
  * by max_delta_bytes (and a count); past the bound the oldest records go

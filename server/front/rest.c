@@ -68,8 +68,10 @@ struct rctx {
 };
 
 /*
- * A full fetch waiting for its body while the cache builds it a slice per
- * loop turn (cache_apps_step). Served in arrival order; at most one per
+ * A fetch waiting for its body while the cache builds it a slice per loop
+ * turn (cache_step): the full registry, the delta, one application or a
+ * VIP (res, and name for the last two). Served in arrival order; at most
+ * one per
  * connection (evhttp reads a connection's next request only after this
  * one's reply), so their number is bounded by eureka.server.
  * max-connections. A client that goes away meanwhile is noticed by eof_ev
@@ -79,7 +81,9 @@ struct parked {
 	TAILQ_ENTRY(parked)	 entry;
 	struct rest		*rest;
 	struct rctx		 x;		/* no segments, no query */
+	enum cache_res		 res;
 	struct cache_key	 k;
+	char			*name;		/* app or VIP, else NULL */
 	struct event		*eof_ev;
 };
 TAILQ_HEAD(parkedq, parked);
@@ -327,6 +331,7 @@ parked_free(struct parked *p)
 	TAILQ_REMOVE(&p->rest->parked, p, entry);
 	if (p->eof_ev != NULL)
 		event_free(p->eof_ev);
+	free(p->name);
 	free(p);
 }
 
@@ -352,7 +357,7 @@ parked_eof_cb(evutil_socket_t fd, short what, void *arg)
 		event_add(p->eof_ev, NULL);
 		return;
 	}
-	log_debug("%s: a client waiting for a full fetch went away",
+	log_debug("%s: a client waiting for a fetch went away",
 	    __func__);
 	evcon = evhttp_request_get_connection(p->x.req);
 	parked_free(p);
@@ -370,17 +375,38 @@ rest_slice_arm(struct rest *rest)
 		evtimer_add(rest->slice_ev, &zero);
 }
 
+/* Reply with resource res's body; an application with none is 404. */
+static void
+reply_res(struct rctx *x, enum cache_res res, const struct cache_key *k,
+    const char *name, int64_t now)
+{
+	struct cache_body	*b;
+
+	if ((b = cache_res_body(x->d->cache, res, k, name, now)) == NULL)
+		reply(x, 404, NULL, NULL, 0);
+	else
+		reply_body(x, b, k);
+}
+
+/* Whether two parked fetches wait for the same body. */
+static int
+parked_same(const struct parked *a, const struct parked *b)
+{
+	return (a->res == b->res && memcmp(&a->k, &b->k, sizeof a->k) == 0 &&
+	    ((a->name == NULL && b->name == NULL) || (a->name != NULL &&
+	    b->name != NULL && strcmp(a->name, b->name) == 0)));
+}
+
 /*
  * One loop turn of the parked fetches: a slice of the build for the
- * oldest one's key; when it is done, every fetch parked on that key gets
- * the body, in arrival order.
+ * oldest one's body; when it is done, every fetch parked on that body
+ * gets it, in arrival order.
  */
 static void
 rest_slice_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct rest		*rest = arg;
-	struct parked		*p, *next;
-	struct cache_key	 k;
+	struct parked		*p, *next, want;
 	struct rctx		 x;
 	struct hk_time		 now = clock_now();
 
@@ -388,29 +414,32 @@ rest_slice_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if ((p = TAILQ_FIRST(&rest->parked)) == NULL)
 		return;
-	k = p->k;
-	if (cache_apps_step(rest->d.cache, &k,
+	want = *p;
+	if (cache_step(rest->d.cache, want.res, &want.k, want.name,
 	    rest->d.conf->cache_encode_slice_bytes, now.mono_ms)) {
-		for (p = TAILQ_FIRST(&rest->parked); p != NULL; p = next) {
+		want.name = p->name != NULL ? xstrdup(p->name) : NULL;
+		for (; p != NULL; p = next) {
 			next = TAILQ_NEXT(p, entry);
-			if (memcmp(&p->k, &k, sizeof k) != 0)
+			if (!parked_same(p, &want))
 				continue;
 			x = p->x;
 			TAILQ_INIT(&x.query);
 			parked_free(p);
-			reply_body(&x, cache_apps(rest->d.cache, &k,
-			    now.mono_ms), &k);
+			reply_res(&x, want.res, &want.k, want.name,
+			    now.mono_ms);
 		}
+		free(want.name);
 	}
 	rest_slice_arm(rest);
 }
 
 /*
- * Park a full fetch until its body is built (see struct parked); -1 when
- * it cannot wait (no connection), and the caller builds it at once.
+ * Park a fetch until its body is built (see struct parked); -1 when it
+ * cannot wait (no connection), and the caller builds it at once.
  */
 static int
-fetch_park(struct rctx *x, const struct cache_key *k)
+fetch_park(struct rctx *x, enum cache_res res, const struct cache_key *k,
+    const char *name)
 {
 	struct rest			*rest = (struct rest *)(void *)
 					    ((char *)(void *)x->d -
@@ -430,7 +459,9 @@ fetch_park(struct rctx *x, const struct cache_key *k)
 	p->x = *x;
 	p->x.nseg = 0;
 	TAILQ_INIT(&p->x.query);
+	p->res = res;
 	p->k = *k;
+	p->name = name != NULL ? xstrdup(name) : NULL;
 	if ((bev = evhttp_connection_get_bufferevent(evcon)) != NULL &&
 	    bufferevent_getfd(bev) >= 0) {
 		p->eof_ev = event_new(base, bufferevent_getfd(bev), EV_READ,
@@ -443,9 +474,22 @@ fetch_park(struct rctx *x, const struct cache_key *k)
 }
 
 /*
- * GET apps: a slice of the build in this turn; if the body is not done,
- * the request waits for the next turns' slices (struct parked).
+ * A fetch of resource res: a slice of its body's build in this turn; if
+ * the body is not done, the request waits for the next turns' slices
+ * (struct parked).
  */
+static void
+fetch_sliced(struct rctx *x, enum cache_res res, const struct cache_key *k,
+    const char *name)
+{
+	if (!cache_step(x->d->cache, res, k, name,
+	    x->d->conf->cache_encode_slice_bytes, x->now.mono_ms) &&
+	    fetch_park(x, res, k, name) == 0)
+		return;
+	reply_res(x, res, k, name, x->now.mono_ms);
+}
+
+/* GET apps */
 static void
 h_apps(struct rctx *x)
 {
@@ -454,11 +498,7 @@ h_apps(struct rctx *x)
 	if (check_access(x) != 0)
 		return;
 	request_key(x, &k, 1);
-	if (!cache_apps_step(x->d->cache, &k,
-	    x->d->conf->cache_encode_slice_bytes, x->now.mono_ms) &&
-	    fetch_park(x, &k) == 0)
-		return;
-	reply_body(x, cache_apps(x->d->cache, &k, x->now.mono_ms), &k);
+	fetch_sliced(x, CACHE_RES_APPS, &k, NULL);
 }
 
 /* GET apps/delta */
@@ -474,7 +514,7 @@ h_delta(struct rctx *x)
 	if (check_access(x) != 0)
 		return;
 	request_key(x, &k, 1);
-	reply_body(x, cache_delta(x->d->cache, &k, x->now.mono_ms), &k);
+	fetch_sliced(x, CACHE_RES_DELTA, &k, NULL);
 }
 
 /* GET apps/{app} */
@@ -482,17 +522,11 @@ static void
 h_app(struct rctx *x)
 {
 	struct cache_key	 k;
-	struct cache_body	*b;
 
 	if (check_access(x) != 0)
 		return;
 	request_key(x, &k, 1);
-	if ((b = cache_app(x->d->cache, &k, x->seg[1], x->now.mono_ms)) ==
-	    NULL) {
-		reply(x, 404, NULL, NULL, 0);
-		return;
-	}
-	reply_body(x, b, &k);
+	fetch_sliced(x, CACHE_RES_APP, &k, x->seg[1]);
 }
 
 /* GET vips/{vip} and svips/{svip}: 200 with an empty list when unknown. */
@@ -504,8 +538,8 @@ h_vip(struct rctx *x)
 	if (check_access(x) != 0)
 		return;
 	request_key(x, &k, 1);
-	reply_body(x, cache_vip(x->d->cache, &k, x->seg[1],
-	    x->seg[0][0] == 's', x->now.mono_ms), &k);
+	fetch_sliced(x, x->seg[0][0] == 's' ? CACHE_RES_SVIP : CACHE_RES_VIP,
+	    &k, x->seg[1]);
 }
 
 /* Which codec a request body (len bytes) uses: 0 JSON, 1 XML, -1 none. */

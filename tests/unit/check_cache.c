@@ -1196,7 +1196,7 @@ START_TEST(test_ro_refresh_in_slices)
 	    TM(T0 + 1), -1), REG_OK);
 	for (n = 1, done = 0; !done; n++) {
 		ck_assert_int_lt(n, 100000);
-		if (n == 400) {
+		if (!mid && before >= 1) {
 			/* A change while the pass is under way. */
 			add("APP150", "mid", T0 + 2);
 			mid = 1;
