@@ -180,6 +180,10 @@ server_free(struct server *s)
 		return;
 	if (s->evict_ev != NULL)
 		event_free(s->evict_ev);
+	if (s->evict_step_ev != NULL)
+		event_free(s->evict_step_ev);
+	if (s->delta_step_ev != NULL)
+		event_free(s->delta_step_ev);
 	if (s->minute_ev != NULL)
 		event_free(s->minute_ev);
 	if (s->delta_ev != NULL)
@@ -575,15 +579,47 @@ server_listen(struct server *s, char **cause)
 	return (0);
 }
 
-/* Eviction timer (§5.11). */
+/*
+ * One slice of an eviction run (registry_evict_step: REGISTRY_EVICT_SLICE
+ * leases); while the run is not complete the next slice runs on the next
+ * loop turn, so a walk of a million leases or a mass expiry never holds
+ * the loop.
+ */
+static void
+server_evict_step(struct server *s)
+{
+	static const struct timeval	 zero = { 0, 0 };
+	int				 n;
+
+	s->evict_busy = 1;
+	if (!registry_evict_step(s->reg, clock_now(), REGISTRY_EVICT_SLICE,
+	    &n)) {
+		s->evict_count += n;
+		evtimer_add(s->evict_step_ev, &zero);
+		return;
+	}
+	n += s->evict_count;
+	if (n > 0)
+		log_info("evicted %d expired lease%s", n, n == 1 ? "" : "s");
+	s->evict_busy = 0;
+	s->evict_count = 0;
+}
+
+/* Eviction timer (§5.11): a run, unless the last one is under way. */
 static void
 server_evict_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct server	*s = arg;
-	int		 n;
 
-	if ((n = registry_evict(s->reg, clock_now())) > 0)
-		log_info("evicted %d expired lease%s", n, n == 1 ? "" : "s");
+	if (!s->evict_busy)
+		server_evict_step(s);
+}
+
+/* The next slice of an eviction run. */
+static void
+server_evict_step_cb(evutil_socket_t fd, short what, void *arg)
+{
+	server_evict_step(arg);
 }
 
 /* Roll the renews-per-minute bucket. */
@@ -595,14 +631,22 @@ server_minute_cb(evutil_socket_t fd, short what, void *arg)
 	registry_tick_minute(s->reg, clock_mono_ms());
 }
 
-/* Drop delta-queue entries past their retention. */
+/*
+ * Drop delta-queue entries past their retention, REGISTRY_PURGE_SLICE a
+ * loop turn (after a preload a million may fall due at once).
+ */
 static void
 server_delta_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct server	*s = arg;
-	uint64_t	 dropped;
+	static const struct timeval	 zero = { 0, 0 };
+	struct server			*s = arg;
+	uint64_t			 dropped;
 
-	registry_purge_deltas(s->reg, clock_mono_ms());
+	if (!registry_purge_deltas_step(s->reg, clock_mono_ms(),
+	    REGISTRY_PURGE_SLICE)) {
+		evtimer_add(s->delta_step_ev, &zero);
+		return;
+	}
 	/* Once per retention interval, not per record. */
 	dropped = registry_stats(s->reg)->delta_dropped;
 	if (dropped != s->delta_dropped_seen) {
@@ -710,6 +754,8 @@ server_start(struct server *s)
 	    clock_mono_ms() + cf->wait_time_in_ms_when_sync_empty);
 	s->evict_ev = server_timer(s, cf->eviction_interval_timer_in_ms,
 	    server_evict_cb);
+	s->evict_step_ev = evtimer_new(s->base, server_evict_step_cb, s);
+	s->delta_step_ev = evtimer_new(s->base, server_delta_cb, s);
 	s->minute_ev = server_timer(s, 60000, server_minute_cb);
 	s->delta_ev = server_timer(s, cf->delta_retention_timer_interval_in_ms,
 	    server_delta_cb);
@@ -790,6 +836,10 @@ server_stop(struct server *s)
 	watch_close_all(s->watch);
 	if (s->evict_ev != NULL)
 		event_del(s->evict_ev);
+	if (s->evict_step_ev != NULL)
+		event_del(s->evict_step_ev);
+	if (s->delta_step_ev != NULL)
+		event_del(s->delta_step_ev);
 	if (s->minute_ev != NULL)
 		event_del(s->minute_ev);
 	if (s->delta_ev != NULL)

@@ -56,8 +56,12 @@ struct server {
 	unsigned		 open_connections;
 
 	struct event		*evict_ev;
+	struct event		*evict_step_ev;	/* a run's next slice */
+	int			 evict_busy;	/* a run is under way */
+	int			 evict_count;	/* evicted by it so far */
 	struct event		*minute_ev;
 	struct event		*delta_ev;
+	struct event		*delta_step_ev;	/* a purge's next slice */
 	struct event		*cache_ev;	/* read-only cache refresh */
 	struct event		*cache_step_ev;	/* its next slice, next turn */
 	int64_t			 cache_pass_ms;	/* when its pass began */

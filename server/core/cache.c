@@ -1762,6 +1762,7 @@ cache_refresh_read_only(struct cache *c, int64_t now)
  * read-only refresh; past the bound the oldest goes).
  */
 #define WALK_WEIGHT		64	/* a delta record or VIP instance seen */
+#define GZ_PIECE_MIN		16384	/* bytes deflated a slice, at least */
 
 struct sbuild {
 	enum side_kind		 kind;
@@ -2010,6 +2011,8 @@ gz_slices(struct cache *c, struct sbuild *sb, size_t w0, size_t budget)
 			return (0);
 		want = budget == SIZE_MAX ? SIZE_MAX :
 		    (budget - (c->work - w0)) / GZ_WEIGHT + 1;
+		if (want < GZ_PIECE_MIN)
+			want = GZ_PIECE_MIN;
 		/* The segment holding byte pos. */
 		for (i = 0, off = 0; i < sb->src->nseg; i++) {
 			sg = &sb->src->segs[i];

@@ -135,11 +135,21 @@ struct observer {
 	void			*arg;
 };
 
-/* registry_evict's candidates: the expired leases the run may take. */
-struct evict_collect {
-	struct lease		**v;
-	size_t			  n;
-	const struct evict_run	 *run;
+/*
+ * An eviction run in slices (registry_evict_step): a count of the
+ * candidates, then the removal of a uniform random choice of them
+ * (selection sampling, so nothing is held between slices but a place in
+ * the walk: leases and apps are walked from the last, so a removal, which
+ * moves the last lease or app into the hole, moves only what was seen).
+ */
+struct evict_slices {
+	int		 busy;
+	int		 phase;		/* 0 count, 1 remove */
+	struct evict_run run;
+	int64_t		 mono;		/* the run's time: expiry is of then */
+	size_t		 size;		/* leases when it began */
+	size_t		 ai, li;	/* the walk's next place, + 1 */
+	size_t		 nexp, seen, limit, taken;
 };
 
 /* registry_foreach_live's callback and its argument. */
@@ -190,6 +200,7 @@ struct registry {
 	int			 notify_revived;	/* for the next event */
 
 	struct evict		 ev;		/* evict.c: self-preservation */
+	struct evict_slices	 evs;		/* the eviction run under way */
 
 	struct registry_stats	 stats;
 };
@@ -210,7 +221,6 @@ static void	registry_dequeue(struct registry *, int64_t, int);
 static int	lease_is_expired(const struct lease *, int64_t, int64_t);
 static size_t	lease_walk(const struct registry *, int64_t, int64_t, int,
 		    void (*)(struct lease *, void *), void *);
-static void	evict_collect_cb(struct lease *, void *);
 static void	live_walk_cb(struct lease *, void *);
 static void	lease_display(struct lease *);
 static void	lease_renew(struct lease *, struct hk_time);
@@ -1944,15 +1954,34 @@ registry_dwalk_step(const struct registry *reg, struct reg_dwalk *w,
 void
 registry_purge_deltas(struct registry *reg, int64_t now)
 {
+	(void)registry_purge_deltas_step(reg, now, SIZE_MAX);
+}
+
+/*
+ * The same, at most max queue records and tombstones a call (a million
+ * records can fall past retention at once after a preload): 1 when all
+ * that is due is gone, 0 when a later call must go on.
+ */
+int
+registry_purge_deltas_step(struct registry *reg, int64_t now, size_t max)
+{
 	struct tombstone	*t;
+	size_t			 done = 0;
 
 	while (reg->qn > 0 &&
-	    reg->q[reg->qhead].ts < now - reg->conf.retention_ms)
+	    reg->q[reg->qhead].ts < now - reg->conf.retention_ms) {
+		if (done++ == max)
+			return (0);
 		registry_dequeue(reg, now, 0);
+	}
 	while ((t = TAILQ_FIRST(&reg->tomb_fifo)) != NULL &&
-	    now - t->mono > reg->conf.tombstone_ms)
+	    now - t->mono > reg->conf.tombstone_ms) {
+		if (done++ == max)
+			return (0);
 		tomb_del(reg, t);
+	}
 	override_purge(reg, now);
+	return (1);
 }
 
 /* Entries in the recently-changed queue. */
@@ -2049,46 +2078,97 @@ registry_open_for_traffic(struct registry *reg, int count, int64_t now)
 	evict_open_for_traffic(&reg->ev, count);
 }
 
-/* Put every expired lease the run may take into the candidate array. */
-static void
-evict_collect_cb(struct lease *l, void *arg)
+/* Whether the run may take lease l (expired at the run's time). */
+static int
+evict_candidate(const struct evict_slices *es, const struct lease *l)
 {
-	struct evict_collect	*ec = arg;
-
-	if (!ec->run->only_uncounted || l->uncounted)
-		ec->v[ec->n++] = l;
+	return (lease_is_expired(l, es->run.extra, es->mono) &&
+	    (!es->run.only_uncounted || l->uncounted));
 }
 
 /*
- * The eviction task (§5.11): evict.c plans the run (grace for a late
- * timer, which leases may go, how many); the expired candidates are
- * collected here and the chosen ones removed, picked uniformly at random
- * with a partial Fisher-Yates shuffle.
+ * The eviction task (§5.11) a slice at a time: evict.c plans the run
+ * (grace for a late timer, which leases may go, how many); the first
+ * walk counts the expired candidates, the second removes each with
+ * probability (still to take) / (still to see), a uniform random choice
+ * of the number evict.c allows. See registry.h.
  */
+int
+registry_evict_step(struct registry *reg, struct hk_time now, size_t max,
+    int *evicted)
+{
+	struct evict_slices	*es = &reg->evs;
+	struct reg_app		*a;
+	struct lease		*l;
+	size_t			 done = 0, left;
+
+	*evicted = 0;
+	if (!es->busy) {
+		memset(es, 0, sizeof *es);
+		if (!evict_run_begin(&reg->ev, now.mono_ms, reg->size,
+		    &es->run))
+			return (1);
+		es->busy = 1;
+		es->mono = now.mono_ms;
+		es->size = reg->size;
+		es->ai = reg->napps;
+	}
+	while (done < max) {
+		/* The next place down; a removed app's place was seen. */
+		if (es->ai > reg->napps)
+			es->ai = reg->napps;
+		if (es->ai == 0) {
+			if (es->phase == 1)
+				break;
+			es->phase = 1;
+			es->limit = evict_run_limit(&reg->ev, &es->run,
+			    es->size, es->nexp);
+			if (es->limit == 0)
+				break;
+			es->ai = reg->napps;
+			es->li = 0;
+			continue;
+		}
+		a = reg->apps[es->ai - 1];
+		if (es->li == 0 || es->li > a->n)
+			es->li = a->n;
+		l = a->leases[--es->li];
+		done++;
+		if (es->li == 0)
+			es->ai--;
+		if (!evict_candidate(es, l))
+			continue;
+		if (es->phase == 0) {
+			es->nexp++;
+			continue;
+		}
+		left = es->nexp > es->seen ? es->nexp - es->seen : 1;
+		es->seen++;
+		if (es->taken < es->limit &&
+		    evict_pick(0, left) < es->limit - es->taken) {
+			registry_remove(reg, l, 1, 0, 0, now);
+			es->taken++;
+			(*evicted)++;
+			done += REGISTRY_EVICT_REMOVE_WEIGHT;
+		}
+		if (es->taken == es->limit)
+			break;
+	}
+	if (done >= max && !(es->phase == 1 && es->taken == es->limit))
+		return (0);
+	es->busy = 0;
+	return (1);
+}
+
+/* A whole eviction run in one call: the number evicted. */
 int
 registry_evict(struct registry *reg, struct hk_time now)
 {
-	struct evict_run	 run;
-	struct evict_collect	 ec;
-	struct lease		*t;
-	size_t			 i, j, n;
+	int	n;
 
-	if (!evict_run_begin(&reg->ev, now.mono_ms, reg->size, &run))
-		return (0);
-	ec.v = xreallocarray(NULL, reg->size, sizeof *ec.v);
-	ec.n = 0;
-	ec.run = &run;
-	lease_walk(reg, now.mono_ms, run.extra, 1, evict_collect_cb, &ec);
-	n = evict_run_limit(&reg->ev, &run, reg->size, ec.n);
-	for (i = 0; i < n; i++) {
-		j = evict_pick(i, ec.n);
-		t = ec.v[i];
-		ec.v[i] = ec.v[j];
-		ec.v[j] = t;
-		registry_remove(reg, ec.v[i], 1, 0, 0, now);
-	}
-	free(ec.v);
-	return ((int)n);
+	reg->evs.busy = 0;
+	(void)registry_evict_step(reg, now, SIZE_MAX, &n);
+	return (n);
 }
 
 /* Roll the renews-per-minute bucket; the caller ticks every 60 s. */

@@ -293,6 +293,10 @@ void		 registry_status_counts(const struct registry *,
  */
 struct applications *registry_delta(struct registry *, int64_t now);
 void		 registry_purge_deltas(struct registry *, int64_t now);
+/* The same, at most max records and tombstones a call: 1 when done. */
+#define REGISTRY_PURGE_SLICE		65536	/* records per loop turn */
+int		 registry_purge_deltas_step(struct registry *, int64_t now,
+		     size_t max);
 size_t		 registry_delta_size(const struct registry *);
 /*
  * The same delta walked a bounded amount at a time (the response cache's
@@ -354,6 +358,21 @@ void		 registry_open_for_traffic(struct registry *, int count,
 		     int64_t now);
 int		 registry_evict(struct registry *, struct hk_time now);
 		     /* number evicted */
+/*
+ * The same run in slices, so that a registry of a million leases is
+ * never walked in one loop turn: a call when no run is under way plans
+ * one at now; each call looks at up to max leases (a removal counts
+ * REGISTRY_EVICT_REMOVE_WEIGHT more), sets *evicted to the number it
+ * removed and returns 1 when the run is complete (0: call again on a
+ * later turn). Expiry is judged at the run's start; the leases to evict
+ * are a uniform random choice of the expired, as many as evict.c allows.
+ * Nothing is held between calls but a place in the walk, so changes in
+ * between are safe (a lease moved past the place waits for the next run).
+ */
+#define REGISTRY_EVICT_SLICE		32768	/* leases per loop turn */
+#define REGISTRY_EVICT_REMOVE_WEIGHT	63
+int		 registry_evict_step(struct registry *, struct hk_time now,
+		     size_t max, int *evicted);
 void		 registry_tick_minute(struct registry *, int64_t now);
 int		 registry_lease_expiration_enabled(const struct registry *);
 int		 registry_is_below_threshold(const struct registry *);

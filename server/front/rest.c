@@ -357,7 +357,7 @@ parked_eof_cb(evutil_socket_t fd, short what, void *arg)
 		event_add(p->eof_ev, NULL);
 		return;
 	}
-	log_debug("%s: a client waiting for a fetch went away",
+	log_debug("%s: a client waiting for a full fetch went away",
 	    __func__);
 	evcon = evhttp_request_get_connection(p->x.req);
 	parked_free(p);

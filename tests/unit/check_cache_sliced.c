@@ -146,7 +146,8 @@ check_equal(enum cache_res res, const char *name, int sliced)
 		k = key_at(i);
 		b = body_of(one, res, &k, name, &blen);
 		n = steps(res, &k, name, 1);
-		if (sliced)
+		/* A gzip delta deflates the plain one built just before. */
+		if (sliced && (res != CACHE_RES_DELTA || !k.gzip))
 			ck_assert_int_gt(n, 5);
 		/* Done: the body comes without another encode. */
 		a = body_of(cache, res, &k, name, &alen);

@@ -915,6 +915,106 @@ START_TEST(test_eviction_allowed_above_threshold)
 }
 END_TEST
 
+/*
+ * An eviction run in slices: each call looks at a bounded number of
+ * leases, the run takes as many calls as the walks need, it evicts what
+ * the one-call run would (the 15 % cap, expired leases only), and changes
+ * between slices (a cancel, new registrations, a renewal, a whole
+ * application going) leave it sound.
+ */
+START_TEST(test_eviction_in_slices)
+{
+	struct registry	*reg;
+	char		 app[16], id[16];
+	int		 i, n, total = 0, calls = 0;
+
+	cf.self_preservation = 0;
+	reg = registry_new(&cf, T0);
+	/* 40 apps x 25: the even apps' leases expire, the odd ones renew. */
+	for (i = 0; i < 1000; i++) {
+		snprintf(app, sizeof app, "A%d", i % 40);
+		snprintf(id, sizeof id, "i%d", i);
+		ck_assert_int_eq(registry_register(reg,
+		    mkinst(app, id, STATUS_UP, 1), 0, TM(T0)), REG_OK);
+	}
+	for (i = 0; i < 1000; i++) {
+		snprintf(app, sizeof app, "A%d", i % 40);
+		snprintf(id, sizeof id, "i%d", i);
+		if (i % 40 % 2 == 1)
+			ck_assert_int_eq(registry_renew(reg, app, id, -1,
+			    STATUS_UNKNOWN, 0, TM(T0 + 80000), NULL), REG_OK);
+	}
+	/* 500 expired at T0 + 90001, the cap 1000 - 850 = 150. */
+	for (;;) {
+		calls++;
+		ck_assert_int_lt(calls, 10000);
+		if (registry_evict_step(reg, TM(T0 + 90001), 10, &n)) {
+			total += n;
+			break;
+		}
+		/* Ten leases looked at: at most one removal among them. */
+		ck_assert_int_le(n, 1);
+		total += n;
+	}
+	/* Two walks of ~1,000 leases, ten a call, plus the removals. */
+	ck_assert_int_gt(calls, 150);
+	ck_assert_int_eq(total, 150);
+	ck_assert_uint_eq(registry_stats(reg)->evictions, 150);
+	ck_assert_uint_eq(registry_size(reg), 850);
+	/* The renewed leases are all there. */
+	for (i = 0; i < 1000; i++) {
+		snprintf(app, sizeof app, "A%d", i % 40);
+		snprintf(id, sizeof id, "i%d", i);
+		if (i % 40 % 2 == 1)
+			ck_assert_ptr_nonnull(registry_get(reg, app, id,
+			    T0 + 90001));
+	}
+	/*
+	 * The next run (cap 850 - 722 = 128) with changes between its
+	 * slices: a cancel, a registration, a whole application going.
+	 * What it counted and then saw go is not replaced, so it may take
+	 * fewer; never more, never a live lease.
+	 */
+	for (calls = 0, total = 0;;) {
+		calls++;
+		ck_assert_int_lt(calls, 10000);
+		if (calls == 5) {
+			ck_assert_int_eq(registry_cancel(reg, "A1", "i1", 0,
+			    TM(T0 + 150001), 0), REG_OK);
+			ck_assert_int_eq(registry_register(reg,
+			    mkinst("NEW", "n1", STATUS_UP, 1), 0,
+			    TM(T0 + 150001)), REG_OK);
+		}
+		if (calls == 9)
+			for (i = 38; i < 1000; i += 40) {
+				snprintf(id, sizeof id, "i%d", i);
+				(void)registry_cancel(reg, "A38", id, 0,
+				    TM(T0 + 150001), 0);
+			}
+		if (calls == 150)
+			for (i = 2; i < 1000; i += 40) {
+				snprintf(id, sizeof id, "i%d", i);
+				(void)registry_cancel(reg, "A2", id, 0,
+				    TM(T0 + 150001), 0);
+			}
+		if (registry_evict_step(reg, TM(T0 + 150001), 10, &n)) {
+			total += n;
+			break;
+		}
+		total += n;
+	}
+	ck_assert_int_gt(total, 64);
+	ck_assert_int_le(total, 128);
+	ck_assert_ptr_nonnull(registry_get(reg, "NEW", "n1", T0 + 150001));
+	ck_assert_ptr_nonnull(registry_get(reg, "A3", "i3", T0 + 150001));
+	/* One call with no bound is registry_evict's run. */
+	ck_assert_int_eq(registry_evict_step(reg, TM(T0 + 210001), SIZE_MAX,
+	    &n), 1);
+	ck_assert_int_gt(n, 0);
+	registry_free(reg);
+}
+END_TEST
+
 START_TEST(test_eviction_cap_per_run)
 {
 	struct registry	*reg;
@@ -2198,6 +2298,7 @@ registry_suite(void)
 	tcase_add_test(tc, test_selfpreserve_blocks_eviction);
 	tcase_add_test(tc, test_eviction_allowed_above_threshold);
 	tcase_add_test(tc, test_eviction_cap_per_run);
+	tcase_add_test(tc, test_eviction_in_slices);
 	tcase_add_test(tc, test_eviction_compensation);
 	tcase_add_test(tc, test_threshold_follows_registrations);
 	tcase_add_test(tc, test_tombstones);

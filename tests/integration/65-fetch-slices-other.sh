@@ -1,0 +1,88 @@
+#!/bin/sh
+# 65-fetch-slices-other.sh: the other bodies do not stall the loop either
+# (issue 13): the delta, one application's (apps/{app}) and a VIP's
+# (vips/, svips/) are built a slice per loop turn as full fetches are
+# (63-fetch-slices.sh), plain and gzip. With a tiny heureka.cache.
+# encode-slice-bytes, /health keeps answering on another connection
+# before each fetch's answer starts; the parked fetch's body is the one a
+# later (cached) fetch gets; the delta holds every change with the
+# registry's hash code; a change while a build is under way is in its body.
+. "$(dirname "$0")/lib.sh"
+
+SF="$HK_PYTHON $(dirname "$0")/stallfetch.py"
+GZ="Accept-Encoding: gzip"
+JS="Accept: application/json"
+XG="Accept: application/xml"
+NAPPS=2000
+PER=5
+BIG=10000
+
+# HK_SLICE=0 (the whole build in one turn, as before) shows what it catches.
+hk_start s -D heureka.cache.encode-slice-bytes="${HK_SLICE:-1}"
+U=$HK_URL_s
+out=$($SF "$U" load $NAPPS $PER)
+assert_eq '{"codes": {"200": 40}}' "$out" "preload of $NAPPS apps x $PER"
+# APP00000 grows to $BIG instances (its first $PER re-registered).
+out=$($SF "$U" load 1 $BIG)
+assert_eq '{"codes": {"200": 40}}' "$out" "one app of $BIG"
+N=$((NAPPS * PER + BIG - PER))
+
+# race PATH HEADERS...: the fetch is answered after >= 3 /health answers;
+# R is its JSON line.
+race()
+{
+	R=$($SF "$U" race "$@")
+	st=$(echo "$R" | "$HK_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["status"])')
+	h=$(echo "$R" | "$HK_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["health_first"])')
+	[ "$st" = 200 ] || fail "$1: answered $st"
+	[ "$h" -ge 3 ] ||
+	    fail "$*: only $h /health answers came before the fetch's (the build held the loop)"
+	hk_log "$*: $h /health answers first, $R"
+}
+
+sha()
+{
+	echo "$1" | "$HK_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["sha"])'
+}
+
+hk_log "the delta of $N changes, JSON plain and XML gzip, in slices"
+race apps/delta "$JS"; d1=$R
+race apps/delta "$XG" "$GZ"; d2=$R
+assert_http 200 GET "${U}apps/delta" -H "$JS"
+[ "$(sha256sum <"$HK_BODY" | cut -d' ' -f1)" = "$(sha "$d1")" ] ||
+    fail "the cached delta differs from the parked one"
+assert_eq "$N" "$(hk_json 'sum(len(a["instance"]) for a in d["applications"]["application"])')" "instances in the delta"
+assert_eq "UP_${N}_" "$(hk_json 'd["applications"]["apps__hashcode"]')" "the delta's hash code"
+assert_http 200 GET "${U}apps/delta" -H "$XG" -H "$GZ"
+[ "$(sha256sum <"$HK_BODY" | cut -d' ' -f1)" = "$(sha "$d2")" ] ||
+    fail "the cached gzip delta differs from the parked one"
+gunzip -c <"$HK_BODY" | grep -q "<apps__hashcode>UP_${N}_</apps__hashcode>" ||
+    fail "the gzip delta's hash code"
+
+hk_log "one application of $BIG instances, JSON gzip and XML, in slices"
+race apps/APP00000 "$JS" "$GZ"; a1=$R
+race apps/app00000 "$XG"; a2=$R
+assert_http 200 GET "${U}apps/APP00000" -H "$JS" -H "$GZ"
+[ "$(sha256sum <"$HK_BODY" | cut -d' ' -f1)" = "$(sha "$a1")" ] ||
+    fail "the cached application body differs from the parked one"
+assert_eq "$BIG" "$(gunzip -c <"$HK_BODY" | "$HK_PYTHON" -c 'import json,sys; print(len(json.load(sys.stdin)["application"]["instance"]))')" "instances of APP00000"
+assert_http 404 GET "${U}apps/NOPE" -H "$JS"
+
+hk_log "a VIP walks every instance, in slices; svips too"
+race vips/app00001 "$JS"; v1=$R
+race svips/app00001 "$XG" "$GZ"; v2=$R
+assert_http 200 GET "${U}vips/app00001" -H "$JS"
+[ "$(sha256sum <"$HK_BODY" | cut -d' ' -f1)" = "$(sha "$v1")" ] ||
+    fail "the cached VIP body differs from the parked one"
+assert_eq "$PER" "$(hk_json 'sum(len(a["instance"]) for a in d["applications"]["application"])')" "instances of VIP app00001"
+
+hk_log "a change while the delta is being built is in its body"
+hk_register "$U" APP00007 extra0
+$SF "$U" hold apps/delta 2 "$XG" >/dev/null &
+hk_own $!
+hk_register "$U" APP00007 extra
+assert_http 200 GET "${U}apps/delta" -H "$XG"
+grep -q "<instanceId>extra</instanceId>" "$HK_BODY" ||
+    fail "the change is not in the delta"
+grep -q "<apps__hashcode>UP_$((N + 2))_</apps__hashcode>" "$HK_BODY" ||
+    fail "the delta's hash code after the change"
