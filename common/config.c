@@ -313,9 +313,9 @@ static const struct config_opt config_opts[] = {
 	/* heureka.cache.* (server/core/cache.c; README "Performance") */
 	SIZE(N("heureka.cache.encode-slice-bytes"), cache_encode_slice_bytes,
 	    0, (size_t)1 << 40, "1048576",
-	    "encoding one loop turn does for a full fetch or a read-only "
-	    "refresh (a deflated byte counts 4); the rest waits for the next "
-	    "turns. 0: all at once"),
+	    "encoding one loop turn does for a fetch not cached (full, "
+	    "delta, one app, a VIP) or a read-only refresh (a deflated byte "
+	    "counts 4); the rest waits for the next turns. 0: all at once"),
 
 	/* dashboard, environment */
 	STR(N("eureka.dashboard.path"), dashboard_path, "/",

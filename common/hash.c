@@ -529,6 +529,34 @@ htab_longest(struct htab_node *const *b, size_t from, size_t nb)
 	return (longest);
 }
 
+/* htab_stats with a bounded, resumed look for the longest chain. */
+void
+htab_stats_scan(const struct htab *t, struct htab_scan *sc, size_t max,
+    struct htab_stats *s)
+{
+	size_t	n, lo;
+
+	if (sc->b != (const void *)t->b || sc->nb != t->nb) {
+		memset(sc, 0, sizeof *sc);
+		sc->b = t->b;
+		sc->nb = t->nb;
+	}
+	n = t->nb - sc->i < max ? t->nb - sc->i : max;
+	if ((lo = htab_longest(t->b, sc->i, sc->i + n)) > sc->cur)
+		sc->cur = lo;
+	sc->i += n;
+	s->buckets = t->nb;
+	s->entries = t->n;
+	s->longest = sc->cur > sc->last ? sc->cur : sc->last;
+	s->pending = t->on;
+	s->step_max = t->step_max;
+	if (sc->i >= t->nb) {
+		sc->last = sc->cur;
+		sc->cur = 0;
+		sc->i = 0;
+	}
+}
+
 /* Buckets, entries, the longest chain (walks every bucket), resize state. */
 void
 htab_stats(const struct htab *t, struct htab_stats *s)

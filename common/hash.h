@@ -96,5 +96,21 @@ size_t		 htab_count(const struct htab *);
 void		 htab_sweep(struct htab *, int (*drop)(struct htab_node *,
 		     void *), void *);
 void		 htab_stats(const struct htab *, struct htab_stats *);
+/*
+ * The same figures with the longest chain found by a scan of at most max
+ * buckets a call, resumed where the last call stopped (sc, zeroed at
+ * first): at a million entries a whole walk is a 100 ms stall per
+ * /metrics scrape. longest is the larger of the last complete pass's and
+ * the current one's so far; a table whose array changed (a resize)
+ * starts a new pass. The array being emptied in a resize is not looked
+ * at. A table of at most max buckets is scanned whole every call.
+ */
+struct htab_scan {
+	const void	*b;
+	size_t		 nb, i, cur, last;
+};
+#define HTAB_SCAN_BUCKETS	262144	/* per table per scrape */
+void		 htab_stats_scan(const struct htab *, struct htab_scan *,
+		     size_t max, struct htab_stats *);
 
 #endif

@@ -226,6 +226,7 @@ struct cache {
 	struct cache_stats stats;
 	struct sbuild	*sb;		/* sliced builds under way */
 	size_t		 nsb;
+	struct htab_scan fscan;		/* cache_table_stats' */
 };
 
 /*
@@ -598,9 +599,9 @@ cache_bytes(const struct cache *c)
 
 /* Size and longest chain of the fragment table, for /metrics. */
 void
-cache_table_stats(const struct cache *c, struct htab_stats *st)
+cache_table_stats(struct cache *c, struct htab_stats *st)
 {
-	htab_stats(&c->frags, st);
+	htab_stats_scan(&c->frags, &c->fscan, HTAB_SCAN_BUCKETS, st);
 }
 
 /*

@@ -134,7 +134,7 @@ const struct cache_stats *cache_stats(const struct cache *);
 /* Bytes of the encoded bodies alive, for the registry's memory budget. */
 size_t		 cache_bytes(const struct cache *);
 struct htab_stats;
-void		 cache_table_stats(const struct cache *, struct htab_stats *);
+void		 cache_table_stats(struct cache *, struct htab_stats *);
 
 size_t		 cache_body_len(const struct cache_body *);
 void		 cache_body_unref(struct cache_body *);

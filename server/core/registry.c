@@ -201,6 +201,7 @@ struct registry {
 
 	struct evict		 ev;		/* evict.c: self-preservation */
 	struct evict_slices	 evs;		/* the eviction run under way */
+	struct htab_scan	 tscan[5];	/* registry_foreach_table's */
 
 	struct registry_stats	 stats;
 };
@@ -2230,7 +2231,7 @@ registry_stats(const struct registry *reg)
 
 /* Report the apps, (app, id), id, override and tombstone tables. */
 void
-registry_foreach_table(const struct registry *reg,
+registry_foreach_table(struct registry *reg,
     void (*cb)(const char *, const struct htab_stats *, void *), void *arg)
 {
 	static const char	*names[] = {
@@ -2245,7 +2246,7 @@ registry_foreach_table(const struct registry *reg,
 	size_t			 i;
 
 	for (i = 0; i < sizeof t / sizeof t[0]; i++) {
-		htab_stats(t[i], &st);
+		htab_stats_scan(t[i], &reg->tscan[i], HTAB_SCAN_BUCKETS, &st);
 		cb(names[i], &st, arg);
 	}
 }

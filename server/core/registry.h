@@ -383,9 +383,12 @@ int		 registry_renew_threshold(const struct registry *);
 long		 registry_renews_last_min(const struct registry *);
 const struct registry_stats *registry_stats(const struct registry *);
 
-/* Each name-keyed table's size and longest chain, for /metrics. */
+/*
+ * Each name-keyed table's size and longest chain, for /metrics: the chain
+ * by a bounded scan resumed from call to call (htab_stats_scan).
+ */
 struct htab_stats;
-void		 registry_foreach_table(const struct registry *,
+void		 registry_foreach_table(struct registry *,
 		     void (*)(const char *, const struct htab_stats *, void *),
 		     void *);
 

@@ -470,6 +470,63 @@ chain_count(const struct htab *t, uint64_t h)
 	return (k);
 }
 
+/*
+ * The bounded scan for /metrics: each call looks at max buckets, so a
+ * long chain shows once the pass reaches it, never more than the whole
+ * walk's figure; a table that fits max is scanned whole every call; a
+ * resize starts a new pass.
+ */
+START_TEST(test_table_stats_scan)
+{
+	struct htab		 t;
+	struct htab_stats	 st, whole;
+	struct htab_scan	 sc;
+	struct item		*v, same[20];
+	int			 i, n = 5000, calls;
+
+	pin_key();
+	v = items_new(2 * n);
+	htab_init(&t, 8);
+	/* 5,000 or more, until no resize is under way. */
+	for (i = 0; i < n || (t.old != NULL && i < 2 * n); i++)
+		put(&t, v, i);
+	ck_assert_ptr_null(t.old);
+	/* A chain of 20 in the last bucket. */
+	for (i = 0; i < 20; i++)
+		htab_insert(&t, &same[i].node, t.nb - 1);
+	htab_stats(&t, &whole);
+	ck_assert_uint_ge(whole.longest, 20);
+	memset(&sc, 0, sizeof sc);
+	for (calls = 1;; calls++) {
+		htab_stats_scan(&t, &sc, 64, &st);
+		ck_assert_uint_eq(st.entries, whole.entries);
+		ck_assert_uint_le(st.longest, whole.longest);
+		if (st.longest >= 20)
+			break;
+		ck_assert_int_lt(calls, 1000000);
+	}
+	/* The last bucket is reached on the pass's last call. */
+	ck_assert_uint_eq((size_t)calls, (t.nb + 63) / 64);
+	/* The next pass keeps the last one's figure until it ends. */
+	htab_stats_scan(&t, &sc, 64, &st);
+	ck_assert_uint_eq(st.longest, whole.longest);
+	/* A table within max buckets: whole in one call. */
+	memset(&sc, 0, sizeof sc);
+	htab_stats_scan(&t, &sc, t.nb, &st);
+	ck_assert_uint_eq(st.longest, whole.longest);
+	/* The chain goes: after a full pass the figure drops. */
+	for (i = 0; i < 20; i++)
+		htab_remove(&t, &same[i].node);
+	htab_stats(&t, &whole);
+	htab_stats_scan(&t, &sc, t.nb, &st);
+	htab_stats_scan(&t, &sc, t.nb, &st);
+	ck_assert_uint_eq(st.longest, whole.longest);
+	ck_assert_uint_lt(st.longest, 20);
+	htab_clear(&t);
+	free(v);
+}
+END_TEST
+
 START_TEST(test_table_one_chain_per_hash)
 {
 	struct htab		 t;
@@ -576,6 +633,7 @@ hash_suite(void)
 	tcase_add_test(tr, test_table_remove_and_shrink_in_steps);
 	tcase_add_test(tr, test_table_sweep_during_resize);
 	tcase_add_test(tr, test_table_one_chain_per_hash);
+	tcase_add_test(tr, test_table_stats_scan);
 	suite_add_tcase(s, tr);
 	return (s);
 }
