@@ -91,6 +91,7 @@ struct reg_app {
 	size_t		  cap;
 	size_t		  idx;		/* position in registry->apps */
 	uint64_t	  gen;
+	size_t		  counts[STATUS_COUNT];	/* its leases by status */
 };
 
 /* Override map entry: keyed by id only, expires after last access. */
@@ -684,10 +685,13 @@ static void
 registry_set_status(struct registry *reg, struct lease *l,
     enum instance_status st)
 {
-	if ((unsigned)l->inst->status < STATUS_COUNT)
+	if ((unsigned)l->inst->status < STATUS_COUNT) {
 		reg->counts[l->inst->status]--;
+		l->app->counts[l->inst->status]--;
+	}
 	l->inst->status = st;
 	reg->counts[st]++;
+	l->app->counts[st]++;
 }
 
 /* A change that invalidates encodings: new generation, app included. */
@@ -1092,9 +1096,11 @@ registry_do_register(struct registry *reg, struct instance *in,
 				taken = 0;
 			} else {
 				reg->counts[l->inst->status]--;
+				l->app->counts[l->inst->status]--;
 				instance_free(l->inst);
 				l->inst = in;
 				reg->counts[in->status]++;
+				l->app->counts[in->status]++;
 			}
 		}
 		a = l->app;
@@ -1129,6 +1135,7 @@ registry_do_register(struct registry *reg, struct instance *in,
 		a->leases[a->n++] = l;
 		reg->size++;
 		reg->counts[in->status]++;
+		a->counts[in->status]++;
 		/* heureka: also from zero, so no recount timer is needed. */
 		l->uncounted = kvlist_get(&in->metadata,
 		    REGISTRY_UNCOUNTED_KEY) != NULL ? 1 : 0;
@@ -1279,6 +1286,7 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 	override_del(reg, lease_id(l));
 
 	reg->counts[l->inst->status]--;
+	a->counts[l->inst->status]--;
 	reg->size--;
 	htab_remove(&reg->lease_tab, &l->key_node);
 	id_unlink(reg, l);
@@ -1633,6 +1641,13 @@ size_t
 reg_app_size(const struct reg_app *a)
 {
 	return (a->n);
+}
+
+/* The application's leases by status, kept on every change (no walk). */
+void
+reg_app_status_counts(const struct reg_app *a, size_t counts[STATUS_COUNT])
+{
+	memcpy(counts, a->counts, sizeof a->counts);
 }
 
 /* Instance by index, NULL when out of range. */

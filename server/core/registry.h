@@ -267,6 +267,8 @@ struct reg_app	*registry_app_find_hashed(const struct registry *, const char *,
 		    uint64_t);	/* hash_str_upper(name) known */
 const char	*reg_app_name(const struct reg_app *);
 size_t		 reg_app_size(const struct reg_app *);
+void		 reg_app_status_counts(const struct reg_app *,
+		     size_t counts[STATUS_COUNT]);
 const struct instance *reg_app_instance_at(const struct reg_app *, size_t);
 /*
  * Bumped on every change that invalidates this app's encodings. Values

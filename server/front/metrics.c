@@ -379,9 +379,8 @@ metrics_render_instances(struct metrics *m, struct buf *b)
 		"heureka_instances", "eureka_server_instances",
 	};
 	struct reg_app		*app;
-	const struct instance	*inst;
 	size_t			 counts[STATUS_COUNT], other[STATUS_COUNT];
-	size_t			 n, i, j, k, napps, cap, omitted = 0;
+	size_t			 i, k, napps, cap, omitted = 0;
 	int			 st;
 
 	napps = d->reg != NULL ? registry_app_count(d->reg) : 0;
@@ -393,14 +392,8 @@ metrics_render_instances(struct metrics *m, struct buf *b)
 		memset(other, 0, sizeof other);
 		for (i = 0; i < napps; i++) {
 			app = registry_app_at(d->reg, i);
-			memset(counts, 0, sizeof counts);
-			n = reg_app_size(app);
-			for (j = 0; j < n; j++) {
-				inst = reg_app_instance_at(app, j);
-				if (inst != NULL && inst->status >= 0 &&
-				    inst->status < STATUS_COUNT)
-					counts[inst->status]++;
-			}
+			/* Kept by the registry: a scrape costs O(apps). */
+			reg_app_status_counts(app, counts);
 			for (st = 0; st < STATUS_COUNT; st++) {
 				if (counts[st] == 0)
 					continue;

@@ -1015,6 +1015,58 @@ START_TEST(test_eviction_in_slices)
 }
 END_TEST
 
+/* Fail unless every app's kept status counts equal a walk's. */
+static void
+check_app_counts(struct registry *reg)
+{
+	size_t	want[STATUS_COUNT], got[STATUS_COUNT], i, j;
+	struct reg_app *a;
+
+	for (i = 0; i < registry_app_count(reg); i++) {
+		a = registry_app_at(reg, i);
+		memset(want, 0, sizeof want);
+		for (j = 0; j < reg_app_size(a); j++)
+			want[reg_app_instance_at(a, j)->status]++;
+		reg_app_status_counts(a, got);
+		ck_assert(memcmp(want, got, sizeof want) == 0);
+	}
+}
+
+/*
+ * Per-application status counts (what /metrics reads instead of walking
+ * every instance) follow registrations, re-registrations with another
+ * status, status updates, cancels and evictions.
+ */
+START_TEST(test_app_status_counts)
+{
+	struct registry	*reg;
+	char		 id[16];
+	int		 i, n;
+
+	cf.self_preservation = 0;
+	reg = registry_new(&cf, T0);
+	for (i = 0; i < 60; i++) {
+		snprintf(id, sizeof id, "i%d", i);
+		ck_assert_int_eq(registry_register(reg, mkinst(i % 2 ? "A" :
+		    "B", id, i % 3 ? STATUS_UP : STATUS_STARTING, 1), 0,
+		    TM(T0)), REG_OK);
+	}
+	check_app_counts(reg);
+	ck_assert_int_eq(registry_register(reg, mkinst("A", "i1",
+	    STATUS_DOWN, 2), 0, TM(T0 + 1)), REG_OK);
+	ck_assert_int_eq(registry_status_update(reg, "B", "i2",
+	    STATUS_OUT_OF_SERVICE, -1, 0, TM(T0 + 2), 0), REG_OK);
+	check_app_counts(reg);
+	ck_assert_int_eq(registry_cancel(reg, "A", "i3", 0, TM(T0 + 3), 0),
+	    REG_OK);
+	check_app_counts(reg);
+	while (!registry_evict_step(reg, TM(T0 + 200000), 7, &n))
+		check_app_counts(reg);
+	check_app_counts(reg);
+	registry_free(reg);
+}
+END_TEST
+
 START_TEST(test_eviction_cap_per_run)
 {
 	struct registry	*reg;
@@ -2299,6 +2351,7 @@ registry_suite(void)
 	tcase_add_test(tc, test_eviction_allowed_above_threshold);
 	tcase_add_test(tc, test_eviction_cap_per_run);
 	tcase_add_test(tc, test_eviction_in_slices);
+	tcase_add_test(tc, test_app_status_counts);
 	tcase_add_test(tc, test_eviction_compensation);
 	tcase_add_test(tc, test_threshold_follows_registrations);
 	tcase_add_test(tc, test_tombstones);
