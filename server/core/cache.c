@@ -89,6 +89,7 @@ struct blob {
 	char		 *data;
 	struct appfrag	**mem;		/* a run's records, else NULL */
 	size_t		  nmem;
+	struct blob	 *dead;		/* in the reaper's list (cache_reap) */
 };
 
 /* A piece of a body: len bytes of a blob from byte off on. */
@@ -236,6 +237,8 @@ struct cache {
  * cache_bytes() so the registry's memory budget can count encodings.
  */
 static size_t	cache_blob_bytes;
+/* Caches alive; without one a big blob is freed at once (see cache_reap). */
+static unsigned	reap_caches;
 
 static void	chunks_free(struct gzchunks *);
 static struct side *side_find(struct side *, enum side_kind,
@@ -251,6 +254,7 @@ static struct cache_body *cache_vip_live(struct cache *,
 static int	side_step(struct cache *, enum side_kind,
 		     const struct cache_key *, const char *, size_t, int64_t);
 static void	sb_free(struct cache *, struct sbuild *);
+static int	reap_push(struct blob *);
 static int	apps_step(struct cache *, const struct cache_key *, size_t,
 		     int64_t);
 
@@ -270,7 +274,7 @@ blob_from_buf(struct buf *b)
 static void
 blob_unref(struct blob *bl)
 {
-	if (bl == NULL || --bl->refs > 0)
+	if (bl == NULL || --bl->refs > 0 || reap_push(bl))
 		return;
 	cache_blob_bytes -= bl->len;
 	free(bl->mem);
@@ -418,6 +422,7 @@ cache_new(struct registry *reg, int64_t read_only_ms, int64_t expire_ms)
 
 	c->reg = reg;
 	c->ro_ms = read_only_ms;
+	reap_caches++;
 	if (read_only_ms > 0)
 		c->expire_ms = expire_ms > 0 ? expire_ms : 180000;
 	htab_init(&c->frags, 64);
@@ -579,6 +584,9 @@ cache_free(struct cache *c)
 	side_free_all(&c->ro, &c->nro);
 	while (c->sb != NULL)
 		sb_free(c, c->sb);
+	if (--reap_caches == 0)
+		while (cache_reap(SIZE_MAX))
+			;
 	free(c);
 }
 
@@ -2239,4 +2247,59 @@ cache_res_body(struct cache *c, enum cache_res res,
     const struct cache_key *k, const char *name, int64_t now)
 {
 	return (cache_get(c, (enum side_kind)res, k, name, now));
+}
+
+/*
+ * Big blobs are given back a piece at a time (cache_reap): freeing a body
+ * of a gigabyte (a delta right after a million registrations) is about
+ * 100 ms of page freeing in one call. A blob of REAP_ABOVE bytes or more
+ * whose last reference goes joins a list, counted in cache_bytes until it
+ * is gone; the loop shrinks the list's head by at most the given bytes a
+ * turn (realloc to a smaller size hands the tail pages back).
+ */
+#define REAP_ABOVE	(16 * 1024 * 1024)
+static struct blob	*reap_head, *reap_tail;
+
+/* Take a dying blob into the list: 1 when it is the reaper's now. */
+static int
+reap_push(struct blob *bl)
+{
+	if (bl->len < REAP_ABOVE || reap_caches == 0)
+		return (0);
+	free(bl->mem);
+	bl->mem = NULL;
+	bl->dead = NULL;
+	if (reap_tail != NULL)
+		reap_tail->dead = bl;
+	else
+		reap_head = bl;
+	reap_tail = bl;
+	return (1);
+}
+
+/* Give back at most max bytes of dead blobs; 1 while some remain. */
+int
+cache_reap(size_t max)
+{
+	struct blob	*bl;
+	char		*p;
+	size_t		 n;
+
+	while ((bl = reap_head) != NULL && max > 0) {
+		n = bl->len < max ? bl->len : max;
+		max -= n;
+		cache_blob_bytes -= n;
+		if (n < bl->len) {
+			bl->len -= n;
+			if ((p = realloc(bl->data, bl->len)) != NULL)
+				bl->data = p;
+			break;
+		}
+		reap_head = bl->dead;
+		if (reap_head == NULL)
+			reap_tail = NULL;
+		free(bl->data);
+		free(bl);
+	}
+	return (reap_head != NULL);
 }

@@ -150,6 +150,14 @@ void		 cache_body_foreach_seg(const struct cache_body *,
 		     void (*fn)(struct cache_seg *, const char *data,
 		     size_t len, void *arg), void *arg);
 void		 cache_seg_unref(struct cache_seg *);
+/*
+ * Dead blobs of 16 MiB or more are freed a piece at a time: give back at
+ * most max bytes of them (the loop calls this once a turn; freeing a
+ * gigabyte at once is a 100 ms stall); 1 while some remain. cache_bytes
+ * counts them until they are gone. With no cache left they go at once.
+ */
+#define CACHE_REAP_BYTES	(64 * 1024 * 1024)	/* per loop turn */
+int		 cache_reap(size_t max);
 /* Copy the whole body out (tests). Caller frees. */
 char		*cache_body_copy(const struct cache_body *, size_t *);
 

@@ -326,7 +326,48 @@ START_TEST(test_read_only_refresh_slices_them)
 }
 END_TEST
 
-/* The suite. */
+/*
+ * A big body that goes is given back a piece at a time: counted until
+ * cache_reap has freed it, at most the bytes asked for a call.
+ */
+START_TEST(test_big_body_reaped_in_pieces)
+{
+	struct cache_key	 k = { CACHE_JSON, 0, 0 };
+	struct cache_body	*b;
+	char			 id[32];
+	size_t			 before, held, len, calls = 0;
+	int			 i;
+
+	for (i = 0; i < 30000; i++) {
+		snprintf(id, sizeof id, "big-%d", i);
+		add("BIG", id, STATUS_UP, T0);
+	}
+	ck_assert_int_eq(cache_reap(SIZE_MAX), 0);
+	before = cache_bytes(cache);
+	b = cache_res_body(cache, CACHE_RES_APP, &k, "BIG", NOW);
+	len = cache_body_len(b);
+	ck_assert_uint_ge(len, 16 * 1024 * 1024);
+	cache_body_unref(b);
+	held = cache_bytes(cache);
+	ck_assert_uint_ge(held, before + len);
+	/* A change: the body's last reference goes, to the reaper. */
+	add("BIG", "big-0", STATUS_DOWN, T0 + 5);
+	b = cache_res_body(cache, CACHE_RES_APP, &k, "BIG", NOW);
+	ck_assert_uint_ge(cache_bytes(cache), held + len - 1024);
+	while (cache_reap(1024 * 1024)) {
+		calls++;
+		ck_assert_uint_lt(calls, 1000);
+	}
+	/* One MiB a call: the whole body took as many calls. */
+	ck_assert_uint_ge(calls, len / (1024 * 1024) - 1);
+	ck_assert_uint_le(cache_bytes(cache), held + 1024);
+	/* The new body is the cache's: nothing for the reaper. */
+	cache_body_unref(b);
+	ck_assert_int_eq(cache_reap(SIZE_MAX), 0);
+}
+END_TEST
+
+/* The suite. *//* The suite. */
 static Suite *
 cache_sliced_suite(void)
 {
@@ -345,6 +386,7 @@ cache_sliced_suite(void)
 	tcase_add_test(tc, test_ends_under_churn);
 	tcase_add_test(tc, test_budget_zero_is_one_call);
 	tcase_add_test(tc, test_read_only_refresh_slices_them);
+	tcase_add_test(tc, test_big_body_reaped_in_pieces);
 	suite_add_tcase(s, tc);
 	return (s);
 }
