@@ -372,7 +372,7 @@ int		 registry_evict(struct registry *, struct hk_time now);
  * between are safe (a lease moved past the place waits for the next run).
  */
 #define REGISTRY_EVICT_SLICE		32768	/* leases per loop turn */
-#define REGISTRY_EVICT_REMOVE_WEIGHT	63
+#define REGISTRY_EVICT_REMOVE_WEIGHT	255
 int		 registry_evict_step(struct registry *, struct hk_time now,
 		     size_t max, int *evicted);
 void		 registry_tick_minute(struct registry *, int64_t now);
