@@ -182,6 +182,7 @@ struct slot {
 	int		 pending;	/* a build is under way */
 	size_t		 next;		/* its next application index */
 	unsigned	 tries;		/* its aborted assemblies */
+	int64_t		 started;	/* when the build under way began */
 	struct fmap	 map;
 };
 
@@ -224,6 +225,7 @@ struct cache {
 	struct gzchunks	 gzc[NVARIANT];		/* of the last gzip build */
 	uint64_t	 gzserial;
 	size_t		 work;		/* encoding work done, in slice units */
+	int64_t		 judge;		/* >0: a sliced build's start (frag_sync) */
 	struct cache_stats stats;
 	struct sbuild	*sb;		/* sliced builds under way */
 	size_t		 nsb;
@@ -649,12 +651,21 @@ frag_sweep(struct cache *c)
 		htab_sweep(&c->frags, frag_stale_cb, c);
 }
 
-/* Make sure af reflects the app's current generation (and is not too old). */
+/*
+ * Make sure af reflects the app's current generation (and is not too old).
+ * Age is judged at now, or during a sliced full build at the time the
+ * build began (c->judge): with the read-only layer's expiry on, a build
+ * that takes about the expiry time would otherwise see the fragments it
+ * prepared first expire before its assembly, and end by encoding whole
+ * in one turn. A body so built is at most the expiry plus its build old.
+ */
 static void
 frag_sync(struct cache *c, struct appfrag *af, const struct reg_app *app,
     int64_t now)
 {
-	if (af->gen == reg_app_gen(app) && now < cache_until(c, af->built))
+	int64_t	t = c->judge > 0 && c->judge < now ? c->judge : now;
+
+	if (af->gen == reg_app_gen(app) && t < cache_until(c, af->built))
 		return;
 	frag_clear(af, 1);
 	af->gen = reg_app_gen(app);
@@ -1281,6 +1292,8 @@ slot_assemble(struct cache *c, int v, int g, int64_t now, size_t limit)
 	size_t			 stop = 0;
 
 	if ((cb = build_full(c, s, v, g, now, &oldest, limit, &stop)) == NULL) {
+		if (!s->pending)
+			s->started = now;
 		s->pending = 1;
 		s->next = stop;
 		s->tries++;
@@ -1445,6 +1458,7 @@ apps_step(struct cache *c, const struct cache_key *k, size_t budget,
 	int		 v = variant(k), g = k->gzip ? 1 : 0;
 	struct slot	*s = &c->full[v][g];
 	size_t		 w0 = c->work;
+	int		 done;
 
 	if (slot_fresh(c, s, now)) {
 		s->pending = 0;
@@ -1455,14 +1469,20 @@ apps_step(struct cache *c, const struct cache_key *k, size_t budget,
 		/* Never built: prepare in runs from the start. */
 		s->pending = 1;
 		s->next = 0;
+		s->started = now;
 	}
 	if (s->pending) {
+		c->judge = s->started;
 		if (!build_prepare(c, v, g, &s->next, w0, budget, now) ||
-		    c->work - w0 > budget)
+		    c->work - w0 > budget) {
+			c->judge = 0;
 			return (0);
+		}
 	}
-	return (slot_assemble(c, v, g, now, s->tries >= MAX_TRIES ?
-	    SIZE_MAX : budget - (c->work - w0)));
+	done = slot_assemble(c, v, g, now, s->tries >= MAX_TRIES ?
+	    SIZE_MAX : budget - (c->work - w0));
+	c->judge = 0;
+	return (done);
 }
 
 /* Encode a struct applications for variant v, gzip if asked. */

@@ -1156,6 +1156,45 @@ START_TEST(test_gzip_bytes_once)
 END_TEST
 
 /*
+ * With the read-only layer's expiry on, a sliced build that takes longer
+ * than the expiry still ends in slices: the fragments it prepared first
+ * are judged by the build's start, not re-encoded in one assembly (before,
+ * the assembly aborted MAX_TRIES times and then ran whole: some slice
+ * encoded every expired fragment). The body is the registry's.
+ */
+START_TEST(test_step_longer_than_expiry)
+{
+	struct cache		*ro;
+	struct cache_key	 k = { CACHE_JSON, 0, 0 };
+	uint64_t		 enc, most = 0;
+	int64_t			 t = T0;
+	int			 n, done;
+	char			*p;
+	size_t			 len;
+
+	teardown();
+	setup_n(200, 3);
+	ro = cache_new(reg, 30000, 1000);	/* expiry 1 s */
+	for (n = 1, done = 0; !done; n++) {
+		ck_assert_int_lt(n, 10000);
+		enc = cache_stats(ro)->fragment_encodes;
+		/* 10 ms a slice: 200 slices are twice the expiry. */
+		t += 10;
+		done = cache_apps_step(ro, &k, 1, t);
+		if (cache_stats(ro)->fragment_encodes - enc > most)
+			most = cache_stats(ro)->fragment_encodes - enc;
+	}
+	ck_assert_int_ge(n, 200);
+	ck_assert_uint_le(most, 1);
+	ck_assert_uint_eq(cache_stats(ro)->build_aborts, 0);
+	p = apps_plain(ro, &k, t, &len);
+	ck_assert(is_scratch(&k, p, len));
+	free(p);
+	cache_free(ro);
+}
+END_TEST
+
+/*
  * The read-only layer's refresh in slices, for every variant at once: at
  * the read-write layer's expiry (Eureka's 180 s: every fragment encodes
  * again, the whole-registry re-encode), a 1-unit budget takes about one
@@ -1345,6 +1384,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_step_ends_under_churn);
 	tcase_add_test(tc, test_step_shared);
 	tcase_add_test(tc, test_step_runs);
+	tcase_add_test(tc, test_step_longer_than_expiry);
 	tcase_add_test(tc, test_ro_refresh_in_slices);
 	tcase_add_test(tc, test_ro_refresh_step_edges);
 	tcase_add_test(tc, test_layout_after_change);
