@@ -127,8 +127,17 @@ dc_name_parse(const char *s, enum dc_name *out)
 struct instance *
 instance_new(void)
 {
-	struct instance	*in = xcalloc(1, sizeof *in);
+	struct instance	*in = xmalloc(sizeof *in);
 
+	instance_init(in);
+	return (in);
+}
+
+/* Those defaults written over a caller's struct (which it owns nothing). */
+void
+instance_init(struct instance *in)
+{
+	memset(in, 0, sizeof *in);
 	in->status = STATUS_UP;
 	in->overridden_status = STATUS_UNKNOWN;
 	in->port = INSTANCE_DEFAULT_PORT;
@@ -140,7 +149,6 @@ instance_new(void)
 	in->lease.renewal_interval_secs = LEASE_DEFAULT_RENEWAL_SECS;
 	in->lease.duration_secs = LEASE_DEFAULT_DURATION_SECS;
 	in->action_type = ACTION_NONE;
-	return (in);
 }
 
 /* A decoder's starting point: both wire timestamps marked absent. */
@@ -154,6 +162,15 @@ instance_decode_new(void)
 	return (in);
 }
 
+/* The same over a decoder's scratch struct (see instance_pack). */
+void
+instance_decode_init(struct instance *in)
+{
+	instance_init(in);
+	in->last_updated_ts = INSTANCE_TS_ABSENT;
+	in->last_dirty_ts = INSTANCE_TS_ABSENT;
+}
+
 /*
  * A decoded object is complete. Absent timestamps mean "now", as the Java
  * builder's defaults; a lease interval or duration <= 0 means the default
@@ -165,8 +182,24 @@ instance_decode_new(void)
 void
 instance_apply_defaults(struct instance *in, int64_t now_ms)
 {
+	char	*id;
+
+	if ((id = instance_defaults(in, now_ms)) != NULL) {
+		free(in->instance_id);
+		in->instance_id = id;
+	}
+}
+
+/*
+ * instance_apply_defaults' work but the id's store: the scalars are set,
+ * and the rewritten id is returned (a new string) or NULL if it stays.
+ */
+char *
+instance_defaults(struct instance *in, int64_t now_ms)
+{
 	struct lease_info	*l = &in->lease;
 	const char		*mid;
+	char			*id;
 	size_t			 hl;
 
 	if (in->last_updated_ts == INSTANCE_TS_ABSENT)
@@ -178,16 +211,16 @@ instance_apply_defaults(struct instance *in, int64_t now_ms)
 	if (l->duration_secs <= 0)
 		l->duration_secs = LEASE_DEFAULT_DURATION_SECS;
 	if (in->instance_id != NULL && in->instance_id[0] != '\0')
-		return;
+		return (NULL);
 	mid = kvlist_get(&in->metadata, "instanceId");
 	if (mid == NULL || mid[0] == '\0')
-		return;
-	free(in->instance_id);
+		return (NULL);
 	hl = in->host_name != NULL ? strlen(in->host_name) : 0;
 	if (hl == 0 || strncmp(mid, in->host_name, hl) == 0)
-		in->instance_id = xstrdup(mid);
+		id = xstrdup(mid);
 	else
-		xasprintf(&in->instance_id, "%s:%s", in->host_name, mid);
+		xasprintf(&id, "%s:%s", in->host_name, mid);
+	return (id);
 }
 
 /* Free an instance and everything it owns (a packed one is one block). */
@@ -277,18 +310,48 @@ pack_str(struct pack *p, const char *s)
 	return (d);
 }
 
+/* A copy of a map's n entries in the block (counting: only the bytes). */
+static void
+pack_map(struct pack *p, struct kvlist *dst, const struct kvlist *src)
+{
+	struct kv	*v = NULL;
+	char		*k, *val;
+	size_t		 i;
+
+	memset(dst, 0, sizeof *dst);
+	if (src->n == 0)
+		return;
+	if (p->base != NULL)
+		v = (struct kv *)(void *)(p->base + p->off);
+	p->off += src->n * sizeof *v;
+	for (i = 0; i < src->n; i++) {
+		k = pack_str(p, src->v[i].key);
+		val = pack_str(p, src->v[i].value);
+		if (v != NULL) {
+			v[i].key = k;
+			v[i].value = val;
+		}
+	}
+	dst->v = v;
+	dst->n = dst->cap = src->n;
+}
+
 /*
- * The few fields a DELETED delta record needs (who, where, which status,
- * when) laid out as one block at base (the struct, then its strings), or
- * with base NULL only counted: metadata, URLs and data-center metadata are
- * left out so a cancelled lease costs one allocation of a few hundred
- * bytes in the registry's recently-changed queue, whatever it carried.
- * The id is fixed explicitly, so the Amazon fallback of instance_id()
- * still names the same lease. A secureVipAddress equal to the vipAddress
- * shares its bytes. Laying out such a block again counts its own length.
+ * An instance laid out as one block at base (the struct, its maps'
+ * arrays, then every string), or with base NULL only counted; returns
+ * the block's length. With full 0 it is the compact copy a DELETED delta
+ * record needs (who, where, which status, when): metadata, URLs and
+ * data-center metadata are left out so a cancelled lease costs one
+ * allocation of a few hundred bytes in the registry's recently-changed
+ * queue, whatever it carried, and the id is fixed explicitly, so the
+ * Amazon fallback of instance_id() still names the same lease. Either
+ * way a secureVipAddress equal to the vipAddress shares its bytes, and
+ * laying out a block again (full) counts its own length: what
+ * instance_stored_size relies on. The arrays come first, 8-aligned after
+ * the struct.
  */
 static size_t
-pack_compact(const struct instance *src, char *base)
+pack_layout(const struct instance *src, char *base, int full)
 {
 	struct instance	 scratch, *in;
 	struct pack	 p = { base, sizeof *in };
@@ -296,9 +359,15 @@ pack_compact(const struct instance *src, char *base)
 	in = base != NULL ? (struct instance *)(void *)base : &scratch;
 	*in = *src;
 	in->packed = 1;
-	memset(&in->dc_metadata, 0, sizeof in->dc_metadata);
-	memset(&in->metadata, 0, sizeof in->metadata);
-	in->instance_id = pack_str(&p, instance_id(src));
+	if (full) {
+		pack_map(&p, &in->metadata, &src->metadata);
+		pack_map(&p, &in->dc_metadata, &src->dc_metadata);
+		in->instance_id = pack_str(&p, src->instance_id);
+	} else {
+		memset(&in->dc_metadata, 0, sizeof in->dc_metadata);
+		memset(&in->metadata, 0, sizeof in->metadata);
+		in->instance_id = pack_str(&p, instance_id(src));
+	}
 	in->host_name = pack_str(&p, src->host_name);
 	in->app = pack_str(&p, src->app);
 	in->ip_addr = pack_str(&p, src->ip_addr);
@@ -310,9 +379,19 @@ pack_compact(const struct instance *src, char *base)
 	else
 		in->secure_vip_address = pack_str(&p,
 		    src->secure_vip_address);
-	in->app_group_name = in->home_page_url = NULL;
-	in->status_page_url = in->health_check_url = NULL;
-	in->secure_health_check_url = in->asg_name = NULL;
+	if (full) {
+		in->app_group_name = pack_str(&p, src->app_group_name);
+		in->home_page_url = pack_str(&p, src->home_page_url);
+		in->status_page_url = pack_str(&p, src->status_page_url);
+		in->health_check_url = pack_str(&p, src->health_check_url);
+		in->secure_health_check_url = pack_str(&p,
+		    src->secure_health_check_url);
+		in->asg_name = pack_str(&p, src->asg_name);
+	} else {
+		in->app_group_name = in->home_page_url = NULL;
+		in->status_page_url = in->health_check_url = NULL;
+		in->secure_health_check_url = in->asg_name = NULL;
+	}
 	return (p.off);
 }
 
@@ -320,10 +399,33 @@ pack_compact(const struct instance *src, char *base)
 struct instance *
 instance_dup_compact(const struct instance *src)
 {
-	char	*base = xmalloc(pack_compact(src, NULL));
+	char	*base = xmalloc(pack_layout(src, NULL, 0));
 
-	pack_compact(src, base);
+	pack_layout(src, base, 0);
 	return ((struct instance *)(void *)base);
+}
+
+/* A full copy as one block: a decoder's result (instance.h). */
+struct instance *
+instance_pack(const struct instance *src)
+{
+	char	*base = xmalloc(pack_layout(src, NULL, 1));
+
+	pack_layout(src, base, 1);
+	return ((struct instance *)(void *)base);
+}
+
+/* An instance a writer may change: in itself, or in's unpacked copy. */
+struct instance *
+instance_unpack(struct instance *in)
+{
+	struct instance	*d;
+
+	if (in == NULL || !in->packed)
+		return (in);
+	d = instance_dup(in);
+	instance_free(in);
+	return (d);
 }
 
 /* A map's array cut to its entries (realloc gives the tail back). */
@@ -373,7 +475,8 @@ kvlist_bytes(const struct kvlist *kv)
 /*
  * What an instance costs on the heap, in O(fields): the struct, every
  * string and both maps, each allocation with the allocator's overhead
- * (a packed one, instance_dup_compact's, is one allocation).
+ * (a packed one, instance_pack's or instance_dup_compact's, is one
+ * allocation).
  * The registry keeps running totals of this, so nothing walks to count.
  */
 size_t
@@ -382,7 +485,7 @@ instance_stored_size(const struct instance *in)
 	if (in == NULL)
 		return (0);
 	if (in->packed)
-		return (pack_compact(in, NULL) + INSTANCE_ALLOC_OVERHEAD);
+		return (pack_layout(in, NULL, 1) + INSTANCE_ALLOC_OVERHEAD);
 	return (sizeof *in + INSTANCE_ALLOC_OVERHEAD +
 	    str_bytes(in->instance_id) + str_bytes(in->host_name) +
 	    str_bytes(in->app) + str_bytes(in->ip_addr) + str_bytes(in->sid) +

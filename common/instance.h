@@ -7,6 +7,15 @@
  * by its _free function (a packed instance's live in its one block); NULL
  * means "absent" (Java null). instance_free, application_free and
  * applications_free accept NULL.
+ *
+ * Packed instances (in->packed): the struct, its maps' arrays and every
+ * string in one allocation, as the JSON decoder builds them
+ * (instance_pack) and the delta queue keeps DELETED records
+ * (instance_dup_compact). The one rule: a packed instance's scalars may
+ * be written and its strings changed in place (str_upper), but no string
+ * or map of it may be replaced, freed or added to (str_replace, free,
+ * kvlist_set/_clear/_copy). Code that does so takes
+ * in = instance_unpack(in) first, and keeps the pointer it returns.
  */
 #ifndef INSTANCE_H
 #define INSTANCE_H
@@ -73,7 +82,7 @@ struct instance {
 	uint8_t			 has_dc_name;	/* ... and it had a name */
 	uint8_t			 has_lease;	/* leaseInfo present */
 	uint8_t			 is_coordinating;
-	uint8_t			 packed;	/* one block: see dup_compact */
+	uint8_t			 packed;	/* one block: see above */
 	int32_t			 country_id;
 	enum dc_name		 dc_name;
 	struct kvlist		 dc_metadata;	/* Amazon only */
@@ -169,16 +178,28 @@ struct instance	*instance_new(void);
  */
 struct instance	*instance_decode_new(void);
 void		 instance_apply_defaults(struct instance *, int64_t now_ms);
+/*
+ * The same for a decoder that stores strings its own way: the scalar
+ * defaults are applied, and Spring's rewritten id returned (a new string,
+ * the caller's) or NULL when the id stays. instance_decode_init() is
+ * instance_decode_new() over a caller's struct (a decoder's scratch, that
+ * instance_pack() copies), instance_init() instance_new()'s.
+ */
+char		*instance_defaults(struct instance *, int64_t now_ms);
+void		 instance_decode_init(struct instance *);
+void		 instance_init(struct instance *);
 void		 instance_free(struct instance *);
 struct instance	*instance_dup(const struct instance *);
 /*
  * A copy without metadata, URLs or data-center metadata (delta records),
- * packed: the struct and its strings in one allocation. Its fields are
- * read and its scalars written as usual, but no string of it may be
- * replaced or freed (str_replace, kvlist_set): take an instance_dup() to
- * change those. instance_free() frees the block.
+ * packed: the struct and its strings in one allocation (the rule above
+ * applies). instance_free() frees the block.
  */
 struct instance	*instance_dup_compact(const struct instance *);
+/* A full copy, packed: the struct, its maps and strings in one block. */
+struct instance	*instance_pack(const struct instance *);
+/* See "Packed instances" above: in, or its unpacked copy (in is freed). */
+struct instance	*instance_unpack(struct instance *);
 /* Give back the maps' spare capacity (an instance about to be stored). */
 void		 instance_trim(struct instance *);
 /* Heap bytes the instance holds, allocator overhead included; O(fields). */

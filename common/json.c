@@ -14,6 +14,14 @@
  * parser context, since a key is always consumed by the very next value.
  * Every object being built is reachable from the frame stack or the result,
  * so an error at any point frees everything on one exit path.
+ *
+ * An instance is decoded into a scratch struct in the context whose
+ * strings go to a string arena (an inline buffer, then chunks) and whose
+ * maps' arrays are the context's, kept across the items of one document;
+ * when its object closes, instance_pack() copies it into one block. So a
+ * decoded instance costs one allocation, whatever it carries, and none of
+ * the small ones that would leave holes in the heap (instance.h, "Packed
+ * instances").
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -67,7 +75,7 @@ enum json_doc {
 struct frame {
 	enum frame_kind			 kind;
 	int				 secure;	/* F_PORT */
-	struct instance			*in;	/* owned if F_INSTANCE */
+	struct instance			*in;	/* &jctx.tmp, or NULL */
 	struct kvlist			*kv;		/* F_META */
 	struct application		*app;		/* owned if F_APP */
 	struct applications		*apps;		/* F_APPS */
@@ -92,6 +100,15 @@ struct jv {
 	size_t		 len;		/* (checked, not NUL-terminated) */
 };
 
+#define JSON_ARENA_INLINE	2048	/* the arena's first bytes, inline */
+#define JSON_ARENA_CHUNK	4096	/* its further chunks, at least */
+
+/* A further chunk of the string arena (jctx_str). */
+struct jchunk {
+	struct jchunk	*next;
+	char		 data[];
+};
+
 /* One decode's state: jctx_init() sets all but st[] and the buffers. */
 struct jctx {
 	enum json_doc		 doc;
@@ -111,6 +128,12 @@ struct jctx {
 	struct applications	*apps;		/* DOC_APPLICATIONS result */
 	struct repl_list	*rl;
 	struct repl_response	*rr;
+
+	struct instance		 tmp;		/* the instance being decoded */
+	char			*a_cur;		/* the arena's free bytes */
+	size_t			 a_left;
+	struct jchunk		*a_more;	/* chunks past a_buf */
+	char			 a_buf[JSON_ARENA_INLINE];
 };
 
 static void	json_add_instance_full(struct buf *, const struct instance *);
@@ -784,6 +807,97 @@ jv_store_name(struct repl_list *l, char **dst, const struct jv *v)
 		*dst = repl_list_name(l, v->s, v->len);
 }
 
+/* A copy of n bytes at s, NUL-terminated, in the arena. */
+static char *
+jctx_str(struct jctx *cx, const char *s, size_t n)
+{
+	struct jchunk	*c;
+	size_t		 sz;
+	char		*d;
+
+	if (n + 1 > cx->a_left) {
+		sz = n + 1 > JSON_ARENA_CHUNK ? n + 1 : JSON_ARENA_CHUNK;
+		c = xmalloc(sizeof *c + sz);
+		c->next = cx->a_more;
+		cx->a_more = c;
+		cx->a_cur = c->data;
+		cx->a_left = sz;
+	}
+	d = cx->a_cur;
+	memcpy(d, s, n);
+	d[n] = '\0';
+	cx->a_cur += n + 1;
+	cx->a_left -= n + 1;
+	return (d);
+}
+
+/* A scalar's text in the arena, as jv_store would write it. */
+static char *
+jctx_text(struct jctx *cx, const struct jv *v)
+{
+	if (v->type == JV_BOOL)
+		return (v->b ? jctx_str(cx, "true", 4) :
+		    jctx_str(cx, "false", 5));
+	return (jctx_str(cx, v->s, v->len));
+}
+
+/* Give back the arena's chunks; the inline bytes are free again. */
+static void
+jctx_arena_reset(struct jctx *cx)
+{
+	struct jchunk	*c;
+
+	while ((c = cx->a_more) != NULL) {
+		cx->a_more = c->next;
+		free(c);
+	}
+	cx->a_cur = cx->a_buf;
+	cx->a_left = sizeof cx->a_buf;
+}
+
+/* A new instance object starts in the scratch, its maps' arrays kept. */
+static struct instance *
+jctx_tmp_begin(struct jctx *cx)
+{
+	struct kvlist	md = cx->tmp.metadata, dm = cx->tmp.dc_metadata;
+
+	jctx_arena_reset(cx);
+	instance_decode_init(&cx->tmp);
+	md.n = dm.n = 0;
+	cx->tmp.metadata = md;
+	cx->tmp.dc_metadata = dm;
+	return (&cx->tmp);
+}
+
+/* The scratch's object is complete: its defaults, then one block. */
+static struct instance *
+jctx_tmp_pack(struct jctx *cx)
+{
+	struct instance	*in;
+	char		*id;
+
+	if ((id = instance_defaults(&cx->tmp, cx->now)) != NULL)
+		cx->tmp.instance_id = id;
+	in = instance_pack(&cx->tmp);
+	free(id);
+	cx->tmp.instance_id = NULL;
+	return (in);
+}
+
+/* Append an entry to a scratch map (the caller has refused repeats). */
+static void
+jctx_kv_add(struct jctx *cx, struct kvlist *l, const char *key,
+    const struct jv *v)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap == 0 ? 8 : l->cap * 2;
+		l->v = xreallocarray(l->v, l->cap, sizeof *l->v);
+	}
+	l->v[l->n].key = jctx_str(cx, key, strlen(key));
+	l->v[l->n].value = jctx_text(cx, v);
+	l->n++;
+}
+
 /*
  * A short value's text NUL-terminated in cx->scratch, for the enum
  * parsers and kvlist_set; NULL when it does not fit (no enum name is
@@ -982,23 +1096,13 @@ jctx_key_once(struct jctx *cx, struct frame *f)
 static int
 jctx_meta_set(struct jctx *cx, struct kvlist *kv, const struct jv *v)
 {
-	const char	*val;
-	char		*s = NULL;
-
 	if (strcmp(cx->key, "@class") == 0)
 		return (1);
 	if (kvlist_get(kv, cx->key) != NULL)
 		return (jctx_fail(cx, "duplicate metadata key %s", cx->key));
 	if (kv->n >= INSTANCE_MAX_METADATA)
 		return (jctx_fail(cx, "too many metadata entries"));
-	if (v->type == JV_BOOL)
-		val = v->b ? "true" : "false";
-	else if ((val = jv_text(cx, v)) == NULL) {
-		jv_store(&s, v);
-		val = s;
-	}
-	kvlist_set(kv, cx->key, val);
-	free(s);
+	jctx_kv_add(cx, kv, cx->key, v);
 	return (1);
 }
 
@@ -1014,24 +1118,22 @@ jctx_instance_field(struct jctx *cx, struct frame *f, const struct jv *v)
 
 	switch (cx->kid) {
 	case K_INSTANCE_ID:
-		jv_store(&in->instance_id, v);
+		in->instance_id = jctx_text(cx, v);
 		break;
 	case K_HOST_NAME:
-		jv_store(&in->host_name, v);
+		in->host_name = jctx_text(cx, v);
 		break;
 	case K_APP:
-		jv_store(&in->app, v);
+		in->app = jctx_text(cx, v);
 		str_upper(in->app);
 		break;
 	case K_IP_ADDR:
-		jv_store(&in->ip_addr, v);
+		in->ip_addr = jctx_text(cx, v);
 		break;
 	case K_SID:
-		jv_store(&in->sid, v);
-		if (strcmp(in->sid, "na") == 0) {
-			free(in->sid);
+		in->sid = jctx_text(cx, v);
+		if (strcmp(in->sid, "na") == 0)
 			in->sid = NULL;
-		}
 		break;
 	case K_STATUS:
 		if (jv_status(cx, v, &in->status) != 0)
@@ -1047,26 +1149,26 @@ jctx_instance_field(struct jctx *cx, struct frame *f, const struct jv *v)
 			return (jctx_fail(cx, "invalid countryId"));
 		break;
 	case K_APP_GROUP_NAME:
-		jv_store(&in->app_group_name, v);
+		in->app_group_name = jctx_text(cx, v);
 		str_upper(in->app_group_name);
 		break;
 	case K_HOME_PAGE_URL:
-		jv_store(&in->home_page_url, v);
+		in->home_page_url = jctx_text(cx, v);
 		break;
 	case K_STATUS_PAGE_URL:
-		jv_store(&in->status_page_url, v);
+		in->status_page_url = jctx_text(cx, v);
 		break;
 	case K_HEALTH_CHECK_URL:
-		jv_store(&in->health_check_url, v);
+		in->health_check_url = jctx_text(cx, v);
 		break;
 	case K_SECURE_HEALTH_CHECK_URL:
-		jv_store(&in->secure_health_check_url, v);
+		in->secure_health_check_url = jctx_text(cx, v);
 		break;
 	case K_VIP_ADDRESS:
-		jv_store(&in->vip_address, v);
+		in->vip_address = jctx_text(cx, v);
 		break;
 	case K_SECURE_VIP_ADDRESS:
-		jv_store(&in->secure_vip_address, v);
+		in->secure_vip_address = jctx_text(cx, v);
 		break;
 	case K_IS_COORDINATING:
 		if ((b = jv_bool(v)) < 0)
@@ -1096,7 +1198,7 @@ jctx_instance_field(struct jctx *cx, struct frame *f, const struct jv *v)
 			in->action_type = ACTION_NONE;
 		break;
 	case K_ASG_NAME:
-		jv_store(&in->asg_name, v);
+		in->asg_name = jctx_text(cx, v);
 		break;
 	case K_PORT:
 	case K_SECURE_PORT:
@@ -1337,13 +1439,13 @@ jctx_push(struct jctx *cx, enum frame_kind kind)
 	return (f);
 }
 
-/* A new instance object starts (owned by its frame until it closes). */
+/* A new instance object starts (in the scratch until it closes). */
 static void
 jctx_push_instance(struct jctx *cx)
 {
 	struct frame	*f = jctx_push(cx, F_INSTANCE);
 
-	f->in = instance_decode_new();
+	f->in = jctx_tmp_begin(cx);
 	f->kv = NULL;
 }
 
@@ -1366,7 +1468,7 @@ jctx_open(struct jctx *cx, int is_map)
 		switch (cx->doc) {
 		case DOC_INSTANCE:
 			f->kind = F_ROOT_INSTANCE;
-			f->in = cx->inst;
+			f->in = jctx_tmp_begin(cx);
 			break;
 		case DOC_APPLICATION:
 			f->kind = F_ROOT_APP;
@@ -1423,7 +1525,7 @@ jctx_open(struct jctx *cx, int is_map)
 		} else if (kid == K_METADATA) {
 			if (!is_map)
 				goto bad;
-			kvlist_clear(&p->in->metadata);
+			p->in->metadata.n = 0;	/* the arena keeps the text */
 			f = jctx_push(cx, F_META);
 			f->kv = &f->in->metadata;
 			goto done;
@@ -1437,7 +1539,7 @@ jctx_open(struct jctx *cx, int is_map)
 		if (kid == K_METADATA) {
 			if (!is_map)
 				goto bad;
-			kvlist_clear(&p->in->dc_metadata);
+			p->in->dc_metadata.n = 0;
 			f = jctx_push(cx, F_META);
 			f->kv = &f->in->dc_metadata;
 			goto done;
@@ -1589,21 +1691,20 @@ jctx_close(struct jctx *cx)
 	switch (f->kind) {
 	case F_ROOT_INSTANCE:
 		if (cx->found)
-			instance_apply_defaults(f->in, cx->now);
+			cx->inst = jctx_tmp_pack(cx);
 		break;
 	case F_INSTANCE:
 		/* {"instance":{...}}: the root's own object, finished there. */
 		if (p->kind == F_ROOT_INSTANCE)
 			break;
-		instance_apply_defaults(f->in, cx->now);
 		if (p->kind == F_REPL_ITEM) {
 			instance_free(p->ri->info);
-			p->ri->info = f->in;
+			p->ri->info = jctx_tmp_pack(cx);
 		} else if (p->kind == F_RESP_ITEM) {
 			instance_free(p->rsi->entity);
-			p->rsi->entity = f->in;
+			p->rsi->entity = jctx_tmp_pack(cx);
 		} else
-			application_add(p->app, f->in);
+			application_add(p->app, jctx_tmp_pack(cx));
 		f->in = NULL;
 		break;
 	case F_REPL_ITEM:
@@ -1690,8 +1791,8 @@ jctx_check(struct jctx *cx, const unsigned char *s, size_t len)
 
 /*
  * A checked scalar to jctx_scalar, as yajl's own text: whatever keeps it
- * copies it once (jv_store), since it lives only until the callback
- * returns. A number's text is what yajl's lexer let through (sign,
+ * copies it once (jctx_text, jv_store), since it lives only until the
+ * callback returns. A number's text is what yajl's lexer let through (sign,
  * digits, '.', exponent): only its length can be refused.
  */
 static inline int
@@ -1782,18 +1883,10 @@ static const yajl_callbacks json_callbacks = {
 	json_end_cb,
 };
 
-/* Free whatever the frames still own after a failed parse. */
+/* After a failed parse: the frames own nothing (the scratch is cx's). */
 static void
 jctx_cleanup(struct jctx *cx)
 {
-	int	i;
-
-	for (i = 0; i < cx->depth; i++) {
-		if (cx->st[i].kind == F_INSTANCE && cx->st[i].in != NULL &&
-		    !(i > 0 && cx->st[i - 1].kind == F_ROOT_INSTANCE))
-			instance_free(cx->st[i].in);
-		cx->st[i].in = NULL;
-	}
 	cx->depth = 0;
 	jctx_key_drop(cx);
 }
@@ -1881,6 +1974,9 @@ jctx_init(struct jctx *cx, enum json_doc doc, int64_t now)
 	cx->apps = NULL;
 	cx->rl = NULL;
 	cx->rr = NULL;
+	memset(&cx->tmp, 0, sizeof cx->tmp);
+	cx->a_more = NULL;
+	jctx_arena_reset(cx);
 }
 
 /* Run yajl over the whole input; 0 on success, -1 with *cause set. */
@@ -1934,6 +2030,10 @@ out:
 	yajl_free(h);
 	if (rc != 0)
 		jctx_cleanup(cx);
+	jctx_arena_reset(cx);
+	free(cx->tmp.metadata.v);
+	free(cx->tmp.dc_metadata.v);
+	memset(&cx->tmp, 0, sizeof cx->tmp);
 	free(cx->err);
 	cx->err = NULL;
 	jctx_key_drop(cx);
@@ -1948,7 +2048,6 @@ json_decode_instance(const char *data, size_t len, int64_t now,
 	struct jctx	cx;
 
 	jctx_init(&cx, DOC_INSTANCE, now);
-	cx.inst = instance_decode_new();
 	if (json_parse(&cx, data, len, cause) != 0)
 		goto fail;
 	if (!cx.found) {

@@ -108,16 +108,19 @@ batch_check_metadata(const struct batch_limits *lim, const struct kvlist *kv,
 }
 
 /* Fill a blank Amazon instance-id with the instance's id; see batch.h. */
-void
+struct instance *
 batch_fill_amazon_id(struct instance *in)
 {
 	const char	*v;
 
 	if (in->dc_name != DC_AMAZON)
-		return;
+		return (in);
 	if ((v = kvlist_get(&in->dc_metadata, "instance-id")) == NULL ||
-	    *v == '\0')
+	    *v == '\0') {
+		in = instance_unpack(in);
 		kvlist_set(&in->dc_metadata, "instance-id", instance_id(in));
+	}
+	return (in);
 }
 
 /* The answer to a write the registry refused; see batch.h. */
@@ -194,7 +197,7 @@ batch_register(struct registry *reg, struct cache *cache,
 		instance_free(in);
 		return (200);
 	}
-	batch_fill_amazon_id(in);
+	in = batch_fill_amazon_id(in);
 	batch_copy_name(id, sizeof id, instance_id(in));
 	if (cache != NULL)
 		registry_set_external_bytes(reg, cache_bytes(cache));

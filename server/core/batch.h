@@ -72,8 +72,11 @@ const char	*batch_check_instance(const struct batch_limits *,
 const char	*batch_check_metadata(const struct batch_limits *,
 		    const struct kvlist *, char *msg, size_t msglen,
 		    struct batch_result *);
-/* Eureka fills a blank Amazon instance-id with the instance's id (§2.5). */
-void		 batch_fill_amazon_id(struct instance *);
+/*
+ * Eureka fills a blank Amazon instance-id with the instance's id (§2.5);
+ * returns the instance to keep (a packed one is unpacked to be written).
+ */
+struct instance	*batch_fill_amazon_id(struct instance *);
 /*
  * The HTTP status and reason (into msg) for a write the registry refused
  * with rc: 413 too large, 503 memory or full, 400 future, 409 stale.

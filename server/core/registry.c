@@ -1478,6 +1478,13 @@ registry_update_metadata(struct registry *reg, const char *app,
 		return (REG_INVALID);
 	if ((l = registry_visible(reg, app, id, now.mono_ms)) == NULL)
 		return (REG_NOT_FOUND);
+	if (l->inst->packed) {
+		/* instance.h: written to, so unpacked (and costed) first. */
+		l->inst = instance_unpack(l->inst);
+		reg->bytes -= l->bytes;
+		l->bytes = lease_cost(l);
+		reg->bytes += l->bytes;
+	}
 	for (i = 0; i < kv->n; i++) {
 		if (kv->v[i].key == NULL)
 			return (REG_INVALID);

@@ -726,7 +726,7 @@ h_register(struct rctx *x)
 		instance_free(in);
 		goto out;
 	}
-	batch_fill_amazon_id(in);
+	in = batch_fill_amazon_id(in);
 	snprintf(msg, sizeof msg, "%s", instance_id(in));
 	registry_set_external_bytes(x->d->reg, cache_bytes(x->d->cache));
 	rc = registry_register(x->d->reg, in, x->replicated, x->now);
