@@ -6,7 +6,9 @@
  * 503 for the bounds), validation failures swallowed, what is counted and
  * noted for the caller, that applied items reach the observers as
  * replicated (so they are not replicated on), and that applying the same
- * batch twice leaves the registry as once.
+ * batch twice leaves the registry as once. Decoded instances are packed
+ * (one block): the writes on them (a blank Amazon id filled, a metadata
+ * merge) unpack them first, and the registry's byte count follows.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -660,6 +662,87 @@ START_TEST(test_decoded_batch)
 }
 END_TEST
 
+/*
+ * A decoded batch's instances are packed; stored, they are counted as one
+ * block each. Filling a blank Amazon instance-id (batch_fill_amazon_id)
+ * and a metadata merge (registry_update_metadata, as a leader pin) write
+ * to them: each unpacks first, so nothing inside a block is freed or
+ * grown (ASan's build), and the count stays exact after each.
+ */
+START_TEST(test_packed_writes)
+{
+	static const char	 body[] = "{\"replicationList\":["
+	    "{\"appName\":\"app\",\"id\":\"p1\",\"lastDirtyTimestamp\":100,"
+	    "\"instanceInfo\":"
+	    "{\"instanceId\":\"p1\",\"hostName\":\"h1\",\"app\":\"app\","
+	    "\"ipAddr\":\"10.0.0.1\","
+	    "\"status\":\"UP\",\"metadata\":{\"zone\":\"a\"},"
+	    "\"dataCenterInfo\":{\"name\":\"MyOwn\"},"
+	    "\"lastDirtyTimestamp\":100},\"action\":\"Register\"},"
+	    "{\"appName\":\"app\",\"id\":\"p2\",\"lastDirtyTimestamp\":100,"
+	    "\"instanceInfo\":"
+	    "{\"instanceId\":\"p2\",\"hostName\":\"h2\",\"app\":\"app\","
+	    "\"ipAddr\":\"10.0.0.2\","
+	    "\"status\":\"UP\",\"dataCenterInfo\":{\"name\":\"Amazon\","
+	    "\"metadata\":{\"instance-id\":\"\"}},"
+	    "\"lastDirtyTimestamp\":100},\"action\":\"Register\"}]}";
+	struct registry		*reg = registry_new(&cf, T0);
+	struct repl_list	 l = { 0 };
+	struct repl_response	 out = { 0 };
+	struct batch_result	 r = { 0 };
+	const struct instance	*a, *b;
+	struct kvlist		 kv;
+	size_t			 lease;
+
+	ck_assert_int_eq(json_decode_repl_list(body, sizeof body - 1, &l,
+	    T0, NULL), 0);
+	ck_assert(l.items[0].info->packed);
+	ck_assert(l.items[1].info->packed);
+	apply(reg, NULL, &l, &out, AT(1000), &r);
+	ck_assert_int_eq(out.items[0].status_code, 200);
+	ck_assert_int_eq(out.items[1].status_code, 200);
+	ck_assert_ptr_nonnull(a = registry_get(reg, "APP", "p1", 1000));
+	ck_assert_ptr_nonnull(b = registry_get(reg, "APP", "p2", 1000));
+	/* Stored as decoded; the Amazon one was written, so unpacked. */
+	ck_assert(a->packed);
+	ck_assert(!b->packed);
+	ck_assert_str_eq(kvlist_get(&b->dc_metadata, "instance-id"), "p2");
+	lease = registry_bytes(reg) - instance_stored_size(a) -
+	    instance_stored_size(b);
+	ck_assert_uint_eq(lease % 2, 0);
+	lease /= 2;
+	ck_assert_uint_lt(lease, 256);
+
+	/* A pin on the packed one: unpacked, merged, counted again. */
+	memset(&kv, 0, sizeof kv);
+	kvlist_set(&kv, INSTANCE_LEADER_PIN_KEY, "1700000000000");
+	kvlist_set(&kv, "zone", "b-longer");
+	ck_assert_int_eq(registry_update_metadata(reg, "APP", "p1", &kv,
+	    AT(2000)), REG_OK);
+	kvlist_clear(&kv);
+	ck_assert_ptr_nonnull(a = registry_get(reg, "APP", "p1", 2000));
+	ck_assert(!a->packed);
+	ck_assert_str_eq(kvlist_get(&a->metadata, "zone"), "b-longer");
+	ck_assert_int_eq(instance_leader_pin(a), 1700000000000LL);
+	ck_assert_str_eq(a->host_name, "h1");
+	ck_assert_uint_eq(registry_bytes(reg), 2 * lease +
+	    instance_stored_size(a) + instance_stored_size(b));
+	/* A refused merge still leaves the count exact. */
+	memset(&kv, 0, sizeof kv);
+	kvlist_set(&kv, "k", "v");
+	ck_assert_int_eq(registry_update_metadata(reg, "APP", "nope", &kv,
+	    AT(2001)), REG_NOT_FOUND);
+	kvlist_clear(&kv);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "p1", 0, AT(3000), -1),
+	    REG_OK);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "p2", 0, AT(3000), -1),
+	    REG_OK);
+	ck_assert_uint_eq(registry_bytes(reg), 0);
+	repl_response_clear(&out);
+	registry_free(reg);
+}
+END_TEST
+
 /* The registry's state as one comparable string, into buf. */
 static void
 state_of(struct registry *reg, int64_t mono, char *buf, size_t len)
@@ -734,6 +817,7 @@ batch_suite(void)
 	tcase_add_test(tc, test_applied_as_replicated);
 	tcase_add_test(tc, test_reapply_idempotent);
 	tcase_add_test(tc, test_decoded_batch);
+	tcase_add_test(tc, test_packed_writes);
 	suite_add_tcase(s, tc);
 	return (s);
 }

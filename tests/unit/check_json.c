@@ -3,7 +3,10 @@
  * must survive decode + encode byte for byte (that is our proof of wire
  * compatibility with the Java legacy codec); the lenient input rules of
  * §4.1.8, the compact variant, replication objects and a catalogue of
- * hostile inputs are checked one by one.
+ * hostile inputs are checked one by one. Every decoded instance is packed
+ * (one block): its fields are compared with what the decoder before the
+ * packing read (tests/data/decoded, instdump.c) and its pointers with the
+ * block's bounds.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +16,9 @@
 
 #include "buf.h"
 #include "instance.h"
+#include "instdump.h"
 #include "json.h"
+#include "repl.h"
 #include "testutil.h"
 #include "xmalloc.h"
 
@@ -1142,6 +1147,222 @@ START_TEST(test_text_tail)
 END_TEST
 
 /* The codec suite. */
+/* Whether s is NULL or lies, NUL and all, in the block [b, b + n). */
+static int
+in_block(const void *b, size_t n, const char *s)
+{
+	const char	*lo = b, *hi = lo + n;
+
+	return (s == NULL || (s >= lo && s + strlen(s) < hi));
+}
+
+/*
+ * in is one block, every pointer into it, and its size what
+ * instance_stored_size says (allocator overhead aside); an unpacked copy
+ * packed again costs the same and holds the same fields.
+ */
+static void
+check_packed(const struct instance *in)
+{
+	const char		*f[] = { in->instance_id, in->host_name,
+				    in->app, in->ip_addr, in->sid,
+				    in->app_group_name, in->home_page_url,
+				    in->status_page_url, in->health_check_url,
+				    in->secure_health_check_url,
+				    in->vip_address, in->secure_vip_address,
+				    in->asg_name };
+	const struct kvlist	*m[] = { &in->metadata, &in->dc_metadata };
+	struct instance		*d, *p;
+	struct buf		 a, b;
+	size_t			 n, i, j;
+
+	ck_assert(in->packed);
+	n = instance_stored_size(in) - INSTANCE_ALLOC_OVERHEAD;
+	ck_assert_uint_ge(n, sizeof *in);
+	for (i = 0; i < sizeof f / sizeof f[0]; i++)
+		ck_assert_msg(in_block(in, n, f[i]), "field %zu outside", i);
+	for (j = 0; j < 2; j++) {
+		ck_assert_uint_eq(m[j]->n, m[j]->cap);
+		if (m[j]->n == 0)
+			continue;
+		ck_assert((const char *)m[j]->v >= (const char *)(in + 1));
+		ck_assert((const char *)(m[j]->v + m[j]->n) <=
+		    (const char *)in + n);
+		for (i = 0; i < m[j]->n; i++) {
+			ck_assert(in_block(in, n, m[j]->v[i].key));
+			ck_assert(in_block(in, n, m[j]->v[i].value));
+		}
+	}
+	d = instance_dup(in);
+	ck_assert(!d->packed);
+	ck_assert_uint_gt(instance_stored_size(d), instance_stored_size(in));
+	p = instance_pack(d);
+	ck_assert_uint_eq(instance_stored_size(p), instance_stored_size(in));
+	buf_init(&a, 0);
+	buf_init(&b, 0);
+	instance_dump(&a, in);
+	instance_dump(&b, p);
+	buf_addc(&a, '\0');
+	buf_addc(&b, '\0');
+	ck_assert_str_eq(a.data, b.data);
+	buf_free(&a);
+	buf_free(&b);
+	instance_free(p);
+	instance_free(d);
+}
+
+/* Every instance a fixture decodes to is checked by check_packed. */
+static void
+check_packed_doc(const char *name, const char *data, size_t len)
+{
+	struct applications	*as;
+	struct instance		*in;
+	struct repl_list	 rl;
+	struct repl_response	 rr;
+	size_t			 i, j, seen = 0;
+
+	if (strstr(name, "batch-request") != NULL) {
+		memset(&rl, 0, sizeof rl);
+		ck_assert_int_eq(json_decode_repl_list(data, len, &rl, 1, NULL),
+		    0);
+		for (i = 0; i < rl.n; i++)
+			if (rl.items[i].info != NULL) {
+				check_packed(rl.items[i].info);
+				seen++;
+			}
+		repl_list_clear(&rl);
+	} else if (strstr(name, "batch-response") != NULL) {
+		memset(&rr, 0, sizeof rr);
+		ck_assert_int_eq(json_decode_repl_response(data, len, &rr, 1,
+		    NULL), 0);
+		for (i = 0; i < rr.n; i++)
+			if (rr.items[i].entity != NULL) {
+				check_packed(rr.items[i].entity);
+				seen++;
+			}
+		repl_response_clear(&rr);
+	} else if (strncmp(name, "applications", 12) == 0 ||
+	    strncmp(name, "delta", 5) == 0) {
+		ck_assert_ptr_nonnull(as = json_decode_applications(data, len,
+		    1, NULL));
+		for (i = 0; i < as->n; i++)
+			for (j = 0; j < as->apps[i]->n; j++) {
+				check_packed(as->apps[i]->instances[j]);
+				seen++;
+			}
+		applications_free(as);
+		return;		/* applications-empty has none */
+	} else if (strncmp(name, "application.", 12) == 0) {
+		ck_assert_ptr_nonnull(as = applications_new());
+		applications_add(as, json_decode_application(data, len, 1,
+		    NULL));
+		ck_assert_ptr_nonnull(as->apps[0]);
+		for (j = 0; j < as->apps[0]->n; j++, seen++)
+			check_packed(as->apps[0]->instances[j]);
+		applications_free(as);
+	} else {
+		ck_assert_ptr_nonnull(in = json_decode_instance(data, len, 1,
+		    NULL));
+		check_packed(in);
+		instance_free(in);
+		seen++;
+	}
+	ck_assert_msg(seen > 0, "%s: no instance", name);
+}
+
+/*
+ * The packed decode reads every fixture (tests/data, the Eureka payloads,
+ * and tests/data/decoded's edge cases: Spring's id rewrite, an Amazon
+ * instance, strings longer than the arena's inline bytes, 20 metadata
+ * entries, an instance object given twice) field for field as the
+ * decoder before it did: instdump's text of both, the older one kept as
+ * the golden file.
+ */
+START_TEST(test_packed_decode_golden)
+{
+	static const char *const names[] = {
+		"application.json", "applications.json",
+		"applications-empty.json", "delta.json", "instance.json",
+		"register-request-java-client.json",
+		"register-request-spring-cloud-client.json",
+		"replication-batch-request.json",
+		"replication-batch-response.json",
+		"decoded/edges-spring-instance.json",
+		"decoded/edges-amazon-instance.json",
+		"decoded/edges-bare-instance.json",
+		"decoded/edges-twice-instance.json",
+		"decoded/edges-replication-batch-request.json",
+	};
+	struct buf	 b;
+	char		 golden[256];
+	const char	*base;
+	char		*data, *want;
+	size_t		 i, len, wlen;
+
+	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+		base = strrchr(names[i], '/');
+		base = base != NULL ? base + 1 : names[i];
+		data = read_fixture(names[i], &len);
+		snprintf(golden, sizeof golden, "decoded/%s.txt", base);
+		want = read_fixture(golden, &wlen);
+		buf_init(&b, 0);
+		ck_assert_int_eq(fixture_dump(&b, base, data, len,
+		    1234567890123LL), 0);
+		buf_addc(&b, '\0');
+		ck_assert_msg(strcmp(b.data, want) == 0, "%s: decoded "
+		    "differently:\n%s", names[i], b.data);
+		if (strstr(base, "empty") == NULL)
+			check_packed_doc(base, data, len);
+		buf_free(&b);
+		free(want);
+		free(data);
+	}
+}
+END_TEST
+
+/*
+ * A packed instance is written through instance_unpack (instance.h): a
+ * copy with its own allocations every mutator may change; freed, nothing
+ * leaks and nothing inside the old block is freed (ASan's build checks).
+ */
+START_TEST(test_packed_unpack)
+{
+	static const char	*doc = "{\"instance\":{\"hostName\":\"h\","
+	    "\"app\":\"a\",\"vipAddress\":\"v\",\"secureVipAddress\":\"v\","
+	    "\"metadata\":{\"k\":\"1\",\"j\":\"2\"},\"dataCenterInfo\":"
+	    "{\"name\":\"Amazon\",\"metadata\":{\"instance-id\":\"\"}}}}";
+	struct instance		*in, *u;
+	struct kvlist		 kv;
+
+	ck_assert_ptr_nonnull(in = json_decode_instance(doc, strlen(doc), 1,
+	    NULL));
+	ck_assert(in->packed);
+	/* The two equal VIPs share their bytes in the block. */
+	ck_assert_ptr_eq(in->vip_address, in->secure_vip_address);
+	ck_assert_ptr_eq(instance_unpack(NULL), NULL);
+	u = instance_unpack(in);	/* in is freed */
+	ck_assert(!u->packed);
+	ck_assert_ptr_ne(u->vip_address, u->secure_vip_address);
+	ck_assert_ptr_eq(instance_unpack(u), u);
+	str_replace(&u->host_name, "h2");
+	str_replace(&u->vip_address, NULL);
+	str_replace(&u->secure_vip_address, "s");
+	kvlist_set(&u->metadata, "k", "changed");
+	kvlist_set(&u->dc_metadata, "instance-id", "i-1");
+	memset(&kv, 0, sizeof kv);
+	kvlist_copy(&kv, &u->metadata);
+	kvlist_clear(&u->metadata);
+	kvlist_copy(&u->metadata, &kv);
+	kvlist_clear(&kv);
+	instance_apply_defaults(u, 2);
+	ck_assert_str_eq(u->host_name, "h2");
+	ck_assert_str_eq(kvlist_get(&u->metadata, "k"), "changed");
+	ck_assert_str_eq(kvlist_get(&u->metadata, "j"), "2");
+	ck_assert_str_eq(instance_id(u), "i-1");	/* the Amazon id */
+	instance_free(u);
+}
+END_TEST
+
 static Suite *
 json_suite(void)
 {
@@ -1171,6 +1392,8 @@ json_suite(void)
 	tcase_add_test(tc, test_repl_items_apart);
 	tcase_add_test(tc, test_long_bounds);
 	tcase_add_test(tc, test_text_tail);
+	tcase_add_test(tc, test_packed_decode_golden);
+	tcase_add_test(tc, test_packed_unpack);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("encode");
