@@ -415,6 +415,114 @@ instance_pack(const struct instance *src)
 	return ((struct instance *)(void *)base);
 }
 
+/* A further chunk of a builder's arena. */
+struct instance_chunk {
+	struct instance_chunk	*next;
+	char			 data[];
+};
+
+/* An empty builder: no instance begun, nothing allocated. */
+void
+instance_builder_init(struct instance_builder *b)
+{
+	memset(&b->in, 0, sizeof b->in);
+	b->more = NULL;
+	b->cur = b->buf;
+	b->left = sizeof b->buf;
+}
+
+/* Give back the arena's chunks; the inline bytes are free again. */
+static void
+builder_arena_reset(struct instance_builder *b)
+{
+	struct instance_chunk	*c;
+
+	while ((c = b->more) != NULL) {
+		b->more = c->next;
+		free(c);
+	}
+	b->cur = b->buf;
+	b->left = sizeof b->buf;
+}
+
+/* Everything the builder holds (what it packed is the caller's). */
+void
+instance_builder_free(struct instance_builder *b)
+{
+	builder_arena_reset(b);
+	free(b->in.metadata.v);
+	free(b->in.dc_metadata.v);
+	memset(&b->in, 0, sizeof b->in);
+}
+
+/* A new instance starts, decoding defaults set, its maps' arrays kept. */
+struct instance *
+instance_builder_begin(struct instance_builder *b)
+{
+	struct kvlist	md = b->in.metadata, dm = b->in.dc_metadata;
+
+	builder_arena_reset(b);
+	instance_decode_init(&b->in);
+	md.n = dm.n = 0;
+	b->in.metadata = md;
+	b->in.dc_metadata = dm;
+	return (&b->in);
+}
+
+/* A copy of n bytes at s, NUL-terminated, in the arena. */
+char *
+instance_builder_str(struct instance_builder *b, const char *s, size_t n)
+{
+	struct instance_chunk	*c;
+	size_t			 sz;
+	char			*d;
+
+	if (n + 1 > b->left) {
+		sz = n + 1 > INSTANCE_BUILDER_CHUNK ? n + 1 :
+		    INSTANCE_BUILDER_CHUNK;
+		c = xmalloc(sizeof *c + sz);
+		c->next = b->more;
+		b->more = c;
+		b->cur = c->data;
+		b->left = sz;
+	}
+	d = b->cur;
+	memcpy(d, s, n);
+	d[n] = '\0';
+	b->cur += n + 1;
+	b->left -= n + 1;
+	return (d);
+}
+
+/* One entry more in a map of b->in: the key copied, value in the arena. */
+void
+instance_builder_kv(struct instance_builder *b, struct kvlist *l,
+    const char *key, size_t keylen, char *value)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap == 0 ? 8 : l->cap * 2;
+		l->v = xreallocarray(l->v, l->cap, sizeof *l->v);
+	}
+	l->v[l->n].key = instance_builder_str(b, key, keylen);
+	l->v[l->n].value = value;
+	l->n++;
+}
+
+/* The instance is complete: its defaults, then its one block. */
+struct instance *
+instance_builder_pack(struct instance_builder *b, int64_t now_ms)
+{
+	struct instance	*in;
+	char		*id;
+
+	if ((id = instance_defaults(&b->in, now_ms)) != NULL)
+		b->in.instance_id = id;
+	in = instance_pack(&b->in);
+	free(id);
+	b->in.instance_id = NULL;
+	return (in);
+}
+
 /* An instance a writer may change: in itself, or in's unpacked copy. */
 struct instance *
 instance_unpack(struct instance *in)

@@ -198,6 +198,41 @@ struct instance	*instance_dup(const struct instance *);
 struct instance	*instance_dup_compact(const struct instance *);
 /* A full copy, packed: the struct, its maps and strings in one block. */
 struct instance	*instance_pack(const struct instance *);
+
+/*
+ * A decoder's instance builder: one instance at a time is decoded into
+ * in, whose strings the decoder puts in the builder's arena (an inline
+ * buffer, then chunks, given back by the next begin) and whose maps'
+ * arrays stay allocated across the instances of one document; pack
+ * applies the decoding defaults (instance_defaults) and returns the
+ * packed copy. So a decoded instance costs one allocation, whatever it
+ * carries, and none of the small ones that would leave holes in the
+ * heap. Nothing in in is owned: never instance_free it.
+ */
+#define INSTANCE_BUILDER_INLINE	2048	/* the arena's first bytes */
+#define INSTANCE_BUILDER_CHUNK	4096	/* its further chunks, at least */
+struct instance_chunk;
+struct instance_builder {
+	struct instance		 in;
+	char			*cur;		/* the arena's free bytes */
+	size_t			 left;
+	struct instance_chunk	*more;		/* chunks past buf */
+	char			 buf[INSTANCE_BUILDER_INLINE];
+};
+void		 instance_builder_init(struct instance_builder *);
+void		 instance_builder_free(struct instance_builder *);
+struct instance	*instance_builder_begin(struct instance_builder *);
+char		*instance_builder_str(struct instance_builder *, const char *,
+		    size_t);
+/*
+ * Append (key, value) to one of in's maps, the key copied into the
+ * arena, the value already there (instance_builder_str); the caller
+ * refuses repeated keys.
+ */
+void		 instance_builder_kv(struct instance_builder *, struct kvlist *,
+		    const char *key, size_t keylen, char *value);
+struct instance	*instance_builder_pack(struct instance_builder *,
+		    int64_t now_ms);
 /* See "Packed instances" above: in, or its unpacked copy (in is freed). */
 struct instance	*instance_unpack(struct instance *);
 /* Give back the maps' spare capacity (an instance about to be stored). */

@@ -15,13 +15,10 @@
  * Every object being built is reachable from the frame stack or the result,
  * so an error at any point frees everything on one exit path.
  *
- * An instance is decoded into a scratch struct in the context whose
- * strings go to a string arena (an inline buffer, then chunks) and whose
- * maps' arrays are the context's, kept across the items of one document;
- * when its object closes, instance_pack() copies it into one block. So a
- * decoded instance costs one allocation, whatever it carries, and none of
- * the small ones that would leave holes in the heap (instance.h, "Packed
- * instances").
+ * An instance is decoded into the context's instance builder (its
+ * strings in an arena, its maps' arrays kept across the items of one
+ * document) and packed into one block when its object closes (instance.h,
+ * "Packed instances").
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -75,7 +72,7 @@ enum json_doc {
 struct frame {
 	enum frame_kind			 kind;
 	int				 secure;	/* F_PORT */
-	struct instance			*in;	/* &jctx.tmp, or NULL */
+	struct instance			*in;	/* &jctx.ib.in, or NULL */
 	struct kvlist			*kv;		/* F_META */
 	struct application		*app;		/* owned if F_APP */
 	struct applications		*apps;		/* F_APPS */
@@ -100,15 +97,6 @@ struct jv {
 	size_t		 len;		/* (checked, not NUL-terminated) */
 };
 
-#define JSON_ARENA_INLINE	2048	/* the arena's first bytes, inline */
-#define JSON_ARENA_CHUNK	4096	/* its further chunks, at least */
-
-/* A further chunk of the string arena (jctx_str). */
-struct jchunk {
-	struct jchunk	*next;
-	char		 data[];
-};
-
 /* One decode's state: jctx_init() sets all but st[] and the buffers. */
 struct jctx {
 	enum json_doc		 doc;
@@ -129,11 +117,7 @@ struct jctx {
 	struct repl_list	*rl;
 	struct repl_response	*rr;
 
-	struct instance		 tmp;		/* the instance being decoded */
-	char			*a_cur;		/* the arena's free bytes */
-	size_t			 a_left;
-	struct jchunk		*a_more;	/* chunks past a_buf */
-	char			 a_buf[JSON_ARENA_INLINE];
+	struct instance_builder	 ib;		/* the instance being decoded */
 };
 
 static void	json_add_instance_full(struct buf *, const struct instance *);
@@ -807,95 +791,14 @@ jv_store_name(struct repl_list *l, char **dst, const struct jv *v)
 		*dst = repl_list_name(l, v->s, v->len);
 }
 
-/* A copy of n bytes at s, NUL-terminated, in the arena. */
-static char *
-jctx_str(struct jctx *cx, const char *s, size_t n)
-{
-	struct jchunk	*c;
-	size_t		 sz;
-	char		*d;
-
-	if (n + 1 > cx->a_left) {
-		sz = n + 1 > JSON_ARENA_CHUNK ? n + 1 : JSON_ARENA_CHUNK;
-		c = xmalloc(sizeof *c + sz);
-		c->next = cx->a_more;
-		cx->a_more = c;
-		cx->a_cur = c->data;
-		cx->a_left = sz;
-	}
-	d = cx->a_cur;
-	memcpy(d, s, n);
-	d[n] = '\0';
-	cx->a_cur += n + 1;
-	cx->a_left -= n + 1;
-	return (d);
-}
-
-/* A scalar's text in the arena, as jv_store would write it. */
+/* A scalar's text in the builder's arena, as jv_store would write it. */
 static char *
 jctx_text(struct jctx *cx, const struct jv *v)
 {
 	if (v->type == JV_BOOL)
-		return (v->b ? jctx_str(cx, "true", 4) :
-		    jctx_str(cx, "false", 5));
-	return (jctx_str(cx, v->s, v->len));
-}
-
-/* Give back the arena's chunks; the inline bytes are free again. */
-static void
-jctx_arena_reset(struct jctx *cx)
-{
-	struct jchunk	*c;
-
-	while ((c = cx->a_more) != NULL) {
-		cx->a_more = c->next;
-		free(c);
-	}
-	cx->a_cur = cx->a_buf;
-	cx->a_left = sizeof cx->a_buf;
-}
-
-/* A new instance object starts in the scratch, its maps' arrays kept. */
-static struct instance *
-jctx_tmp_begin(struct jctx *cx)
-{
-	struct kvlist	md = cx->tmp.metadata, dm = cx->tmp.dc_metadata;
-
-	jctx_arena_reset(cx);
-	instance_decode_init(&cx->tmp);
-	md.n = dm.n = 0;
-	cx->tmp.metadata = md;
-	cx->tmp.dc_metadata = dm;
-	return (&cx->tmp);
-}
-
-/* The scratch's object is complete: its defaults, then one block. */
-static struct instance *
-jctx_tmp_pack(struct jctx *cx)
-{
-	struct instance	*in;
-	char		*id;
-
-	if ((id = instance_defaults(&cx->tmp, cx->now)) != NULL)
-		cx->tmp.instance_id = id;
-	in = instance_pack(&cx->tmp);
-	free(id);
-	cx->tmp.instance_id = NULL;
-	return (in);
-}
-
-/* Append an entry to a scratch map (the caller has refused repeats). */
-static void
-jctx_kv_add(struct jctx *cx, struct kvlist *l, const char *key,
-    const struct jv *v)
-{
-	if (l->n == l->cap) {
-		l->cap = l->cap == 0 ? 8 : l->cap * 2;
-		l->v = xreallocarray(l->v, l->cap, sizeof *l->v);
-	}
-	l->v[l->n].key = jctx_str(cx, key, strlen(key));
-	l->v[l->n].value = jctx_text(cx, v);
-	l->n++;
+		return (v->b ? instance_builder_str(&cx->ib, "true", 4) :
+		    instance_builder_str(&cx->ib, "false", 5));
+	return (instance_builder_str(&cx->ib, v->s, v->len));
 }
 
 /*
@@ -1102,7 +1005,8 @@ jctx_meta_set(struct jctx *cx, struct kvlist *kv, const struct jv *v)
 		return (jctx_fail(cx, "duplicate metadata key %s", cx->key));
 	if (kv->n >= INSTANCE_MAX_METADATA)
 		return (jctx_fail(cx, "too many metadata entries"));
-	jctx_kv_add(cx, kv, cx->key, v);
+	instance_builder_kv(&cx->ib, kv, cx->key, strlen(cx->key),
+	    jctx_text(cx, v));
 	return (1);
 }
 
@@ -1445,7 +1349,7 @@ jctx_push_instance(struct jctx *cx)
 {
 	struct frame	*f = jctx_push(cx, F_INSTANCE);
 
-	f->in = jctx_tmp_begin(cx);
+	f->in = instance_builder_begin(&cx->ib);
 	f->kv = NULL;
 }
 
@@ -1468,7 +1372,7 @@ jctx_open(struct jctx *cx, int is_map)
 		switch (cx->doc) {
 		case DOC_INSTANCE:
 			f->kind = F_ROOT_INSTANCE;
-			f->in = jctx_tmp_begin(cx);
+			f->in = instance_builder_begin(&cx->ib);
 			break;
 		case DOC_APPLICATION:
 			f->kind = F_ROOT_APP;
@@ -1691,7 +1595,7 @@ jctx_close(struct jctx *cx)
 	switch (f->kind) {
 	case F_ROOT_INSTANCE:
 		if (cx->found)
-			cx->inst = jctx_tmp_pack(cx);
+			cx->inst = instance_builder_pack(&cx->ib, cx->now);
 		break;
 	case F_INSTANCE:
 		/* {"instance":{...}}: the root's own object, finished there. */
@@ -1699,12 +1603,15 @@ jctx_close(struct jctx *cx)
 			break;
 		if (p->kind == F_REPL_ITEM) {
 			instance_free(p->ri->info);
-			p->ri->info = jctx_tmp_pack(cx);
+			p->ri->info = instance_builder_pack(&cx->ib,
+			    cx->now);
 		} else if (p->kind == F_RESP_ITEM) {
 			instance_free(p->rsi->entity);
-			p->rsi->entity = jctx_tmp_pack(cx);
+			p->rsi->entity = instance_builder_pack(&cx->ib,
+			    cx->now);
 		} else
-			application_add(p->app, jctx_tmp_pack(cx));
+			application_add(p->app,
+			    instance_builder_pack(&cx->ib, cx->now));
 		f->in = NULL;
 		break;
 	case F_REPL_ITEM:
@@ -1974,9 +1881,7 @@ jctx_init(struct jctx *cx, enum json_doc doc, int64_t now)
 	cx->apps = NULL;
 	cx->rl = NULL;
 	cx->rr = NULL;
-	memset(&cx->tmp, 0, sizeof cx->tmp);
-	cx->a_more = NULL;
-	jctx_arena_reset(cx);
+	instance_builder_init(&cx->ib);
 }
 
 /* Run yajl over the whole input; 0 on success, -1 with *cause set. */
@@ -2030,10 +1935,7 @@ out:
 	yajl_free(h);
 	if (rc != 0)
 		jctx_cleanup(cx);
-	jctx_arena_reset(cx);
-	free(cx->tmp.metadata.v);
-	free(cx->tmp.dc_metadata.v);
-	memset(&cx->tmp, 0, sizeof cx->tmp);
+	instance_builder_free(&cx->ib);
 	free(cx->err);
 	cx->err = NULL;
 	jctx_key_drop(cx);
