@@ -12,7 +12,8 @@
  * one per open element, each saying what the element is (an instance, its
  * lease, a text field, something to skip). Model objects are built while
  * parsing, so memory stays proportional to the result, not to the number
- * of XML nodes. DOCTYPEs and entity declarations are refused outright
+ * of XML nodes; an instance in an instance builder, packed into one block
+ * when its element closes (instance.h, "Packed instances"). DOCTYPEs and entity declarations are refused outright
  * (no billion laughs, no external entities), depth is capped at
  * XML_MAX_DEPTH and every text value at INSTANCE_MAX_STRING.
  */
@@ -163,7 +164,9 @@ struct xml_ctx {
 	int64_t			 now;		/* wall ms, for the defaults */
 	struct applications	*apps;
 	struct application	*app;
-	struct instance		*inst;
+	struct instance		*inst;		/* &ib.in while one is open */
+	struct instance		*done;		/* an <instance> document's */
+	struct instance_builder	 ib;
 };
 
 static void	xml_indent(struct buf *, int);
@@ -918,6 +921,13 @@ xml_apps_take(struct applications *as, struct application *a)
 	application_free(a);
 }
 
+/* A leaf's text in the instance builder's arena. */
+static char *
+xml_str(struct xml_ctx *ctx, const char *t)
+{
+	return (instance_builder_str(&ctx->ib, t, strlen(t)));
+}
+
 /* Store the text of a finished leaf element where it belongs. */
 static void
 xml_set_text(struct xml_ctx *ctx, const struct xml_frame *f, const char *name)
@@ -949,21 +959,21 @@ xml_set_text(struct xml_ctx *ctx, const struct xml_frame *f, const char *name)
 
 	switch (f->field) {
 	case F_INSTANCE_ID:
-		str_replace(&in->instance_id, t);
+		in->instance_id = xml_str(ctx, t);
 		break;
 	case F_HOST_NAME:
-		str_replace(&in->host_name, t);
+		in->host_name = xml_str(ctx, t);
 		break;
 	case F_APP:
-		str_replace(&in->app, t);
+		in->app = xml_str(ctx, t);
 		str_upper(in->app);
 		break;
 	case F_IP_ADDR:
-		str_replace(&in->ip_addr, t);
+		in->ip_addr = xml_str(ctx, t);
 		break;
 	case F_SID:
 		/* NULL is the model's "na". */
-		str_replace(&in->sid, strcmp(t, "na") == 0 ? NULL : t);
+		in->sid = strcmp(t, "na") == 0 ? NULL : xml_str(ctx, t);
 		break;
 	case F_STATUS:
 		in->status = xml_status(t);
@@ -990,26 +1000,26 @@ xml_set_text(struct xml_ctx *ctx, const struct xml_frame *f, const char *name)
 			xml_fail(ctx, "countryId is not a number");
 		break;
 	case F_APP_GROUP:
-		str_replace(&in->app_group_name, t);
+		in->app_group_name = xml_str(ctx, t);
 		str_upper(in->app_group_name);
 		break;
 	case F_HOME_PAGE:
-		str_replace(&in->home_page_url, t);
+		in->home_page_url = xml_str(ctx, t);
 		break;
 	case F_STATUS_PAGE:
-		str_replace(&in->status_page_url, t);
+		in->status_page_url = xml_str(ctx, t);
 		break;
 	case F_HEALTH:
-		str_replace(&in->health_check_url, t);
+		in->health_check_url = xml_str(ctx, t);
 		break;
 	case F_SECURE_HEALTH:
-		str_replace(&in->secure_health_check_url, t);
+		in->secure_health_check_url = xml_str(ctx, t);
 		break;
 	case F_VIP:
-		str_replace(&in->vip_address, t);
+		in->vip_address = xml_str(ctx, t);
 		break;
 	case F_SECURE_VIP:
-		str_replace(&in->secure_vip_address, t);
+		in->secure_vip_address = xml_str(ctx, t);
 		break;
 	case F_COORDINATING:
 		/* Boolean.valueOf: anything but "true" is false. */
@@ -1031,7 +1041,7 @@ xml_set_text(struct xml_ctx *ctx, const struct xml_frame *f, const char *name)
 			in->action_type = ACTION_NONE;
 		break;
 	case F_ASG:
-		str_replace(&in->asg_name, t);
+		in->asg_name = xml_str(ctx, t);
 		break;
 	case F_DC_NAME:
 		in->has_dc_name = 1;
@@ -1086,7 +1096,8 @@ xml_set_text(struct xml_ctx *ctx, const struct xml_frame *f, const char *name)
 			free(key);
 			break;
 		}
-		kvlist_set(l, key, t);
+		instance_builder_kv(&ctx->ib, l, key, strlen(key),
+		    xml_str(ctx, t));
 		free(key);
 		if (l->n > INSTANCE_MAX_METADATA)
 			xml_fail(ctx, "more than %d metadata entries",
@@ -1183,18 +1194,18 @@ xml_start_cb(void *arg, const XML_Char *name, const XML_Char **atts)
 		ctx->app = application_new("");
 		break;
 	case K_INST:
-		ctx->inst = instance_decode_new();
+		ctx->inst = instance_builder_begin(&ctx->ib);
 		break;
 	case K_DC:
 		ctx->inst->has_dc = 1;
 		ctx->inst->has_dc_name = 0;
-		kvlist_clear(&ctx->inst->dc_metadata);
+		ctx->inst->dc_metadata.n = 0;	/* the arena keeps the text */
 		break;
 	case K_LEASE:
 		ctx->inst->has_lease = 1;
 		break;
 	case K_META:
-		kvlist_clear(&ctx->inst->metadata);	/* `class` ignored */
+		ctx->inst->metadata.n = 0;	/* `class` ignored */
 		break;
 	case K_TEXT:
 		buf_reset(&ctx->text);
@@ -1235,14 +1246,15 @@ xml_end_cb(void *arg, const XML_Char *name)
 		 * rest.c can answer Eureka's own 400 message for it.
 		 */
 		if (ctx->inst->dc_name != DC_AMAZON)
-			kvlist_clear(&ctx->inst->dc_metadata);
+			ctx->inst->dc_metadata.n = 0;
 		break;
 	case K_INST:
-		instance_apply_defaults(ctx->inst, ctx->now);
-		if (ctx->depth > 0) {
-			application_add(ctx->app, ctx->inst);
-			ctx->inst = NULL;
-		}
+		if (ctx->depth > 0)
+			application_add(ctx->app,
+			    instance_builder_pack(&ctx->ib, ctx->now));
+		else
+			ctx->done = instance_builder_pack(&ctx->ib, ctx->now);
+		ctx->inst = NULL;
 		break;
 	case K_APP:
 		if (ctx->depth > 0) {
@@ -1315,7 +1327,8 @@ xml_external_cb(XML_Parser p, const XML_Char *context, const XML_Char *base,
 static void
 xml_ctx_free(struct xml_ctx *ctx)
 {
-	instance_free(ctx->inst);
+	instance_free(ctx->done);
+	instance_builder_free(&ctx->ib);
 	application_free(ctx->app);
 	applications_free(ctx->apps);
 	buf_free(&ctx->text);
@@ -1332,6 +1345,7 @@ xml_run(struct xml_ctx *ctx, enum xml_kind root, const char *data, size_t len,
 	int		last, rc = -1;
 
 	memset(ctx, 0, sizeof *ctx);
+	instance_builder_init(&ctx->ib);
 	ctx->root = root;
 	ctx->now = now;
 	buf_init(&ctx->text, INSTANCE_MAX_STRING);
@@ -1378,8 +1392,8 @@ xml_decode_instance(const char *data, size_t len, int64_t now,
 	struct instance	*in = NULL;
 
 	if (xml_run(&ctx, K_INST, data, len, now, cause) == 0) {
-		in = ctx.inst;
-		ctx.inst = NULL;
+		in = ctx.done;
+		ctx.done = NULL;
 	}
 	xml_ctx_free(&ctx);
 	return (in);

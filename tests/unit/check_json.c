@@ -20,6 +20,7 @@
 #include "json.h"
 #include "repl.h"
 #include "testutil.h"
+#include "xml.h"
 #include "xmalloc.h"
 
 #define ID_A	"host-a.example.com:order-service:8080"
@@ -1219,7 +1220,8 @@ check_packed_doc(const char *name, const char *data, size_t len)
 	struct instance		*in;
 	struct repl_list	 rl;
 	struct repl_response	 rr;
-	size_t			 i, j, seen = 0;
+	size_t			 i, j, seen = 0, n = strlen(name);
+	int			 xml = n > 4 && strcmp(name + n - 4, ".xml") == 0;
 
 	if (strstr(name, "batch-request") != NULL) {
 		memset(&rl, 0, sizeof rl);
@@ -1243,8 +1245,9 @@ check_packed_doc(const char *name, const char *data, size_t len)
 		repl_response_clear(&rr);
 	} else if (strncmp(name, "applications", 12) == 0 ||
 	    strncmp(name, "delta", 5) == 0) {
-		ck_assert_ptr_nonnull(as = json_decode_applications(data, len,
-		    1, NULL));
+		ck_assert_ptr_nonnull(as = xml ? xml_decode_applications(data,
+		    len, 1, NULL) : json_decode_applications(data, len, 1,
+		    NULL));
 		for (i = 0; i < as->n; i++)
 			for (j = 0; j < as->apps[i]->n; j++) {
 				check_packed(as->apps[i]->instances[j]);
@@ -1254,15 +1257,15 @@ check_packed_doc(const char *name, const char *data, size_t len)
 		return;		/* applications-empty has none */
 	} else if (strncmp(name, "application.", 12) == 0) {
 		ck_assert_ptr_nonnull(as = applications_new());
-		applications_add(as, json_decode_application(data, len, 1,
-		    NULL));
+		applications_add(as, xml ? xml_decode_application(data, len,
+		    1, NULL) : json_decode_application(data, len, 1, NULL));
 		ck_assert_ptr_nonnull(as->apps[0]);
 		for (j = 0; j < as->apps[0]->n; j++, seen++)
 			check_packed(as->apps[0]->instances[j]);
 		applications_free(as);
 	} else {
-		ck_assert_ptr_nonnull(in = json_decode_instance(data, len, 1,
-		    NULL));
+		ck_assert_ptr_nonnull(in = xml ? xml_decode_instance(data, len,
+		    1, NULL) : json_decode_instance(data, len, 1, NULL));
 		check_packed(in);
 		instance_free(in);
 		seen++;
@@ -1271,11 +1274,11 @@ check_packed_doc(const char *name, const char *data, size_t len)
 }
 
 /*
- * The packed decode reads every fixture (tests/data, the Eureka payloads,
- * and tests/data/decoded's edge cases: Spring's id rewrite, an Amazon
- * instance, strings longer than the arena's inline bytes, 20 metadata
- * entries, an instance object given twice) field for field as the
- * decoder before it did: instdump's text of both, the older one kept as
+ * The packed decode, JSON and XML, reads every fixture (tests/data, the
+ * Eureka payloads, and tests/data/decoded's edge cases: Spring's id
+ * rewrite, an Amazon instance, strings longer than the arena's inline
+ * bytes, 20 metadata entries, an instance object given twice) field for
+ * field as the decoders before it did: instdump's text of both, the older one kept as
  * the golden file.
  */
 START_TEST(test_packed_decode_golden)
@@ -1292,6 +1295,9 @@ START_TEST(test_packed_decode_golden)
 		"decoded/edges-bare-instance.json",
 		"decoded/edges-twice-instance.json",
 		"decoded/edges-replication-batch-request.json",
+		"application.xml", "applications.xml",
+		"applications-empty.xml", "delta.xml", "instance.xml",
+		"decoded/edges-amazon-instance.xml",
 	};
 	struct buf	 b;
 	char		 golden[256];

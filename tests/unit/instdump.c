@@ -15,6 +15,7 @@
 #include "instdump.h"
 #include "json.h"
 #include "repl.h"
+#include "xml.h"
 
 /* One string field. */
 static void
@@ -94,8 +95,10 @@ fixture_dump(struct buf *b, const char *name, const char *data, size_t len,
 	struct repl_list	 rl;
 	struct repl_response	 rr;
 	char			*cause = NULL;
-	size_t			 i;
-	int			 rc = 0;
+	size_t			 i, n = strlen(name);
+	int			 rc = 0, xml;
+
+	xml = n > 4 && strcmp(name + n - 4, ".xml") == 0;
 
 	if (strstr(name, "replication-batch-request") != NULL) {
 		memset(&rl, 0, sizeof rl);
@@ -119,7 +122,8 @@ fixture_dump(struct buf *b, const char *name, const char *data, size_t len,
 			}
 		repl_response_clear(&rr);
 	} else if (strncmp(name, "application.", 12) == 0) {
-		if ((a = json_decode_application(data, len, now,
+		if ((a = xml ? xml_decode_application(data, len, now,
+		    &cause) : json_decode_application(data, len, now,
 		    &cause)) == NULL)
 			rc = -1;
 		else
@@ -127,7 +131,8 @@ fixture_dump(struct buf *b, const char *name, const char *data, size_t len,
 		application_free(a);
 	} else if (strncmp(name, "applications", 12) == 0 ||
 	    strncmp(name, "delta", 5) == 0) {
-		if ((as = json_decode_applications(data, len, now,
+		if ((as = xml ? xml_decode_applications(data, len, now,
+		    &cause) : json_decode_applications(data, len, now,
 		    &cause)) == NULL)
 			rc = -1;
 		else
@@ -135,7 +140,8 @@ fixture_dump(struct buf *b, const char *name, const char *data, size_t len,
 				dump_app(b, as->apps[i]);
 		applications_free(as);
 	} else {
-		if ((in = json_decode_instance(data, len, now,
+		if ((in = xml ? xml_decode_instance(data, len, now,
+		    &cause) : json_decode_instance(data, len, now,
 		    &cause)) == NULL)
 			rc = -1;
 		else

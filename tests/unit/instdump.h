@@ -1,5 +1,5 @@
 /*
- * instdump.h: every field of the instances a JSON fixture decodes to, as
+ * instdump.h: every field of the instances a fixture decodes to, as
  * text, one line each: what the packed decoder's golden test compares
  * with tests/data/decoded/, written by the decoder it replaced.
  */
