@@ -310,20 +310,27 @@ pack_str(struct pack *p, const char *s)
 	return (d);
 }
 
-/* A copy of a map's n entries in the block (counting: only the bytes). */
-static void
-pack_map(struct pack *p, struct kvlist *dst, const struct kvlist *src)
+/* Room for n map entries in the block (counting: NULL). */
+static struct kv *
+pack_array(struct pack *p, size_t n)
 {
 	struct kv	*v = NULL;
-	char		*k, *val;
-	size_t		 i;
+
+	if (p->base != NULL && n > 0)
+		v = (struct kv *)(void *)(p->base + p->off);
+	p->off += n * sizeof *v;
+	return (v);
+}
+
+/* A map's entries, strings in the block, in the array v (pack_array). */
+static void
+pack_map(struct pack *p, struct kvlist *dst, struct kv *v,
+    const struct kvlist *src)
+{
+	char	*k, *val;
+	size_t	 i;
 
 	memset(dst, 0, sizeof *dst);
-	if (src->n == 0)
-		return;
-	if (p->base != NULL)
-		v = (struct kv *)(void *)(p->base + p->off);
-	p->off += src->n * sizeof *v;
 	for (i = 0; i < src->n; i++) {
 		k = pack_str(p, src->v[i].key);
 		val = pack_str(p, src->v[i].value);
@@ -355,13 +362,17 @@ pack_layout(const struct instance *src, char *base, int full)
 {
 	struct instance	 scratch, *in;
 	struct pack	 p = { base, sizeof *in };
+	struct kv	*mv, *dv;
 
 	in = base != NULL ? (struct instance *)(void *)base : &scratch;
 	*in = *src;
 	in->packed = 1;
 	if (full) {
-		pack_map(&p, &in->metadata, &src->metadata);
-		pack_map(&p, &in->dc_metadata, &src->dc_metadata);
+		/* Both arrays first, where the struct leaves them aligned. */
+		mv = pack_array(&p, src->metadata.n);
+		dv = pack_array(&p, src->dc_metadata.n);
+		pack_map(&p, &in->metadata, mv, &src->metadata);
+		pack_map(&p, &in->dc_metadata, dv, &src->dc_metadata);
 		in->instance_id = pack_str(&p, src->instance_id);
 	} else {
 		memset(&in->dc_metadata, 0, sizeof in->dc_metadata);

@@ -8,6 +8,7 @@
  * packing read (tests/data/decoded, instdump.c) and its pointers with the
  * block's bounds.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1187,6 +1188,8 @@ check_packed(const struct instance *in)
 		if (m[j]->n == 0)
 			continue;
 		ck_assert((const char *)m[j]->v >= (const char *)(in + 1));
+		ck_assert_msg((uintptr_t)m[j]->v % _Alignof(struct kv) == 0,
+		    "map %zu's array misaligned", j);
 		ck_assert((const char *)(m[j]->v + m[j]->n) <=
 		    (const char *)in + n);
 		for (i = 0; i < m[j]->n; i++) {
