@@ -803,8 +803,7 @@ jctx_text(struct jctx *cx, const struct jv *v)
 
 /*
  * A short value's text NUL-terminated in cx->scratch, for the enum
- * parsers and kvlist_set; NULL when it does not fit (no enum name is
- * that long).
+ * parsers; NULL when it does not fit (no enum name is that long).
  */
 static const char *
 jv_text(struct jctx *cx, const struct jv *v)

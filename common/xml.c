@@ -13,9 +13,10 @@
  * lease, a text field, something to skip). Model objects are built while
  * parsing, so memory stays proportional to the result, not to the number
  * of XML nodes; an instance in an instance builder, packed into one block
- * when its element closes (instance.h, "Packed instances"). DOCTYPEs and entity declarations are refused outright
- * (no billion laughs, no external entities), depth is capped at
- * XML_MAX_DEPTH and every text value at INSTANCE_MAX_STRING.
+ * when its element closes (instance.h, "Packed instances"). DOCTYPEs and
+ * entity declarations are refused outright (no billion laughs, no
+ * external entities), depth is capped at XML_MAX_DEPTH and every text
+ * value at INSTANCE_MAX_STRING.
  */
 #include <errno.h>
 #include <stdarg.h>

@@ -1224,7 +1224,9 @@ check_packed_doc(const char *name, const char *data, size_t len)
 	struct repl_list	 rl;
 	struct repl_response	 rr;
 	size_t			 i, j, seen = 0, n = strlen(name);
-	int			 xml = n > 4 && strcmp(name + n - 4, ".xml") == 0;
+	int			 xml;
+
+	xml = n > 4 && strcmp(name + n - 4, ".xml") == 0;
 
 	if (strstr(name, "batch-request") != NULL) {
 		memset(&rl, 0, sizeof rl);
@@ -1281,8 +1283,8 @@ check_packed_doc(const char *name, const char *data, size_t len)
  * Eureka payloads, and tests/data/decoded's edge cases: Spring's id
  * rewrite, an Amazon instance, strings longer than the arena's inline
  * bytes, 20 metadata entries, an instance object given twice) field for
- * field as the decoders before it did: instdump's text of both, the older one kept as
- * the golden file.
+ * field as the decoders before it did: instdump's text of both, the
+ * older one kept as the golden file.
  */
 START_TEST(test_packed_decode_golden)
 {
