@@ -1471,48 +1471,48 @@ registry_update_metadata(struct registry *reg, const char *app,
     const char *id, const struct kvlist *kv, struct hk_time now)
 {
 	struct lease	*l;
-	const char	*old;
-	size_t		 i, added = 0, size, grow = 0;
+	struct instance	*tmp, *merged;
+	size_t		 i, added = 0, size, old;
 
 	if (app == NULL || id == NULL || kv == NULL)
 		return (REG_INVALID);
 	if ((l = registry_visible(reg, app, id, now.mono_ms)) == NULL)
 		return (REG_NOT_FOUND);
-	if (l->inst->packed) {
-		/* instance.h: written to, so unpacked (and costed) first. */
-		l->inst = instance_unpack(l->inst);
-		reg->bytes -= l->bytes;
-		l->bytes = lease_cost(l);
-		reg->bytes += l->bytes;
-	}
 	for (i = 0; i < kv->n; i++) {
 		if (kv->v[i].key == NULL)
 			return (REG_INVALID);
-		old = kvlist_get(&l->inst->metadata, kv->v[i].key);
-		if (old == NULL) {
+		if (kvlist_get(&l->inst->metadata, kv->v[i].key) == NULL)
 			added++;
-			grow += strlen(kv->v[i].key) + 1 + sizeof(struct kv) +
-			    2 * INSTANCE_ALLOC_OVERHEAD;
-		}
-		grow += kv->v[i].value != NULL ? strlen(kv->v[i].value) + 1 :
-		    0;
 	}
 	if (l->inst->metadata.n + added > INSTANCE_MAX_METADATA)
 		return (REG_INVALID);
-	/* The merged copy must fit the same bounds as a registration. */
-	size = instance_stored_size(l->inst) + grow;
+	/*
+	 * The merge is made on a copy and packed as it will be stored
+	 * (instance.h: a stored instance is not written to), so the bounds
+	 * judge the bytes the merged copy will hold, as a registration's.
+	 */
+	tmp = instance_dup(l->inst);
+	for (i = 0; i < kv->n; i++)
+		kvlist_set(&tmp->metadata, kv->v[i].key, kv->v[i].value);
+	merged = instance_pack(tmp);
+	instance_free(tmp);
+	size = instance_stored_size(merged);
+	old = instance_stored_size(l->inst);
 	if (reg->conf.max_instance_bytes > 0 &&
 	    size > reg->conf.max_instance_bytes) {
 		reg->stats.refused_too_large++;
+		instance_free(merged);
 		return (REG_TOO_LARGE);
 	}
-	if (reg->conf.max_bytes > 0 && added > 0 &&
-	    registry_memory_used(reg) + grow > reg->conf.max_bytes) {
+	if (reg->conf.max_bytes > 0 && size > old &&
+	    registry_memory_used(reg) + (size - old) > reg->conf.max_bytes) {
 		reg->stats.refused_memory++;
+		instance_free(merged);
 		return (REG_NO_MEMORY);
 	}
-	for (i = 0; i < kv->n; i++)
-		kvlist_set(&l->inst->metadata, kv->v[i].key, kv->v[i].value);
+	/* The same status: the counts stand; do_register costs the lease. */
+	instance_free(l->inst);
+	l->inst = merged;
 	return (registry_do_register(reg, l->inst, 0, REG_EV_METADATA, now));
 }
 

@@ -713,7 +713,7 @@ START_TEST(test_packed_writes)
 	lease /= 2;
 	ck_assert_uint_lt(lease, 256);
 
-	/* A pin on the packed one: unpacked, merged, counted again. */
+	/* A pin on the packed one: merged into a packed copy, counted again. */
 	memset(&kv, 0, sizeof kv);
 	kvlist_set(&kv, INSTANCE_LEADER_PIN_KEY, "1700000000000");
 	kvlist_set(&kv, "zone", "b-longer");
@@ -721,7 +721,7 @@ START_TEST(test_packed_writes)
 	    AT(2000)), REG_OK);
 	kvlist_clear(&kv);
 	ck_assert_ptr_nonnull(a = registry_get(reg, "APP", "p1", 2000));
-	ck_assert(!a->packed);
+	ck_assert(a->packed);
 	ck_assert_str_eq(kvlist_get(&a->metadata, "zone"), "b-longer");
 	ck_assert_int_eq(instance_leader_pin(a), 1700000000000LL);
 	ck_assert_str_eq(a->host_name, "h1");

@@ -2097,13 +2097,21 @@ START_TEST(test_bytes_accounting)
 	b2 = registry_bytes(reg);
 	ck_assert_uint_lt(b2, 2048);
 
-	/* A metadata merge grows it. */
+	/*
+	 * A metadata merge: stored as a packed copy, the counter follows it
+	 * exactly (the copy registered here was not packed, so it may shrink).
+	 */
+	sz = instance_stored_size(registry_get(reg, "APP", "a", T0 + 1));
 	memset(&kv, 0, sizeof kv);
 	kvlist_set(&kv, "zone", "eu-west-1a-with-a-long-value");
 	ck_assert_int_eq(registry_update_metadata(reg, "APP", "a", &kv,
 	    TM(T0 + 2)), REG_OK);
 	kvlist_clear(&kv);
-	ck_assert_uint_gt(registry_bytes(reg), b2);
+	ck_assert(registry_get(reg, "APP", "a", T0 + 2)->packed);
+	ck_assert_str_eq(kvlist_get(&registry_get(reg, "APP", "a",
+	    T0 + 2)->metadata, "zone"), "eu-west-1a-with-a-long-value");
+	ck_assert_uint_eq(registry_bytes(reg), b2 - sz +
+	    instance_stored_size(registry_get(reg, "APP", "a", T0 + 2)));
 
 	/* A second lease adds exactly its own cost. */
 	in = mkinst_meta("APP", "b", 10, 100, 1);
@@ -2169,6 +2177,41 @@ START_TEST(test_instance_too_large)
 	ck_assert_uint_eq(registry_get(reg, "APP", "ok", T0 + 1)->metadata.n,
 	    4);
 	ck_assert_uint_eq(registry_stats(reg)->refused_too_large, 2);
+	registry_free(reg);
+}
+END_TEST
+
+/*
+ * The bound judges a metadata merge by the bytes the merged copy will
+ * hold stored (packed), as a registration's: a packed instance just under
+ * max-instance-bytes takes a small merge (before: its unpacked copy, a
+ * malloc per string, was judged, and the merge got REG_TOO_LARGE), and
+ * stays packed.
+ */
+START_TEST(test_merge_judged_packed)
+{
+	struct registry	*reg;
+	struct instance	*in, *p;
+	struct kvlist	 kv;
+	size_t		 packed;
+
+	in = mkinst_meta("APP", "near", 8, 100, 1);
+	p = instance_pack(in);
+	instance_free(in);
+	packed = instance_stored_size(p);
+	cf.max_instance_bytes = packed + 64;
+	reg = registry_new(&cf, T0);
+	ck_assert_int_eq(registry_register(reg, p, 0, TM(T0)), REG_OK);
+	memset(&kv, 0, sizeof kv);
+	kvlist_set(&kv, "z", "1");
+	ck_assert_int_eq(registry_update_metadata(reg, "APP", "near", &kv,
+	    TM(T0 + 1)), REG_OK);
+	kvlist_clear(&kv);
+	p = registry_get(reg, "APP", "near", T0 + 1);
+	ck_assert(p->packed);
+	ck_assert_str_eq(kvlist_get(&p->metadata, "z"), "1");
+	ck_assert_uint_le(instance_stored_size(p), cf.max_instance_bytes);
+	ck_assert_uint_eq(registry_stats(reg)->refused_too_large, 0);
 	registry_free(reg);
 }
 END_TEST
@@ -2364,6 +2407,7 @@ registry_suite(void)
 	tcase_add_test(tc, test_bytes_accounting);
 	tcase_add_test(tc, test_stored_accounting);
 	tcase_add_test(tc, test_instance_too_large);
+	tcase_add_test(tc, test_merge_judged_packed);
 	tcase_add_test(tc, test_memory_budget);
 	tcase_add_test(tc, test_uncounted_leases);
 	tcase_add_test(tc, test_delta_queue_bound);
