@@ -250,6 +250,8 @@ struct cache {
 static size_t	cache_blob_bytes;
 /* Caches alive; without one a big blob is freed at once (see cache_reap). */
 static unsigned	reap_caches;
+/* Set while plain_drop() runs: every blob that dies goes to the reaper. */
+static int	reap_any;
 
 static void	chunks_free(struct gzchunks *);
 static struct side *side_find(struct side *, enum side_kind,
@@ -1354,8 +1356,11 @@ frag_unplain_cb(struct htab_node *n, void *arg)
  * Before a gzip build or fetch of variant v: when the plain variant is
  * idle and fragments of it are kept, drop them and the plain full body
  * (every record's fragment leaves, so no run is compacted; a body still
- * in flight keeps its blobs until it is sent). A later plain fetch
- * builds them again in slices, as a first fetch does.
+ * in flight keeps its blobs until it is sent). What dies goes to the
+ * reaper whatever its size (cache_reap): at a million instances this is
+ * 1-1.5 GB of runs and fragments, 100-200 ms of page freeing in one
+ * turn. A later plain fetch builds them again in slices, as a first
+ * fetch does.
  */
 static void
 plain_drop(struct cache *c, int v, int64_t now)
@@ -1364,6 +1369,7 @@ plain_drop(struct cache *c, int v, int64_t now)
 
 	if (!c->plain_kept[v] || !plain_idle(c, v, now))
 		return;
+	reap_any = 1;
 	cache_body_unref(s->body);
 	s->body = NULL;
 	fmap_clear(&s->map);
@@ -1371,6 +1377,7 @@ plain_drop(struct cache *c, int v, int64_t now)
 	s->next = 0;
 	s->tries = 0;
 	htab_sweep(&c->frags, frag_unplain_cb, &v);
+	reap_any = 0;
 	c->plain_kept[v] = 0;
 	c->stats.plain_drops++;
 }
@@ -2412,7 +2419,8 @@ cache_res_body(struct cache *c, enum cache_res res,
  * Big blobs are given back a piece at a time (cache_reap): freeing a body
  * of a gigabyte (a delta right after a million registrations) is about
  * 100 ms of page freeing in one call. A blob of REAP_ABOVE bytes or more
- * whose last reference goes joins a list, counted in cache_bytes until it
+ * (any, while plain_drop releases an idle plain variant) whose last
+ * reference goes joins a list, counted in cache_bytes until it
  * is gone; the loop shrinks the list's head by at most the given bytes a
  * turn (realloc to a smaller size hands the tail pages back).
  */
@@ -2423,7 +2431,7 @@ static struct blob	*reap_head, *reap_tail;
 static int
 reap_push(struct blob *bl)
 {
-	if (bl->len < REAP_ABOVE || reap_caches == 0)
+	if ((bl->len < REAP_ABOVE && !reap_any) || reap_caches == 0)
 		return (0);
 	free(bl->mem);
 	bl->mem = NULL;
