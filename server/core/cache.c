@@ -250,8 +250,13 @@ struct cache {
 static size_t	cache_blob_bytes;
 /* Caches alive; without one a big blob is freed at once (see cache_reap). */
 static unsigned	reap_caches;
-/* Set while plain_drop() runs: every blob that dies goes to the reaper. */
+/*
+ * Set while plain_drop() runs: every blob that dies is gathered in
+ * reap_batch, then handed to the reaper highest address first.
+ */
 static int	reap_any;
+static struct blob **reap_batch;
+static size_t	reap_nbatch, reap_batchcap;
 
 static void	chunks_free(struct gzchunks *);
 static struct side *side_find(struct side *, enum side_kind,
@@ -268,6 +273,7 @@ static int	side_step(struct cache *, enum side_kind,
 		     const struct cache_key *, const char *, size_t, int64_t);
 static void	sb_free(struct cache *, struct sbuild *);
 static int	reap_push(struct blob *);
+static void	reap_batch_flush(void);
 static int	apps_step(struct cache *, const struct cache_key *, size_t,
 		     int64_t);
 
@@ -1378,6 +1384,7 @@ plain_drop(struct cache *c, int v, int64_t now)
 	s->tries = 0;
 	htab_sweep(&c->frags, frag_unplain_cb, &v);
 	reap_any = 0;
+	reap_batch_flush();
 	c->plain_kept[v] = 0;
 	c->stats.plain_drops++;
 }
@@ -2436,12 +2443,58 @@ reap_push(struct blob *bl)
 	free(bl->mem);
 	bl->mem = NULL;
 	bl->dead = NULL;
+	if (reap_any) {
+		if (reap_nbatch == reap_batchcap) {
+			reap_batchcap = reap_batchcap == 0 ? 64 :
+			    reap_batchcap * 2;
+			reap_batch = xreallocarray(reap_batch, reap_batchcap,
+			    sizeof *reap_batch);
+		}
+		reap_batch[reap_nbatch++] = bl;
+		return (1);
+	}
 	if (reap_tail != NULL)
 		reap_tail->dead = bl;
 	else
 		reap_head = bl;
 	reap_tail = bl;
 	return (1);
+}
+
+/* qsort: blobs by the address of their bytes, highest first. */
+static int
+reap_cmp(const void *a, const void *b)
+{
+	uintptr_t	x = (uintptr_t)(*(struct blob *const *)a)->data;
+	uintptr_t	y = (uintptr_t)(*(struct blob *const *)b)->data;
+
+	return (x < y ? 1 : x > y ? -1 : 0);
+}
+
+/*
+ * The blobs plain_drop() released join the reaper's list highest address
+ * first: most sit in malloc's heap, and one freed below the others gives
+ * nothing back until the one above it goes, then all of them in one trim
+ * of the heap's top; top down, each turn's frees are given back as they
+ * go. (A free region left below them, such as another variant's dropped
+ * before, still joins the last trim: RESULTS.md, plaindrop.)
+ */
+static void
+reap_batch_flush(void)
+{
+	size_t	i;
+
+	qsort(reap_batch, reap_nbatch, sizeof *reap_batch, reap_cmp);
+	for (i = 0; i < reap_nbatch; i++) {
+		if (reap_tail != NULL)
+			reap_tail->dead = reap_batch[i];
+		else
+			reap_head = reap_batch[i];
+		reap_tail = reap_batch[i];
+	}
+	free(reap_batch);
+	reap_batch = NULL;
+	reap_nbatch = reap_batchcap = 0;
 }
 
 /* Give back at most max bytes of dead blobs; 1 while some remain. */
