@@ -316,6 +316,11 @@ static const struct config_opt config_opts[] = {
 	    "encoding one loop turn does for a fetch not cached (full, "
 	    "delta, one app, a VIP) or a read-only refresh (a deflated byte "
 	    "counts 4); the rest waits for the next turns. 0: all at once"),
+	I64(N("heureka.cache.plain-idle-ms"), cache_plain_idle_ms, 0, MS_MAX,
+	    "90000",
+	    "a full registry's plain JSON or XML encoding is kept only while "
+	    "it is fetched plain this often; gzip fetches alone keep only "
+	    "the compressed bytes. 0: always kept"),
 
 	/* dashboard, environment */
 	STR(N("eureka.dashboard.path"), dashboard_path, "/",

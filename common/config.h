@@ -94,6 +94,7 @@ struct config {
 	int64_t		 watch_keepalive_ms;		/* 15000 */
 	/* heureka.cache.* (server/core/cache.c) */
 	size_t		 cache_encode_slice_bytes;	/* 1 MiB, 0: whole */
+	int64_t		 cache_plain_idle_ms;	/* 90000, 0: keep */
 
 	/* heureka.airlift.* (airlift / Trino discovery, server/airlift.c) */
 	int		 airlift_enabled;		/* true */

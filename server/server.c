@@ -147,6 +147,7 @@ server_new(struct event_base *base, struct config *conf)
 	s->cache = cache_new(s->reg, conf->use_read_only_response_cache ?
 	    conf->response_cache_update_interval_ms : 0,
 	    conf->response_cache_auto_expiration_in_seconds * 1000);
+	cache_set_plain_idle(s->cache, conf->cache_plain_idle_ms);
 	if (gethostname(host, sizeof host) != 0)
 		snprintf(host, sizeof host, "localhost");
 	host[sizeof host - 1] = '\0';

@@ -27,6 +27,12 @@
  * Bodies never expire by time unless the read-only layer is on (then, as
  * Eureka's read-write cache, after the auto-expiration time).
  *
+ * A plain variant's fragments are kept only while that variant is fetched
+ * (cache_set_plain_idle): a gzip build deflates the JSON or XML of a
+ * variant nobody fetched plain within the idle time from a scratch
+ * buffer, and drops the fragments (and the plain body) left from before;
+ * Java and Spring Cloud clients only ask for gzip.
+ *
  * Deltas are encoded from registry_delta(), which costs O(changes).
  */
 #include <stddef.h>
@@ -226,6 +232,9 @@ struct cache {
 	uint64_t	 gzserial;
 	size_t		 work;		/* encoding work done, in slice units */
 	int64_t		 judge;		/* >0: a sliced build's start (frag_sync) */
+	int64_t		 plain_idle_ms;	/* 0: plain always kept */
+	int64_t		 plain_seen[NVARIANT]; /* last plain fetch */
+	int		 plain_kept[NVARIANT]; /* plain bytes kept */
 	struct cache_stats stats;
 	struct sbuild	*sb;		/* sliced builds under way */
 	size_t		 nsb;
@@ -241,6 +250,13 @@ struct cache {
 static size_t	cache_blob_bytes;
 /* Caches alive; without one a big blob is freed at once (see cache_reap). */
 static unsigned	reap_caches;
+/*
+ * Set while plain_drop() runs: every blob that dies is gathered in
+ * reap_batch, then handed to the reaper highest address first.
+ */
+static int	reap_any;
+static struct blob **reap_batch;
+static size_t	reap_nbatch, reap_batchcap;
 
 static void	chunks_free(struct gzchunks *);
 static struct side *side_find(struct side *, enum side_kind,
@@ -257,6 +273,7 @@ static int	side_step(struct cache *, enum side_kind,
 		     const struct cache_key *, const char *, size_t, int64_t);
 static void	sb_free(struct cache *, struct sbuild *);
 static int	reap_push(struct blob *);
+static void	reap_batch_flush(void);
 static int	apps_step(struct cache *, const struct cache_key *, size_t,
 		     int64_t);
 
@@ -425,6 +442,8 @@ cache_new(struct registry *reg, int64_t read_only_ms, int64_t expire_ms)
 	c->reg = reg;
 	c->ro_ms = read_only_ms;
 	reap_caches++;
+	for (v = 0; v < NVARIANT; v++)
+		c->plain_seen[v] = INT64_MIN;
 	if (read_only_ms > 0)
 		c->expire_ms = expire_ms > 0 ? expire_ms : 180000;
 	htab_init(&c->frags, 64);
@@ -434,6 +453,31 @@ cache_new(struct registry *reg, int64_t read_only_ms, int64_t expire_ms)
 		gzip_frag_make(&c->gzsep[v], s, strlen(s), FRAG_LEVEL);
 	}
 	return (c);
+}
+
+/* Keep a plain variant's fragments only while it is fetched; see cache.h. */
+void
+cache_set_plain_idle(struct cache *c, int64_t idle_ms)
+{
+	c->plain_idle_ms = idle_ms > 0 ? idle_ms : 0;
+}
+
+/* Whether nobody fetched variant v plain within the idle time. */
+static int
+plain_idle(const struct cache *c, int v, int64_t now)
+{
+	if (c->plain_idle_ms <= 0)
+		return (0);
+	return (c->plain_seen[v] == INT64_MIN ||
+	    now - c->plain_seen[v] >= c->plain_idle_ms);
+}
+
+/* A fetch of variant v plain at now (its fragments are wanted). */
+static void
+plain_fetched(struct cache *c, int v, int64_t now)
+{
+	if (c->plain_seen[v] == INT64_MIN || now > c->plain_seen[v])
+		c->plain_seen[v] = now;
 }
 
 /* Point af's fragment for v at a copy of its own, out of its run. */
@@ -713,6 +757,7 @@ frag_plain(struct cache *c, struct appfrag *af, const struct reg_app *app,
 		af->plen[v] = af->plain[v]->live = af->plain[v]->len;
 		c->stats.fragment_encodes++;
 		c->work += af->plen[v];
+		c->plain_kept[v] = 1;
 	}
 	return (af->plain[v]);
 }
@@ -732,13 +777,41 @@ frag_deflate(struct cache *c, struct appfrag *af, int v, const char *p,
 	af->has_gz[v] = 1;
 }
 
-/* The deflate fragment of an app for variant v (with its CRC operator). */
+/*
+ * Deflate an app's fragment for variant v from a scratch encode, kept
+ * nowhere: the plain variant is idle (plain_idle).
+ */
+static void
+frag_deflate_scratch(struct cache *c, struct appfrag *af,
+    const struct reg_app *app, int v)
+{
+	struct buf	b;
+
+	buf_init(&b, 0);
+	buf_adds(&b, vcodec(v)->sep);
+	encode_app(&b, app, v, 1);
+	c->stats.fragment_encodes++;
+	c->work += b.len;
+	frag_deflate(c, af, v, b.data, b.len);
+	buf_free(&b);
+}
+
+/*
+ * The deflate fragment of an app for variant v (with its CRC operator),
+ * from its plain fragment, or, when the plain variant is idle and has
+ * none, from a scratch encode.
+ */
 static const struct gz_frag *
-frag_gz(struct cache *c, struct appfrag *af, const struct reg_app *app, int v)
+frag_gz(struct cache *c, struct appfrag *af, const struct reg_app *app, int v,
+    int idle)
 {
 	struct blob	*bl;
 
 	if (!af->has_gz[v]) {
+		if (idle && af->plain[v] == NULL) {
+			frag_deflate_scratch(c, af, app, v);
+			return (&af->gz[v]);
+		}
 		bl = frag_plain(c, af, app, v);
 		frag_deflate(c, af, v, bl->data + af->poff[v], af->plen[v]);
 	}
@@ -992,6 +1065,7 @@ fmap_same(const struct cache *c, const struct fmap *om, size_t ms, size_t i,
 struct walk {
 	struct cache		 *c;
 	int			  v, gz;
+	int			  idle;		/* plain_idle() */
 	struct cache_body	 *cb;
 	size_t			  cap;
 	struct fmap		  nm;
@@ -1042,7 +1116,7 @@ walk_app(struct walk *w, size_t i, struct appfrag *af,
 			w->lead = lead;
 			w->mfirst = i;
 		}
-		w->mbytes += frag_gz(c, af, app, v)->len;
+		w->mbytes += frag_gz(c, af, app, v, w->idle)->len;
 		w->afv[w->m] = af;
 		w->ser[w->m++] = af->gzser[v];
 		if ((af->node.hash & GZ_CHUNK_MASK) == 0 ||
@@ -1167,6 +1241,7 @@ build_full(struct cache *c, struct slot *s, int v, int gz, int64_t now,
 	w.c = c;
 	w.v = v;
 	w.gz = gz;
+	w.idle = gz && plain_idle(c, v, now);
 	w.first = 1;
 	/*
 	 * The slot's layout is taken over (an aborted build leaves it none)
@@ -1271,6 +1346,49 @@ build_full(struct cache *c, struct slot *s, int v, int gz, int64_t now,
 	return (body_coalesce(w.cb));
 }
 
+/* htab_sweep callback: release a record's plain fragment for *(int *)arg. */
+static int
+frag_unplain_cb(struct htab_node *n, void *arg)
+{
+	struct appfrag	*af = CONTAINER_OF(n, struct appfrag, node);
+	int		 v = *(int *)arg;
+
+	if (af->plain[v] != NULL)
+		run_leave(af, v, 0);
+	return (0);
+}
+
+/*
+ * Before a gzip build or fetch of variant v: when the plain variant is
+ * idle and fragments of it are kept, drop them and the plain full body
+ * (every record's fragment leaves, so no run is compacted; a body still
+ * in flight keeps its blobs until it is sent). What dies goes to the
+ * reaper whatever its size (cache_reap): at a million instances this is
+ * 1-1.5 GB of runs and fragments, 100-200 ms of page freeing in one
+ * turn. A later plain fetch builds them again in slices, as a first
+ * fetch does.
+ */
+static void
+plain_drop(struct cache *c, int v, int64_t now)
+{
+	struct slot	*s = &c->full[v][0];
+
+	if (!c->plain_kept[v] || !plain_idle(c, v, now))
+		return;
+	reap_any = 1;
+	cache_body_unref(s->body);
+	s->body = NULL;
+	fmap_clear(&s->map);
+	s->pending = 0;
+	s->next = 0;
+	s->tries = 0;
+	htab_sweep(&c->frags, frag_unplain_cb, &v);
+	reap_any = 0;
+	reap_batch_flush();
+	c->plain_kept[v] = 0;
+	c->stats.plain_drops++;
+}
+
 /* Whether a full slot's body is current. */
 static int
 slot_fresh(const struct cache *c, const struct slot *s, int64_t now)
@@ -1315,6 +1433,8 @@ cache_apps_live(struct cache *c, const struct cache_key *k, int64_t now)
 	int		 v = variant(k), g = k->gzip ? 1 : 0;
 	struct slot	*s = &c->full[v][g];
 
+	if (g)
+		plain_drop(c, v, now);
 	if (slot_fresh(c, s, now)) {
 		c->stats.hits++;
 		return (body_ref(s->body));
@@ -1361,7 +1481,7 @@ run_add(struct cache *c, struct run *r, struct appfrag *af,
 
 /* Make run r's buffer a blob its records point into; r starts afresh. */
 static void
-run_close(struct run *r, int v)
+run_close(struct cache *c, struct run *r, int v)
 {
 	struct blob	*bl;
 	size_t		 i;
@@ -1378,6 +1498,7 @@ run_close(struct run *r, int v)
 	}
 	bl->mem = r->af;
 	bl->nmem = r->n;
+	c->plain_kept[v] = 1;
 	r->af = NULL;
 	free(r->off);
 	r->off = NULL;
@@ -1399,7 +1520,7 @@ build_prepare(struct cache *c, int v, int gz, size_t *next, size_t w0,
 	struct reg_app	*app;
 	struct appfrag	*af;
 	struct run	 r = { .n = 0 };
-	int		 done = 1;
+	int		 done = 1, idle = gz && plain_idle(c, v, now);
 
 	buf_init(&r.b, 0);
 	for (; *next < registry_app_count(c->reg); (*next)++) {
@@ -1412,14 +1533,17 @@ build_prepare(struct cache *c, int v, int gz, size_t *next, size_t w0,
 			continue;
 		af = frag_lookup(c, reg_app_name(app), reg_app_hash(app));
 		frag_sync(c, af, app, now);
-		if (af->plain[v] == NULL)
+		if (af->plain[v] == NULL && idle) {
+			if (!af->has_gz[v])
+				frag_deflate_scratch(c, af, app, v);
+		} else if (af->plain[v] == NULL)
 			run_add(c, &r, af, app, v, gz);
 		else if (gz)
-			(void)frag_gz(c, af, app, v);
+			(void)frag_gz(c, af, app, v, idle);
 		if (r.b.len >= RUN_MAX)
-			run_close(&r, v);
+			run_close(c, &r, v);
 	}
-	run_close(&r, v);
+	run_close(c, &r, v);
 	buf_free(&r.b);
 	free(r.af);
 	free(r.off);
@@ -1441,6 +1565,8 @@ int
 cache_apps_step(struct cache *c, const struct cache_key *k, size_t budget,
     int64_t now)
 {
+	if (!k->gzip)
+		plain_fetched(c, variant(k), now);
 	if (c->ro_ms > 0 && side_find(c->ro, SIDE_APPS, k, NULL) != NULL)
 		return (1);
 	return (apps_step(c, k, budget == 0 ? SIZE_MAX : budget, now));
@@ -1460,6 +1586,8 @@ apps_step(struct cache *c, const struct cache_key *k, size_t budget,
 	size_t		 w0 = c->work;
 	int		 done;
 
+	if (g)
+		plain_drop(c, v, now);
 	if (slot_fresh(c, s, now)) {
 		s->pending = 0;
 		return (1);
@@ -1609,6 +1737,21 @@ side_find(struct side *head, enum side_kind kind, const struct cache_key *k,
 	return (NULL);
 }
 
+/* Unlink and free a side entry. */
+static void
+side_remove(struct side **head, size_t *n, struct side *s)
+{
+	struct side	**pp;
+
+	for (pp = head; *pp != s; pp = &(*pp)->next)
+		;
+	*pp = s->next;
+	(*n)--;
+	cache_body_unref(s->body);
+	free(s->name);
+	free(s);
+}
+
 /* Add a side entry, flushing the list when it reaches its bound. */
 static struct side *
 side_add(struct side **head, size_t *n, enum side_kind kind,
@@ -1683,6 +1826,8 @@ cache_get(struct cache *c, enum side_kind kind, const struct cache_key *k,
 {
 	struct side	*s;
 
+	if (kind == SIDE_APPS && !k->gzip)
+		plain_fetched(c, variant(k), now);
 	if (c->ro_ms <= 0)
 		return (side_compute(c, kind, k, name, now));
 	if ((s = side_find(c->ro, kind, k, name)) == NULL) {
@@ -1750,6 +1895,12 @@ cache_refresh_step(struct cache *c, size_t budget, int64_t now)
 			;
 		if (s == NULL)
 			break;
+		if (s->kind == SIDE_APPS && !s->key.gzip &&
+		    plain_idle(c, variant(&s->key), now)) {
+			/* Nobody reads it: it goes, not rebuilt plain. */
+			side_remove(&c->ro, &c->nro, s);
+			continue;
+		}
 		used = c->work - w0;
 		if (used > budget)
 			return (0);
@@ -2255,6 +2406,8 @@ cache_step(struct cache *c, enum cache_res res, const struct cache_key *k,
 {
 	enum side_kind	kind = (enum side_kind)res;
 
+	if (kind == SIDE_APPS && !k->gzip)
+		plain_fetched(c, variant(k), now);
 	if (c->ro_ms > 0 && side_find(c->ro, kind, k, name) != NULL)
 		return (1);
 	return (side_step(c, kind, k, name, budget == 0 ? SIZE_MAX : budget,
@@ -2273,7 +2426,8 @@ cache_res_body(struct cache *c, enum cache_res res,
  * Big blobs are given back a piece at a time (cache_reap): freeing a body
  * of a gigabyte (a delta right after a million registrations) is about
  * 100 ms of page freeing in one call. A blob of REAP_ABOVE bytes or more
- * whose last reference goes joins a list, counted in cache_bytes until it
+ * (any, while plain_drop releases an idle plain variant) whose last
+ * reference goes joins a list, counted in cache_bytes until it
  * is gone; the loop shrinks the list's head by at most the given bytes a
  * turn (realloc to a smaller size hands the tail pages back).
  */
@@ -2284,17 +2438,63 @@ static struct blob	*reap_head, *reap_tail;
 static int
 reap_push(struct blob *bl)
 {
-	if (bl->len < REAP_ABOVE || reap_caches == 0)
+	if ((bl->len < REAP_ABOVE && !reap_any) || reap_caches == 0)
 		return (0);
 	free(bl->mem);
 	bl->mem = NULL;
 	bl->dead = NULL;
+	if (reap_any) {
+		if (reap_nbatch == reap_batchcap) {
+			reap_batchcap = reap_batchcap == 0 ? 64 :
+			    reap_batchcap * 2;
+			reap_batch = xreallocarray(reap_batch, reap_batchcap,
+			    sizeof *reap_batch);
+		}
+		reap_batch[reap_nbatch++] = bl;
+		return (1);
+	}
 	if (reap_tail != NULL)
 		reap_tail->dead = bl;
 	else
 		reap_head = bl;
 	reap_tail = bl;
 	return (1);
+}
+
+/* qsort: blobs by the address of their bytes, highest first. */
+static int
+reap_cmp(const void *a, const void *b)
+{
+	uintptr_t	x = (uintptr_t)(*(struct blob *const *)a)->data;
+	uintptr_t	y = (uintptr_t)(*(struct blob *const *)b)->data;
+
+	return (x < y ? 1 : x > y ? -1 : 0);
+}
+
+/*
+ * The blobs plain_drop() released join the reaper's list highest address
+ * first: most sit in malloc's heap, and one freed below the others gives
+ * nothing back until the one above it goes, then all of them in one trim
+ * of the heap's top; top down, each turn's frees are given back as they
+ * go. (A free region left below them, such as another variant's dropped
+ * before, still joins the last trim: RESULTS.md, plaindrop.)
+ */
+static void
+reap_batch_flush(void)
+{
+	size_t	i;
+
+	qsort(reap_batch, reap_nbatch, sizeof *reap_batch, reap_cmp);
+	for (i = 0; i < reap_nbatch; i++) {
+		if (reap_tail != NULL)
+			reap_tail->dead = reap_batch[i];
+		else
+			reap_head = reap_batch[i];
+		reap_tail = reap_batch[i];
+	}
+	free(reap_batch);
+	reap_batch = NULL;
+	reap_nbatch = reap_batchcap = 0;
 }
 
 /* Give back at most max bytes of dead blobs; 1 while some remain. */

@@ -46,6 +46,7 @@ struct cache_stats {
 	uint64_t	ro_steps;		/* cache_refresh_step() slices */
 	uint64_t	ro_refreshes;		/* read-only passes completed */
 	uint64_t	delta_builds;
+	uint64_t	plain_drops;		/* plain_idle drops */
 	uint64_t	hits;
 	size_t		bytes;			/* bytes held, approx. */
 };
@@ -58,6 +59,17 @@ struct cache_stats {
 struct cache	*cache_new(struct registry *, int64_t read_only_ms,
 		     int64_t expire_ms);
 void		 cache_free(struct cache *);
+/*
+ * Keep a plain variant's per-application fragments (and its full body)
+ * only while GET apps is asked for it plain at least every idle_ms: a
+ * gzip build of a variant idle plain deflates from a scratch encode and
+ * keeps none, and drops those kept from before; a plain fetch after that
+ * builds them again (cache_apps_step, in slices). The read-only layer
+ * drops a plain full snapshot idle so at its refresh instead of
+ * rebuilding it. Bodies are the same bytes either way. 0 (the default):
+ * always kept.
+ */
+void		 cache_set_plain_idle(struct cache *, int64_t idle_ms);
 
 /*
  * Bodies; the caller owns one reference and must cache_body_unref() it.

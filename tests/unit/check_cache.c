@@ -1155,6 +1155,260 @@ START_TEST(test_gzip_bytes_once)
 }
 END_TEST
 
+/* Step c's build of k at t with budget until done; the slices it took. */
+static int
+step_at(struct cache *c, const struct cache_key *k, size_t budget, int64_t t)
+{
+	int	n;
+
+	for (n = 1; !cache_apps_step(c, k, budget, t); n++)
+		ck_assert_int_lt(n, 100000);
+	return (n);
+}
+
+/* The length of c's full body for k at t. */
+static size_t
+apps_len(struct cache *c, const struct cache_key *k, int64_t t)
+{
+	struct cache_body	*b = cache_apps(c, k, t);
+	size_t			 len = cache_body_len(b);
+
+	cache_body_unref(b);
+	return (len);
+}
+
+/* Whether c's body for k at t is byte for byte fresh's at T0 + 1000. */
+static int
+same_at(struct cache *c, struct cache *fresh, const struct cache_key *k,
+    int64_t t)
+{
+	struct cache_body	*a = cache_apps(c, k, t);
+	struct cache_body	*b = cache_apps(fresh, k, T0 + 1000);
+	size_t			 la, lb;
+	char			*pa = cache_body_copy(a, &la);
+	char			*pb = cache_body_copy(b, &lb);
+	int			 eq = la == lb && memcmp(pa, pb, la) == 0;
+
+	cache_body_unref(a);
+	cache_body_unref(b);
+	free(pa);
+	free(pb);
+	return (eq);
+}
+
+/*
+ * gzip-only fetches keep no plain bytes (heureka.cache.plain-idle-ms):
+ * never fetched plain, a variant's gzip build, sliced or whole, leaves
+ * the cache holding exactly its gzip bodies (600 apps: not coalesced, so
+ * a body's blobs are all there is), and so does a change after it (one
+ * fragment encoded). Every body is byte for byte a from-scratch cache's.
+ * A plain fetch then builds its fragments again in slices and gets the
+ * from-scratch bytes; within the idle time a gzip build after a change
+ * keeps the plain fragment it made (the next plain fetch encodes
+ * nothing); once idle, the next gzip fetch (a hit) drops them all.
+ */
+START_TEST(test_plain_idle_gzip_only)
+{
+	struct cache_key	 jz = { CACHE_JSON, 0, 1 };
+	struct cache_key	 xz = { CACHE_XML, 1, 1 };
+	struct cache_key	 jp = { CACHE_JSON, 0, 0 };
+	struct cache		*fresh;
+	int64_t			 t = T0 + 1000;
+	size_t			 zj, zx, pl;
+	uint64_t		 enc;
+
+	teardown();
+	setup_n(600, 3);
+	cache_set_plain_idle(cache, 90000);
+	ck_assert_int_gt(step_at(cache, &jz, 4096, t), 10);
+	zj = apps_len(cache, &jz, t);
+	ck_assert_uint_gt(zj, 128 * 1024);
+	ck_assert_uint_eq(cache_bytes(cache), zj);
+	zx = apps_len(cache, &xz, t);		/* whole, unsliced */
+	ck_assert_uint_gt(zx, 128 * 1024);
+	ck_assert_uint_eq(cache_bytes(cache), zj + zx);
+	fresh = cache_new(reg, 0, 0);
+	ck_assert(same_at(cache, fresh, &jz, t));
+	ck_assert(same_at(cache, fresh, &xz, t));
+	cache_free(fresh);
+
+	add("APP77", "more", T0 + 2000);
+	enc = cache_stats(cache)->fragment_encodes;
+	ck_assert_int_eq(step_at(cache, &jz, 1 << 20, T0 + 3000), 1);
+	ck_assert_uint_eq(cache_stats(cache)->fragment_encodes - enc, 1);
+	zj = apps_len(cache, &jz, T0 + 3000);
+	ck_assert_uint_eq(cache_bytes(cache) - zx, zj);
+
+	/* A plain fetch: its fragments again, in slices, scratch's bytes. */
+	enc = cache_stats(cache)->fragment_encodes;
+	ck_assert_int_gt(step_at(cache, &jp, 4096, T0 + 4000), 10);
+	ck_assert_uint_ge(cache_stats(cache)->fragment_encodes - enc, 600);
+	pl = apps_len(cache, &jp, T0 + 4000);
+	fresh = cache_new(reg, 0, 0);
+	ck_assert(same_at(cache, fresh, &jp, T0 + 4000));
+	ck_assert(same_at(cache, fresh, &jz, T0 + 4000));
+	ck_assert_uint_ge(cache_bytes(cache) - (zj + zx), pl);
+
+	/* Within the idle time a change's gzip build keeps its plain. */
+	add("APP300", "more", T0 + 5000);
+	ck_assert_int_eq(step_at(cache, &jz, 1 << 20, T0 + 4000 + 89999), 1);
+	enc = cache_stats(cache)->fragment_encodes;
+	ck_assert_int_eq(step_at(cache, &jp, 1 << 20, T0 + 4000 + 89999), 1);
+	ck_assert_uint_eq(cache_stats(cache)->fragment_encodes, enc);
+	ck_assert_uint_eq(cache_stats(cache)->plain_drops, 0);
+	cache_free(fresh);
+	fresh = cache_new(reg, 0, 0);
+	ck_assert(same_at(cache, fresh, &jp, T0 + 4000 + 89999));
+	ck_assert(same_at(cache, fresh, &jz, T0 + 4000 + 89999));
+	cache_free(fresh);
+
+	/*
+	 * Idle: the next gzip fetch, a hit, drops them, to the reaper
+	 * (counted until it gives them back).
+	 */
+	zj = apps_len(cache, &jz, T0 + 4000 + 89999 + 90000);
+	ck_assert_uint_eq(cache_stats(cache)->plain_drops, 1);
+	ck_assert_uint_ge(cache_bytes(cache), zj + zx + pl);
+	while (cache_reap(64 * 1024))
+		;
+	ck_assert_uint_eq(cache_bytes(cache), zj + zx);
+	fresh = cache_new(reg, 0, 0);
+	ck_assert(same_at(cache, fresh, &xz, T0 + 200000));
+	ck_assert(same_at(cache, fresh, &jp, T0 + 200000));
+	cache_free(fresh);
+}
+END_TEST
+
+/*
+ * Every format and variant, each round: all eight compared with a
+ * from-scratch cache (which fetches the plain ones too), then gzip-only
+ * after the idle time, then plain, with changes between rounds (a
+ * change, an app added, one dropped): each gzip body is a from-scratch
+ * cache's and inflates to a from-scratch encode; the cache holds no more
+ * than the gzip bodies (twice: one under 128 KiB is coalesced into a
+ * copy of its chunks), far under the plain bytes; the plain fetch after
+ * the drop has scratch's bytes and its hash code; four drops a round.
+ * With plain-idle-ms 0 (today's) the plain bytes stay.
+ */
+START_TEST(test_plain_idle_every_variant)
+{
+	struct cache_key	 k;
+	struct cache		*fresh;
+	struct cache_body	*b;
+	size_t			 held, plain, len;
+	char			*s;
+	int			 i, round;
+	int64_t			 t;
+
+	teardown();
+	setup_n(200, 3);
+	cache_set_plain_idle(cache, 1000);
+	for (round = 0; round < 3; round++) {
+		if (round == 1)
+			add("APP50", "more", T0 + 10);
+		if (round == 2)
+			drop_app(3, 3, T0 + 20);
+		t = T0 + 5000 * round + 2000;
+		held = plain = 0;
+		fresh = cache_new(reg, 0, 0);
+		for (i = 0; i < 8; i++) {
+			k = key_at(i);
+			ck_assert(same_at(cache, fresh, &k, T0 + 1000));
+		}
+		cache_free(fresh);
+		for (i = 1; i < 8; i += 2) {
+			k = key_at(i);
+			(void)step_at(cache, &k, 2048, t);
+			held += apps_len(cache, &k, t);
+			s = apps_plain(cache, &k, t, &len);
+			ck_assert(is_scratch(&k, s, len));
+			plain += len;
+			free(s);
+		}
+		while (cache_reap(SIZE_MAX))
+			;
+		ck_assert_msg(cache_bytes(cache) <= 2 * held,
+		    "round %d: %zu %zu", round, cache_bytes(cache), held);
+		ck_assert_uint_lt(2 * held, plain / 2);
+		for (i = 0; i < 8; i += 2) {
+			/* As the front asks: cache_step, cache_res_body. */
+			k = key_at(i);
+			while (!cache_step(cache, CACHE_RES_APPS, &k, NULL, 2048,
+			    t + 1000))
+				;
+			b = cache_res_body(cache, CACHE_RES_APPS, &k, NULL,
+			    t + 1000);
+			s = cache_body_copy(b, &len);
+			cache_body_unref(b);
+			ck_assert(is_scratch(&k, s, len));
+			free(s);
+		}
+		ck_assert_uint_gt(cache_bytes(cache), plain);
+	}
+	fresh = cache_new(reg, 0, 0);
+	for (i = 0; i < 8; i++) {
+		k = key_at(i);
+		ck_assert(same_at(cache, fresh, &k, t + 1000));
+	}
+	cache_free(fresh);
+	ck_assert_uint_eq(cache_stats(cache)->plain_drops, 12);
+
+	/* 0: kept, as before the key. */
+	cache_set_plain_idle(cache, 0);
+	for (i = 1; i < 8; i += 2) {
+		k = key_at(i);
+		cache_body_unref(cache_apps(cache, &k, T0 + 900000));
+	}
+	ck_assert_uint_gt(cache_bytes(cache), plain);
+	ck_assert_uint_eq(cache_stats(cache)->plain_drops, 12);
+}
+END_TEST
+
+/*
+ * The read-only layer: a plain full snapshot nobody read within the idle
+ * time is dropped at the refresh (not rebuilt), the gzip one's refresh
+ * drops the plain fragments, and a plain fetch after that gets a new
+ * snapshot with a from-scratch cache's bytes.
+ */
+START_TEST(test_plain_idle_read_only)
+{
+	struct cache		*ro, *fresh;
+	struct cache_key	 jp = { CACHE_JSON, 0, 0 };
+	struct cache_key	 jz = { CACHE_JSON, 0, 1 };
+	uint64_t		 enc;
+	size_t			 zl;
+
+	teardown();
+	setup_n(600, 3);
+	ro = cache_new(reg, 30000, 180000);
+	cache_set_plain_idle(ro, 90000);
+	cache_body_unref(cache_apps(ro, &jp, T0));
+	cache_body_unref(cache_apps(ro, &jz, T0));
+	/* Within the idle time both are refreshed: no plain re-encode. */
+	enc = cache_stats(ro)->fragment_encodes;
+	while (!cache_refresh_step(ro, 4096, T0 + 30000))
+		;
+	ck_assert_uint_eq(cache_stats(ro)->fragment_encodes, enc);
+	ck_assert_uint_gt(cache_bytes(ro), apps_len(ro, &jp, T0 + 30000));
+	/* Idle: the plain snapshot goes, the gzip one's build drops all. */
+	enc = cache_stats(ro)->fragment_encodes;
+	while (!cache_refresh_step(ro, 4096, T0 + 120000))
+		;
+	ck_assert_uint_eq(cache_stats(ro)->fragment_encodes, enc);
+	ck_assert_uint_eq(cache_stats(ro)->plain_drops, 1);
+	zl = apps_len(ro, &jz, T0 + 120000);
+	while (cache_reap(SIZE_MAX))
+		;
+	ck_assert_uint_eq(cache_bytes(ro), zl);
+	fresh = cache_new(reg, 0, 0);
+	ck_assert_int_gt(step_at(ro, &jp, 4096, T0 + 121000), 10);
+	ck_assert(same_at(ro, fresh, &jp, T0 + 121000));
+	ck_assert(same_at(ro, fresh, &jz, T0 + 121000));
+	cache_free(fresh);
+	cache_free(ro);
+}
+END_TEST
+
 /*
  * With the read-only layer's expiry on, a sliced build that takes longer
  * than the expiry still ends in slices: the fragments it prepared first
@@ -1389,6 +1643,9 @@ cache_suite(void)
 	tcase_add_test(tc, test_ro_refresh_step_edges);
 	tcase_add_test(tc, test_layout_after_change);
 	tcase_add_test(tc, test_gzip_bytes_once);
+	tcase_add_test(tc, test_plain_idle_gzip_only);
+	tcase_add_test(tc, test_plain_idle_every_variant);
+	tcase_add_test(tc, test_plain_idle_read_only);
 	suite_add_tcase(s, tc);
 	return (s);
 }
