@@ -236,26 +236,35 @@ metrics_render_http(struct metrics *m, struct buf *b)
 	}
 }
 
-/* The loop-latency probe: histogram, and the last interval's max and p99. */
+/* A histogram: cumulative buckets by bound(i) s, +Inf, sum (us) and count. */
 static void
-metrics_render_looplag(const struct looplag *ll, struct buf *b)
+metrics_histogram(struct buf *b, const char *name, const char *help,
+    const uint64_t *bucket, int n, double (*bound)(int), uint64_t count,
+    int64_t sum_us)
 {
 	uint64_t	cum = 0;
 	int		i;
 
-	metrics_header(b, "heureka_loop_lag_seconds", "histogram",
-	    "How late a timer due every 10 ms ran: event-loop stalls.");
-	for (i = 0; i < LOOPLAG_NBUCKETS; i++) {
-		cum += ll->bucket[i];
-		buf_addf(b, "heureka_loop_lag_seconds_bucket{le=\"%g\"} %llu\n",
-		    looplag_bound(i), (unsigned long long)cum);
+	metrics_header(b, name, "histogram", help);
+	for (i = 0; i < n; i++) {
+		cum += bucket[i];
+		buf_addf(b, "%s_bucket{le=\"%g\"} %llu\n", name, bound(i),
+		    (unsigned long long)cum);
 	}
-	buf_addf(b, "heureka_loop_lag_seconds_bucket{le=\"+Inf\"} %llu\n",
-	    (unsigned long long)ll->count);
-	buf_addf(b, "heureka_loop_lag_seconds_sum %.6f\n",
-	    (double)ll->sum_us / 1e6);
-	buf_addf(b, "heureka_loop_lag_seconds_count %llu\n",
-	    (unsigned long long)ll->count);
+	buf_addf(b, "%s_bucket{le=\"+Inf\"} %llu\n", name,
+	    (unsigned long long)count);
+	buf_addf(b, "%s_sum %.6f\n", name, (double)sum_us / 1e6);
+	buf_addf(b, "%s_count %llu\n", name, (unsigned long long)count);
+}
+
+/* The loop-latency probe: histogram, and the last interval's max and p99. */
+static void
+metrics_render_looplag(const struct looplag *ll, struct buf *b)
+{
+	metrics_histogram(b, "heureka_loop_lag_seconds",
+	    "How late a timer due every 10 ms ran: event-loop stalls.",
+	    ll->bucket, LOOPLAG_NBUCKETS, looplag_bound, ll->count,
+	    ll->sum_us);
 	metrics_header(b, "heureka_loop_lag_max_seconds", "gauge",
 	    "Largest loop lag of the last completed 10 s interval.");
 	buf_addf(b, "heureka_loop_lag_max_seconds %.6f\n",
@@ -268,20 +277,10 @@ metrics_render_looplag(const struct looplag *ll, struct buf *b)
 	    "Largest loop lag since heurekad started.");
 	buf_addf(b, "heureka_loop_lag_max_since_start_seconds %.6f\n",
 	    (double)ll->max_us / 1e6);
-	metrics_header(b, "heureka_loop_turn_cpu_seconds", "histogram",
+	metrics_histogram(b, "heureka_loop_turn_cpu_seconds",
 	    "CPU time of each event-loop turn (heurekad's own, without "
-	    "preemption).");
-	for (i = 0, cum = 0; i < LOOPLAG_TURN_NBUCKETS; i++) {
-		cum += ll->turn_bucket[i];
-		buf_addf(b, "heureka_loop_turn_cpu_seconds_bucket{le=\"%g\"} "
-		    "%llu\n", looplag_turn_bound(i), (unsigned long long)cum);
-	}
-	buf_addf(b, "heureka_loop_turn_cpu_seconds_bucket{le=\"+Inf\"} "
-	    "%llu\n", (unsigned long long)ll->turns);
-	buf_addf(b, "heureka_loop_turn_cpu_seconds_sum %.6f\n",
-	    (double)ll->turn_sum_us / 1e6);
-	buf_addf(b, "heureka_loop_turn_cpu_seconds_count %llu\n",
-	    (unsigned long long)ll->turns);
+	    "preemption).", ll->turn_bucket, LOOPLAG_TURN_NBUCKETS,
+	    looplag_turn_bound, ll->turns, ll->turn_sum_us);
 	metrics_header(b, "heureka_loop_turn_cpu_max_seconds", "gauge",
 	    "Longest loop turn (CPU) of the last completed 10 s interval.");
 	buf_addf(b, "heureka_loop_turn_cpu_max_seconds %.6f\n",

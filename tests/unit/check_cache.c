@@ -907,6 +907,25 @@ nsegs(const struct cache_key *k)
 	return (n);
 }
 
+/* Whether c's body for k at t is byte for byte fresh's at T0 + 1000. */
+static int
+same_at(struct cache *c, struct cache *fresh, const struct cache_key *k,
+    int64_t t)
+{
+	struct cache_body	*a = cache_apps(c, k, t);
+	struct cache_body	*b = cache_apps(fresh, k, T0 + 1000);
+	size_t			 la, lb;
+	char			*pa = cache_body_copy(a, &la);
+	char			*pb = cache_body_copy(b, &lb);
+	int			 eq = la == lb && memcmp(pa, pb, la) == 0;
+
+	cache_body_unref(a);
+	cache_body_unref(b);
+	free(pa);
+	free(pb);
+	return (eq);
+}
+
 /*
  * A build in slices encodes each slice's fragments into one run, and a
  * body of runs is one segment per run, not per application: 200 apps in
@@ -999,24 +1018,6 @@ is_scratch(const struct cache_key *k, const char *p, size_t len)
 	return (eq);
 }
 
-/* Whether c's full body for k is byte for byte the same as fresh's. */
-static int
-same_as_fresh(struct cache *c, struct cache *fresh, const struct cache_key *k)
-{
-	struct cache_body	*a = cache_apps(c, k, T0 + 1000);
-	struct cache_body	*b = cache_apps(fresh, k, T0 + 1000);
-	size_t			 la, lb;
-	char			*pa = cache_body_copy(a, &la);
-	char			*pb = cache_body_copy(b, &lb);
-	int			 eq = la == lb && memcmp(pa, pb, la) == 0;
-
-	cache_body_unref(a);
-	cache_body_unref(b);
-	free(pa);
-	free(pb);
-	return (eq);
-}
-
 /*
  * Every variant's full body, after one change, in one slice: at most one
  * fragment encoded, some of the previous body's segments taken over, and
@@ -1044,7 +1045,7 @@ check_one_change(int most)
 		ck_assert_uint_le(cache_stats(cache)->fragment_encodes - enc,
 		    (uint64_t)most);
 		ck_assert_uint_gt(cache_stats(cache)->seg_reuses, reuse);
-		ck_assert(same_as_fresh(cache, fresh, &k));
+		ck_assert(same_at(cache, fresh, &k, T0 + 1000));
 		p = apps_plain(cache, &k, T0 + 1000, &len);
 		ck_assert(is_scratch(&k, p, len));
 		free(p);
@@ -1175,25 +1176,6 @@ apps_len(struct cache *c, const struct cache_key *k, int64_t t)
 
 	cache_body_unref(b);
 	return (len);
-}
-
-/* Whether c's body for k at t is byte for byte fresh's at T0 + 1000. */
-static int
-same_at(struct cache *c, struct cache *fresh, const struct cache_key *k,
-    int64_t t)
-{
-	struct cache_body	*a = cache_apps(c, k, t);
-	struct cache_body	*b = cache_apps(fresh, k, T0 + 1000);
-	size_t			 la, lb;
-	char			*pa = cache_body_copy(a, &la);
-	char			*pb = cache_body_copy(b, &lb);
-	int			 eq = la == lb && memcmp(pa, pb, la) == 0;
-
-	cache_body_unref(a);
-	cache_body_unref(b);
-	free(pa);
-	free(pb);
-	return (eq);
 }
 
 /*

@@ -270,7 +270,7 @@ START_TEST(test_ends_under_churn)
 	static const enum cache_res res[] = { CACHE_RES_DELTA, CACHE_RES_APP,
 	    CACHE_RES_VIP };
 	char			 id[32];
-	int			 i, r, n;
+	int			 r, n;
 
 	/* A change before every slice: each build still ends. */
 	for (r = 0; r < 3; r++) {
@@ -367,7 +367,7 @@ START_TEST(test_big_body_reaped_in_pieces)
 }
 END_TEST
 
-/* The suite. *//* The suite. */
+/* The suite. */
 static Suite *
 cache_sliced_suite(void)
 {
