@@ -1402,7 +1402,7 @@ START_TEST(test_step_longer_than_expiry)
 {
 	struct cache		*ro;
 	struct cache_key	 k = { CACHE_JSON, 0, 0 };
-	uint64_t		 enc, most = 0;
+	uint64_t		 enc, full, most = 0;
 	int64_t			 t = T0;
 	int			 n, done;
 	char			*p;
@@ -1423,9 +1423,51 @@ START_TEST(test_step_longer_than_expiry)
 	ck_assert_int_ge(n, 200);
 	ck_assert_uint_le(most, 1);
 	ck_assert_uint_eq(cache_stats(ro)->build_aborts, 0);
+	/* The body just built serves its turn: no second, whole assembly. */
+	enc = cache_stats(ro)->fragment_encodes;
+	full = cache_stats(ro)->full_builds;
 	p = apps_plain(ro, &k, t, &len);
+	ck_assert_uint_eq(cache_stats(ro)->full_builds, full);
+	ck_assert_uint_eq(cache_stats(ro)->fragment_encodes, enc);
 	ck_assert(is_scratch(&k, p, len));
 	free(p);
+	cache_free(ro);
+}
+END_TEST
+
+/*
+ * One read-only refresh slice assembles at most one full body, whatever
+ * its budget left: an assembly walks every application, which the budget
+ * (encoding work) does not count, so two or three in a slice were one
+ * long turn at 1M (before: this pass of 8 expired full snapshots, 200 apps
+ * of 3, took 1 slice of 8 assemblies with a 64 MiB budget).
+ */
+START_TEST(test_ro_refresh_one_assembly_a_slice)
+{
+	struct cache		*ro;
+	struct cache_key	 k;
+	uint64_t		 a0;
+	int			 i, n, done;
+	const int64_t		 TR = T0 + 180001;	/* all expired */
+
+	teardown();
+	setup_n(200, 3);
+	ro = cache_new(reg, 30000, 180000);
+	for (i = 0; i < 8; i++) {
+		k = key_at(i);
+		cache_body_unref(cache_apps(ro, &k, T0));
+	}
+	for (n = 0, done = 0; !done; n++) {
+		ck_assert_int_lt(n, 1000);
+		a0 = cache_stats(ro)->full_builds +
+		    cache_stats(ro)->build_aborts;
+		done = cache_refresh_step(ro, 64 * 1024 * 1024, TR);
+		ck_assert_uint_le(cache_stats(ro)->full_builds +
+		    cache_stats(ro)->build_aborts - a0, 1);
+	}
+	ck_assert_int_ge(n, 8);
+	/* A pass in one go (the timer's old path) is not bounded. */
+	cache_refresh_read_only(ro, TR + 180001);
 	cache_free(ro);
 }
 END_TEST
@@ -1622,6 +1664,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_step_runs);
 	tcase_add_test(tc, test_step_longer_than_expiry);
 	tcase_add_test(tc, test_ro_refresh_in_slices);
+	tcase_add_test(tc, test_ro_refresh_one_assembly_a_slice);
 	tcase_add_test(tc, test_ro_refresh_step_edges);
 	tcase_add_test(tc, test_layout_after_change);
 	tcase_add_test(tc, test_gzip_bytes_once);
