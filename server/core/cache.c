@@ -2502,7 +2502,8 @@ reap_batch_flush(void)
 {
 	size_t	i;
 
-	qsort(reap_batch, reap_nbatch, sizeof *reap_batch, reap_cmp);
+	if (reap_nbatch > 0)	/* (the array may be NULL when empty) */
+		qsort(reap_batch, reap_nbatch, sizeof *reap_batch, reap_cmp);
 	for (i = 0; i < reap_nbatch; i++) {
 		if (reap_tail != NULL)
 			reap_tail->dead = reap_batch[i];
