@@ -18,25 +18,14 @@ import argparse
 import http.client
 import json
 import sys
-import time
 import urllib.parse
+
+import hkfixture
 
 
 def instance(app, iid, meta, vlen):
-    now = int(time.time() * 1000)
     md = {"k%03d" % i: "v" * vlen for i in range(meta)}
-    return {"instance": {
-        "instanceId": iid, "hostName": iid + ".example", "app": app,
-        "ipAddr": "10.0.0.1", "status": "UP", "overriddenstatus": "UNKNOWN",
-        "port": {"$": 8080, "@enabled": "true"},
-        "securePort": {"$": 443, "@enabled": "false"},
-        "countryId": 1,
-        "dataCenterInfo": {
-            "@class": "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo",
-            "name": "MyOwn"},
-        "leaseInfo": {"renewalIntervalInSecs": 30, "durationInSecs": 90},
-        "metadata": md, "vipAddress": app.lower(),
-        "lastUpdatedTimestamp": str(now), "lastDirtyTimestamp": str(now)}}
+    return {"instance": hkfixture.instance(app, iid, metadata=md)}
 
 
 class Conn:

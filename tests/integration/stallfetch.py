@@ -23,21 +23,11 @@ import sys
 import time
 import urllib.parse
 
+import hkfixture
+
 
 def instance(app, iid):
-    now = int(time.time() * 1000)
-    return {
-        "instanceId": iid, "hostName": iid + ".example", "app": app,
-        "ipAddr": "10.0.0.1", "status": "UP", "overriddenstatus": "UNKNOWN",
-        "port": {"$": 8080, "@enabled": "true"},
-        "securePort": {"$": 443, "@enabled": "false"},
-        "countryId": 1,
-        "dataCenterInfo": {
-            "@class": "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo",
-            "name": "MyOwn"},
-        "leaseInfo": {"renewalIntervalInSecs": 30, "durationInSecs": 90},
-        "metadata": {"zone": "z1"}, "vipAddress": app.lower(),
-        "lastUpdatedTimestamp": str(now), "lastDirtyTimestamp": str(now)}
+    return hkfixture.instance(app, iid)
 
 
 def load(u, base, napps, per):

@@ -14,6 +14,8 @@ import socket
 import sys
 import time
 
+import hkfixture
+
 FAILS = []
 PENDING = {}
 
@@ -93,22 +95,9 @@ def exchange(port, raw, timeout=5.0):
 
 
 def instance(app, iid, **over):
-    i = {
-        "instanceId": iid, "hostName": iid + ".example", "app": app,
-        "ipAddr": "10.0.0.1", "status": "UP",
-        "port": {"$": 8080, "@enabled": "true"},
-        "securePort": {"$": 443, "@enabled": "false"},
-        "countryId": 1,
-        "dataCenterInfo": {
-            "@class": "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo",
-            "name": "MyOwn"},
-        "leaseInfo": {"renewalIntervalInSecs": 30, "durationInSecs": 90},
-        "metadata": {"k": "v"}, "vipAddress": app.lower(),
-        "lastUpdatedTimestamp": "1700000000000",
-        "lastDirtyTimestamp": "1700000000000",
-    }
-    i.update(over)
-    return {"instance": i}
+    return {"instance": hkfixture.instance(
+        app, iid, overridden=None, metadata={"k": "v"},
+        dirty=1700000000000, **over)}
 
 
 def post(path, body, extra=b"", ctype=b"application/json"):

@@ -36,6 +36,11 @@ import py_eureka_client.http_client
 import py_eureka_client.logger
 from py_eureka_client.eureka_client import EurekaClient
 
+# The instance builder the integration helpers share (tests/integration).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "integration"))
+import hkfixture  # noqa: E402
+
 URL = os.environ.get("HEUREKA_URL", "http://127.0.0.1:8761/eureka/")
 if not URL.endswith("/"):
     URL += "/"
@@ -97,24 +102,12 @@ def wait_for(pred, secs=WAIT):
 
 def other_instance(iid, ip, status="UP", meta=None):
     """A registration body for OTHER-APP, as another client would send."""
-    now = str(int(time.time() * 1000))
-    return {"instance": {
-        "instanceId": iid, "hostName": iid + ".example", "app": OTHER,
-        "ipAddr": ip, "status": status, "overriddenstatus": "UNKNOWN",
-        "port": {"$": 7001, "@enabled": "true"},
-        "securePort": {"$": 7443, "@enabled": "false"},
-        "countryId": 1,
-        "dataCenterInfo": {
-            "@class": "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo",
-            "name": "MyOwn"},
-        "leaseInfo": {"renewalIntervalInSecs": 30, "durationInSecs": 90},
-        "metadata": {"role": "peer"} if meta is None else meta,
-        "homePageUrl": "http://%s.example:7001/" % iid,
-        "statusPageUrl": "http://%s.example:7001/info" % iid,
-        "healthCheckUrl": "http://%s.example:7001/health" % iid,
-        "vipAddress": "other-app", "secureVipAddress": "other-app",
-        "isCoordinatingDiscoveryServer": "false",
-        "lastUpdatedTimestamp": now, "lastDirtyTimestamp": now}}
+    home = "http://%s.example:7001/" % iid
+    return {"instance": hkfixture.instance(
+        OTHER, iid, ip=ip, status=status, port=7001, secure_port=7443,
+        metadata={"role": "peer"} if meta is None else meta,
+        urls=(home, home + "info", home + "health"),
+        secure_vip="other-app")}
 
 
 class Counter:
