@@ -18,6 +18,7 @@
 
 #include "batch.h"
 #include "cache.h"
+#include "fixture.h"
 #include "instance.h"
 #include "json.h"
 #include "registry.h"
@@ -72,18 +73,11 @@ seen_cb(const struct registry_event *ev, void *arg)
 static struct instance *
 mkinst(const char *id, int64_t dirty)
 {
-	struct instance	*in = instance_new();
+	struct instance	*in = fixture_instance("APP", id, STATUS_UP, dirty);
 
-	in->app = strdup("APP");
-	in->instance_id = strdup(id);
-	in->host_name = strdup("host.example");
-	in->ip_addr = strdup("10.0.0.1");
-	in->status = STATUS_UP;
 	in->has_dc = in->has_dc_name = 1;
 	in->dc_name = DC_MYOWN;
-	in->last_dirty_ts = dirty;
 	in->last_updated_ts = dirty;
-	in->has_lease = 1;
 	return (in);
 }
 

@@ -19,6 +19,7 @@
 
 #include "buf.h"
 #include "cache.h"
+#include "fixture.h"
 #include "gzip.h"
 #include "hash.h"
 #include "instance.h"
@@ -36,17 +37,10 @@ static struct cache	*cache;
 static struct instance *
 mkinst(const char *app, const char *id, enum instance_status st)
 {
-	struct instance	*in = instance_new();
+	struct instance	*in = fixture_instance(app, id, st, T0);
 
-	in->app = strdup(app);
-	in->instance_id = strdup(id);
-	in->host_name = strdup("host.example");
-	in->ip_addr = strdup("10.0.0.1");
 	in->vip_address = strdup("vip-a,vip-b");
-	in->status = st;
 	in->has_dc = 1;
-	in->has_lease = 1;
-	in->last_dirty_ts = T0;
 	kvlist_set(&in->metadata, "zone", "z1");
 	return (in);
 }

@@ -15,6 +15,7 @@
 #include <check.h>
 
 #include "cache.h"
+#include "fixture.h"
 #include "gzip.h"
 #include "instance.h"
 #include "registry.h"
@@ -30,19 +31,12 @@ static struct cache	*cache;
 static struct instance *
 mkinst(const char *app, const char *id, enum instance_status st)
 {
-	struct instance	*in = instance_new();
+	struct instance	*in = fixture_instance(app, id, st, T0);
 
-	in->app = strdup(app);
-	in->instance_id = strdup(id);
-	in->host_name = strdup("host.example");
-	in->ip_addr = strdup("10.0.0.1");
 	in->vip_address = strdup(strcmp(app, "APP1") == 0 ? "vip-b" :
 	    "vip-a,vip-b");
 	in->secure_vip_address = strdup("svip");
-	in->status = st;
 	in->has_dc = 1;
-	in->has_lease = 1;
-	in->last_dirty_ts = T0;
 	kvlist_set(&in->metadata, "zone", "z1");
 	return (in);
 }

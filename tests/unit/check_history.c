@@ -15,6 +15,7 @@
 #include "config.h"
 #include "dashboard.h"
 #include "gate.h"
+#include "fixture.h"
 #include "history.h"
 #include "instance.h"
 #include "registry.h"
@@ -121,16 +122,7 @@ END_TEST
 static struct instance *
 mkinst(const char *id)
 {
-	struct instance	*in = instance_new();
-
-	in->app = strdup("APP");
-	in->instance_id = strdup(id);
-	in->host_name = strdup("host.example");
-	in->ip_addr = strdup("10.0.0.1");
-	in->status = STATUS_UP;
-	in->last_dirty_ts = 1;
-	in->has_lease = 1;
-	return (in);
+	return (fixture_instance("APP", id, STATUS_UP, 1));
 }
 
 /*

@@ -19,6 +19,7 @@
 
 #include <check.h>
 
+#include "fixture.h"
 #include "instance.h"
 #include "leader.h"
 #include "registry.h"
@@ -136,15 +137,8 @@ static struct instance *
 mkinst(const char *app, const char *id, enum instance_status st,
     int64_t dirty, int64_t reg_ts, int duration)
 {
-	struct instance	*in = instance_new();
+	struct instance	*in = fixture_instance(app, id, st, dirty);
 
-	in->app = strdup(app);
-	in->instance_id = strdup(id);
-	in->host_name = strdup("host.example");
-	in->ip_addr = strdup("10.0.0.1");
-	in->status = st;
-	in->last_dirty_ts = dirty;
-	in->has_lease = 1;
 	in->lease.duration_secs = duration;
 	in->lease.registration_ts = reg_ts;
 	return (in);

@@ -27,6 +27,7 @@
 #include "dashboard.h"
 #include "gate.h"
 #include "httputil.h"
+#include "fixture.h"
 #include "instance.h"
 #include "looplag.h"
 #include "metrics.h"
@@ -422,16 +423,9 @@ END_TEST
  */
 START_TEST(test_http_dashboard)
 {
-	struct instance	*in = instance_new();
+	struct instance	*in = fixture_instance("APP", "i1", STATUS_UP, 1);
 	struct answer	*a;
 
-	in->app = strdup("APP");
-	in->instance_id = strdup("i1");
-	in->host_name = strdup("host.example");
-	in->ip_addr = strdup("10.0.0.1");
-	in->status = STATUS_UP;
-	in->last_dirty_ts = 1;
-	in->has_lease = 1;
 	kvlist_set(&in->metadata, "note", "<b>x&y</b>");
 	ck_assert_int_eq(registry_register(hreg, in, 0, TM(T0)), REG_OK);
 

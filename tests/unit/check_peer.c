@@ -11,6 +11,7 @@
 #include <check.h>
 
 #include "buf.h"
+#include "fixture.h"
 #include "instance.h"
 #include "json.h"
 #include "digest.h"
@@ -481,16 +482,9 @@ static void
 reg_add(struct registry *reg, const char *app, const char *id, int64_t dirty,
     enum instance_status st, int64_t now)
 {
-	struct instance	*in = instance_new();
+	struct instance	*in = fixture_instance(app, id, st, dirty);
 
-	in->app = xstrdup(app);
-	in->instance_id = xstrdup(id);
-	in->host_name = xstrdup("h");
-	in->ip_addr = xstrdup("10.0.0.1");
 	in->vip_address = xstrdup(app);
-	in->status = st;
-	in->last_dirty_ts = dirty;
-	in->has_lease = 1;
 	in->lease.renewal_interval_secs = 30;
 	in->lease.duration_secs = 90;
 	ck_assert_int_eq(registry_register(reg, in, 1, TM(now)), REG_OK);

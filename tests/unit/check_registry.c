@@ -14,6 +14,7 @@
 
 #include <check.h>
 
+#include "fixture.h"
 #include "hash.h"
 #include "instance.h"
 #include "registry.h"
@@ -35,16 +36,7 @@ static struct instance *
 mkinst(const char *app, const char *id, enum instance_status st,
     int64_t dirty)
 {
-	struct instance	*in = instance_new();
-
-	in->app = strdup(app);
-	in->instance_id = strdup(id);
-	in->host_name = strdup("host.example");
-	in->ip_addr = strdup("10.0.0.1");
-	in->status = st;
-	in->last_dirty_ts = dirty;
-	in->has_lease = 1;
-	return (in);
+	return (fixture_instance(app, id, st, dirty));
 }
 
 /* Register n UP instances APP/i<k> at now; fail the test if refused. */

@@ -16,6 +16,7 @@
 
 #include "buf.h"
 #include "digest.h"
+#include "fixture.h"
 #include "hash.h"
 #include "instance.h"
 #include "json.h"
@@ -39,17 +40,9 @@ setup(void)
 static struct instance *
 mkinst(const char *app, const char *id, int64_t dirty, int64_t reg_ts)
 {
-	struct instance	*in = instance_new();
+	struct instance	*in = fixture_instance(app, id, STATUS_UP, dirty);
 
-	if (app != NULL)
-		in->app = strdup(app);
-	in->instance_id = strdup(id);
-	in->host_name = strdup("host.example");
-	in->ip_addr = strdup("10.0.0.1");
-	in->status = STATUS_UP;
-	in->last_dirty_ts = dirty;
 	in->last_updated_ts = dirty;
-	in->has_lease = 1;
 	in->lease.duration_secs = 90;
 	in->lease.registration_ts = reg_ts;
 	in->lease.last_renewal_ts = reg_ts;
