@@ -56,23 +56,16 @@ register_raw()
 	local base=$1 app=$2 id=$3 status=$4 spu=$5 body enc
 	shift 5
 	body=$HK_ROOT/reg.json
-	"$HK_PYTHON" - "$app" "$id" "$status" "$spu" "$@" >"$body" <<'EOF'
+	PYTHONPATH="$TESTS_DIR/integration${PYTHONPATH:+:$PYTHONPATH}" "$HK_PYTHON" - "$app" "$id" "$status" "$spu" "$@" >"$body" <<'EOF'
 import json, sys
+import hkfixture
 app, iid, status, spu = sys.argv[1:5]
 meta = dict(kv.split("=", 1) for kv in sys.argv[5:])
-print(json.dumps({"instance": {
-    "instanceId": iid, "hostName": "host.example", "app": app,
-    "ipAddr": "10.0.0.9", "status": status, "overriddenstatus": "UNKNOWN",
-    "port": {"$": 8080, "@enabled": "true"},
-    "securePort": {"$": 8443, "@enabled": "false"}, "countryId": 1,
-    "dataCenterInfo": {
-        "@class": "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo",
-        "name": "MyOwn"},
-    "leaseInfo": {"renewalIntervalInSecs": 30, "durationInSecs": 90},
-    "metadata": meta, "homePageUrl": spu, "statusPageUrl": spu,
-    "healthCheckUrl": "http://host.example:8080/health",
-    "vipAddress": "evil", "secureVipAddress": "evil",
-    "isCoordinatingDiscoveryServer": "false"}}))
+print(json.dumps({"instance": hkfixture.instance(
+    app, iid, host="host.example", ip="10.0.0.9", status=status,
+    secure_port=8443, metadata=meta,
+    urls=(spu, spu, "http://host.example:8080/health"), vip="evil",
+    secure_vip="evil")}))
 EOF
 	enc=$("$HK_PYTHON" -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$app")
 	assert_http 204 POST "${base}apps/$enc" \

@@ -212,8 +212,9 @@ cl_rss()
 # N registrations (or heartbeats) of APP/PREFIX-i on BASE over keep-alive.
 cl_bulk()
 {
-	"$HK_PYTHON" - "$@" <<'PY' || fail "cl_bulk $*"
+	PYTHONPATH="$TESTS_DIR/integration${PYTHONPATH:+:$PYTHONPATH}" "$HK_PYTHON" - "$@" <<'PY' || fail "cl_bulk $*"
 import http.client, json, sys, time, urllib.parse
+import hkfixture
 base, what, app, prefix, n = sys.argv[1:6]
 u = urllib.parse.urlparse(base)
 c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
@@ -221,13 +222,8 @@ now = int(time.time() * 1000)
 for i in range(int(n)):
     iid = "%s-%d" % (prefix, i)
     if what == "register":
-        body = json.dumps({"instance": {
-            "instanceId": iid, "hostName": iid + ".example", "app": app,
-            "ipAddr": "10.0.0.1", "status": "UP",
-            "port": {"$": 8080, "@enabled": "true"},
-            "dataCenterInfo": {"@class": "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo", "name": "MyOwn"},
-            "leaseInfo": {"renewalIntervalInSecs": 30, "durationInSecs": 90},
-            "vipAddress": app.lower(), "lastDirtyTimestamp": str(now)}})
+        body = json.dumps({"instance": hkfixture.instance(app, iid,
+                                                          dirty=now)})
         c.request("POST", u.path + "apps/" + app, body,
                   {"Content-Type": "application/json"})
         want = 204
@@ -294,8 +290,9 @@ cl_churn()
 {
 	local dir=$1 prefix=$2 n=$3
 	shift 3
-	"$HK_PYTHON" - "$dir" "$prefix" "$n" "$@" <<'PY' || fail "cl_churn $*"
+	PYTHONPATH="$TESTS_DIR/integration${PYTHONPATH:+:$PYTHONPATH}" "$HK_PYTHON" - "$dir" "$prefix" "$n" "$@" <<'PY' || fail "cl_churn $*"
 import http.client, json, os, sys, time, urllib.parse
+import hkfixture
 d, prefix, n, bases = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 def conn(base):
     u = urllib.parse.urlparse(base)
@@ -321,15 +318,9 @@ cancelled, kept = [], []
 for i in range(n):
     iid = "%s-%d" % (prefix, i)
     now = int(time.time() * 1000)
-    body = json.dumps({"instance": {
-        "instanceId": iid, "hostName": iid + ".example", "app": "CHURN",
-        "ipAddr": "10.1.%d.%d" % (i // 250, i % 250 + 1), "status": "UP",
-        "port": {"$": 8080, "@enabled": "true"},
-        "dataCenterInfo": {"@class": "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo", "name": "MyOwn"},
-        "leaseInfo": {"renewalIntervalInSecs": 30, "durationInSecs": 90},
-        "metadata": {"i": str(i)},
-        "vipAddress": "churn", "lastUpdatedTimestamp": str(now),
-        "lastDirtyTimestamp": str(now)}})
+    body = json.dumps({"instance": hkfixture.instance(
+        "CHURN", iid, ip="10.1.%d.%d" % (i // 250, i % 250 + 1),
+        metadata={"i": str(i)}, dirty=now)})
     st = req(cs[i % len(cs)], "POST", "apps/CHURN", body,
              {"Content-Type": "application/json"})
     if st != 204:

@@ -1,6 +1,8 @@
 # hkfixture.py: the one Eureka instance the Python test helpers register
 # (stallfetch.py, memload.py, strict.py, fuzz.py; tests/bench/run and
-# tests/interop/python/interop_test.py put this folder on sys.path). Python puts a script's own folder first on
+# tests/interop/python/interop_test.py put this folder on sys.path, and
+# the Python of cluster-lib.sh and tests/browser/dashboard-test.sh runs
+# with it on PYTHONPATH). Python puts a script's own folder first on
 # sys.path, so the helpers here import it from wherever they are run (the
 # source tree, an out-of-tree build's `bash ../tests/integration/NN-x.sh`,
 # make check, make distcheck). What a caller needs different is a
