@@ -9,18 +9,21 @@
 # watchers are drained by one selector loop; one of them is parsed.
 import http.client
 import json
+import os
 import selectors
 import socket
 import sys
 import time
 import urllib.parse
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "integration"))
+import hkfixture  # noqa: E402  (the integration helpers' instance)
+
 
 def inst(iid, now):
-    return json.dumps({"instance": {"instanceId": iid, "hostName": "h",
-        "app": "BENCH", "ipAddr": "10.0.0.1", "status": "UP",
-        "dataCenterInfo": {"@class": "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo", "name": "MyOwn"},
-        "lastDirtyTimestamp": str(now)}})
+    return json.dumps({"instance": hkfixture.minimal(
+        "BENCH", iid, host="h", lastDirtyTimestamp=str(now))})
 
 
 def open_watch(u):

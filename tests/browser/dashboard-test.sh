@@ -56,7 +56,7 @@ register_raw()
 	local base=$1 app=$2 id=$3 status=$4 spu=$5 body enc
 	shift 5
 	body=$HK_ROOT/reg.json
-	PYTHONPATH="$TESTS_DIR/integration${PYTHONPATH:+:$PYTHONPATH}" "$HK_PYTHON" - "$app" "$id" "$status" "$spu" "$@" >"$body" <<'EOF'
+	"$HK_PYTHON" - "$app" "$id" "$status" "$spu" "$@" >"$body" <<'EOF'
 import json, sys
 import hkfixture
 app, iid, status, spu = sys.argv[1:5]

@@ -87,16 +87,16 @@ $SSE "$W?app=BIG" "$HK_ROOT/slow" --rcvbuf 4096 --stall "$HK_ROOT/go" & P4=$!; h
 wait_until 5 has "$HK_ROOT/slow" SYNCED
 "$HK_PYTHON" - "$A" <<'PY' || fail "bulk register"
 import http.client, json, sys, time, urllib.parse
+import hkfixture
 u = urllib.parse.urlparse(sys.argv[1])
 c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
 big = "x" * 4000
 for i in range(3000):
     now = int(time.time() * 1000)
-    inst = {"instance": {"instanceId": "big-%d" % i, "hostName": "h",
-        "app": "BIG", "ipAddr": "10.0.0.1", "status": "UP",
-        "dataCenterInfo": {"@class": "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo", "name": "MyOwn"},
-        "metadata": {"m1": big, "m2": big, "m3": big},
-        "lastDirtyTimestamp": str(now)}}
+    inst = {"instance": hkfixture.minimal(
+        "BIG", "big-%d" % i, host="h",
+        metadata={"m1": big, "m2": big, "m3": big},
+        lastDirtyTimestamp=str(now))}
     c.request("POST", u.path + "apps/BIG", json.dumps(inst),
               {"Content-Type": "application/json"})
     r = c.getresponse(); r.read()

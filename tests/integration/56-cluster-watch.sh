@@ -88,16 +88,15 @@ assert_eq "$EXP" "$(events "$HK_ROOT/wa" | grep 'SVC\|SYNCED')" "events at A"
 hk_log "propagation: register on A -> event at a watcher of C"
 "$HK_PYTHON" - "$A" "$HK_ROOT/wc" <<'PY' || fail "propagation"
 import http.client, json, sys, time, urllib.parse
+import hkfixture
 u = urllib.parse.urlparse(sys.argv[1])
 c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
 lat = []
 for i in range(50):
     iid = "p-%d" % i
     now = int(time.time() * 1000)
-    inst = {"instance": {"instanceId": iid, "hostName": "h", "app": "SVC",
-        "ipAddr": "10.0.0.1", "status": "UP",
-        "dataCenterInfo": {"@class": "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo", "name": "MyOwn"},
-        "lastDirtyTimestamp": str(now)}}
+    inst = {"instance": hkfixture.minimal(
+        "SVC", iid, host="h", lastDirtyTimestamp=str(now))}
     t0 = time.time() * 1000
     c.request("POST", u.path + "apps/SVC", json.dumps(inst),
               {"Content-Type": "application/json"})

@@ -212,7 +212,7 @@ cl_rss()
 # N registrations (or heartbeats) of APP/PREFIX-i on BASE over keep-alive.
 cl_bulk()
 {
-	PYTHONPATH="$TESTS_DIR/integration${PYTHONPATH:+:$PYTHONPATH}" "$HK_PYTHON" - "$@" <<'PY' || fail "cl_bulk $*"
+	"$HK_PYTHON" - "$@" <<'PY' || fail "cl_bulk $*"
 import http.client, json, sys, time, urllib.parse
 import hkfixture
 base, what, app, prefix, n = sys.argv[1:6]
@@ -244,6 +244,7 @@ cl_measure_register()
 {
 	"$HK_PYTHON" - "$@" <<'PY' || fail "cl_measure_register $*"
 import http.client, json, sys, time, urllib.parse
+import hkfixture
 src, app, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 dsts = sys.argv[4:]
 def conn(base):
@@ -255,11 +256,9 @@ times = []
 for i in range(n):
     iid = "m-%d" % i
     now = int(time.time() * 1000)
-    body = json.dumps({"instance": {
-        "instanceId": iid, "hostName": iid, "app": app, "ipAddr": "10.0.0.2",
-        "status": "UP", "port": {"$": 80, "@enabled": "true"},
-        "dataCenterInfo": {"@class": "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo", "name": "MyOwn"},
-        "vipAddress": app.lower(), "lastDirtyTimestamp": str(now)}})
+    body = json.dumps({"instance": hkfixture.minimal(
+        app, iid, host=iid, ip="10.0.0.2", port={"$": 80, "@enabled": "true"},
+        vipAddress=app.lower(), lastDirtyTimestamp=str(now))})
     t0 = time.monotonic()
     cs.request("POST", sp + "apps/" + app, body, {"Content-Type": "application/json"})
     r = cs.getresponse(); r.read()
@@ -290,7 +289,7 @@ cl_churn()
 {
 	local dir=$1 prefix=$2 n=$3
 	shift 3
-	PYTHONPATH="$TESTS_DIR/integration${PYTHONPATH:+:$PYTHONPATH}" "$HK_PYTHON" - "$dir" "$prefix" "$n" "$@" <<'PY' || fail "cl_churn $*"
+	"$HK_PYTHON" - "$dir" "$prefix" "$n" "$@" <<'PY' || fail "cl_churn $*"
 import http.client, json, os, sys, time, urllib.parse
 import hkfixture
 d, prefix, n, bases = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]

@@ -25,6 +25,8 @@ import random
 import sys
 import threading
 
+import hkfixture
+
 FNV_OFFSET = 1469598103934665603
 FNV_PRIME = 1099511628211
 MASK64 = (1 << 64) - 1
@@ -73,16 +75,10 @@ def longest_chain(names):
 
 
 def instance(app, iid, duration):
-    return json.dumps({"instance": {
-        "instanceId": iid, "hostName": iid + ".example", "app": app,
-        "ipAddr": "10.0.0.1", "status": "UP",
-        "port": {"$": 8080, "@enabled": "true"},
-        "dataCenterInfo": {
-            "@class": "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo",
-            "name": "MyOwn"},
-        "leaseInfo": {"renewalIntervalInSecs": 30,
-                      "durationInSecs": duration},
-        "vipAddress": app.lower()}}).encode()
+    return json.dumps({"instance": hkfixture.minimal(
+        app, iid, port={"$": 8080, "@enabled": "true"},
+        leaseInfo={"renewalIntervalInSecs": 30, "durationInSecs": duration},
+        vipAddress=app.lower())}).encode()
 
 
 def register(port, pairs, conns, duration):

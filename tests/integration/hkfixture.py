@@ -1,13 +1,20 @@
-# hkfixture.py: the one Eureka instance the Python test helpers register
-# (stallfetch.py, memload.py, strict.py, fuzz.py; tests/bench/run and
+# hkfixture.py: the one Eureka instance the Python test helpers register,
+# full (instance) or the least a registration carries (minimal): for
+# stallfetch.py, memload.py, strict.py, fuzz.py, hashflood.py and
+# rorefresh.py; tests/bench/run, tests/bench/watch-propagation.py and
 # tests/interop/python/interop_test.py put this folder on sys.path, and
-# the Python of cluster-lib.sh and tests/browser/dashboard-test.sh runs
-# with it on PYTHONPATH). Python puts a script's own folder first on
-# sys.path, so the helpers here import it from wherever they are run (the
-# source tree, an out-of-tree build's `bash ../tests/integration/NN-x.sh`,
-# make check, make distcheck). What a caller needs different is a
-# parameter; the fields come in the order a Java client sends them.
+# lib.sh puts it on PYTHONPATH for the inline Python of cluster-lib.sh,
+# 55-watch.sh, 56-cluster-watch.sh and tests/browser/dashboard-test.sh.
+# Python puts a script's own folder first on sys.path, so the helpers
+# here import it from wherever they are run (the source tree, an
+# out-of-tree build's `bash ../tests/integration/NN-x.sh`, make check,
+# make distcheck). What a caller needs different is a parameter; the
+# fields come in the order a Java client sends them.
 import time
+
+DATA_CENTER = {
+    "@class": "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo",
+    "name": "MyOwn"}
 
 
 def now_ms():
@@ -38,9 +45,7 @@ def instance(app, iid, host=None, ip="10.0.0.1", status="UP",
     i["port"] = {"$": port, "@enabled": "true"}
     i["securePort"] = {"$": secure_port, "@enabled": "false"}
     i["countryId"] = 1
-    i["dataCenterInfo"] = {
-        "@class": "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo",
-        "name": "MyOwn"}
+    i["dataCenterInfo"] = dict(DATA_CENTER)
     i["leaseInfo"] = {"renewalIntervalInSecs": 30, "durationInSecs": duration}
     i["metadata"] = {"zone": "z1"} if metadata is None else metadata
     if urls is not None:
@@ -51,5 +56,18 @@ def instance(app, iid, host=None, ip="10.0.0.1", status="UP",
         i["isCoordinatingDiscoveryServer"] = "false"
     i["lastUpdatedTimestamp"] = str(dirty if updated is None else updated)
     i["lastDirtyTimestamp"] = str(dirty)
+    i.update(extra)
+    return i
+
+
+def minimal(app, iid, host=None, ip="10.0.0.1", status="UP", **extra):
+    """The least a registration carries (no lease, port or timestamps:
+    heurekad fills Eureka's defaults), for the callers whose bodies are
+    meant to be small; host: iid + ".example" unless given; extra: more
+    fields, after these."""
+    i = {"instanceId": iid,
+         "hostName": iid + ".example" if host is None else host,
+         "app": app, "ipAddr": ip, "status": status,
+         "dataCenterInfo": dict(DATA_CENTER)}
     i.update(extra)
     return i

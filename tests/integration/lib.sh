@@ -83,6 +83,8 @@ if [ -z "$HEUREKAD" ]; then
 fi
 : "${TESTS_DIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 : "${TEST_DATA_DIR:=$TESTS_DIR/data}"
+# The tests' inline Python imports hkfixture (the shared instance) from here.
+export PYTHONPATH="$TESTS_DIR/integration${PYTHONPATH:+:$PYTHONPATH}"
 
 HK_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/hk-$(basename "$0" .sh).XXXXXX")
 HK_NAMES=""

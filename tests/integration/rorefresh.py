@@ -25,6 +25,8 @@ import time
 import urllib.parse
 import xml.etree.ElementTree as ET
 
+import hkfixture
+
 LINE = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})Z .*read-only "
                   r"cache refreshed \(pass (\d+): (\d+) slices, (\d+) ms\)")
 VARIANTS = [
@@ -115,12 +117,8 @@ def main():
                                   "code says %d" % (h, got, distinct,
                                                     stated))
             iid = "ro-extra-%d" % n
-            inst = {"instance": {
-                "instanceId": iid, "hostName": iid, "app": "ROEXTRA",
-                "ipAddr": "10.0.0.2", "status": "UP",
-                "dataCenterInfo": {
-                    "@class": "com.netflix.appinfo.InstanceInfo"
-                              "$DefaultDataCenterInfo", "name": "MyOwn"}}}
+            inst = {"instance": hkfixture.minimal("ROEXTRA", iid, host=iid,
+                                                  ip="10.0.0.2")}
             c.request("POST", base + "apps/ROEXTRA", json.dumps(inst),
                       {"Content-Type": "application/json"})
             r = c.getresponse()
