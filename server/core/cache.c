@@ -21,8 +21,10 @@
  *
  * A full body that lacks many fragments (the first fetch of a variant, or
  * after many changes) can be built in slices, cache_apps_step(): the
- * missing fragments are encoded a bounded amount per call, the body is
- * then assembled in one call (one registry version, its hash code exact).
+ * missing fragments are encoded a bounded amount per call, then the body
+ * is assembled by a walk that keeps its place between calls and begins
+ * again when an application it has placed changed meanwhile (one registry
+ * version, its hash code exact; struct walk).
  *
  * Bodies never expire by time unless the read-only layer is on (then, as
  * Eureka's read-write cache, after the auto-expiration time).
@@ -72,7 +74,15 @@
  * the JSON or XML encode of the same bytes).
  */
 #define GZ_WEIGHT		3
-/* Assemblies aborted for lack of budget before one runs unbounded. */
+/*
+ * An application looked at or placed by an assembly's walk (a lookup, a
+ * generation check, a segment or chunk entry), in slice units: at 10,000
+ * applications a plain walk is ~6 ms, about what encoding 2.5 MB takes.
+ * Looking at an application whose fragment is current, when preparing,
+ * is a quarter of that, and so is a byte of a gzip chunk copied.
+ */
+#define ASM_WEIGHT		256
+/* New starts of an assembly's walk before one runs unbounded. */
 #define MAX_TRIES		4
 /* A run of plain fragments (one slice's) ends at this many bytes. */
 #define RUN_MAX			(4 * 1024 * 1024)
@@ -176,9 +186,11 @@ struct fmap {
 /*
  * A whole-body cache slot (full registry or delta). A full slot may have
  * an incremental build under way (cache_apps_step): the index of the next
- * application to prepare and how many assemblies it tried; map is the
- * layout of its body (none while map.gens is NULL).
+ * application to prepare, its assembly's walk once begun and how many
+ * times that began again; map is the layout of its body (none while
+ * map.gens is NULL, and while a walk is under way: the walk has it).
  */
+struct walk;
 struct slot {
 	uint64_t	 gen;
 	size_t		 dsize;		/* delta queue length when built */
@@ -187,8 +199,9 @@ struct slot {
 	struct cache_body *src;		/* gzip slot: the plain body it packs */
 	int		 pending;	/* a build is under way */
 	size_t		 next;		/* its next application index */
-	unsigned	 tries;		/* its aborted assemblies */
+	unsigned	 tries;		/* its walk's new starts */
 	int64_t		 started;	/* when the build under way began */
+	struct walk	*walk;		/* its assembly, NULL before */
 	struct fmap	 map;
 };
 
@@ -231,7 +244,6 @@ struct cache {
 	struct gzchunks	 gzc[NVARIANT];		/* of the last gzip build */
 	uint64_t	 gzserial;
 	size_t		 work;		/* encoding work done, in slice units */
-	int64_t		 judge;		/* >0: a sliced build's start (frag_sync) */
 	int64_t		 plain_idle_ms;	/* 0: plain always kept */
 	int64_t		 plain_seen[NVARIANT]; /* last plain fetch */
 	int		 plain_kept[NVARIANT]; /* plain bytes kept */
@@ -276,6 +288,7 @@ static int	reap_push(struct blob *);
 static void	reap_batch_flush(void);
 static int	apps_step(struct cache *, const struct cache_key *, size_t,
 		     int64_t);
+static void	walk_drop(struct cache *, struct slot *);
 
 /* A blob that takes over a buffer's bytes. */
 static struct blob *
@@ -618,6 +631,7 @@ cache_free(struct cache *c)
 	htab_clear(&c->frags);
 	for (v = 0; v < NVARIANT; v++) {
 		for (g = 0; g < 2; g++) {
+			walk_drop(c, &c->full[v][g]);
 			cache_body_unref(c->full[v][g].body);
 			fmap_clear(&c->full[v][g].map);
 			cache_body_unref(c->delta[v][g].body);
@@ -697,17 +711,18 @@ frag_sweep(struct cache *c)
 
 /*
  * Make sure af reflects the app's current generation (and is not too old).
- * Age is judged at now, or during a sliced full build at the time the
- * build began (c->judge): with the read-only layer's expiry on, a build
- * that takes about the expiry time would otherwise see the fragments it
- * prepared first expire before its assembly, and end by encoding whole
- * in one turn. A body so built is at most the expiry plus its build old.
+ * Age is judged at now, or during a sliced full build at judge, the time
+ * the build began (0: none): with the read-only layer's expiry on, a
+ * build that takes about the expiry time would otherwise see the
+ * fragments it prepared first expire before its assembly, and end by
+ * encoding whole in one turn. A body so built is at most the expiry plus
+ * its build old.
  */
 static void
 frag_sync(struct cache *c, struct appfrag *af, const struct reg_app *app,
-    int64_t now)
+    int64_t now, int64_t judge)
 {
-	int64_t	t = c->judge > 0 && c->judge < now ? c->judge : now;
+	int64_t	t = judge > 0 && judge < now ? judge : now;
 
 	if (af->gen == reg_app_gen(app) && t < cache_until(c, af->built))
 		return;
@@ -988,6 +1003,7 @@ chunk_get(struct cache *c, int v, struct gzchunks *old, size_t *oi,
 	}
 	k->bl = blob_from_buf(&b);
 	c->stats.gz_chunk_builds++;
+	c->work += k->bl->len / 4;	/* the copy: a quarter of an encode */
 	k->sum.len = k->bl->len;
 	k->sum.op = gzip_combine_op(k->sum.raw_len);
 	k->lead = lead;
@@ -1059,8 +1075,21 @@ fmap_same(const struct cache *c, const struct fmap *om, size_t ms, size_t i,
 }
 
 /*
- * A walk of the registry for a full body (build_full): the body so far,
- * its layout, and for gzip the chunk being gathered and the running CRC.
+ * A walk of the registry for a full body (build_full), kept by its slot
+ * between slices: the body so far (its first segment left empty for the
+ * opening piece, which carries the hash code and is made at the end), its
+ * layout (nm; gens[j] the generation application index j had when placed,
+ * for every j < i), the previous body and layout it takes segments over
+ * from, for gzip the chunk being gathered and the running CRC and length
+ * of what follows the opening piece. Between slices it holds no fragment
+ * record (where a gzip walk stops, its chunk ends: the bytes are the same
+ * wherever chunks end, only the next build's reuse of that one is lost),
+ * only references to blobs and chunks, so nothing can dangle when the
+ * registry or another build changes the records meanwhile. The body is the registry's at the
+ * end of the walk when no index below i changed generation since it was
+ * placed (walk_valid): indexes at or past i are read as they are then, a
+ * new application is appended, and a dropped one moves the last into its
+ * index, which changes that index's generation.
  */
 struct walk {
 	struct cache		 *c;
@@ -1069,6 +1098,13 @@ struct walk {
 	struct cache_body	 *cb;
 	size_t			  cap;
 	struct fmap		  nm;
+	size_t			  gcap;		/* nm.gens allocated */
+	struct fmap		  om;		/* the previous layout, if used */
+	int			  use;
+	struct cache_body	 *ob;		/* the previous body, if used */
+	size_t			  i, ms;	/* next index, next om segment */
+	uint64_t		  seen;		/* registry_gen when it stopped */
+	int64_t			  oldest;	/* oldest fragment placed */
 	int			  first;	/* no app placed yet */
 	struct gzchunks		  old;		/* the previous ones */
 	size_t			  oi;
@@ -1149,6 +1185,9 @@ walk_reuse(struct walk *w, const struct fmap *om,
 	struct gzchunk		*k;
 	size_t			 nseg = w->cb->nseg;
 
+	w->c->work += ASM_WEIGHT;
+	w->c->stats.asm_apps += g->end - g->first;
+
 	if (w->gz) {
 		if (nw->n == nw->cap) {
 			nw->cap = nw->cap == 0 ? 16 : nw->cap * 2;
@@ -1200,6 +1239,151 @@ run_dead(const struct blob *bl)
 	return (bl->mem != NULL && bl->live * 2 < bl->len);
 }
 
+/* Let go of a walk's previous body and layout. */
+static void
+walk_unuse(struct walk *w)
+{
+	cache_body_unref(w->ob);
+	w->ob = NULL;
+	free(w->om.segs);
+	w->om.segs = NULL;
+	w->use = 0;
+}
+
+/*
+ * Drop slot s's walk, if any (its new start, or the slot's end): the
+ * chunks it made or moved and the previous build's it had not reached
+ * stay, in registry order, for the next walk to reuse; the ones it
+ * skipped go (chunks_keep). The fragments it encoded stay too.
+ */
+static void
+walk_drop(struct cache *c, struct slot *s)
+{
+	struct walk	*w = s->walk;
+
+	if (w == NULL)
+		return;
+	if (w->gz)
+		chunks_keep(&c->gzc[w->v], &w->old, w->oi);
+	walk_unuse(w);
+	fmap_clear(&w->nm);
+	free(w->afv);
+	free(w->ser);
+	cache_body_unref(w->cb);
+	free(w);
+	s->walk = NULL;
+}
+
+/*
+ * Begin slot s's walk for variant v. The slot's layout is taken over (a
+ * walk dropped before its end leaves it none) and the new generations are
+ * written over the old ones, in place: an index below the walk's is never
+ * read again, and a reused segment's are equal (no copy, no clearing of
+ * ~80 KB per build).
+ */
+static struct walk *
+walk_begin(struct cache *c, struct slot *s, int v, int gz, int64_t now)
+{
+	struct walk	*w = xcalloc(1, sizeof *w);
+	size_t		 napps = registry_app_count(c->reg);
+
+	w->c = c;
+	w->v = v;
+	w->gz = gz;
+	w->idle = gz && plain_idle(c, v, now);
+	w->first = 1;
+	w->use = fmap_usable(c, s, v, gz);
+	w->om = s->map;
+	memset(&s->map, 0, sizeof s->map);
+	if (!w->use)
+		fmap_clear(&w->om);
+	else
+		w->ob = body_ref(s->body);
+	w->gcap = napps > 0 ? napps : 1;
+	w->nm.gens = xreallocarray(w->om.gens, w->gcap, sizeof *w->nm.gens);
+	w->om.gens = w->nm.gens;
+	w->oldest = now;
+	w->cb = xcalloc(1, sizeof *w->cb);
+	w->cb->refs = 1;
+	body_push_slice(w->cb, &w->cap, NULL, 0, 0);	/* opening, at the end */
+	if (gz) {
+		w->old = c->gzc[v];
+		memset(&c->gzc[v], 0, sizeof c->gzc[v]);
+	}
+	s->walk = w;
+	return (w);
+}
+
+/*
+ * Whether the walk's body so far is still the registry's: no index below
+ * the walk's changed generation since it was placed (struct walk). Only
+ * looked at when the registry moved since the walk stopped.
+ */
+static int
+walk_valid(const struct cache *c, const struct walk *w)
+{
+	size_t	j;
+
+	if (registry_gen(c->reg) == w->seen)
+		return (1);
+	if (w->i > registry_app_count(c->reg))
+		return (0);
+	for (j = 0; j < w->i; j++)
+		if (reg_app_gen(registry_app_at(c->reg, j)) != w->nm.gens[j])
+			return (0);
+	return (1);
+}
+
+/* The opening and closing pieces around the walk's body, now whole. */
+static struct cache_body *
+walk_finish(struct cache *c, struct walk *w)
+{
+	struct buf	 b, p;
+	struct gz_frag	 piece, rest;
+	char		*hash = registry_hashcode(c->reg);
+	uint32_t	 crc;
+	size_t		 raw;
+
+	if (w->gz && w->m > 0)
+		walk_chunk(w, registry_app_count(c->reg));
+	buf_init(&p, 0);
+	apps_piece(&p, w->v, 0, 1, hash);
+	if (w->gz) {
+		buf_init(&b, 0);
+		gzip_stitch_begin(&b, &crc, &raw);
+		gzip_frag_store(&piece, p.data, p.len);
+		gzip_stitch_add(&b, &piece, &crc, &raw);
+		gzip_frag_clear(&piece);
+		buf_free(&p);
+		/* What the walk folded, after the opening piece. */
+		memset(&rest, 0, sizeof rest);
+		rest.crc = w->crc;
+		rest.raw_len = w->raw;
+		rest.op = gzip_combine_op(w->raw);
+		gzip_stitch_fold(&rest, &crc, &raw);
+		w->cb->segs[0].bl = blob_from_buf(&b);
+	} else
+		w->cb->segs[0].bl = blob_from_buf(&p);
+	w->cb->segs[0].len = w->cb->segs[0].bl->len;
+	w->cb->len += w->cb->segs[0].len;
+	buf_init(&p, 0);
+	if (vcodec(w->v)->sep_around)
+		buf_adds(&p, vcodec(w->v)->sep);
+	apps_piece(&p, w->v, 1, 1, hash);
+	if (w->gz) {
+		buf_init(&b, 0);
+		gzip_frag_store(&piece, p.data, p.len);
+		gzip_stitch_add(&b, &piece, &crc, &raw);
+		gzip_frag_clear(&piece);
+		gzip_stitch_end(&b, crc, raw);
+		body_push(w->cb, &w->cap, blob_from_buf(&b));
+		buf_free(&p);
+	} else
+		body_push(w->cb, &w->cap, blob_from_buf(&p));
+	free(hash);
+	return (w->cb);
+}
+
 /*
  * Build the full registry body for variant v (slot s) from fragments.
  * Plain: a list of references to them between an opening and a closing
@@ -1217,133 +1401,93 @@ run_dead(const struct blob *bl)
  * holds it: at 10,000 applications the walk of every record was ~2.3M
  * instructions, the generation check of every index is ~0.15M.
  *
- * The whole walk runs in one call, so the body and its hash code are
- * those of one registry version. limit bounds the encoding work (slice
- * units, SIZE_MAX: none): past it the build stops, keeps the fragments
- * and chunks it made, and returns NULL with *stop the index of the first
- * application it did not reach, for cache_apps_step() to prepare from.
+ * The walk (struct walk) goes on from where the last call stopped, or
+ * begins again when the registry changed behind it (after MAX_TRIES new
+ * starts it runs whole), until its work since this call began (slice
+ * units, ASM_WEIGHT an application, with the fragments it encodes and
+ * the chunks it copies) passes limit (SIZE_MAX: none): then it stops,
+ * keeps its place and returns NULL; at the registry's end it returns the
+ * body (one registry version, its hash code exact), *oldest the time of
+ * the oldest fragment in it. Fragments are judged by judge (frag_sync).
  */
 static struct cache_body *
 build_full(struct cache *c, struct slot *s, int v, int gz, int64_t now,
-    int64_t *oldest, size_t limit, size_t *stop)
+    int64_t judge, size_t limit, int64_t *oldest)
 {
-	struct walk		 w;
-	struct buf		 b, p;
-	char			*hash = registry_hashcode(c->reg);
-	size_t			 i, ms = 0;
-	size_t			 napps = registry_app_count(c->reg);
-	struct gz_frag		 piece;
-	struct fmap		 om = s->map;
-	int			 use = fmap_usable(c, s, v, gz);
+	struct walk		*w = s->walk;
+	struct cache_body	*cb;
 	size_t			 w0 = c->work;
 
-	memset(&w, 0, sizeof w);
-	w.c = c;
-	w.v = v;
-	w.gz = gz;
-	w.idle = gz && plain_idle(c, v, now);
-	w.first = 1;
-	/*
-	 * The slot's layout is taken over (an aborted build leaves it none)
-	 * and the new generations are written over the old ones, in place:
-	 * an index below the walk's is never read again, and a reused
-	 * segment's are equal (no copy, no clearing of ~80 KB per build).
-	 */
-	memset(&s->map, 0, sizeof s->map);
-	if (!use)
-		fmap_clear(&om);
-	w.nm.napps = napps;
-	w.nm.gens = xreallocarray(om.gens, napps > 0 ? napps : 1,
-	    sizeof *w.nm.gens);
-	om.gens = w.nm.gens;
-	*oldest = now;
-	w.cb = xcalloc(1, sizeof *w.cb);
-	w.cb->refs = 1;
-	buf_init(&b, 0);
-	if (gz) {
-		gzip_stitch_begin(&b, &w.crc, &w.raw);
-		buf_init(&p, 0);
-		apps_piece(&p, v, 0, 1, hash);
-		gzip_frag_store(&piece, p.data, p.len);
-		gzip_stitch_add(&b, &piece, &w.crc, &w.raw);
-		gzip_frag_clear(&piece);
-		buf_free(&p);
-	} else
-		apps_piece(&b, v, 0, 1, hash);
-	body_push(w.cb, &w.cap, blob_from_buf(&b));
-	if (gz) {
-		w.old = c->gzc[v];
-		memset(&c->gzc[v], 0, sizeof c->gzc[v]);
+	if (w != NULL && !walk_valid(c, w)) {
+		walk_drop(c, s);
+		w = NULL;
+		s->tries++;
+		c->stats.build_aborts++;
 	}
-	for (i = 0; i < napps;) {
+	if (s->tries >= MAX_TRIES)
+		limit = SIZE_MAX;
+	if (w == NULL)
+		w = walk_begin(c, s, v, gz, now);
+	if (w->use && w->ob != s->body)
+		walk_unuse(w);		/* (a body the layout does not describe) */
+	while (w->i < registry_app_count(c->reg)) {
 		struct reg_app	*app;
 		struct appfrag	*af;
+		size_t		 i = w->i;
 
-		if (use && w.m == 0) {
-			while (ms < om.nseg && om.segs[ms].first < i)
-				ms++;
-			if (ms < om.nseg && fmap_same(c, &om, ms, i,
-			    !w.first || vcodec(v)->sep_around) &&
-			    (gz || !run_dead(s->body->segs[ms + 1].bl))) {
-				walk_reuse(&w, &om, s->body, ms);
-				i = om.segs[ms++].end;
+		if (limit != SIZE_MAX && c->work - w0 > limit) {
+			/* A chunk ends where a walk stops (struct walk). */
+			if (w->m > 0)
+				walk_chunk(w, i);
+			w->seen = registry_gen(c->reg);
+			return (NULL);
+		}
+		if (w->use && w->m == 0) {
+			while (w->ms < w->om.nseg && w->om.segs[w->ms].first < i)
+				w->ms++;
+			if (w->ms < w->om.nseg && fmap_same(c, &w->om, w->ms, i,
+			    !w->first || vcodec(v)->sep_around) &&
+			    (gz || !run_dead(w->ob->segs[w->ms + 1].bl))) {
+				walk_reuse(w, &w->om, w->ob, w->ms);
+				w->i = w->om.segs[w->ms++].end;
 				continue;
 			}
 		}
+		if (i >= w->gcap) {
+			w->gcap *= 2;
+			w->nm.gens = xreallocarray(w->nm.gens, w->gcap,
+			    sizeof *w->nm.gens);
+			w->om.gens = w->nm.gens;
+		}
 		app = registry_app_at(c->reg, i);
-		w.nm.gens[i] = reg_app_gen(app);
+		w->nm.gens[i] = reg_app_gen(app);
 		if (reg_app_size(app) > 0) {
 			af = frag_lookup(c, reg_app_name(app),
 			    reg_app_hash(app));
-			frag_sync(c, af, app, now);
-			if (af->built < *oldest)
-				*oldest = af->built;
-			walk_app(&w, i, af, app);
+			frag_sync(c, af, app, now, judge);
+			if (af->built < w->oldest)
+				w->oldest = af->built;
+			walk_app(w, i, af, app);
+			c->work += ASM_WEIGHT;
+			c->stats.asm_apps++;
 		}
-		i++;
-		if (limit != SIZE_MAX && c->work - w0 > limit && i < napps)
-			break;
+		w->i = i + 1;
 	}
-	if (i < napps) {
-		/* Out of budget: keep what was made, drop the body. */
-		*stop = i;
-		if (gz)
-			chunks_keep(&c->gzc[v], &w.old, w.oi);
-		free(om.segs);
-		fmap_clear(&w.nm);
-		free(w.afv);
-		free(w.ser);
-		free(hash);
-		cache_body_unref(w.cb);
-		c->stats.build_aborts++;
-		return (NULL);
-	}
-	if (gz && w.m > 0)
-		walk_chunk(&w, napps);
+	w->nm.napps = registry_app_count(c->reg);
+	cb = walk_finish(c, w);
+	*oldest = w->oldest;
+	w->cb = NULL;
 	if (gz)
-		chunks_free(&w.old);
-	free(w.afv);
-	free(w.ser);
-	buf_init(&p, 0);
-	if (vcodec(v)->sep_around)
-		buf_adds(&p, vcodec(v)->sep);
-	apps_piece(&p, v, 1, 1, hash);
-	if (gz) {
-		buf_init(&b, 0);
-		gzip_frag_store(&piece, p.data, p.len);
-		gzip_stitch_add(&b, &piece, &w.crc, &w.raw);
-		gzip_frag_clear(&piece);
-		gzip_stitch_end(&b, w.crc, w.raw);
-		body_push(w.cb, &w.cap, blob_from_buf(&b));
-		buf_free(&p);
-	} else
-		body_push(w.cb, &w.cap, blob_from_buf(&p));
-	free(hash);
+		chunks_free(&w->old);
 	frag_sweep(c);
 	c->stats.full_builds++;
-	free(om.segs);
-	s->map = w.nm;
-	return (body_coalesce(w.cb));
+	walk_unuse(w);
+	s->map = w->nm;
+	free(w->afv);
+	free(w->ser);
+	free(w);
+	s->walk = NULL;
+	return (body_coalesce(cb));
 }
 
 /* htab_sweep callback: release a record's plain fragment for *(int *)arg. */
@@ -1376,6 +1520,7 @@ plain_drop(struct cache *c, int v, int64_t now)
 	if (!c->plain_kept[v] || !plain_idle(c, v, now))
 		return;
 	reap_any = 1;
+	walk_drop(c, s);
 	cache_body_unref(s->body);
 	s->body = NULL;
 	fmap_clear(&s->map);
@@ -1398,23 +1543,26 @@ slot_fresh(const struct cache *c, const struct slot *s, int64_t now)
 }
 
 /*
- * Assemble a full slot's body within limit (see build_full); 1 when it is
- * current, 0 when the build stopped (s->next says where to go on).
+ * Assemble a full slot's body within limit, fragments judged by judge
+ * (see build_full); 1 when it is current, 0 when the walk stopped (it
+ * goes on from there; the preparation, s->next, from there or beyond).
  */
 static int
-slot_assemble(struct cache *c, int v, int g, int64_t now, size_t limit)
+slot_assemble(struct cache *c, int v, int g, int64_t now, size_t limit,
+    int64_t judge)
 {
 	struct slot		*s = &c->full[v][g];
 	struct cache_body	*cb;
 	int64_t			 oldest;
-	size_t			 stop = 0;
 
-	if ((cb = build_full(c, s, v, g, now, &oldest, limit, &stop)) == NULL) {
-		if (!s->pending)
+	if ((cb = build_full(c, s, v, g, now, judge, limit, &oldest)) == NULL) {
+		if (!s->pending) {
 			s->started = now;
+			s->next = 0;
+		}
 		s->pending = 1;
-		s->next = stop;
-		s->tries++;
+		if (s->next < s->walk->i)
+			s->next = s->walk->i;
 		return (0);
 	}
 	cache_body_unref(s->body);
@@ -1422,7 +1570,7 @@ slot_assemble(struct cache *c, int v, int g, int64_t now, size_t limit)
 	s->gen = registry_gen(c->reg);
 	/*
 	 * A sliced build may take fragments older than the expiry (frag_sync,
-	 * c->judge): its body still serves the turn it was assembled in, so
+	 * judge): its body still serves the turn it was assembled in, so
 	 * the caller gets it instead of assembling again whole.
 	 */
 	s->expires = cache_until(c, oldest);
@@ -1446,7 +1594,7 @@ cache_apps_live(struct cache *c, const struct cache_key *k, int64_t now)
 		c->stats.hits++;
 		return (body_ref(s->body));
 	}
-	slot_assemble(c, v, g, now, SIZE_MAX);
+	slot_assemble(c, v, g, now, SIZE_MAX, s->pending ? s->started : 0);
 	return (body_ref(s->body));
 }
 
@@ -1515,14 +1663,16 @@ run_close(struct cache *c, struct run *r, int v)
 
 /*
  * Encode the missing fragments of variant v (and their deflate, gz) from
- * application *next on, until the work since w0 passes limit: 1 when it
- * reached the last application. Only an index is kept between calls, so
- * nothing here can dangle when the registry changes in between: an app
- * moved below the index by a removal is simply found by the assembly.
+ * application *next on, until the work since w0 passes limit (each
+ * application looked at counts ASM_WEIGHT / 4), fragments judged by judge
+ * (frag_sync): 1 when it reached the last application. Only an index is
+ * kept between calls, so nothing here can dangle when the registry
+ * changes in between: an app moved below the index by a removal is
+ * simply found by the assembly.
  */
 static int
 build_prepare(struct cache *c, int v, int gz, size_t *next, size_t w0,
-    size_t limit, int64_t now)
+    size_t limit, int64_t now, int64_t judge)
 {
 	struct reg_app	*app;
 	struct appfrag	*af;
@@ -1538,8 +1688,9 @@ build_prepare(struct cache *c, int v, int gz, size_t *next, size_t w0,
 		app = registry_app_at(c->reg, *next);
 		if (reg_app_size(app) == 0)
 			continue;
+		c->work += ASM_WEIGHT / 4;
 		af = frag_lookup(c, reg_app_name(app), reg_app_hash(app));
-		frag_sync(c, af, app, now);
+		frag_sync(c, af, app, now, judge);
 		if (af->plain[v] == NULL && idle) {
 			if (!af->has_gz[v])
 				frag_deflate_scratch(c, af, app, v);
@@ -1563,10 +1714,10 @@ build_prepare(struct cache *c, int v, int gz, size_t *next, size_t w0,
  * and the reply goes out in the same turn; a body never built starts
  * with the preparation instead, so that all its fragments come in runs);
  * when that runs out, the
- * following calls prepare the remaining fragments a slice at a time, then
- * assemble again. An assembly that runs out (the registry changed a lot
- * meanwhile) sends the preparation on from where it stopped; after
- * MAX_TRIES of those the next one runs whole, so a build always ends.
+ * following calls prepare the remaining fragments a slice at a time, from
+ * where the walk stopped, then let the walk go on (build_full). A walk
+ * begun again MAX_TRIES times runs whole, so a build always ends. The
+ * build's start judges its fragments' age throughout (frag_sync).
  */
 int
 cache_apps_step(struct cache *c, const struct cache_key *k, size_t budget,
@@ -1591,7 +1742,6 @@ apps_step(struct cache *c, const struct cache_key *k, size_t budget,
 	int		 v = variant(k), g = k->gzip ? 1 : 0;
 	struct slot	*s = &c->full[v][g];
 	size_t		 w0 = c->work;
-	int		 done;
 
 	if (g)
 		plain_drop(c, v, now);
@@ -1606,18 +1756,11 @@ apps_step(struct cache *c, const struct cache_key *k, size_t budget,
 		s->next = 0;
 		s->started = now;
 	}
-	if (s->pending) {
-		c->judge = s->started;
-		if (!build_prepare(c, v, g, &s->next, w0, budget, now) ||
-		    c->work - w0 > budget) {
-			c->judge = 0;
-			return (0);
-		}
-	}
-	done = slot_assemble(c, v, g, now, s->tries >= MAX_TRIES ?
-	    SIZE_MAX : budget - (c->work - w0));
-	c->judge = 0;
-	return (done);
+	if (s->pending && (!build_prepare(c, v, g, &s->next, w0, budget, now,
+	    s->started) || c->work - w0 > budget))
+		return (0);
+	return (slot_assemble(c, v, g, now, budget == SIZE_MAX ? SIZE_MAX :
+	    budget - (c->work - w0), s->pending ? s->started : 0));
 }
 
 /* Encode a struct applications for variant v, gzip if asked. */
@@ -1707,7 +1850,7 @@ cache_app_live(struct cache *c, const struct cache_key *k, const char *name,
 	if (app == NULL || reg_app_size(app) == 0)
 		return (NULL);
 	af = frag_lookup(c, reg_app_name(app), reg_app_hash(app));
-	frag_sync(c, af, app, now);
+	frag_sync(c, af, app, now, 0);
 	if (af->root[v][g] != NULL) {
 		c->stats.hits++;
 		return (body_ref(af->root[v][g]));
@@ -1918,7 +2061,15 @@ cache_refresh_step(struct cache *c, size_t budget, int64_t now)
 		    left > 0 ? left : 1, now))
 			return (0);
 		cb = side_compute(c, s->kind, &s->key, s->name, now);
+		/*
+		 * What dies with the old snapshot goes to the reaper, a piece
+		 * a turn: at 1M the old plain body's runs, expired, are ~1 GB
+		 * whose pages freed at once were a turn of ~150 ms.
+		 */
+		reap_any = 1;
 		cache_body_unref(s->body);
+		reap_any = 0;
+		reap_batch_flush();
 		s->body = cb;
 		s->pass = c->ro_pass;
 		/*
@@ -2286,7 +2437,7 @@ app_step(struct cache *c, const struct cache_key *k, const char *name,
 	if (app == NULL || reg_app_size(app) == 0)
 		return (1);
 	af = frag_lookup(c, reg_app_name(app), reg_app_hash(app));
-	frag_sync(c, af, app, now);
+	frag_sync(c, af, app, now, 0);
 	if (af->root[v][g] != NULL)
 		return (1);
 	sb = sb_get(c, SIDE_APP, k, name);

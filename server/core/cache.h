@@ -41,7 +41,8 @@ struct cache_stats {
 	uint64_t	full_builds;		/* stitched full bodies */
 	uint64_t	gz_chunk_builds;	/* gzip chunks copied */
 	uint64_t	build_steps;		/* cache_apps_step() slices */
-	uint64_t	build_aborts;		/* assemblies out of budget */
+	uint64_t	build_aborts;		/* assemblies begun again */
+	uint64_t	asm_apps;		/* applications they placed */
 	uint64_t	seg_reuses;		/* segments taken over */
 	uint64_t	ro_steps;		/* cache_refresh_step() slices */
 	uint64_t	ro_refreshes;		/* read-only passes completed */
@@ -87,16 +88,21 @@ struct cache_body *cache_vip(struct cache *, const struct cache_key *,
  * Incremental full builds, so that no fetch stalls the loop on a
  * from-scratch encode (the first fetch of a variant, or after many
  * changes): one slice of the work of cache_apps(k), at most about budget
- * units of encoding (a byte of JSON or XML is 1, a byte deflated 3 more;
- * one application is never split, so a slice may pass the budget by one
- * application's encoding). 1 when cache_apps(k) now returns a current
- * body without encoding (call it before control returns to the loop), 0
- * when more slices are needed. Callers for the same key share one build.
- * The body is assembled in one slice and so holds one registry version,
- * its apps hash code exactly that of its contents; a change between
- * slices is picked up (the assembly encodes what moved since it was
- * prepared; if that runs past the budget, preparation goes on, and after
- * a few such rounds the assembly runs whole, so a build always ends).
+ * units of work (a byte of JSON or XML encoded is 1, a byte deflated 3
+ * more, an application looked at or placed in the body a few hundred, a
+ * byte of a gzip chunk copied 1; one application, or one gzip chunk of
+ * ~32, is never split, so a slice may pass the budget by that much). 1
+ * when cache_apps(k) now returns a current body without encoding (call it
+ * before control returns to the loop), 0 when more slices are needed.
+ * Callers for the same key share one build. The missing fragments are
+ * prepared first, then the body is assembled by a walk of the registry
+ * that keeps its place between slices. The body holds one registry
+ * version, its apps hash code exactly that of its contents: a change to
+ * an application the walk has not reached yet is simply in the body, one
+ * to an application it has placed (or a dropped one, whose place the
+ * registry's last application takes) starts the walk again, and after a
+ * few such new starts the walk runs whole, so a build always ends. The
+ * opening piece, which carries the hash code, is made when the walk ends.
  * budget 0: no bound.
  */
 int		 cache_apps_step(struct cache *, const struct cache_key *,
