@@ -2073,10 +2073,9 @@ cache_refresh_step(struct cache *c, size_t budget, int64_t now)
 		s->body = cb;
 		s->pass = c->ro_pass;
 		/*
-		 * An assembly walks every application and is not split (one
-		 * registry version), and the budget counts encoding, not that
-		 * walk: at most one a slice (at 1M, two or three in one turn
-		 * were 110-150 ms).
+		 * At most one assembly ends a slice, whatever its budget left
+		 * (at 1M, two or three in one turn were 110-150 ms when the
+		 * walk was not counted in the budget; it is now, ASM_WEIGHT).
 		 */
 		if (budget != SIZE_MAX && c->stats.full_builds +
 		    c->stats.build_aborts != asm0)
