@@ -1115,6 +1115,74 @@ START_TEST(test_layout_after_change)
 END_TEST
 
 /*
+ * The read-write layer's walk across slices, taking the previous body's
+ * segments over (its layout): after changes in one application in 50,
+ * every variant's build in small slices sees a change ahead of the walk
+ * (no new start) and one behind it (a new start, the layout's segments
+ * and chunks still reused); each body is byte for byte a from-scratch
+ * cache's, and the next single change reuses segments again.
+ */
+START_TEST(test_step_walk_reuse_change_mid)
+{
+	struct cache_key	 k;
+	struct cache		*fresh;
+	uint64_t		 a0, p0, r0;
+	char			 app[32], id[32];
+	int			 i, j, n, done, phase;
+
+	teardown();
+	setup_n(300, 3);
+	for (i = 0; i < 8; i++) {
+		k = key_at(i);
+		(void)step_all(&k, 0, 300);
+	}
+	for (i = 0; i < 8; i++) {
+		k = key_at(i);
+		for (j = 25; j < 300; j += 50) {
+			snprintf(app, sizeof app, "APP%d", j);
+			snprintf(id, sizeof id, "v%d", i);
+			add(app, id, T0 + 100 + i);
+		}
+		a0 = cache_stats(cache)->build_aborts;
+		p0 = cache_stats(cache)->asm_apps;
+		r0 = cache_stats(cache)->seg_reuses;
+		for (n = 0, done = 0, phase = 0; !done; n++) {
+			ck_assert_int_lt(n, 100000);
+			done = cache_apps_step(cache, &k, 300, T0 + 1000);
+			if (done)
+				break;
+			if (phase == 0 &&
+			    cache_stats(cache)->asm_apps - p0 >= 100) {
+				snprintf(id, sizeof id, "ahead%d", i);
+				add("APP290", id, T0 + 200 + i);
+				phase = 1;
+			} else if (phase == 1 &&
+			    cache_stats(cache)->asm_apps - p0 >= 200) {
+				ck_assert_uint_eq(cache_stats(cache)->build_aborts,
+				    a0);
+				snprintf(id, sizeof id, "behind%d", i);
+				add("APP1", id, T0 + 300 + i);
+				phase = 2;
+			}
+		}
+		ck_assert_int_eq(phase, 2);
+		ck_assert_uint_eq(cache_stats(cache)->build_aborts, a0 + 1);
+		ck_assert_uint_gt(cache_stats(cache)->seg_reuses, r0);
+		check_ready_equals_scratch(&k);
+		fresh = cache_new(reg, 0, 0);
+		ck_assert(same_at(cache, fresh, &k, T0 + 1000));
+		cache_free(fresh);
+	}
+	for (i = 0; i < 8; i++) {
+		k = key_at(i);
+		(void)step_all(&k, 0, 300);
+	}
+	add("APP150", "last", T0 + 900);
+	check_one_change(1);
+}
+END_TEST
+
+/*
  * A gzip variant keeps each compressed fragment once, in the chunk that
  * holds it (not also in the fragment record): the cache holds about the
  * plain body plus the gzip body, before and after changes. (A body under
@@ -1874,6 +1942,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_ro_assembly_ends_under_churn);
 	tcase_add_test(tc, test_ro_swap_reaped);
 	tcase_add_test(tc, test_layout_after_change);
+	tcase_add_test(tc, test_step_walk_reuse_change_mid);
 	tcase_add_test(tc, test_gzip_bytes_once);
 	tcase_add_test(tc, test_plain_idle_gzip_only);
 	tcase_add_test(tc, test_plain_idle_every_variant);
