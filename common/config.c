@@ -315,7 +315,8 @@ static const struct config_opt config_opts[] = {
 	    0, (size_t)1 << 40, "1048576",
 	    "encoding one loop turn does for a fetch not cached (full, "
 	    "delta, one app, a VIP) or a read-only refresh (a deflated byte "
-	    "counts 4); the rest waits for the next turns. 0: all at once"),
+	    "counts 4, an application placed in a full body 256); the rest "
+	    "waits for the next turns. 0: all at once"),
 	I64(N("heureka.cache.plain-idle-ms"), cache_plain_idle_ms, 0, MS_MAX,
 	    "90000",
 	    "a full registry's plain JSON or XML encoding is kept only while "
