@@ -50,7 +50,25 @@ rolast()
 {
 	hk_curl -H "Accept: application/json" "${U}apps" | grep -c '"ROLAST"'
 }
-hk_register "$U" ROLAST last
-assert_eq 0 "$(rolast)" "the change is not served before a refresh (Eureka)"
+passes()
+{
+	grep -c "read-only cache refreshed" "$HK_ROOT/s.log"
+}
+# A pass under way takes in a change ahead of its walk, so the change
+# may show as soon as that pass ends: the "not before a refresh" check
+# counts only when no pass ended between the register and the fetch (a
+# pass logs its end in the turn it swaps the snapshot, before any fetch
+# it could serve).
+judged=0
+for try in 1 2 3 4 5; do
+	before=$(passes)
+	hk_register "$U" ROLAST "last$try"
+	seen=$(rolast) || true
+	[ "$(passes)" = "$before" ] || continue
+	assert_eq 0 "$seen" "the change is not served before a refresh (Eureka)"
+	judged=1
+	break
+done
+[ $judged = 1 ] || fail "a refresh pass ended around each of 5 registrations"
 wait_until 10 hk_eq 1 rolast
 hk_stop s
