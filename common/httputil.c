@@ -2,6 +2,8 @@
  * httputil.c: small evhttp helpers. Kept free of server state so the CLI
  * and the tests can use them too.
  */
+#include <sys/queue.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +20,38 @@
 #include "httputil.h"
 #include "xmalloc.h"
 
-/* A request header, or NULL. */
+/* ASCII lower case (evhttp's header names compare so, whatever the locale). */
+static inline unsigned char
+http_lower(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
+}
+
+/*
+ * A request header, or NULL: the first of that name, ignoring ASCII case,
+ * as evhttp_find_header answers, but a name's first byte is compared
+ * before the rest (evhttp lowers both names a byte at a time through a
+ * call per byte, some 90 instructions a header).
+ */
 const char *
 http_header(struct evhttp_request *req, const char *name)
 {
-	return (evhttp_find_header(evhttp_request_get_input_headers(req),
-	    name));
+	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
+	struct evkeyval		*e;
+	const unsigned char	*a, *b;
+	unsigned char		 c0 = http_lower((unsigned char)name[0]);
+
+	TAILQ_FOREACH(e, h, next) {
+		a = (const unsigned char *)e->key;
+		if (http_lower(a[0]) != c0)
+			continue;
+		for (b = (const unsigned char *)name; *a != '\0' &&
+		    http_lower(*a) == http_lower(*b); a++, b++)
+			;
+		if (*a == '\0' && *b == '\0')
+			return (e->value);
+	}
+	return (NULL);
 }
 
 /* Eureka's rule: JSON when Accept contains "json", XML otherwise. */

@@ -107,6 +107,7 @@ struct jctx {
 	int			 kid;		/* its enum json_key */
 	char			*err;		/* our own cause */
 	int			 found;		/* the wanted object was seen */
+	int			 done;		/* the root object has closed */
 	int64_t			 now;		/* wall ms, for the defaults */
 	char			 scratch[256];	/* short text for jv_text */
 	char			 keybuf[64];	/* a short key's text */
@@ -119,6 +120,25 @@ struct jctx {
 
 	struct instance_builder	 ib;		/* the instance being decoded */
 };
+
+/*
+ * A thread's yajl handle, kept from one document to the next (allocating,
+ * configuring and freeing one is some 1.5k instructions, as much as
+ * decoding a replicated heartbeat's item); the callbacks' context is
+ * this, and cx the decode being served. yajl 2.1 has no reset: the handle
+ * parses documents one after the other as yajl_allow_multiple_values
+ * lets it, the decoder refusing anything after the root object itself
+ * (JSON_TRAILING), and it is freed after a failed parse (its state is an
+ * error) and after a document over JSON_PARSER_KEEP bytes (its buffers
+ * may have grown with it).
+ */
+struct json_parser {
+	yajl_handle	 h;
+	struct jctx	*cx;
+};
+
+#define JSON_TRAILING	"trailing garbage after the JSON document"
+#define JSON_PARSER_KEEP	(64 * 1024)
 
 static void	json_add_instance_full(struct buf *, const struct instance *);
 static void	json_add_instance_compact(struct buf *,
@@ -917,7 +937,8 @@ static const char *const json_known_keys[] = { JSON_KEYS(JSON_KEY_TEXT) };
 static uint8_t		json_key_head[JSON_KEY_SLOTS];
 static uint8_t		json_key_next[JSON_NKNOWN];
 static uint8_t		json_key_len[JSON_NKNOWN];
-static pthread_once_t	json_key_once = PTHREAD_ONCE_INIT;
+static pthread_once_t	json_once = PTHREAD_ONCE_INIT;
+static pthread_key_t	json_parser_key;	/* a thread's json_parser */
 
 /* The slot of the len bytes at k (len from 1 to JSON_KEY_MAXLEN). */
 static inline size_t
@@ -929,9 +950,23 @@ json_key_slot(const char *k, size_t len)
 	    ((size_t)u[len / 2] << 2)) & (JSON_KEY_SLOTS - 1));
 }
 
-/* pthread_once body: chain every known key under its slot. */
+/* Free a thread's parser (the key's destructor, at thread exit). */
 static void
-json_key_table(void)
+json_parser_free(void *arg)
+{
+	struct json_parser	*p = arg;
+
+	if (p->h != NULL)
+		yajl_free(p->h);
+	free(p);
+}
+
+/*
+ * pthread_once body: chain every known key under its slot; the key of
+ * the threads' parsers.
+ */
+static void
+json_init(void)
 {
 	size_t	i, len, h;
 
@@ -945,6 +980,8 @@ json_key_table(void)
 		json_key_next[i] = json_key_head[h];
 		json_key_head[h] = (uint8_t)(i + 1);
 	}
+	if (pthread_key_create(&json_parser_key, json_parser_free) != 0)
+		fatalx("%s: pthread_key_create failed", __func__);
 }
 
 /*
@@ -1223,7 +1260,8 @@ jctx_scalar(struct jctx *cx, const struct jv *v)
 	enum dc_name	 dc;
 
 	if (cx->depth == 0)
-		return (jctx_fail(cx, "expected a JSON object"));
+		return (jctx_fail(cx, cx->done ? JSON_TRAILING :
+		    "expected a JSON object"));
 	f = &cx->st[cx->depth - 1];
 	if (!(rc = jctx_key_once(cx, f)))
 		goto out;
@@ -1365,6 +1403,8 @@ jctx_open(struct jctx *cx, int is_map)
 	if (cx->depth >= JSON_MAX_DEPTH)
 		return (jctx_fail(cx, "nesting too deep"));
 	if (cx->depth == 0) {
+		if (cx->done)
+			return (jctx_fail(cx, JSON_TRAILING));
 		if (!is_map)
 			return (jctx_fail(cx, "expected a JSON object"));
 		f = jctx_push(cx, F_SKIP);
@@ -1622,18 +1662,24 @@ jctx_close(struct jctx *cx)
 	default:
 		break;
 	}
-	cx->depth--;
+	if (--cx->depth == 0)
+		cx->done = 1;
 	return (1);
 }
 
-/* yajl callbacks: each converts its event and calls the state machine. */
+/*
+ * yajl callbacks: each converts its event and calls the state machine of
+ * the decode its thread's handle serves (arg is the struct json_parser).
+ */
+#define JCTX(arg)	(((struct json_parser *)(arg))->cx)
+
 /* JSON null. */
 static int
 json_null_cb(void *arg)
 {
 	struct jv	v = { .type = JV_NULL };
 
-	return (jctx_scalar(arg, &v));
+	return (jctx_scalar(JCTX(arg), &v));
 }
 
 /* true or false. */
@@ -1642,7 +1688,7 @@ json_boolean_cb(void *arg, int b)
 {
 	struct jv	v = { .type = JV_BOOL, .b = b };
 
-	return (jctx_scalar(arg, &v));
+	return (jctx_scalar(JCTX(arg), &v));
 }
 
 /*
@@ -1717,21 +1763,22 @@ jctx_text_scalar(struct jctx *cx, enum jv_type type, const unsigned char *s,
 static int
 json_number_cb(void *arg, const char *s, size_t len)
 {
-	return (jctx_text_scalar(arg, JV_NUM, (const unsigned char *)s, len));
+	return (jctx_text_scalar(JCTX(arg), JV_NUM, (const unsigned char *)s,
+	    len));
 }
 
 /* A string value (jctx_copy checks its UTF-8). */
 static int
 json_string_cb(void *arg, const unsigned char *s, size_t len)
 {
-	return (jctx_text_scalar(arg, JV_STR, s, len));
+	return (jctx_text_scalar(JCTX(arg), JV_STR, s, len));
 }
 
 /* An object key: kept until the value that follows consumes it. */
 static int
 json_map_key_cb(void *arg, const unsigned char *s, size_t len)
 {
-	struct jctx	*cx = arg;
+	struct jctx	*cx = JCTX(arg);
 	enum json_key	 kid;
 	char		*copy;
 
@@ -1758,21 +1805,21 @@ json_map_key_cb(void *arg, const unsigned char *s, size_t len)
 static int
 json_start_map_cb(void *arg)
 {
-	return (jctx_open(arg, 1));
+	return (jctx_open(JCTX(arg), 1));
 }
 
 /* '[' */
 static int
 json_start_array_cb(void *arg)
 {
-	return (jctx_open(arg, 0));
+	return (jctx_open(JCTX(arg), 0));
 }
 
 /* '}' or ']': both just pop a frame. */
 static int
 json_end_cb(void *arg)
 {
-	return (jctx_close(arg));
+	return (jctx_close(JCTX(arg)));
 }
 
 static const yajl_callbacks json_callbacks = {
@@ -1874,6 +1921,7 @@ jctx_init(struct jctx *cx, enum json_doc doc, int64_t now)
 	cx->kid = K_OTHER;
 	cx->err = NULL;
 	cx->found = 0;
+	cx->done = 0;
 	cx->now = now;
 	cx->inst = NULL;
 	cx->app = NULL;
@@ -1883,27 +1931,48 @@ jctx_init(struct jctx *cx, enum json_doc doc, int64_t now)
 	instance_builder_init(&cx->ib);
 }
 
+/* This thread's parser, its handle allocated if it has none. */
+static struct json_parser *
+json_parser_get(void)
+{
+	struct json_parser	*p;
+
+	if ((p = pthread_getspecific(json_parser_key)) == NULL) {
+		p = xcalloc(1, sizeof *p);
+		if (pthread_setspecific(json_parser_key, p) != 0)
+			fatalx("%s: pthread_setspecific failed", __func__);
+	}
+	if (p->h == NULL) {
+		if ((p->h = yajl_alloc(&json_callbacks, NULL, p)) == NULL)
+			fatalx("%s: out of memory", __func__);
+		/* jctx_check checks every string strictly: once is enough. */
+		yajl_config(p->h, yajl_dont_validate_strings, 1);
+		yajl_config(p->h, yajl_allow_multiple_values, 1);
+	}
+	return (p);
+}
+
 /* Run yajl over the whole input; 0 on success, -1 with *cause set. */
 static int
 json_parse(struct jctx *cx, const char *data, size_t len, char **cause)
 {
-	yajl_handle	 h;
-	yajl_status	 st;
-	unsigned char	*msg;
-	size_t		 n;
-	int		 rc = -1;
+	struct json_parser	*p;
+	yajl_handle		 h;
+	yajl_status		 st;
+	unsigned char		*msg;
+	size_t			 n;
+	int			 rc = -1;
 
 	cx->kid = K_OTHER;
-	pthread_once(&json_key_once, json_key_table);
+	pthread_once(&json_once, json_init);
 	if (!json_surrogates_paired(data, len)) {
 		xasprintf(cause, "cannot parse request body: lone UTF-16 "
 		    "surrogate escape");
 		return (-1);
 	}
-	if ((h = yajl_alloc(&json_callbacks, NULL, cx)) == NULL)
-		fatalx("%s: out of memory", __func__);
-	/* jctx_copy checks every string strictly: once is enough. */
-	yajl_config(h, yajl_dont_validate_strings, 1);
+	p = json_parser_get();
+	p->cx = cx;
+	h = p->h;
 	st = yajl_parse(h, (const unsigned char *)data, len);
 	if (st == yajl_status_ok)
 		st = yajl_complete_parse(h);
@@ -1925,13 +1994,18 @@ json_parse(struct jctx *cx, const char *data, size_t len, char **cause)
 		}
 		goto out;
 	}
-	if (cx->depth != 0) {
+	/* No root object at all (an empty body) is as truncated as half of one. */
+	if (cx->depth != 0 || !cx->done) {
 		xasprintf(cause, "cannot parse request body: premature EOF");
 		goto out;
 	}
 	rc = 0;
 out:
-	yajl_free(h);
+	p->cx = NULL;
+	if (rc != 0 || len > JSON_PARSER_KEEP) {
+		yajl_free(h);
+		p->h = NULL;
+	}
 	if (rc != 0)
 		jctx_cleanup(cx);
 	instance_builder_free(&cx->ib);
