@@ -29,26 +29,27 @@ http_lower(unsigned char c)
 
 /*
  * A request header, or NULL: the first of that name, ignoring ASCII case,
- * as evhttp_find_header answers, but a name's first byte is compared
- * before the rest (evhttp lowers both names a byte at a time through a
- * call per byte, some 90 instructions a header).
+ * as evhttp_find_header answers, but a name's first byte and length are
+ * compared before its bytes (evhttp lowers both names a byte at a time
+ * through a call per byte, some 90 instructions a header, and the
+ * Content-* names share eight bytes).
  */
 const char *
 http_header(struct evhttp_request *req, const char *name)
 {
 	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
 	struct evkeyval		*e;
-	const unsigned char	*a, *b;
-	unsigned char		 c0 = http_lower((unsigned char)name[0]);
+	const unsigned char	*a, *b = (const unsigned char *)name;
+	unsigned char		 c0 = http_lower(b[0]);
+	size_t			 n = strlen(name), i;
 
 	TAILQ_FOREACH(e, h, next) {
 		a = (const unsigned char *)e->key;
-		if (http_lower(a[0]) != c0)
+		if (http_lower(a[0]) != c0 || strlen(e->key) != n)
 			continue;
-		for (b = (const unsigned char *)name; *a != '\0' &&
-		    http_lower(*a) == http_lower(*b); a++, b++)
+		for (i = 1; i < n && http_lower(a[i]) == http_lower(b[i]); i++)
 			;
-		if (*a == '\0' && *b == '\0')
+		if (i >= n)
 			return (e->value);
 	}
 	return (NULL);

@@ -164,6 +164,33 @@ START_TEST(test_route_lookup)
 	ck_assert_int_eq(rest_route_lookup("/metrics", EVHTTP_REQ_GET, &body,
 	    allow, sizeof allow), 0);
 	ck_assert_int_eq(body, REST_BODY_NONE);
+	/* Decoded segments: escapes, raw UTF-8, too many, past 256 bytes. */
+	ck_assert_int_eq(rest_route_lookup("/eureka/%61pps/A%2fb",
+	    EVHTTP_REQ_POST, &body, allow, sizeof allow), 0);
+	ck_assert_int_eq(body, REST_BODY_INSTANCE);
+	ck_assert_int_eq(rest_route_lookup("/eureka/apps/%C3%A9/i",
+	    EVHTTP_REQ_PUT, &body, allow, sizeof allow), 0);
+	ck_assert_int_eq(rest_route_lookup("/eureka/apps/%C3/i",
+	    EVHTTP_REQ_PUT, &body, allow, sizeof allow), 400);
+	ck_assert_int_eq(rest_route_lookup("/eureka/apps/\xc3/i",
+	    EVHTTP_REQ_PUT, &body, allow, sizeof allow), 400);
+	ck_assert_int_eq(rest_route_lookup("/eureka/a/b/c/d/e/f/g/h",
+	    EVHTTP_REQ_GET, &body, allow, sizeof allow), 404);
+	ck_assert_int_eq(rest_route_lookup("/eureka/a/b/c/d/e/f/g/h/i",
+	    EVHTTP_REQ_GET, &body, allow, sizeof allow), 400);
+	{
+		char	path[700];
+
+		snprintf(path, sizeof path, "/eureka/apps/%0300d/%0300d", 1, 2);
+		ck_assert_int_eq(rest_route_lookup(path, EVHTTP_REQ_PUT, &body,
+		    allow, sizeof allow), 0);
+		ck_assert_int_eq(rest_route_lookup(path, EVHTTP_REQ_POST,
+		    &body, allow, sizeof allow), 405);
+		ck_assert_str_eq(allow, "GET, HEAD, PUT, DELETE");
+		snprintf(path, sizeof path, "/eureka/apps/%0300d%%00", 1);
+		ck_assert_int_eq(rest_route_lookup(path, EVHTTP_REQ_GET, &body,
+		    allow, sizeof allow), 400);
+	}
 }
 END_TEST
 
