@@ -929,14 +929,16 @@ static const char *const json_known_keys[] = { JSON_KEYS(JSON_KEY_TEXT) };
 /*
  * json_known_keys by a hash of the length and three of the bytes: the
  * first index per slot and the next index of the same slot, each +1 (0
- * ends a chain), and each key's length. Built once per process
- * (pthread_once: the client library decodes from its own threads); a key
- * then costs the hash and, almost always, one memcmp: no known key
+ * ends a chain), each key's length and its bytes as up to four words
+ * (json_key_words). Built once per process (pthread_once: the client
+ * library decodes from its own threads); a key then costs the hash and,
+ * almost always, one comparison of one to four words: no known key
  * shares its slot with more than one other.
  */
 static uint8_t		json_key_head[JSON_KEY_SLOTS];
 static uint8_t		json_key_next[JSON_NKNOWN];
 static uint8_t		json_key_len[JSON_NKNOWN];
+static uint64_t		json_key_w[JSON_NKNOWN][4];
 static pthread_once_t	json_once = PTHREAD_ONCE_INIT;
 static pthread_key_t	json_parser_key;	/* a thread's json_parser */
 
@@ -948,6 +950,49 @@ json_key_slot(const char *k, size_t len)
 
 	return (((len << 3) ^ u[0] ^ ((size_t)u[len - 1] << 6) ^
 	    ((size_t)u[len / 2] << 2)) & (JSON_KEY_SLOTS - 1));
+}
+
+/* The 8 bytes at p as a word. */
+static inline uint64_t
+json_load8(const char *p)
+{
+	uint64_t	w;
+
+	memcpy(&w, p, sizeof w);
+	return (w);
+}
+
+/*
+ * The len bytes at k (1 to JSON_KEY_MAXLEN) as words that, with the
+ * length, say which bytes they are, reading none past k + len: the first
+ * eight and the last eight bytes (or, under eight, two overlapping
+ * halves in w[0]), then the bytes at 8 and at 16 where the first and the
+ * last eight leave a gap. Unused words are 0.
+ */
+static inline void
+json_key_words(const char *k, size_t len, uint64_t w[4])
+{
+	uint32_t	a, b;
+	uint16_t	c, d;
+
+	w[1] = w[2] = w[3] = 0;
+	if (len >= 8) {
+		w[0] = json_load8(k);
+		w[1] = json_load8(k + len - 8);
+		if (len > 16)
+			w[2] = json_load8(k + 8);
+		if (len > 24)
+			w[3] = json_load8(k + 16);
+	} else if (len >= 4) {
+		memcpy(&a, k, 4);
+		memcpy(&b, k + len - 4, 4);
+		w[0] = a | (uint64_t)b << 32;
+	} else if (len >= 2) {
+		memcpy(&c, k, 2);
+		memcpy(&d, k + len - 2, 2);
+		w[0] = c | (uint64_t)d << 16;
+	} else
+		w[0] = (unsigned char)k[0];
 }
 
 /* Free a thread's parser (the key's destructor, at thread exit). */
@@ -977,6 +1022,7 @@ json_init(void)
 			    json_known_keys[i]);
 		h = json_key_slot(json_known_keys[i], len);
 		json_key_len[i] = (uint8_t)len;
+		json_key_words(json_known_keys[i], len, json_key_w[i]);
 		json_key_next[i] = json_key_head[h];
 		json_key_head[h] = (uint8_t)(i + 1);
 	}
@@ -988,18 +1034,23 @@ json_init(void)
  * The index of the len bytes at k among the known keys, or K_OTHER
  * (json_parse has built the table).
  */
-static enum json_key
+static inline enum json_key
 json_key_find(const char *k, size_t len)
 {
-	size_t	i;
+	const uint64_t	*kw;
+	uint64_t	 w[4];
+	size_t		 i;
 
 	if (len == 0 || len > JSON_KEY_MAXLEN)
 		return (K_OTHER);
+	json_key_words(k, len, w);
 	for (i = json_key_head[json_key_slot(k, len)]; i != 0;
-	    i = json_key_next[i - 1])
-		if (json_key_len[i - 1] == len &&
-		    memcmp(k, json_known_keys[i - 1], len) == 0)
+	    i = json_key_next[i - 1]) {
+		kw = json_key_w[i - 1];
+		if (json_key_len[i - 1] == len && kw[0] == w[0] &&
+		    kw[1] == w[1] && kw[2] == w[2] && kw[3] == w[3])
 			return ((enum json_key)(i - 1));
+	}
 	return (K_OTHER);
 }
 
