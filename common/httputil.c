@@ -55,13 +55,35 @@ http_header(struct evhttp_request *req, const char *name)
 	return (NULL);
 }
 
+/*
+ * Where word (lower case, not empty) first starts in s, ignoring ASCII
+ * case; NULL if nowhere. For header values: strcasestr's set-up costs
+ * more than such a short search.
+ */
+const char *
+http_find_word(const char *s, const char *word)
+{
+	size_t	i;
+
+	for (; *s != '\0'; s++) {
+		if (http_lower((unsigned char)*s) != (unsigned char)word[0])
+			continue;
+		for (i = 1; word[i] != '\0' &&
+		    http_lower((unsigned char)s[i]) == (unsigned char)word[i]; i++)
+			;
+		if (word[i] == '\0')
+			return (s);
+	}
+	return (NULL);
+}
+
 /* Eureka's rule: JSON when Accept contains "json", XML otherwise. */
 int
 http_wants_json(struct evhttp_request *req)
 {
 	const char	*a = http_header(req, "Accept");
 
-	return (a != NULL && strcasestr(a, "json") != NULL);
+	return (a != NULL && http_find_word(a, "json") != NULL);
 }
 
 /* Accept-Encoding mentions gzip. */
@@ -70,7 +92,7 @@ http_wants_gzip(struct evhttp_request *req)
 {
 	const char	*a = http_header(req, "Accept-Encoding");
 
-	return (a != NULL && strcasestr(a, "gzip") != NULL);
+	return (a != NULL && http_find_word(a, "gzip") != NULL);
 }
 
 /* X-Eureka-Accept: compact (case-insensitive; anything else is full). */

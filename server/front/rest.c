@@ -564,7 +564,7 @@ body_format(struct rctx *x, const char *body, size_t len)
 		return (body[i] == '{' ? 0 : body[i] == '<' ? 1 : -1);
 	}
 	/* Eureka decodes UTF-8 and ISO-8859-1 only (§2, Content-Type). */
-	if ((p = strcasestr(ct, "charset=")) != NULL) {
+	if ((p = http_find_word(ct, "charset=")) != NULL) {
 		p += 8;
 		if (*p == '"')
 			p++;
@@ -572,9 +572,9 @@ body_format(struct rctx *x, const char *body, size_t len)
 		    strncasecmp(p, "iso-8859-1", 10) != 0)
 			return (-1);
 	}
-	if (strcasestr(ct, "json") != NULL)
+	if (http_find_word(ct, "json") != NULL)
 		return (0);
-	if (strcasestr(ct, "xml") != NULL || strncasecmp(ct, "*/*", 3) == 0)
+	if (http_find_word(ct, "xml") != NULL || strncasecmp(ct, "*/*", 3) == 0)
 		return (1);
 	return (-1);
 }
@@ -693,7 +693,7 @@ h_register(struct rctx *x)
 	const char	*cause = NULL, *bad, *data;
 	char		*dcause = NULL, msg[512];
 	struct instance	*in;
-	size_t		 len;
+	size_t		 len, idlen;
 	int		 code, fmt;
 	enum registry_rc rc;
 	struct batch_limits lim;
@@ -731,7 +731,11 @@ h_register(struct rctx *x)
 		goto out;
 	}
 	in = batch_fill_amazon_id(in);
-	snprintf(msg, sizeof msg, "%s", instance_id(in));
+	/* The id for the refusal's reason (in may be freed by then). */
+	if ((idlen = strlen(instance_id(in))) >= sizeof msg)
+		idlen = sizeof msg - 1;
+	memcpy(msg, instance_id(in), idlen);
+	msg[idlen] = '\0';
 	registry_set_external_bytes(x->d->reg, cache_bytes(x->d->cache));
 	rc = registry_register(x->d->reg, in, x->replicated, x->now);
 	if (rc != REG_OK) {
