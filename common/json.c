@@ -924,16 +924,17 @@ static const char *const json_known_keys[] = { JSON_KEYS(JSON_KEY_TEXT) };
 
 #define JSON_NKNOWN	((size_t)K_OTHER)
 #define JSON_KEY_MAXLEN	31
-#define JSON_KEY_SLOTS	128	/* a power of two */
+#define JSON_KEY_SLOT_BITS 7
+#define JSON_KEY_SLOTS	(1 << JSON_KEY_SLOT_BITS)
 
 /*
- * json_known_keys by a hash of the length and three of the bytes: the
+ * json_known_keys by a hash of the length and the first bytes: the
  * first index per slot and the next index of the same slot, each +1 (0
  * ends a chain), each key's length and its bytes as up to four words
  * (json_key_words). Built once per process (pthread_once: the client
  * library decodes from its own threads); a key then costs the hash and,
  * almost always, one comparison of one to four words: no known key
- * shares its slot with more than one other.
+ * shares its slot with more than one other (six pairs do).
  */
 static uint8_t		json_key_head[JSON_KEY_SLOTS];
 static uint8_t		json_key_next[JSON_NKNOWN];
@@ -942,14 +943,15 @@ static uint64_t		json_key_w[JSON_NKNOWN][4];
 static pthread_once_t	json_once = PTHREAD_ONCE_INIT;
 static pthread_key_t	json_parser_key;	/* a thread's json_parser */
 
-/* The slot of the len bytes at k (len from 1 to JSON_KEY_MAXLEN). */
+/*
+ * The slot of a key of len bytes whose first word (json_key_words) is w0:
+ * a multiplicative hash of the two, its top JSON_KEY_SLOT_BITS bits.
+ */
 static inline size_t
-json_key_slot(const char *k, size_t len)
+json_key_slot(uint64_t w0, size_t len)
 {
-	const unsigned char	*u = (const unsigned char *)k;
-
-	return (((len << 3) ^ u[0] ^ ((size_t)u[len - 1] << 6) ^
-	    ((size_t)u[len / 2] << 2)) & (JSON_KEY_SLOTS - 1));
+	return (((w0 ^ ((uint64_t)len << 56)) * 0x9e3779b97f4a7c15ULL) >>
+	    (64 - JSON_KEY_SLOT_BITS));
 }
 
 /* The 8 bytes at p as a word. */
@@ -1020,9 +1022,9 @@ json_init(void)
 		if (len == 0 || len > JSON_KEY_MAXLEN)
 			fatalx("%s: key %s too long", __func__,
 			    json_known_keys[i]);
-		h = json_key_slot(json_known_keys[i], len);
 		json_key_len[i] = (uint8_t)len;
 		json_key_words(json_known_keys[i], len, json_key_w[i]);
+		h = json_key_slot(json_key_w[i][0], len);
 		json_key_next[i] = json_key_head[h];
 		json_key_head[h] = (uint8_t)(i + 1);
 	}
@@ -1044,7 +1046,7 @@ json_key_find(const char *k, size_t len)
 	if (len == 0 || len > JSON_KEY_MAXLEN)
 		return (K_OTHER);
 	json_key_words(k, len, w);
-	for (i = json_key_head[json_key_slot(k, len)]; i != 0;
+	for (i = json_key_head[json_key_slot(w[0], len)]; i != 0;
 	    i = json_key_next[i - 1]) {
 		kw = json_key_w[i - 1];
 		if (json_key_len[i - 1] == len && kw[0] == w[0] &&
@@ -1825,21 +1827,16 @@ json_string_cb(void *arg, const unsigned char *s, size_t len)
 	return (jctx_text_scalar(JCTX(arg), JV_STR, s, len));
 }
 
-/* An object key: kept until the value that follows consumes it. */
-static int
-json_map_key_cb(void *arg, const unsigned char *s, size_t len)
+/*
+ * A key the decoder gives no meaning to (metadata names, unknown fields):
+ * checked and copied, apart from the known keys' path so that it stays
+ * short.
+ */
+static __attribute__((noinline)) int
+jctx_other_key(struct jctx *cx, const unsigned char *s, size_t len)
 {
-	struct jctx	*cx = JCTX(arg);
-	enum json_key	 kid;
-	char		*copy;
+	char	*copy;
 
-	jctx_key_drop(cx);
-	/* A known key is plain ASCII: its own text, no copy or check. */
-	if ((kid = json_key_find((const char *)s, len)) != K_OTHER) {
-		cx->key = json_known_keys[kid];
-		cx->kid = kid;
-		return (1);
-	}
 	if (!jctx_check(cx, s, len))
 		return (0);
 	if (len < sizeof cx->keybuf) {
@@ -1850,6 +1847,23 @@ json_map_key_cb(void *arg, const unsigned char *s, size_t len)
 		copy = cx->key_owned = xstrndup((const char *)s, len);
 	cx->key = copy;
 	return (1);
+}
+
+/* An object key: kept until the value that follows consumes it. */
+static int
+json_map_key_cb(void *arg, const unsigned char *s, size_t len)
+{
+	struct jctx	*cx = JCTX(arg);
+	enum json_key	 kid;
+
+	jctx_key_drop(cx);
+	/* A known key is plain ASCII: its own text, no copy or check. */
+	if ((kid = json_key_find((const char *)s, len)) != K_OTHER) {
+		cx->key = json_known_keys[kid];
+		cx->kid = kid;
+		return (1);
+	}
+	return (jctx_other_key(cx, s, len));
 }
 
 /* '{' */
