@@ -646,6 +646,17 @@ guard_input_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
 	/* Our own moves call back too. */
 	if (g->busy || info->n_added == 0)
 		return;
+	/*
+	 * Body bytes with nothing held before them: taking them out and
+	 * giving them back would leave in as it is, so they stay there (a
+	 * large body arrives in many reads, each copied twice otherwise).
+	 */
+	if (g->state == G_BODY && evbuffer_get_length(g->held) == 0 &&
+	    info->n_added <= g->left) {
+		if ((g->left -= info->n_added) == 0)
+			g->state = G_HEAD;
+		return;
+	}
 	g->busy = 1;
 	keep = evbuffer_get_length(in) - info->n_added;
 	if (keep == 0)
