@@ -765,13 +765,22 @@ jv_ts(const struct jv *v, int64_t *out)
 static int
 jv_bool(const struct jv *v)
 {
+	uint32_t	w;
+
 	if (v->type == JV_BOOL)
 		return (v->b);
-	if (v->type == JV_STR && v->len == 4 &&
-	    strncasecmp(v->s, "true", 4) == 0)
+	if (v->type != JV_STR || (v->len != 4 && v->len != 5))
+		return (-1);
+	/*
+	 * Letters only: a byte ORed with 0x20 is the lower-case letter c
+	 * just when it is c or its capital, so this is strncasecmp's answer.
+	 */
+	memcpy(&w, v->s, 4);
+	w |= 0x20202020;
+	if (v->len == 4 && memcmp(&w, "true", 4) == 0)
 		return (1);
-	if (v->type == JV_STR && v->len == 5 &&
-	    strncasecmp(v->s, "false", 5) == 0)
+	if (v->len == 5 && memcmp(&w, "fals", 4) == 0 &&
+	    (v->s[4] | 0x20) == 'e')
 		return (0);
 	return (-1);
 }

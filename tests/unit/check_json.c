@@ -653,6 +653,18 @@ START_TEST(test_strict_types)
 		    "invalid @enabled" },
 		{ "{\"instance\":{\"port\":{\"$\":80,\"@enabled\":\"yes\"}}}",
 		    "invalid @enabled" },
+		{ "{\"instance\":{\"port\":{\"$\":80,\"@enabled\":\"tru\"}}}",
+		    "invalid @enabled" },
+		{ "{\"instance\":{\"port\":{\"$\":80,\"@enabled\":\"truE \"}}}",
+		    "invalid @enabled" },
+		{ "{\"instance\":{\"port\":{\"$\":80,\"@enabled\":\"f@lse\"}}}",
+		    "invalid @enabled" },
+		{ "{\"instance\":{\"port\":{\"$\":80,\"@enabled\":\"falsE1\"}}}",
+		    "invalid @enabled" },
+		{ "{\"instance\":{\"port\":{\"$\":80,\"@enabled\":\"t\\u0012ue\"}}}",
+		    "invalid @enabled" },
+		{ "{\"instance\":{\"isCoordinatingDiscoveryServer\":\"fals\\u0005\"}}",
+		    "invalid isCoordinatingDiscoveryServer" },
 		{ "{\"instance\":{\"isCoordinatingDiscoveryServer\":0}}",
 		    "invalid isCoordinatingDiscoveryServer" },
 		{ "{\"instance\":{\"actionType\":3}}", "invalid actionType" },
@@ -700,6 +712,14 @@ START_TEST(test_strict_types)
 	ck_assert_int_eq(in->port, 8080);
 	ck_assert_int_eq(in->port_enabled, 1);
 	ck_assert_int_eq(in->last_dirty_ts, 0);
+	instance_free(in);
+	/* Booleans as strings in any case. */
+	in = decode_ok("{\"instance\":{\"port\":{\"$\":1,\"@enabled\":"
+	    "\"fAlSe\"},\"securePort\":{\"$\":2,\"@enabled\":\"tRuE\"},"
+	    "\"isCoordinatingDiscoveryServer\":\"TRUE\"}}");
+	ck_assert_int_eq(in->port_enabled, 0);
+	ck_assert_int_eq(in->secure_port_enabled, 1);
+	ck_assert_int_eq(in->is_coordinating, 1);
 	instance_free(in);
 	/* An escaped backslash before a u is no escape. */
 	in = decode_ok("{\"instance\":{\"hostName\":\"a\\\\ud800\"}}");
