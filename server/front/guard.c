@@ -493,6 +493,7 @@ guard_head(struct guard *g, struct evbuffer *src, struct evbuffer *dst)
 	struct guard_head	 h;
 	const char		*reason, *head;
 	size_t			 n;
+	uint64_t		 rest, body;
 	int			 code;
 
 	if ((n = guard_head_end(g, src)) == 0 || n > GUARD_HEAD_MAX) {
@@ -509,6 +510,21 @@ guard_head(struct guard *g, struct evbuffer *src, struct evbuffer *dst)
 		reason = g->reason;
 	if (code != 0) {
 		guard_refuse(g, src, dst, &h, code, reason);
+		return (1);
+	}
+	rest = evbuffer_get_length(src) - n;
+	body = h.content_length > 0 ? (uint64_t)h.content_length : 0;
+	if (!h.chunked && rest <= body) {
+		/*
+		 * The head and no more than its own body's bytes: all of src
+		 * goes on in one move of its chains (no copy of the part of
+		 * a chain that the head ends in).
+		 */
+		evbuffer_add_buffer(dst, src);
+		if (body > rest) {
+			g->state = G_BODY;
+			g->left = body - rest;
+		}
 		return (1);
 	}
 	evbuffer_remove_buffer(src, dst, n);
