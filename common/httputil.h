@@ -18,6 +18,8 @@ int	 http_wants_gzip(struct evhttp_request *);
 int	 http_wants_compact(struct evhttp_request *);	/* X-Eureka-Accept */
 int	 http_is_replication(struct evhttp_request *);
 const char *http_header(struct evhttp_request *, const char *);
+/* Where a lower-case word starts in s, ignoring ASCII case, or NULL. */
+const char *http_find_word(const char *s, const char *word);
 
 /*
  * Copy the request body into out (NUL-terminated), inflating a gzip

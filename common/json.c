@@ -107,6 +107,7 @@ struct jctx {
 	int			 kid;		/* its enum json_key */
 	char			*err;		/* our own cause */
 	int			 found;		/* the wanted object was seen */
+	int			 done;		/* the root object has closed */
 	int64_t			 now;		/* wall ms, for the defaults */
 	char			 scratch[256];	/* short text for jv_text */
 	char			 keybuf[64];	/* a short key's text */
@@ -119,6 +120,25 @@ struct jctx {
 
 	struct instance_builder	 ib;		/* the instance being decoded */
 };
+
+/*
+ * A thread's yajl handle, kept from one document to the next (allocating,
+ * configuring and freeing one is some 1.5k instructions, as much as
+ * decoding a replicated heartbeat's item); the callbacks' context is
+ * this, and cx the decode being served. yajl 2.1 has no reset: the handle
+ * parses documents one after the other as yajl_allow_multiple_values
+ * lets it, the decoder refusing anything after the root object itself
+ * (JSON_TRAILING), and it is freed after a failed parse (its state is an
+ * error) and after a document over JSON_PARSER_KEEP bytes (its buffers
+ * may have grown with it).
+ */
+struct json_parser {
+	yajl_handle	 h;
+	struct jctx	*cx;
+};
+
+#define JSON_TRAILING	"trailing garbage after the JSON document"
+#define JSON_PARSER_KEEP	(64 * 1024)
 
 static void	json_add_instance_full(struct buf *, const struct instance *);
 static void	json_add_instance_compact(struct buf *,
@@ -745,13 +765,22 @@ jv_ts(const struct jv *v, int64_t *out)
 static int
 jv_bool(const struct jv *v)
 {
+	uint32_t	w;
+
 	if (v->type == JV_BOOL)
 		return (v->b);
-	if (v->type == JV_STR && v->len == 4 &&
-	    strncasecmp(v->s, "true", 4) == 0)
+	if (v->type != JV_STR || (v->len != 4 && v->len != 5))
+		return (-1);
+	/*
+	 * Letters only: a byte ORed with 0x20 is the lower-case letter c
+	 * just when it is c or its capital, so this is strncasecmp's answer.
+	 */
+	memcpy(&w, v->s, 4);
+	w |= 0x20202020;
+	if (v->len == 4 && memcmp(&w, "true", 4) == 0)
 		return (1);
-	if (v->type == JV_STR && v->len == 5 &&
-	    strncasecmp(v->s, "false", 5) == 0)
+	if (v->len == 5 && memcmp(&w, "fals", 4) == 0 &&
+	    (v->s[4] | 0x20) == 'e')
 		return (0);
 	return (-1);
 }
@@ -904,34 +933,96 @@ static const char *const json_known_keys[] = { JSON_KEYS(JSON_KEY_TEXT) };
 
 #define JSON_NKNOWN	((size_t)K_OTHER)
 #define JSON_KEY_MAXLEN	31
-#define JSON_KEY_SLOTS	128	/* a power of two */
+#define JSON_KEY_SLOT_BITS 7
+#define JSON_KEY_SLOTS	(1 << JSON_KEY_SLOT_BITS)
 
 /*
- * json_known_keys by a hash of the length and three of the bytes: the
+ * json_known_keys by a hash of the length and the first bytes: the
  * first index per slot and the next index of the same slot, each +1 (0
- * ends a chain), and each key's length. Built once per process
- * (pthread_once: the client library decodes from its own threads); a key
- * then costs the hash and, almost always, one memcmp: no known key
- * shares its slot with more than one other.
+ * ends a chain), each key's length and its bytes as up to four words
+ * (json_key_words). Built once per process (pthread_once: the client
+ * library decodes from its own threads); a key then costs the hash and,
+ * almost always, one comparison of one to four words: no known key
+ * shares its slot with more than one other (six pairs do).
  */
 static uint8_t		json_key_head[JSON_KEY_SLOTS];
 static uint8_t		json_key_next[JSON_NKNOWN];
 static uint8_t		json_key_len[JSON_NKNOWN];
-static pthread_once_t	json_key_once = PTHREAD_ONCE_INIT;
+static uint64_t		json_key_w[JSON_NKNOWN][4];
+static pthread_once_t	json_once = PTHREAD_ONCE_INIT;
+static pthread_key_t	json_parser_key;	/* a thread's json_parser */
 
-/* The slot of the len bytes at k (len from 1 to JSON_KEY_MAXLEN). */
+/*
+ * The slot of a key of len bytes whose first word (json_key_words) is w0:
+ * a multiplicative hash of the two, its top JSON_KEY_SLOT_BITS bits.
+ */
 static inline size_t
-json_key_slot(const char *k, size_t len)
+json_key_slot(uint64_t w0, size_t len)
 {
-	const unsigned char	*u = (const unsigned char *)k;
-
-	return (((len << 3) ^ u[0] ^ ((size_t)u[len - 1] << 6) ^
-	    ((size_t)u[len / 2] << 2)) & (JSON_KEY_SLOTS - 1));
+	return (((w0 ^ ((uint64_t)len << 56)) * 0x9e3779b97f4a7c15ULL) >>
+	    (64 - JSON_KEY_SLOT_BITS));
 }
 
-/* pthread_once body: chain every known key under its slot. */
+/* The 8 bytes at p as a word. */
+static inline uint64_t
+json_load8(const char *p)
+{
+	uint64_t	w;
+
+	memcpy(&w, p, sizeof w);
+	return (w);
+}
+
+/*
+ * The len bytes at k (1 to JSON_KEY_MAXLEN) as words that, with the
+ * length, say which bytes they are, reading none past k + len: the first
+ * eight and the last eight bytes (or, under eight, two overlapping
+ * halves in w[0]), then the bytes at 8 and at 16 where the first and the
+ * last eight leave a gap. Unused words are 0.
+ */
+static inline void
+json_key_words(const char *k, size_t len, uint64_t w[4])
+{
+	uint32_t	a, b;
+	uint16_t	c, d;
+
+	w[1] = w[2] = w[3] = 0;
+	if (len >= 8) {
+		w[0] = json_load8(k);
+		w[1] = json_load8(k + len - 8);
+		if (len > 16)
+			w[2] = json_load8(k + 8);
+		if (len > 24)
+			w[3] = json_load8(k + 16);
+	} else if (len >= 4) {
+		memcpy(&a, k, 4);
+		memcpy(&b, k + len - 4, 4);
+		w[0] = a | (uint64_t)b << 32;
+	} else if (len >= 2) {
+		memcpy(&c, k, 2);
+		memcpy(&d, k + len - 2, 2);
+		w[0] = c | (uint64_t)d << 16;
+	} else
+		w[0] = (unsigned char)k[0];
+}
+
+/* Free a thread's parser (the key's destructor, at thread exit). */
 static void
-json_key_table(void)
+json_parser_free(void *arg)
+{
+	struct json_parser	*p = arg;
+
+	if (p->h != NULL)
+		yajl_free(p->h);
+	free(p);
+}
+
+/*
+ * pthread_once body: chain every known key under its slot; the key of
+ * the threads' parsers.
+ */
+static void
+json_init(void)
 {
 	size_t	i, len, h;
 
@@ -940,29 +1031,37 @@ json_key_table(void)
 		if (len == 0 || len > JSON_KEY_MAXLEN)
 			fatalx("%s: key %s too long", __func__,
 			    json_known_keys[i]);
-		h = json_key_slot(json_known_keys[i], len);
 		json_key_len[i] = (uint8_t)len;
+		json_key_words(json_known_keys[i], len, json_key_w[i]);
+		h = json_key_slot(json_key_w[i][0], len);
 		json_key_next[i] = json_key_head[h];
 		json_key_head[h] = (uint8_t)(i + 1);
 	}
+	if (pthread_key_create(&json_parser_key, json_parser_free) != 0)
+		fatalx("%s: pthread_key_create failed", __func__);
 }
 
 /*
  * The index of the len bytes at k among the known keys, or K_OTHER
  * (json_parse has built the table).
  */
-static enum json_key
+static inline enum json_key
 json_key_find(const char *k, size_t len)
 {
-	size_t	i;
+	const uint64_t	*kw;
+	uint64_t	 w[4];
+	size_t		 i;
 
 	if (len == 0 || len > JSON_KEY_MAXLEN)
 		return (K_OTHER);
-	for (i = json_key_head[json_key_slot(k, len)]; i != 0;
-	    i = json_key_next[i - 1])
-		if (json_key_len[i - 1] == len &&
-		    memcmp(k, json_known_keys[i - 1], len) == 0)
+	json_key_words(k, len, w);
+	for (i = json_key_head[json_key_slot(w[0], len)]; i != 0;
+	    i = json_key_next[i - 1]) {
+		kw = json_key_w[i - 1];
+		if (json_key_len[i - 1] == len && kw[0] == w[0] &&
+		    kw[1] == w[1] && kw[2] == w[2] && kw[3] == w[3])
 			return ((enum json_key)(i - 1));
+	}
 	return (K_OTHER);
 }
 
@@ -1223,7 +1322,8 @@ jctx_scalar(struct jctx *cx, const struct jv *v)
 	enum dc_name	 dc;
 
 	if (cx->depth == 0)
-		return (jctx_fail(cx, "expected a JSON object"));
+		return (jctx_fail(cx, cx->done ? JSON_TRAILING :
+		    "expected a JSON object"));
 	f = &cx->st[cx->depth - 1];
 	if (!(rc = jctx_key_once(cx, f)))
 		goto out;
@@ -1365,6 +1465,8 @@ jctx_open(struct jctx *cx, int is_map)
 	if (cx->depth >= JSON_MAX_DEPTH)
 		return (jctx_fail(cx, "nesting too deep"));
 	if (cx->depth == 0) {
+		if (cx->done)
+			return (jctx_fail(cx, JSON_TRAILING));
 		if (!is_map)
 			return (jctx_fail(cx, "expected a JSON object"));
 		f = jctx_push(cx, F_SKIP);
@@ -1622,18 +1724,24 @@ jctx_close(struct jctx *cx)
 	default:
 		break;
 	}
-	cx->depth--;
+	if (--cx->depth == 0)
+		cx->done = 1;
 	return (1);
 }
 
-/* yajl callbacks: each converts its event and calls the state machine. */
+/*
+ * yajl callbacks: each converts its event and calls the state machine of
+ * the decode its thread's handle serves (arg is the struct json_parser).
+ */
+#define JCTX(arg)	(((struct json_parser *)(arg))->cx)
+
 /* JSON null. */
 static int
 json_null_cb(void *arg)
 {
 	struct jv	v = { .type = JV_NULL };
 
-	return (jctx_scalar(arg, &v));
+	return (jctx_scalar(JCTX(arg), &v));
 }
 
 /* true or false. */
@@ -1642,7 +1750,7 @@ json_boolean_cb(void *arg, int b)
 {
 	struct jv	v = { .type = JV_BOOL, .b = b };
 
-	return (jctx_scalar(arg, &v));
+	return (jctx_scalar(JCTX(arg), &v));
 }
 
 /*
@@ -1717,31 +1825,27 @@ jctx_text_scalar(struct jctx *cx, enum jv_type type, const unsigned char *s,
 static int
 json_number_cb(void *arg, const char *s, size_t len)
 {
-	return (jctx_text_scalar(arg, JV_NUM, (const unsigned char *)s, len));
+	return (jctx_text_scalar(JCTX(arg), JV_NUM, (const unsigned char *)s,
+	    len));
 }
 
 /* A string value (jctx_copy checks its UTF-8). */
 static int
 json_string_cb(void *arg, const unsigned char *s, size_t len)
 {
-	return (jctx_text_scalar(arg, JV_STR, s, len));
+	return (jctx_text_scalar(JCTX(arg), JV_STR, s, len));
 }
 
-/* An object key: kept until the value that follows consumes it. */
-static int
-json_map_key_cb(void *arg, const unsigned char *s, size_t len)
+/*
+ * A key the decoder gives no meaning to (metadata names, unknown fields):
+ * checked and copied, apart from the known keys' path so that it stays
+ * short.
+ */
+static __attribute__((noinline)) int
+jctx_other_key(struct jctx *cx, const unsigned char *s, size_t len)
 {
-	struct jctx	*cx = arg;
-	enum json_key	 kid;
-	char		*copy;
+	char	*copy;
 
-	jctx_key_drop(cx);
-	/* A known key is plain ASCII: its own text, no copy or check. */
-	if ((kid = json_key_find((const char *)s, len)) != K_OTHER) {
-		cx->key = json_known_keys[kid];
-		cx->kid = kid;
-		return (1);
-	}
 	if (!jctx_check(cx, s, len))
 		return (0);
 	if (len < sizeof cx->keybuf) {
@@ -1754,25 +1858,42 @@ json_map_key_cb(void *arg, const unsigned char *s, size_t len)
 	return (1);
 }
 
+/* An object key: kept until the value that follows consumes it. */
+static int
+json_map_key_cb(void *arg, const unsigned char *s, size_t len)
+{
+	struct jctx	*cx = JCTX(arg);
+	enum json_key	 kid;
+
+	jctx_key_drop(cx);
+	/* A known key is plain ASCII: its own text, no copy or check. */
+	if ((kid = json_key_find((const char *)s, len)) != K_OTHER) {
+		cx->key = json_known_keys[kid];
+		cx->kid = kid;
+		return (1);
+	}
+	return (jctx_other_key(cx, s, len));
+}
+
 /* '{' */
 static int
 json_start_map_cb(void *arg)
 {
-	return (jctx_open(arg, 1));
+	return (jctx_open(JCTX(arg), 1));
 }
 
 /* '[' */
 static int
 json_start_array_cb(void *arg)
 {
-	return (jctx_open(arg, 0));
+	return (jctx_open(JCTX(arg), 0));
 }
 
 /* '}' or ']': both just pop a frame. */
 static int
 json_end_cb(void *arg)
 {
-	return (jctx_close(arg));
+	return (jctx_close(JCTX(arg)));
 }
 
 static const yajl_callbacks json_callbacks = {
@@ -1874,6 +1995,7 @@ jctx_init(struct jctx *cx, enum json_doc doc, int64_t now)
 	cx->kid = K_OTHER;
 	cx->err = NULL;
 	cx->found = 0;
+	cx->done = 0;
 	cx->now = now;
 	cx->inst = NULL;
 	cx->app = NULL;
@@ -1883,27 +2005,48 @@ jctx_init(struct jctx *cx, enum json_doc doc, int64_t now)
 	instance_builder_init(&cx->ib);
 }
 
+/* This thread's parser, its handle allocated if it has none. */
+static struct json_parser *
+json_parser_get(void)
+{
+	struct json_parser	*p;
+
+	if ((p = pthread_getspecific(json_parser_key)) == NULL) {
+		p = xcalloc(1, sizeof *p);
+		if (pthread_setspecific(json_parser_key, p) != 0)
+			fatalx("%s: pthread_setspecific failed", __func__);
+	}
+	if (p->h == NULL) {
+		if ((p->h = yajl_alloc(&json_callbacks, NULL, p)) == NULL)
+			fatalx("%s: out of memory", __func__);
+		/* jctx_check checks every string strictly: once is enough. */
+		yajl_config(p->h, yajl_dont_validate_strings, 1);
+		yajl_config(p->h, yajl_allow_multiple_values, 1);
+	}
+	return (p);
+}
+
 /* Run yajl over the whole input; 0 on success, -1 with *cause set. */
 static int
 json_parse(struct jctx *cx, const char *data, size_t len, char **cause)
 {
-	yajl_handle	 h;
-	yajl_status	 st;
-	unsigned char	*msg;
-	size_t		 n;
-	int		 rc = -1;
+	struct json_parser	*p;
+	yajl_handle		 h;
+	yajl_status		 st;
+	unsigned char		*msg;
+	size_t			 n;
+	int			 rc = -1;
 
 	cx->kid = K_OTHER;
-	pthread_once(&json_key_once, json_key_table);
+	pthread_once(&json_once, json_init);
 	if (!json_surrogates_paired(data, len)) {
 		xasprintf(cause, "cannot parse request body: lone UTF-16 "
 		    "surrogate escape");
 		return (-1);
 	}
-	if ((h = yajl_alloc(&json_callbacks, NULL, cx)) == NULL)
-		fatalx("%s: out of memory", __func__);
-	/* jctx_copy checks every string strictly: once is enough. */
-	yajl_config(h, yajl_dont_validate_strings, 1);
+	p = json_parser_get();
+	p->cx = cx;
+	h = p->h;
 	st = yajl_parse(h, (const unsigned char *)data, len);
 	if (st == yajl_status_ok)
 		st = yajl_complete_parse(h);
@@ -1925,13 +2068,18 @@ json_parse(struct jctx *cx, const char *data, size_t len, char **cause)
 		}
 		goto out;
 	}
-	if (cx->depth != 0) {
+	/* No root object at all (an empty body) is as truncated as half of one. */
+	if (cx->depth != 0 || !cx->done) {
 		xasprintf(cause, "cannot parse request body: premature EOF");
 		goto out;
 	}
 	rc = 0;
 out:
-	yajl_free(h);
+	p->cx = NULL;
+	if (rc != 0 || len > JSON_PARSER_KEEP) {
+		yajl_free(h);
+		p->h = NULL;
+	}
 	if (rc != 0)
 		jctx_cleanup(cx);
 	instance_builder_free(&cx->ib);

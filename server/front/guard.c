@@ -32,6 +32,7 @@
  * "Connection: close" connection (every refusal) with the reply unsent;
  * and it does not flush a reply queued while writing was disabled.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,7 @@
 #include "xmalloc.h"
 
 #define CHUNK_LINE_MAX	256
+#define GUARD_PATH_INLINE 1024	/* a target's path decided without a parse */
 
 /* Where a connection's byte stream is. */
 enum guard_state {
@@ -85,40 +87,70 @@ static struct guard_conf	guard_conf;
 
 static const struct {
 	const char	*name;
+	size_t		 len;
 	int		 method;
 } guard_methods[] = {
-	{ "GET", EVHTTP_REQ_GET },
-	{ "POST", EVHTTP_REQ_POST },
-	{ "HEAD", EVHTTP_REQ_HEAD },
-	{ "PUT", EVHTTP_REQ_PUT },
-	{ "DELETE", EVHTTP_REQ_DELETE },
-	{ "OPTIONS", EVHTTP_REQ_OPTIONS },
-	{ "TRACE", EVHTTP_REQ_TRACE },
-	{ "CONNECT", EVHTTP_REQ_CONNECT },
-	{ "PATCH", EVHTTP_REQ_PATCH },
+	{ "GET", 3, EVHTTP_REQ_GET },
+	{ "POST", 4, EVHTTP_REQ_POST },
+	{ "HEAD", 4, EVHTTP_REQ_HEAD },
+	{ "PUT", 3, EVHTTP_REQ_PUT },
+	{ "DELETE", 6, EVHTTP_REQ_DELETE },
+	{ "OPTIONS", 7, EVHTTP_REQ_OPTIONS },
+	{ "TRACE", 5, EVHTTP_REQ_TRACE },
+	{ "CONNECT", 7, EVHTTP_REQ_CONNECT },
+	{ "PATCH", 5, EVHTTP_REQ_PATCH },
+};
+
+/* The RFC 9110 token characters, by byte (a lookup a byte of a name). */
+static const unsigned char guard_tchars[256] = {
+	['0' ... '9'] = 1, ['A' ... 'Z'] = 1, ['a' ... 'z'] = 1,
+	['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1,
+	['*'] = 1, ['+'] = 1, ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1,
+	['`'] = 1, ['|'] = 1, ['~'] = 1,
 };
 
 /* An RFC 9110 token character. */
-static int
+static inline int
 guard_tchar(unsigned char c)
 {
-	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9'))
-		return (1);
-	switch (c) {
-	case '!': case '#': case '$': case '%': case '&': case '\'':
-	case '*': case '+': case '-': case '.': case '^': case '_':
-	case '`': case '|': case '~':
-		return (1);
-	}
-	return (0);
+	return (guard_tchars[c]);
 }
 
-/* Whether the n bytes at p are name, ignoring case. */
+/* Whether the n bytes at p are the literal name, ignoring case. */
+#define guard_is(p, n, name)						\
+	((n) == sizeof(name) - 1 && strncasecmp((p), (name), (n)) == 0)
+
+/*
+ * Whether the vn bytes at v hold a control character other than a tab
+ * (or DEL), eight at a time: a word with no byte below 0x20 (borrow test)
+ * and none equal to 0x7f (zero test of the word xor 0x7f) is clean; one
+ * that is not is looked at byte by byte (tabs are allowed).
+ */
 static int
-guard_is(const char *p, size_t n, const char *name)
+guard_has_ctl(const char *v, size_t vn)
 {
-	return (strlen(name) == n && strncasecmp(p, name, n) == 0);
+	const uint64_t	ones = 0x0101010101010101ULL, high = ones << 7;
+	uint64_t	w, d;
+	size_t		i = 0, j;
+	unsigned char	c;
+
+	for (; i + 8 <= vn; i += 8) {
+		memcpy(&w, v + i, sizeof w);
+		d = w ^ (ones * 0x7f);
+		if (!((((w - ones * 0x20) & ~w) | ((d - ones) & ~d)) & high))
+			continue;
+		for (j = i; j < i + 8; j++) {
+			c = (unsigned char)v[j];
+			if ((c < 0x20 && c != '\t') || c == 0x7f)
+				return (1);
+		}
+	}
+	for (; i < vn; i++) {
+		c = (unsigned char)v[i];
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return (1);
+	}
+	return (0);
 }
 
 /* The request line: METHOD SP target SP HTTP/1.x; 0 or 400. */
@@ -149,7 +181,7 @@ guard_request_line(const char *p, size_t n, struct guard_head *h,
 		return (400);
 	}
 	for (k = 0; k < sizeof guard_methods / sizeof guard_methods[0]; k++) {
-		if (strlen(guard_methods[k].name) == m &&
+		if (guard_methods[k].len == m &&
 		    memcmp(p, guard_methods[k].name, m) == 0)
 			h->method = guard_methods[k].method;
 	}
@@ -179,13 +211,9 @@ guard_header_line(const char *p, size_t n, struct guard_head *h,
 	}
 	v = p + i + 1;
 	vn = n - i - 1;
-	for (i = 0; i < vn; i++) {
-		unsigned char c = (unsigned char)v[i];
-
-		if ((c < 0x20 && c != '\t') || c == 0x7f) {
-			*reason = "control character in a header value";
-			return (400);
-		}
+	if (guard_has_ctl(v, vn)) {
+		*reason = "control character in a header value";
+		return (400);
 	}
 	n = (size_t)(v - 1 - p);
 	/* evhttp trims spaces, not tabs, in front: never let them differ. */
@@ -290,11 +318,12 @@ guard_count(struct guard *g, enum rest_body body)
 static int
 guard_decide(struct guard *g, const struct guard_head *h)
 {
-	struct evhttp_uri	*uri;
+	struct evhttp_uri	*uri = NULL;
 	const char		*path;
-	char			*t, allow[64];
+	char			*t, allow[64], pbuf[GUARD_PATH_INLINE];
 	enum rest_body		 body;
 	uint64_t		 cap;
+	size_t			 n;
 	int			 rc;
 
 	if (!h->chunked && h->content_length <= 0)
@@ -303,18 +332,34 @@ guard_decide(struct guard *g, const struct guard_head *h)
 		snprintf(g->reason, sizeof g->reason, "unknown method");
 		return (501);
 	}
-	t = xstrndup(h->target, h->target_len);
-	uri = evhttp_uri_parse_with_flags(t, EVHTTP_URI_NONCONFORMANT);
-	free(t);
-	if (uri == NULL) {
-		snprintf(g->reason, sizeof g->reason, "malformed request "
-		    "target");
-		return (400);
+	/*
+	 * An origin-form target ("/path?query"; "//" would start an
+	 * authority) has for path what is before its '?' or '#', as
+	 * evhttp's non-conformant parse reads it: no parse, no allocation.
+	 */
+	for (n = 0; n < h->target_len && h->target[n] != '?' &&
+	    h->target[n] != '#'; n++)
+		;
+	if (h->target[0] == '/' && (h->target_len < 2 ||
+	    h->target[1] != '/') && n < sizeof pbuf) {
+		memcpy(pbuf, h->target, n);
+		pbuf[n] = '\0';
+		path = pbuf;
+	} else {
+		t = xstrndup(h->target, h->target_len);
+		uri = evhttp_uri_parse_with_flags(t, EVHTTP_URI_NONCONFORMANT);
+		free(t);
+		if (uri == NULL) {
+			snprintf(g->reason, sizeof g->reason, "malformed "
+			    "request target");
+			return (400);
+		}
+		path = evhttp_uri_get_path(uri);
 	}
-	path = evhttp_uri_get_path(uri);
 	rc = rest_route_lookup(path != NULL && *path != '\0' ? path : "/",
 	    h->method, &body, allow, sizeof allow);
-	evhttp_uri_free(uri);
+	if (uri != NULL)
+		evhttp_uri_free(uri);
 	if (rc != 0) {
 		snprintf(g->reason, sizeof g->reason, "%s", rc == 405 ?
 		    "method not allowed" : rc == 404 ? "no such resource" :
@@ -448,6 +493,7 @@ guard_head(struct guard *g, struct evbuffer *src, struct evbuffer *dst)
 	struct guard_head	 h;
 	const char		*reason, *head;
 	size_t			 n;
+	uint64_t		 rest, body;
 	int			 code;
 
 	if ((n = guard_head_end(g, src)) == 0 || n > GUARD_HEAD_MAX) {
@@ -464,6 +510,21 @@ guard_head(struct guard *g, struct evbuffer *src, struct evbuffer *dst)
 		reason = g->reason;
 	if (code != 0) {
 		guard_refuse(g, src, dst, &h, code, reason);
+		return (1);
+	}
+	rest = evbuffer_get_length(src) - n;
+	body = h.content_length > 0 ? (uint64_t)h.content_length : 0;
+	if (!h.chunked && rest <= body) {
+		/*
+		 * The head and no more than its own body's bytes: all of src
+		 * goes on in one move of its chains (no copy of the part of
+		 * a chain that the head ends in).
+		 */
+		evbuffer_add_buffer(dst, src);
+		if (body > rest) {
+			g->state = G_BODY;
+			g->left = body - rest;
+		}
 		return (1);
 	}
 	evbuffer_remove_buffer(src, dst, n);
@@ -601,6 +662,17 @@ guard_input_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
 	/* Our own moves call back too. */
 	if (g->busy || info->n_added == 0)
 		return;
+	/*
+	 * Body bytes with nothing held before them: taking them out and
+	 * giving them back would leave in as it is, so they stay there (a
+	 * large body arrives in many reads, each copied twice otherwise).
+	 */
+	if (g->state == G_BODY && evbuffer_get_length(g->held) == 0 &&
+	    info->n_added <= g->left) {
+		if ((g->left -= info->n_added) == 0)
+			g->state = G_HEAD;
+		return;
+	}
 	g->busy = 1;
 	keep = evbuffer_get_length(in) - info->n_added;
 	if (keep == 0)

@@ -50,6 +50,7 @@
 #include "xmalloc.h"
 
 #define MAX_SEGMENTS	8
+#define SEG_INLINE	256	/* decoded segments of a usual path */
 #define BAD_STATUS	"value must be one of UP, DOWN, STARTING, " \
 			"OUT_OF_SERVICE, UNKNOWN"
 
@@ -61,10 +62,12 @@ struct rctx {
 	const char		*route;
 	int64_t			 start_us;
 	struct hk_time		 now;		/* read once per request */
-	char			*seg[MAX_SEGMENTS];
-	int			 nseg;
 	struct evkeyvalq	 query;
 	int			 replicated;
+	char			*seg[MAX_SEGMENTS];	/* in segbuf or segheap */
+	int			 nseg;
+	char			*segheap;	/* a path longer than segbuf */
+	char			 segbuf[SEG_INLINE];	/* last: not cleared */
 };
 
 /*
@@ -458,6 +461,7 @@ fetch_park(struct rctx *x, enum cache_res res, const struct cache_key *k,
 	p->rest = rest;
 	p->x = *x;
 	p->x.nseg = 0;
+	p->x.segheap = NULL;
 	TAILQ_INIT(&p->x.query);
 	p->res = res;
 	p->k = *k;
@@ -560,7 +564,7 @@ body_format(struct rctx *x, const char *body, size_t len)
 		return (body[i] == '{' ? 0 : body[i] == '<' ? 1 : -1);
 	}
 	/* Eureka decodes UTF-8 and ISO-8859-1 only (§2, Content-Type). */
-	if ((p = strcasestr(ct, "charset=")) != NULL) {
+	if ((p = http_find_word(ct, "charset=")) != NULL) {
 		p += 8;
 		if (*p == '"')
 			p++;
@@ -568,9 +572,9 @@ body_format(struct rctx *x, const char *body, size_t len)
 		    strncasecmp(p, "iso-8859-1", 10) != 0)
 			return (-1);
 	}
-	if (strcasestr(ct, "json") != NULL)
+	if (http_find_word(ct, "json") != NULL)
 		return (0);
-	if (strcasestr(ct, "xml") != NULL || strncasecmp(ct, "*/*", 3) == 0)
+	if (http_find_word(ct, "xml") != NULL || strncasecmp(ct, "*/*", 3) == 0)
 		return (1);
 	return (-1);
 }
@@ -689,7 +693,7 @@ h_register(struct rctx *x)
 	const char	*cause = NULL, *bad, *data;
 	char		*dcause = NULL, msg[512];
 	struct instance	*in;
-	size_t		 len;
+	size_t		 len, idlen;
 	int		 code, fmt;
 	enum registry_rc rc;
 	struct batch_limits lim;
@@ -727,7 +731,11 @@ h_register(struct rctx *x)
 		goto out;
 	}
 	in = batch_fill_amazon_id(in);
-	snprintf(msg, sizeof msg, "%s", instance_id(in));
+	/* The id for the refusal's reason (in may be freed by then). */
+	if ((idlen = strlen(instance_id(in))) >= sizeof msg)
+		idlen = sizeof msg - 1;
+	memcpy(msg, instance_id(in), idlen);
+	msg[idlen] = '\0';
 	registry_set_external_bytes(x->d->reg, cache_bytes(x->d->cache));
 	rc = registry_register(x->d->reg, in, x->replicated, x->now);
 	if (rc != REG_OK) {
@@ -1126,13 +1134,15 @@ static const struct route routes[] = {
 static int
 route_match(const struct route *r, char **seg, int nseg)
 {
-	int	i;
+	const char	*p;
+	int		 i;
 
 	for (i = 0; i < nseg; i++) {
-		if (r->pattern[i] == NULL)
+		if ((p = r->pattern[i]) == NULL)
 			return (0);
-		if (strcmp(r->pattern[i], "*") != 0 &&
-		    strcmp(r->pattern[i], seg[i]) != 0)
+		/* "*", else the first bytes before the whole names. */
+		if ((p[0] != '*' || p[1] != '\0') &&
+		    (p[0] != seg[i][0] || strcmp(p, seg[i]) != 0))
 			return (0);
 	}
 	return (i < 5 ? r->pattern[i] == NULL : 1);
@@ -1176,16 +1186,25 @@ allow_string(int mask, char *out, size_t len)
 	}
 }
 
-/* Split a path into URL-decoded segments; -1 if too many or undecodable. */
+/*
+ * Split a path into URL-decoded segments, NUL-terminated one after the
+ * other in buf (buflen bytes) or, for a path too long for it, in one
+ * allocation left in *heap for the caller to free: a decoded segment is
+ * never longer than its text, so the path's length and a NUL a segment
+ * is enough. -1 if too many or undecodable.
+ */
 static int
-split_path(char **seg, int *nseg, const char *path)
+split_path(char **seg, int *nseg, const char *path, char *buf,
+    size_t buflen, char **heap)
 {
 	const char	*p = path, *e;
+	char		*out = buf, *raw, *dec;
+	size_t		 n, declen, plen = strlen(path);
 
+	*heap = NULL;
+	if (plen + MAX_SEGMENTS + 1 > buflen)
+		out = *heap = xmalloc(plen + MAX_SEGMENTS + 1);
 	while (*p != '\0') {
-		char	*raw, *dec;
-		size_t	 n, declen = 0;
-
 		while (*p == '/')
 			p++;
 		if (*p == '\0')
@@ -1195,8 +1214,8 @@ split_path(char **seg, int *nseg, const char *path)
 		if (*nseg == MAX_SEGMENTS)
 			return (-1);
 		if (memchr(p, '%', n) == NULL) {
-			/* Nothing to decode: one copy, not two. */
-			dec = xstrndup(p, n);
+			/* Nothing to decode: the text itself. */
+			memcpy(out, p, n);
 			declen = n;
 		} else {
 			raw = xstrndup(p, n);
@@ -1204,16 +1223,20 @@ split_path(char **seg, int *nseg, const char *path)
 			free(raw);
 			if (dec == NULL)
 				return (-1);
-		}
-		/*
-		 * "%00" would hide the rest of a name from C strings, and
-		 * names go into JSON and XML, which must stay valid UTF-8.
-		 */
-		if (strlen(dec) != declen || !utf8_valid(dec)) {
+			/* "%00" would hide the rest of a name from C strings. */
+			if (strlen(dec) != declen) {
+				free(dec);
+				return (-1);
+			}
+			memcpy(out, dec, declen);
 			free(dec);
-			return (-1);
 		}
-		seg[(*nseg)++] = dec;
+		out[declen] = '\0';
+		/* Names go into JSON and XML, which must stay valid UTF-8. */
+		if (!utf8_valid_n(out, declen))
+			return (-1);
+		seg[(*nseg)++] = out;
+		out += declen + 1;
 		p += n;
 	}
 	return (0);
@@ -1268,7 +1291,8 @@ rest_route(struct rctx *x, const char *rel)
 		rest_record(x, evhttp_request_get_response_code(x->req));
 		return;
 	}
-	if (split_path(x->seg, &x->nseg, rel) != 0) {
+	if (split_path(x->seg, &x->nseg, rel, x->segbuf, sizeof x->segbuf,
+	    &x->segheap) != 0) {
 		x->route = "other";
 		reply_error(x, 400, "malformed path");
 		return;
@@ -1308,7 +1332,7 @@ int
 rest_route_lookup(const char *path, int method, enum rest_body *body,
     char *allow, size_t allowlen)
 {
-	char		*seg[MAX_SEGMENTS];
+	char		*seg[MAX_SEGMENTS], segbuf[SEG_INLINE], *segheap = NULL;
 	const char	*rel;
 	size_t		 base, i;
 	int		 nseg = 0, mask = 0, rc = 404;
@@ -1321,7 +1345,7 @@ rest_route_lookup(const char *path, int method, enum rest_body *body,
 	rel = path + base;
 	if (strncmp(rel, "heureka/", 8) == 0 || strcmp(rel, "heureka") == 0)
 		return (0);
-	if (split_path(seg, &nseg, rel) != 0)
+	if (split_path(seg, &nseg, rel, segbuf, sizeof segbuf, &segheap) != 0)
 		rc = 400;
 	for (i = 0; rc != 400 && i < sizeof routes / sizeof routes[0]; i++) {
 		if (!route_match(&routes[i], seg, nseg))
@@ -1337,8 +1361,7 @@ rest_route_lookup(const char *path, int method, enum rest_body *body,
 		allow_string(mask, allow, allowlen);
 		rc = 405;
 	}
-	for (i = 0; i < (size_t)nseg; i++)
-		free(seg[i]);
+	free(segheap);
 	return (rc);
 }
 
@@ -1413,11 +1436,14 @@ rest_free(struct rest *rest)
 	free(rest);
 }
 
-/* A fresh request context: its clock, start time and empty query. */
+/*
+ * A fresh request context: its clock, start time and empty query (all
+ * zero but the segments' buffer, which split_path writes before use).
+ */
 static void
 rctx_init(struct rctx *x, struct evhttp_request *req, struct rest *rest)
 {
-	memset(x, 0, sizeof *x);
+	memset(x, 0, offsetof(struct rctx, segbuf));
 	x->d = &rest->d;
 	x->req = req;
 	x->method = evhttp_request_get_command(req);
@@ -1437,7 +1463,7 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	const char		*path, *q;
 	size_t			 base;
 	enum access_verdict	 v;
-	int			 i, peer;
+	int			 peer;
 
 	rctx_init(&x, req, rest);
 	path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
@@ -1471,8 +1497,7 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	}
 	rest_route(&x, path + base);
 out:
-	for (i = 0; i < x.nseg; i++)
-		free(x.seg[i]);
+	free(x.segheap);
 	evhttp_clear_headers(&x.query);
 }
 

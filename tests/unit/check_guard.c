@@ -164,6 +164,33 @@ START_TEST(test_route_lookup)
 	ck_assert_int_eq(rest_route_lookup("/metrics", EVHTTP_REQ_GET, &body,
 	    allow, sizeof allow), 0);
 	ck_assert_int_eq(body, REST_BODY_NONE);
+	/* Decoded segments: escapes, raw UTF-8, too many, past 256 bytes. */
+	ck_assert_int_eq(rest_route_lookup("/eureka/%61pps/A%2fb",
+	    EVHTTP_REQ_POST, &body, allow, sizeof allow), 0);
+	ck_assert_int_eq(body, REST_BODY_INSTANCE);
+	ck_assert_int_eq(rest_route_lookup("/eureka/apps/%C3%A9/i",
+	    EVHTTP_REQ_PUT, &body, allow, sizeof allow), 0);
+	ck_assert_int_eq(rest_route_lookup("/eureka/apps/%C3/i",
+	    EVHTTP_REQ_PUT, &body, allow, sizeof allow), 400);
+	ck_assert_int_eq(rest_route_lookup("/eureka/apps/\xc3/i",
+	    EVHTTP_REQ_PUT, &body, allow, sizeof allow), 400);
+	ck_assert_int_eq(rest_route_lookup("/eureka/a/b/c/d/e/f/g/h",
+	    EVHTTP_REQ_GET, &body, allow, sizeof allow), 404);
+	ck_assert_int_eq(rest_route_lookup("/eureka/a/b/c/d/e/f/g/h/i",
+	    EVHTTP_REQ_GET, &body, allow, sizeof allow), 400);
+	{
+		char	path[700];
+
+		snprintf(path, sizeof path, "/eureka/apps/%0300d/%0300d", 1, 2);
+		ck_assert_int_eq(rest_route_lookup(path, EVHTTP_REQ_PUT, &body,
+		    allow, sizeof allow), 0);
+		ck_assert_int_eq(rest_route_lookup(path, EVHTTP_REQ_POST,
+		    &body, allow, sizeof allow), 405);
+		ck_assert_str_eq(allow, "GET, HEAD, PUT, DELETE");
+		snprintf(path, sizeof path, "/eureka/apps/%0300d%%00", 1);
+		ck_assert_int_eq(rest_route_lookup(path, EVHTTP_REQ_GET, &body,
+		    allow, sizeof allow), 400);
+	}
 }
 END_TEST
 
@@ -225,12 +252,12 @@ loop_done_cb(struct evhttp_request *req, void *arg)
 	loop_maybe_done(lp);
 }
 
-/* POST len bytes to path on port; the status the client got. */
+/* Send method path with len bytes of body on c; the status the client got. */
 static int
-loop_post(struct loop *lp, int port, const char *path, size_t len,
+loop_request(struct loop *lp, struct evhttp_connection *c,
+    enum evhttp_cmd_type method, const char *path, size_t len,
     int want_close)
 {
-	struct evhttp_connection	*c;
 	struct evhttp_request		*req;
 	struct timeval			 limit = { 10, 0 };
 	char				 body[256];
@@ -240,20 +267,32 @@ loop_post(struct loop *lp, int port, const char *path, size_t len,
 	lp->answered = lp->closes = 0;
 	lp->code = 0;
 	lp->want_close = want_close;
-	c = evhttp_connection_base_new(lp->base, NULL, "127.0.0.1",
-	    (ev_uint16_t)port);
 	req = evhttp_request_new(loop_done_cb, lp);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Host",
 	    "127.0.0.1");
-	evbuffer_add(evhttp_request_get_output_buffer(req), body, len);
-	ck_assert_int_eq(evhttp_make_request(c, req, EVHTTP_REQ_POST, path),
-	    0);
+	if (len > 0)
+		evbuffer_add(evhttp_request_get_output_buffer(req), body, len);
+	ck_assert_int_eq(evhttp_make_request(c, req, method, path), 0);
 	/* A bound on a broken run, not a wait: the loop exits on the events. */
 	event_base_loopexit(lp->base, &limit);
 	event_base_dispatch(lp->base);
-	evhttp_connection_free(c);
 	ck_assert(lp->answered);
 	return (lp->code);
+}
+
+/* POST len bytes to path on port over a new connection; the status. */
+static int
+loop_post(struct loop *lp, int port, const char *path, size_t len,
+    int want_close)
+{
+	struct evhttp_connection	*c;
+	int				 code;
+
+	c = evhttp_connection_base_new(lp->base, NULL, "127.0.0.1",
+	    (ev_uint16_t)port);
+	code = loop_request(lp, c, EVHTTP_REQ_POST, path, len, want_close);
+	evhttp_connection_free(c);
+	return (code);
 }
 
 START_TEST(test_guard_uses_its_conf)
@@ -302,6 +341,58 @@ START_TEST(test_guard_uses_its_conf)
 }
 END_TEST
 
+/*
+ * One keep-alive connection: every request's head is checked, whether
+ * the one before it had no body (no Content-Length), an empty one or
+ * one of exactly the cap, which the guard passes on in one move.
+ */
+START_TEST(test_guard_keepalive)
+{
+	struct loop			 lp = { 0 };
+	struct evhttp			*http;
+	struct evhttp_bound_socket	*bound;
+	struct evhttp_connection	*c;
+	struct sockaddr_in		 sin;
+	socklen_t			 sl = sizeof sin;
+	int				 port;
+
+	loop_cur = &lp;
+	lp.base = event_base_new();
+	http = evhttp_new(lp.base);
+	evhttp_set_gencb(http, loop_request_cb, NULL);
+	evhttp_set_bevcb(http, loop_bev_cb, NULL);
+	guard_init(&(struct guard_conf){ .max_body_bytes = 10,
+	    .max_batch_bytes = 40, .closecb = loop_close_cb,
+	    .closearg = &lp });
+	ck_assert_ptr_nonnull(bound = evhttp_bind_socket_with_handle(http,
+	    "127.0.0.1", 0));
+	ck_assert_int_eq(getsockname(evhttp_bound_socket_get_fd(bound),
+	    (struct sockaddr *)&sin, &sl), 0);
+	port = ntohs(sin.sin_port);
+
+	c = evhttp_connection_base_new(lp.base, NULL, "127.0.0.1",
+	    (ev_uint16_t)port);
+	ck_assert_int_eq(loop_request(&lp, c, EVHTTP_REQ_GET,
+	    "/eureka/v2/apps/A", 0, 0), 200);
+	ck_assert_int_eq(loop_request(&lp, c, EVHTTP_REQ_PUT,
+	    "/eureka/v2/apps/A/i", 0, 0), 200);
+	ck_assert_int_eq(loop_request(&lp, c, EVHTTP_REQ_POST,
+	    "/eureka/v2/apps/A", 10, 0), 200);
+	ck_assert_int_eq(loop_request(&lp, c, EVHTTP_REQ_POST,
+	    "/eureka/v2/peerreplication/batch", 40, 0), 200);
+	ck_assert_int_eq(loop_request(&lp, c, EVHTTP_REQ_GET,
+	    "/eureka/v2/apps", 0, 0), 200);
+	/* After all of those, a body over the cap is still refused. */
+	ck_assert_int_eq(loop_request(&lp, c, EVHTTP_REQ_POST,
+	    "/eureka/v2/apps/A", 11, 1), 413);
+	ck_assert_int_eq(lp.closes, 1);
+	evhttp_connection_free(c);
+
+	evhttp_free(http);
+	event_base_free(lp.base);
+}
+END_TEST
+
 /* The guard's suite. */
 static Suite *
 guard_suite(void)
@@ -317,6 +408,7 @@ guard_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("conf");
 	tcase_add_test(tc, test_guard_uses_its_conf);
+	tcase_add_test(tc, test_guard_keepalive);
 	suite_add_tcase(s, tc);
 	return (s);
 }

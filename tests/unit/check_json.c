@@ -8,6 +8,7 @@
  * packing read (tests/data/decoded, instdump.c) and its pointers with the
  * block's bounds.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -652,6 +653,18 @@ START_TEST(test_strict_types)
 		    "invalid @enabled" },
 		{ "{\"instance\":{\"port\":{\"$\":80,\"@enabled\":\"yes\"}}}",
 		    "invalid @enabled" },
+		{ "{\"instance\":{\"port\":{\"$\":80,\"@enabled\":\"tru\"}}}",
+		    "invalid @enabled" },
+		{ "{\"instance\":{\"port\":{\"$\":80,\"@enabled\":\"truE \"}}}",
+		    "invalid @enabled" },
+		{ "{\"instance\":{\"port\":{\"$\":80,\"@enabled\":\"f@lse\"}}}",
+		    "invalid @enabled" },
+		{ "{\"instance\":{\"port\":{\"$\":80,\"@enabled\":\"falsE1\"}}}",
+		    "invalid @enabled" },
+		{ "{\"instance\":{\"port\":{\"$\":80,\"@enabled\":\"t\\u0012ue\"}}}",
+		    "invalid @enabled" },
+		{ "{\"instance\":{\"isCoordinatingDiscoveryServer\":\"fals\\u0005\"}}",
+		    "invalid isCoordinatingDiscoveryServer" },
 		{ "{\"instance\":{\"isCoordinatingDiscoveryServer\":0}}",
 		    "invalid isCoordinatingDiscoveryServer" },
 		{ "{\"instance\":{\"actionType\":3}}", "invalid actionType" },
@@ -699,6 +712,14 @@ START_TEST(test_strict_types)
 	ck_assert_int_eq(in->port, 8080);
 	ck_assert_int_eq(in->port_enabled, 1);
 	ck_assert_int_eq(in->last_dirty_ts, 0);
+	instance_free(in);
+	/* Booleans as strings in any case. */
+	in = decode_ok("{\"instance\":{\"port\":{\"$\":1,\"@enabled\":"
+	    "\"fAlSe\"},\"securePort\":{\"$\":2,\"@enabled\":\"tRuE\"},"
+	    "\"isCoordinatingDiscoveryServer\":\"TRUE\"}}");
+	ck_assert_int_eq(in->port_enabled, 0);
+	ck_assert_int_eq(in->secure_port_enabled, 1);
+	ck_assert_int_eq(in->is_coordinating, 1);
 	instance_free(in);
 	/* An escaped backslash before a u is no escape. */
 	in = decode_ok("{\"instance\":{\"hostName\":\"a\\\\ud800\"}}");
@@ -1374,6 +1395,104 @@ START_TEST(test_packed_unpack)
 }
 END_TEST
 
+/* Decode a replication list of one heartbeat; 0 or -1 with *cause set. */
+static int
+decode_repl_hb(const char *s, char **cause)
+{
+	struct repl_list	l = { 0 };
+	int			rc;
+
+	rc = json_decode_repl_list(s, strlen(s), &l, NOW, cause);
+	ck_assert_int_eq(l.n, rc == 0 ? 1 : 0);
+	repl_list_clear(&l);
+	return (rc);
+}
+
+/* A thread decoding on its own handle, freed when the thread ends. */
+static void *
+parser_thread(void *arg)
+{
+	struct instance	*in = decode_ok(arg);
+
+	instance_free(in);
+	return (NULL);
+}
+
+/*
+ * The thread's yajl handle is kept between documents: whatever the last
+ * document was (good, truncated, empty, followed by another value,
+ * larger than the handle is kept for, another kind of document), the
+ * next one decodes as on a fresh handle, and an empty body or a second
+ * value after the root is still refused.
+ */
+START_TEST(test_parser_reuse)
+{
+	static const char	*hb = "{\"replicationList\":[{\"appName\":\"A\","
+	    "\"id\":\"i\",\"action\":\"Heartbeat\"}]}";
+	const char		*good = "{\"instance\":{\"hostName\":\"h\","
+	    "\"app\":\"a\",\"ipAddr\":\"1.2.3.4\"}}";
+	struct instance		*in;
+	struct buf		 big;
+	pthread_t		 t;
+	char			*cause = NULL;
+	int			 i, n;
+
+	for (i = 0; i < 3; i++) {
+		in = decode_ok(good);
+		ck_assert_str_eq(in->host_name, "h");
+		instance_free(in);
+	}
+	assert_bad("", "premature EOF");
+	assert_bad("  \n", "premature EOF");
+	instance_free(decode_ok(good));
+	assert_bad("{\"instance\":{\"hostName\":\"h\"}}{}",
+	    "trailing garbage after the JSON document");
+	assert_bad("{\"instance\":{\"hostName\":\"h\"}} 1",
+	    "trailing garbage after the JSON document");
+	assert_bad("{\"instance\":{\"hostName\":\"h\"}}[]",
+	    "trailing garbage after the JSON document");
+	assert_bad("{\"instance\":{\"hostName\":\"h\"}}}", "parse error");
+	in = decode_ok(good);
+	ck_assert_str_eq(in->app, "A");
+	instance_free(in);
+	assert_bad("{\"instance\":{\"hostName\":\"h\"", "premature EOF");
+	instance_free(decode_ok(good));
+	/* Another kind of document on the same handle, and back. */
+	ck_assert_int_eq(decode_repl_hb(hb, &cause), 0);
+	ck_assert_int_eq(decode_repl_hb(hb, &cause), 0);
+	instance_free(decode_ok(good));
+	ck_assert_int_eq(decode_repl_hb("", &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "premature EOF"));
+	free(cause);
+	/* Documents over the kept size (their handle is not kept). */
+	buf_init(&big, 0);
+	buf_adds(&big, "{\"instance\":{\"hostName\":\"h\"");
+	for (i = 0; i < 24; i++) {
+		buf_adds(&big, ",\"pad\":\"");
+		for (n = 0; n < 3000; n++)
+			buf_addc(&big, 'x');
+		buf_addc(&big, '"');
+	}
+	buf_adds(&big, "}}");
+	in = json_decode_instance(big.data, big.len, NOW, &cause);
+	ck_assert_msg(in != NULL, "decode failed: %s", cause);
+	instance_free(in);
+	instance_free(decode_ok(good));
+	big.len--;
+	in = json_decode_instance(big.data, big.len, NOW, &cause);
+	ck_assert_msg(in == NULL && strstr(cause, "premature EOF") != NULL,
+	    "a 70 KiB document cut short");
+	free(cause);
+	buf_free(&big);
+	instance_free(decode_ok(good));
+	/* Other threads get their own handle, freed when they end. */
+	ck_assert_int_eq(pthread_create(&t, NULL, parser_thread,
+	    (void *)good), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	instance_free(decode_ok(good));
+}
+END_TEST
+
 static Suite *
 json_suite(void)
 {
@@ -1405,6 +1524,7 @@ json_suite(void)
 	tcase_add_test(tc, test_text_tail);
 	tcase_add_test(tc, test_packed_decode_golden);
 	tcase_add_test(tc, test_packed_unpack);
+	tcase_add_test(tc, test_parser_reuse);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("encode");
