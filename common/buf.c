@@ -124,6 +124,20 @@ buf_add_i64(struct buf *b, int64_t v)
 	buf_add(b, p, (size_t)(tmp + sizeof tmp - p));
 }
 
+/*
+ * Give back the allocation's unused tail (growth doubles, so up to half
+ * of it): the bytes and their terminator are all that stays allocated.
+ * For a buffer that is about to be kept (buf_steal) rather than grown.
+ */
+void
+buf_trim(struct buf *b)
+{
+	if (b->data == NULL || b->size <= b->len + 1)
+		return;
+	b->data = xrealloc(b->data, b->len + 1);
+	b->size = b->len + 1;
+}
+
 /* Hand the bytes to the caller (NUL-terminated) and reset the buffer. */
 char *
 buf_steal(struct buf *b, size_t *lenp)

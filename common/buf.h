@@ -28,6 +28,7 @@ void	 buf_addf(struct buf *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	 buf_add_i64(struct buf *, int64_t);
 char	*buf_steal(struct buf *, size_t *);	/* caller frees; buf reset */
+void	 buf_trim(struct buf *);		/* allocation = len + 1 */
 
 /*
  * Append n bytes. Inline when they fit what is allocated (the encoders

@@ -128,6 +128,7 @@ gzip_frag_make(struct gz_frag *f, const char *in, size_t len, int level)
 	buf_init(&b, 0);
 	gzip_deflate(&zs, in, len, &b, Z_SYNC_FLUSH);
 	deflateEnd(&zs);
+	buf_trim(&b);		/* kept until a chunk takes it over */
 	f->data = buf_steal(&b, &f->len);
 	f->crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)in,
 	    (uInt)len);

@@ -290,13 +290,19 @@ static int	apps_step(struct cache *, const struct cache_key *, size_t,
 		     int64_t);
 static void	walk_drop(struct cache *, struct slot *);
 
-/* A blob that takes over a buffer's bytes. */
+/*
+ * A blob that takes over a buffer's bytes, allocated to their size: the
+ * buffer grew by doubling, and what cache_bytes() counts is the length
+ * (a run, a fragment, a gzip chunk kept at its buffer's size held up to
+ * twice that).
+ */
 static struct blob *
 blob_from_buf(struct buf *b)
 {
 	struct blob	*bl = xcalloc(1, sizeof *bl);
 
 	bl->refs = 1;
+	buf_trim(b);
 	bl->data = buf_steal(b, &bl->len);
 	cache_blob_bytes += bl->len;
 	return (bl);
