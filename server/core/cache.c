@@ -95,7 +95,7 @@
  * plain fragment blob may hold a run of applications' fragments (those one
  * slice of a build encoded, back to back); live counts the bytes fragment
  * records still point at, mem lists those records (NULL where one left),
- * so that a run mostly superseded is copied out of (run_leave).
+ * so that a run partly superseded is compacted (run_leave).
  */
 struct appfrag;
 struct blob {
@@ -499,47 +499,64 @@ plain_fetched(struct cache *c, int v, int64_t now)
 		c->plain_seen[v] = now;
 }
 
-/* Point af's fragment for v at a copy of its own, out of its run. */
+/*
+ * Move the fragments still live in run bl (variant v) into a new run of
+ * their own, back to back in the same order, one copy of the live bytes:
+ * the records point into it, and the old run, now without records
+ * (run_dead), goes with the bodies that still hold it.
+ */
 static void
-run_copy_out(struct appfrag *af, int v)
+run_compact(struct blob *bl, int v)
 {
-	struct blob	*bl = af->plain[v], *nb = xcalloc(1, sizeof *nb);
+	struct blob	*nb = xcalloc(1, sizeof *nb);
+	struct appfrag	*af;
+	size_t		 i, n = 0, off = 0;
 
-	nb->refs = 1;
-	nb->len = nb->live = af->plen[v];
-	nb->data = xmalloc(nb->len + 1);
-	memcpy(nb->data, bl->data + af->poff[v], nb->len);
-	nb->data[nb->len] = '\0';
-	cache_blob_bytes += nb->len;
-	bl->mem[af->pidx[v]] = NULL;
-	bl->live -= af->plen[v];
-	af->plain[v] = nb;
-	af->poff[v] = 0;
-	blob_unref(bl);
+	for (i = 0; i < bl->nmem; i++)
+		if (bl->mem[i] != NULL)
+			n++;
+	nb->data = xmalloc(bl->live + 1);
+	nb->mem = xreallocarray(NULL, n, sizeof *nb->mem);
+	for (i = 0; i < bl->nmem; i++) {
+		if ((af = bl->mem[i]) == NULL)
+			continue;
+		memcpy(nb->data + off, bl->data + af->poff[v], af->plen[v]);
+		af->plain[v] = nb;
+		af->poff[v] = off;
+		af->pidx[v] = nb->nmem;
+		nb->mem[nb->nmem++] = af;
+		off += af->plen[v];
+		bl->mem[i] = NULL;
+	}
+	nb->data[off] = '\0';
+	nb->len = nb->live = off;
+	nb->refs = (unsigned)n;
+	cache_blob_bytes += off;
+	/* The records' holds moved; the caller's keeps bl alive. */
+	bl->refs -= (unsigned)n;
+	bl->live = 0;
 }
 
 /*
  * af's fragment for v leaves its blob. When it was a run's and the run's
- * live bytes fall under half (compact set), the others are copied out, so
- * the run goes with the bodies that hold it: dead bytes never outweigh
- * live ones for long (a copy of at most half a run, RUN_MAX).
+ * dead bytes pass a quarter of it (compact set), the live fragments move
+ * to a new run (run_compact), so the dead ones go with the bodies that
+ * hold the old run: the cache holds at most a third more than its live
+ * fragments, not up to twice them. The copy is of at most three quarters
+ * of a run (RUN_MAX), about three times the changed fragments' bytes
+ * over the changes that lead to it; the live fragments stay one run, one
+ * segment of a body, rather than one each.
  */
 static void
 run_leave(struct appfrag *af, int v, int compact)
 {
 	struct blob	*bl = af->plain[v];
-	size_t		 i;
 
 	bl->live -= af->plen[v];
 	if (bl->mem != NULL) {
 		bl->mem[af->pidx[v]] = NULL;
-		if (compact && bl->live > 0 && bl->live * 2 < bl->len) {
-			bl->refs++;	/* across the copies */
-			for (i = 0; i < bl->nmem; i++)
-				if (bl->mem[i] != NULL)
-					run_copy_out(bl->mem[i], v);
-			blob_unref(bl);
-		}
+		if (compact && bl->live > 0 && bl->live * 4 < bl->len * 3)
+			run_compact(bl, v);
 	}
 	blob_unref(bl);
 	af->plain[v] = NULL;
@@ -1236,8 +1253,8 @@ fmap_usable(const struct cache *c, const struct slot *s, int v, int gz)
 }
 
 /*
- * Whether a plain segment's blob is a run all of whose records have been
- * copied out of it (run_leave): reusing it would keep the dead run alive.
+ * Whether a plain segment's blob is a run whose records have moved out of
+ * it (run_compact): reusing it would keep the dead run alive.
  */
 static int
 run_dead(const struct blob *bl)

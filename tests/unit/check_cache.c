@@ -975,6 +975,53 @@ START_TEST(test_step_runs)
 }
 END_TEST
 
+/*
+ * The bytes of fragments superseded inside a run (their applications
+ * changed, re-encoded on their own) are not content: the live ones are
+ * moved to a new run once the dead pass a quarter of the run, so the
+ * cache holds at most ~1/3 more than its body, not up to twice it. 200
+ * apps built in slices (runs of ~25), then two in five changed: each
+ * run 40 % dead (on the code before, copied out only past half: 1.4x).
+ */
+START_TEST(test_run_dead_bytes_bounded)
+{
+	struct cache_key	 k = { CACHE_JSON, 0, 0 };
+	struct cache_body	*b;
+	size_t			 len, i;
+	char			 app[32], id[32];
+	char			*p;
+
+	teardown();
+	setup_n(200, 5);
+	p = fetch(CACHE_JSON, 0, 0, &len);
+	free(p);
+	teardown();
+	setup_n(200, 5);
+	(void)step_all(&k, len / 8, 200);
+	check_ready_equals_scratch(&k);
+	ck_assert_uint_le(nsegs(&k), 20);
+	for (i = 0; i < 200; i++) {
+		if (i % 5 != 1 && i % 5 != 3)
+			continue;
+		snprintf(app, sizeof app, "APP%zu", i);
+		snprintf(id, sizeof id, "more%zu", i);
+		add(app, id, T0 + 600);
+	}
+	ck_assert_int_eq(cache_apps_step(cache, &k, 0, T0 + 1000), 1);
+	check_ready_equals_scratch(&k);
+	/* The next build no longer lends the old runs: they go. */
+	add("APP0", "last", T0 + 700);
+	ck_assert_int_eq(cache_apps_step(cache, &k, 0, T0 + 1000), 1);
+	check_ready_equals_scratch(&k);
+	b = cache_apps(cache, &k, T0 + 1000);
+	len = cache_body_len(b);
+	cache_body_unref(b);
+	ck_assert_uint_le(cache_bytes(cache), len + len * 3 / 10);
+	/* Still a segment per run and per changed app, not per app. */
+	ck_assert_uint_le(nsegs(&k), 20 + 2 * 81);
+}
+END_TEST
+
 /* Key of variant index i (0..7): format, compact, gzip. */
 static struct cache_key
 key_at(int i)
@@ -2031,6 +2078,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_step_walk_reuse_change_mid);
 	tcase_add_test(tc, test_gzip_bytes_once);
 	tcase_add_test(tc, test_blobs_exact);
+	tcase_add_test(tc, test_run_dead_bytes_bounded);
 	tcase_add_test(tc, test_plain_idle_gzip_only);
 	tcase_add_test(tc, test_plain_idle_every_variant);
 	tcase_add_test(tc, test_plain_idle_read_only);
