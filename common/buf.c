@@ -125,6 +125,23 @@ buf_add_i64(struct buf *b, int64_t v)
 }
 
 /*
+ * Make room for n more bytes (and the terminator) in one allocation of
+ * that size, when the caller knows or can guess what is coming: growth
+ * by doubling copies the bytes once per step when realloc cannot extend
+ * in place. Nothing is done past the cap (buf_add then overflows).
+ */
+void
+buf_prealloc(struct buf *b, size_t n)
+{
+	if (b->overflow || (b->cap != 0 && b->len + n > b->cap) ||
+	    b->len + n + 1 <= b->size)
+		return;
+	b->data = xrealloc(b->data, b->len + n + 1);
+	b->size = b->len + n + 1;
+	b->data[b->len] = '\0';
+}
+
+/*
  * Give back the allocation's unused tail (growth doubles, so up to half
  * of it): the bytes and their terminator are all that stays allocated.
  * For a buffer that is about to be kept (buf_steal) rather than grown.

@@ -29,6 +29,7 @@ void	 buf_addf(struct buf *, const char *, ...)
 void	 buf_add_i64(struct buf *, int64_t);
 char	*buf_steal(struct buf *, size_t *);	/* caller frees; buf reset */
 void	 buf_trim(struct buf *);		/* allocation = len + 1 */
+void	 buf_prealloc(struct buf *, size_t);	/* room for n more, exactly */
 
 /*
  * Append n bytes. Inline when they fit what is allocated (the encoders

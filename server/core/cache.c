@@ -774,6 +774,20 @@ encode_app(struct buf *b, const struct reg_app *app, int v, int indent)
 }
 
 /*
+ * Room in b for af's fragment for v, guessed from its length when it was
+ * last encoded (plen outlives the fragment, and a scratch encode sets it
+ * too) with an eighth more: an application re-encoded after a change then
+ * grows in place, not by doubling with a copy per step (blob_from_buf
+ * trims what is left over).
+ */
+static void
+frag_presize(struct buf *b, const struct appfrag *af, int v)
+{
+	if (af->plen[v] > 0)
+		buf_prealloc(b, af->plen[v] + af->plen[v] / 8 + 256);
+}
+
+/*
  * The plain fragment of an app for variant v, encoding it if needed. It
  * begins with the separator that joins it to the one before (a full body
  * skips it for its first application unless the codec has sep_around), so
@@ -788,6 +802,7 @@ frag_plain(struct cache *c, struct appfrag *af, const struct reg_app *app,
 
 	if (af->plain[v] == NULL) {
 		buf_init(&b, 0);
+		frag_presize(&b, af, v);
 		buf_adds(&b, vcodec(v)->sep);
 		encode_app(&b, app, v, 1);
 		af->plain[v] = blob_from_buf(&b);
@@ -826,10 +841,12 @@ frag_deflate_scratch(struct cache *c, struct appfrag *af,
 	struct buf	b;
 
 	buf_init(&b, 0);
+	frag_presize(&b, af, v);
 	buf_adds(&b, vcodec(v)->sep);
 	encode_app(&b, app, v, 1);
 	c->stats.fragment_encodes++;
 	c->work += b.len;
+	af->plen[v] = b.len;	/* the next one's size guess only */
 	frag_deflate(c, af, v, b.data, b.len);
 	buf_free(&b);
 }
@@ -994,7 +1011,7 @@ chunk_get(struct cache *c, int v, struct gzchunks *old, size_t *oi,
 {
 	struct gzchunk	*k, *o;
 	struct buf	 b;
-	size_t		 j, *off;
+	size_t		 j, len, *off;
 
 	if (nw->n == nw->cap) {
 		nw->cap = nw->cap == 0 ? 16 : nw->cap * 2;
@@ -1014,6 +1031,10 @@ chunk_get(struct cache *c, int v, struct gzchunks *old, size_t *oi,
 	}
 	memset(k, 0, sizeof *k);
 	buf_init(&b, 0);
+	/* Its exact size: one allocation, no copies as it grows. */
+	for (j = 0, len = 0; j < n; j++)
+		len += (j > 0 || lead ? c->gzsep[v].len : 0) + afv[j]->gz[v].len;
+	buf_prealloc(&b, len);
 	off = xreallocarray(NULL, n, sizeof *off);
 	k->sum.crc = 0;
 	for (j = 0; j < n; j++) {
