@@ -1033,7 +1033,8 @@ chunk_get(struct cache *c, int v, struct gzchunks *old, size_t *oi,
 	buf_init(&b, 0);
 	/* Its exact size: one allocation, no copies as it grows. */
 	for (j = 0, len = 0; j < n; j++)
-		len += (j > 0 || lead ? c->gzsep[v].len : 0) + afv[j]->gz[v].len;
+		len += (j > 0 || lead ? c->gzsep[v].len : 0) +
+		    afv[j]->gz[v].len;
 	buf_prealloc(&b, len);
 	off = xreallocarray(NULL, n, sizeof *off);
 	k->sum.crc = 0;
