@@ -190,15 +190,63 @@ hash_end(struct hash_state *st)
 	return (v0 ^ v1 ^ v2 ^ v3);
 }
 
-/* SipHash-2-4 of n bytes in one call. */
+/*
+ * SipHash-2-4 of n bytes in one call: the state stays in registers from
+ * the key to the fold, and the last partial word is gathered at once
+ * (the incremental path above takes it a byte at a time). The table keys
+ * (names of a few dozen bytes) are hashed here on every lookup.
+ */
 uint64_t
 hash_siphash(const uint8_t key[HASH_KEY_LEN], const void *p, size_t n)
 {
-	struct hash_state	st;
+	const uint8_t	*c = p, *end = c + (n & ~(size_t)7);
+	uint64_t	 k0 = hash_le64(key), k1 = hash_le64(key + 8);
+	uint64_t	 v0 = k0 ^ 0x736f6d6570736575ULL;
+	uint64_t	 v1 = k1 ^ 0x646f72616e646f6dULL;
+	uint64_t	 v2 = k0 ^ 0x6c7967656e657261ULL;
+	uint64_t	 v3 = k1 ^ 0x7465646279746573ULL;
+	uint64_t	 m, b = (uint64_t)(n & 0xff) << 56;
 
-	hash_begin(&st, key);
-	hash_update(&st, p, n);
-	return (hash_end(&st));
+	for (; c != end; c += 8) {
+		m = hash_le64(c);
+		v3 ^= m;
+		SIPROUND(v0, v1, v2, v3);
+		SIPROUND(v0, v1, v2, v3);
+		v0 ^= m;
+	}
+	switch (n & 7) {
+	case 7:
+		b |= (uint64_t)c[6] << 48;
+		/* FALLTHROUGH */
+	case 6:
+		b |= (uint64_t)c[5] << 40;
+		/* FALLTHROUGH */
+	case 5:
+		b |= (uint64_t)c[4] << 32;
+		/* FALLTHROUGH */
+	case 4:
+		b |= (uint64_t)c[3] << 24;
+		/* FALLTHROUGH */
+	case 3:
+		b |= (uint64_t)c[2] << 16;
+		/* FALLTHROUGH */
+	case 2:
+		b |= (uint64_t)c[1] << 8;
+		/* FALLTHROUGH */
+	case 1:
+		b |= (uint64_t)c[0];
+		break;
+	}
+	v3 ^= b;
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	v0 ^= b;
+	v2 ^= 0xff;
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	return (v0 ^ v1 ^ v2 ^ v3);
 }
 
 /* 16 bytes from the kernel's CSPRNG; fatal if there is none. */
@@ -265,7 +313,8 @@ hash_str(const char *s)
 
 /*
  * Keyed hash of a string as str_upper() would write it: folded a block at
- * a time into a small buffer, so the words go through hash_update whole.
+ * a time into a small buffer, so the words go through hash_update whole;
+ * a name that fits one block is hashed in one call.
  */
 uint64_t
 hash_str_upper(const char *s)
@@ -274,6 +323,10 @@ hash_str_upper(const char *s)
 	uint8_t			blk[64];
 	size_t			n;
 
+	for (n = 0; n < sizeof blk && s[n] != '\0'; n++)
+		blk[n] = (uint8_t)toupper((unsigned char)s[n]);
+	if (s[n] == '\0')
+		return (hash_siphash(hash_key(), blk, n));
 	hash_begin(&st, hash_key());
 	while (*s != '\0') {
 		for (n = 0; n < sizeof blk && s[n] != '\0'; n++)
@@ -464,6 +517,15 @@ htab_first(const struct htab *t, uint64_t hash)
 	int	inold;
 
 	return (*htab_slot(t, hash, &inold));
+}
+
+/* Ask for the chain head's cache line ahead of htab_first (hash.h). */
+void
+htab_prefetch(const struct htab *t, uint64_t hash)
+{
+	int	inold;
+
+	__builtin_prefetch(htab_slot(t, hash, &inold));
 }
 
 /* Number of linked nodes. */

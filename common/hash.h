@@ -91,6 +91,12 @@ void		 htab_clear(struct htab *);	/* frees buckets, not nodes */
 void		 htab_insert(struct htab *, struct htab_node *, uint64_t);
 void		 htab_remove(struct htab *, struct htab_node *);
 struct htab_node *htab_first(const struct htab *, uint64_t);
+/*
+ * Start loading the chain head of a hash that a lookup will read soon:
+ * two lookups in tables too large for the cache then wait for memory
+ * once, not twice.
+ */
+void		 htab_prefetch(const struct htab *, uint64_t);
 size_t		 htab_count(const struct htab *);
 /* Unlink every node drop() says 1 to; drop may free it. */
 void		 htab_sweep(struct htab *, int (*drop)(struct htab_node *,

@@ -143,6 +143,8 @@ START_TEST(test_set_key_and_fold)
 {
 	uint8_t		key[HASH_KEY_LEN], msg[64];
 	uint64_t	fixed, h1;
+	char		lower[160], upper[160];
+	size_t		i, n;
 
 	vector_inputs(key, msg);
 	fixed = hash_fixed(42, "APP", 3);
@@ -150,6 +152,18 @@ START_TEST(test_set_key_and_fold)
 	ck_assert_uint_eq(hash_str("abc"), hash_siphash(key, "abc", 3));
 	ck_assert_uint_eq(hash_bytes(msg, 15), 0xa129ca6149be45e5ULL);
 	ck_assert_uint_eq(hash_str_upper("MyApp"), hash_str("MYAPP"));
+	ck_assert_uint_eq(hash_str_upper(""), hash_str(""));
+	/* Names of one block and of several fold the same way. */
+	for (i = 0; i < sizeof lower - 1; i++) {
+		lower[i] = (char)('a' + i % 26);
+		upper[i] = (char)('A' + i % 26);
+	}
+	for (n = 60; n < 140; n++) {
+		lower[n] = upper[n] = '\0';
+		ck_assert_uint_eq(hash_str_upper(lower), hash_str(upper));
+		lower[n] = (char)('a' + n % 26);
+		upper[n] = (char)('A' + n % 26);
+	}
 	ck_assert_uint_ne(hash_str("MyApp"), hash_str("MYAPP"));
 	h1 = hash_str("abc");
 	key[0] ^= 1;
