@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,6 +267,7 @@ instance_dup(const struct instance *src)
 
 	*in = *src;
 	in->packed = 0;
+	in->packed_size = 0;
 	in->instance_id = dup_or_null(src->instance_id);
 	in->host_name = dup_or_null(src->host_name);
 	in->app = dup_or_null(src->app);
@@ -286,144 +288,176 @@ instance_dup(const struct instance *src)
 	return (in);
 }
 
-/* A cursor over a packed block; with base NULL it only counts bytes. */
-struct pack {
-	char	*base;
-	size_t	 off;
+/*
+ * The string fields a packed block holds after its maps' strings, in the
+ * block's order; a compact copy (a DELETED delta record: who, where,
+ * which status, when) holds the first PACK_COMPACT of them, the id fixed
+ * explicitly (instance_id(), so the Amazon fallback still names the same
+ * lease). A secureVipAddress equal to the vipAddress shares its bytes.
+ */
+static const size_t pack_fields[] = {
+	offsetof(struct instance, instance_id),
+	offsetof(struct instance, host_name),
+	offsetof(struct instance, app),
+	offsetof(struct instance, ip_addr),
+	offsetof(struct instance, sid),
+	offsetof(struct instance, vip_address),
+	offsetof(struct instance, secure_vip_address),
+	offsetof(struct instance, app_group_name),
+	offsetof(struct instance, home_page_url),
+	offsetof(struct instance, status_page_url),
+	offsetof(struct instance, health_check_url),
+	offsetof(struct instance, secure_health_check_url),
+	offsetof(struct instance, asg_name),
+};
+#define PACK_FIELDS	(sizeof pack_fields / sizeof pack_fields[0])
+#define PACK_COMPACT	7	/* id .. secureVipAddress */
+#define PACK_SVIP	6
+
+/* The string field at offset off of an instance. */
+#define PACK_FIELD(in, off)	(*(char **)(void *)((char *)(in) + (off)))
+
+/*
+ * The fields' strings of one block, measured once: what the copy takes
+ * from the count, so no string is measured twice.
+ */
+struct pack_plan {
+	const char	*s[PACK_FIELDS];	/* NULL: none (or shared) */
+	size_t		 len[PACK_FIELDS];	/* strlen + 1, 0 for none */
+	size_t		 nf;			/* fields laid out */
+	int		 svip_shared;
 };
 
-/* A copy of s in the block (NULL stays NULL; counting gives NULL). */
-static char *
-pack_str(struct pack *p, const char *s)
+/* Bytes of a map's strings (their array is counted apart). */
+static size_t
+pack_map_bytes(const struct kvlist *kv)
 {
-	char	*d = NULL;
-	size_t	 n;
+	size_t	i, n = 0;
 
-	if (s == NULL)
-		return (NULL);
-	n = strlen(s) + 1;
-	if (p->base != NULL) {
-		d = p->base + p->off;
-		memcpy(d, s, n);
+	for (i = 0; i < kv->n; i++)
+		n += (kv->v[i].key != NULL ? strlen(kv->v[i].key) + 1 : 0) +
+		    (kv->v[i].value != NULL ? strlen(kv->v[i].value) + 1 : 0);
+	return (n);
+}
+
+/*
+ * The length of src laid out as one block (the struct, its maps' arrays,
+ * 8-aligned after the struct, then every string), full or compact, with
+ * the fields' strings noted in pl for pack_copy.
+ */
+static size_t
+pack_count(const struct instance *src, int full, struct pack_plan *pl)
+{
+	size_t	i, n = sizeof *src;
+
+	pl->nf = full ? PACK_FIELDS : PACK_COMPACT;
+	pl->svip_shared = src->secure_vip_address != NULL &&
+	    src->vip_address != NULL &&
+	    strcmp(src->secure_vip_address, src->vip_address) == 0;
+	for (i = 0; i < pl->nf; i++) {
+		pl->s[i] = i == 0 && !full ? instance_id(src) :
+		    PACK_FIELD(src, pack_fields[i]);
+		if (i == PACK_SVIP && pl->svip_shared)
+			pl->s[i] = NULL;
+		pl->len[i] = pl->s[i] != NULL ? strlen(pl->s[i]) + 1 : 0;
+		n += pl->len[i];
 	}
-	p->off += n;
+	if (full)
+		n += (src->metadata.n + src->dc_metadata.n) *
+		    sizeof(struct kv) + pack_map_bytes(&src->metadata) +
+		    pack_map_bytes(&src->dc_metadata);
+	return (n);
+}
+
+/* A copy of s (n bytes with its NUL) at *p, which moves past it. */
+static char *
+pack_put(char **p, const char *s, size_t n)
+{
+	char	*d = *p;
+
+	memcpy(d, s, n);
+	*p += n;
 	return (d);
 }
 
-/* Room for n map entries in the block (counting: NULL). */
-static struct kv *
-pack_array(struct pack *p, size_t n)
-{
-	struct kv	*v = NULL;
-
-	if (p->base != NULL && n > 0)
-		v = (struct kv *)(void *)(p->base + p->off);
-	p->off += n * sizeof *v;
-	return (v);
-}
-
-/* A map's entries, strings in the block, in the array v (pack_array). */
+/* A map's entries into the array v, their strings at *p. */
 static void
-pack_map(struct pack *p, struct kvlist *dst, struct kv *v,
+pack_map(char **p, struct kvlist *dst, struct kv *v,
     const struct kvlist *src)
 {
-	char	*k, *val;
-	size_t	 i;
+	size_t	i;
 
-	memset(dst, 0, sizeof *dst);
 	for (i = 0; i < src->n; i++) {
-		k = pack_str(p, src->v[i].key);
-		val = pack_str(p, src->v[i].value);
-		if (v != NULL) {
-			v[i].key = k;
-			v[i].value = val;
-		}
+		v[i].key = src->v[i].key == NULL ? NULL : pack_put(p,
+		    src->v[i].key, strlen(src->v[i].key) + 1);
+		v[i].value = src->v[i].value == NULL ? NULL : pack_put(p,
+		    src->v[i].value, strlen(src->v[i].value) + 1);
 	}
-	dst->v = v;
+	dst->v = src->n > 0 ? v : NULL;
 	dst->n = dst->cap = src->n;
 }
 
 /*
- * An instance laid out as one block at base (the struct, its maps'
- * arrays, then every string), or with base NULL only counted; returns
- * the block's length. With full 0 it is the compact copy a DELETED delta
- * record needs (who, where, which status, when): metadata, URLs and
- * data-center metadata are left out so a cancelled lease costs one
- * allocation of a few hundred bytes in the registry's recently-changed
- * queue, whatever it carried, and the id is fixed explicitly, so the
- * Amazon fallback of instance_id() still names the same lease. Either
- * way a secureVipAddress equal to the vipAddress shares its bytes, and
- * laying out a block again (full) counts its own length: what
- * instance_stored_size relies on. The arrays come first, 8-aligned after
- * the struct.
+ * src laid out at base as pack_count planned (len bytes): the struct,
+ * the maps' arrays and strings (full only), then the fields' strings.
+ * The block keeps its length (packed_size), what instance_stored_size
+ * answers.
  */
-static size_t
-pack_layout(const struct instance *src, char *base, int full)
+static void
+pack_copy(const struct instance *src, char *base, size_t len, int full,
+    const struct pack_plan *pl)
 {
-	struct instance	 scratch, *in;
-	struct pack	 p = { base, sizeof *in };
+	struct instance	*in = (struct instance *)(void *)base;
 	struct kv	*mv, *dv;
+	char		*p = base + sizeof *in;
+	size_t		 i;
 
-	in = base != NULL ? (struct instance *)(void *)base : &scratch;
 	*in = *src;
 	in->packed = 1;
+	in->packed_size = len <= UINT32_MAX ? (uint32_t)len : 0;
+	memset(&in->metadata, 0, sizeof in->metadata);
+	memset(&in->dc_metadata, 0, sizeof in->dc_metadata);
 	if (full) {
-		/* Both arrays first, where the struct leaves them aligned. */
-		mv = pack_array(&p, src->metadata.n);
-		dv = pack_array(&p, src->dc_metadata.n);
+		mv = (struct kv *)(void *)p;
+		dv = mv + src->metadata.n;
+		p = (char *)(dv + src->dc_metadata.n);
 		pack_map(&p, &in->metadata, mv, &src->metadata);
 		pack_map(&p, &in->dc_metadata, dv, &src->dc_metadata);
-		in->instance_id = pack_str(&p, src->instance_id);
-	} else {
-		memset(&in->dc_metadata, 0, sizeof in->dc_metadata);
-		memset(&in->metadata, 0, sizeof in->metadata);
-		in->instance_id = pack_str(&p, instance_id(src));
 	}
-	in->host_name = pack_str(&p, src->host_name);
-	in->app = pack_str(&p, src->app);
-	in->ip_addr = pack_str(&p, src->ip_addr);
-	in->sid = pack_str(&p, src->sid);
-	in->vip_address = pack_str(&p, src->vip_address);
-	if (src->secure_vip_address != NULL && src->vip_address != NULL &&
-	    strcmp(src->secure_vip_address, src->vip_address) == 0)
+	for (i = 0; i < PACK_FIELDS; i++)
+		PACK_FIELD(in, pack_fields[i]) = i < pl->nf &&
+		    pl->s[i] != NULL ? pack_put(&p, pl->s[i], pl->len[i]) :
+		    NULL;
+	if (pl->svip_shared)
 		in->secure_vip_address = in->vip_address;
-	else
-		in->secure_vip_address = pack_str(&p,
-		    src->secure_vip_address);
-	if (full) {
-		in->app_group_name = pack_str(&p, src->app_group_name);
-		in->home_page_url = pack_str(&p, src->home_page_url);
-		in->status_page_url = pack_str(&p, src->status_page_url);
-		in->health_check_url = pack_str(&p, src->health_check_url);
-		in->secure_health_check_url = pack_str(&p,
-		    src->secure_health_check_url);
-		in->asg_name = pack_str(&p, src->asg_name);
-	} else {
-		in->app_group_name = in->home_page_url = NULL;
-		in->status_page_url = in->health_check_url = NULL;
-		in->secure_health_check_url = in->asg_name = NULL;
-	}
-	return (p.off);
+}
+
+/* src as one block, full or compact (above): counted once, copied once. */
+static struct instance *
+pack_block(const struct instance *src, int full)
+{
+	struct pack_plan	 pl;
+	size_t			 n;
+	char			*base;
+
+	n = pack_count(src, full, &pl);
+	base = xmalloc(n);
+	pack_copy(src, base, n, full, &pl);
+	return ((struct instance *)(void *)base);
 }
 
 /* A DELETED record's copy for the registry's recently-changed queue. */
 struct instance *
 instance_dup_compact(const struct instance *src)
 {
-	char	*base = xmalloc(pack_layout(src, NULL, 0));
-
-	pack_layout(src, base, 0);
-	return ((struct instance *)(void *)base);
+	return (pack_block(src, 0));
 }
 
 /* A full copy as one block: a decoder's result (instance.h). */
 struct instance *
 instance_pack(const struct instance *src)
 {
-	char	*base = xmalloc(pack_layout(src, NULL, 1));
-
-	pack_layout(src, base, 1);
-	return ((struct instance *)(void *)base);
+	return (pack_block(src, 1));
 }
 
 /* A further chunk of a builder's arena. */
@@ -601,10 +635,14 @@ kvlist_bytes(const struct kvlist *kv)
 size_t
 instance_stored_size(const struct instance *in)
 {
+	struct pack_plan	pl;
+
 	if (in == NULL)
 		return (0);
+	if (in->packed && in->packed_size > 0)
+		return (in->packed_size + INSTANCE_ALLOC_OVERHEAD);
 	if (in->packed)
-		return (pack_layout(in, NULL, 1) + INSTANCE_ALLOC_OVERHEAD);
+		return (pack_count(in, 1, &pl) + INSTANCE_ALLOC_OVERHEAD);
 	return (sizeof *in + INSTANCE_ALLOC_OVERHEAD +
 	    str_bytes(in->instance_id) + str_bytes(in->host_name) +
 	    str_bytes(in->app) + str_bytes(in->ip_addr) + str_bytes(in->sid) +

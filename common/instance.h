@@ -98,6 +98,7 @@ struct instance {
 	int64_t			 last_updated_ts;
 	int64_t			 last_dirty_ts;
 	enum action_type	 action_type;
+	uint32_t		 packed_size;	/* the block's bytes, if packed */
 	char			*asg_name;
 };
 
@@ -237,7 +238,11 @@ struct instance	*instance_builder_pack(struct instance_builder *,
 struct instance	*instance_unpack(struct instance *);
 /* Give back the maps' spare capacity (an instance about to be stored). */
 void		 instance_trim(struct instance *);
-/* Heap bytes the instance holds, allocator overhead included; O(fields). */
+/*
+ * Heap bytes the instance holds, allocator overhead included: O(1) for a
+ * packed one (its block's length, kept by whoever laid it out), O(fields)
+ * otherwise.
+ */
 size_t		 instance_stored_size(const struct instance *);
 const char	*instance_id(const struct instance *);	/* §0 fallback rule */
 void		 str_upper(char *);

@@ -284,6 +284,64 @@ START_TEST(test_dup_compact)
 }
 END_TEST
 
+/*
+ * instance_pack: a full copy in one block whose length the block keeps
+ * (instance_stored_size answers it without measuring a string), equal to
+ * what measuring every string gives; every string (40 metadata entries,
+ * the last field) is copied whole, inside the block.
+ */
+START_TEST(test_pack_size_kept)
+{
+	struct instance	*in = mk("host-1.example.com", "id-1", STATUS_UP);
+	struct instance	*p, *q;
+	char		 k[32], v[64];
+	size_t		 sz, usable;
+	int		 i;
+
+	in->app = xstrdup("APP");
+	in->vip_address = xstrdup("vip");
+	in->secure_vip_address = xstrdup("svip");
+	for (i = 0; i < 40; i++) {
+		snprintf(k, sizeof k, "key-%d", i);
+		snprintf(v, sizeof v, "value-%d-%0*d", i, i, 0);
+		kvlist_set(&in->metadata, k, v);
+	}
+	in->home_page_url = xstrdup("http://host-1.example.com:8080/");
+	in->asg_name = xstrdup("asg-of-the-last-string");
+	instance_trim(in);
+	p = instance_pack(in);
+	ck_assert(p->packed);
+	sz = instance_stored_size(p);
+	ck_assert_uint_eq(sz, p->packed_size + INSTANCE_ALLOC_OVERHEAD);
+	usable = malloc_usable_size(p);
+	ck_assert_uint_ge(usable, p->packed_size);
+	ck_assert_uint_lt(usable, sz);
+	/* Measured again (as a block without its length is): the same. */
+	p->packed_size = 0;
+	ck_assert_uint_eq(instance_stored_size(p), sz);
+	for (i = 0; i < 40; i++) {
+		snprintf(k, sizeof k, "key-%d", i);
+		snprintf(v, sizeof v, "value-%d-%0*d", i, i, 0);
+		ck_assert_str_eq(kvlist_get(&p->metadata, k), v);
+	}
+	ck_assert_str_eq(p->home_page_url, "http://host-1.example.com:8080/");
+	ck_assert_str_eq(p->asg_name, "asg-of-the-last-string");
+	ck_assert_str_eq(p->secure_vip_address, "svip");
+	ck_assert(p->asg_name + strlen(p->asg_name) < (char *)p + sz -
+	    INSTANCE_ALLOC_OVERHEAD);
+	/* A block packed from a block is the same length; a dup keeps none. */
+	q = instance_pack(p);
+	ck_assert_uint_eq(instance_stored_size(q), sz);
+	instance_free(q);
+	q = instance_dup(p);
+	ck_assert(!q->packed);
+	ck_assert_uint_eq(q->packed_size, 0);
+	instance_free(q);
+	instance_free(p);
+	instance_free(in);
+}
+END_TEST
+
 /* instance_trim gives back the maps' spare capacity and keeps entries. */
 START_TEST(test_trim)
 {
@@ -526,6 +584,7 @@ instance_suite(void)
 	tcase_add_test(tc, test_applications);
 	tcase_add_test(tc, test_hashcode);
 	tcase_add_test(tc, test_name_ok);
+	tcase_add_test(tc, test_pack_size_kept);
 	suite_add_tcase(s, tc);
 	return (s);
 }
