@@ -123,6 +123,7 @@ struct change {
 struct recent {
 	int64_t		 ts;
 	char		*what;		/* "APP(id)" */
+	size_t		 cap;		/* what's bytes, reused when enough */
 };
 
 struct recent_ring {
@@ -157,6 +158,17 @@ struct evict_slices {
 struct live_walk {
 	registry_live_cb	 cb;
 	void			*arg;
+};
+
+/*
+ * An (app, id) with both keyed hashes, taken once per operation and
+ * handed to every table it touches (leases, ids, tombstones, apps).
+ */
+struct reg_key {
+	const char	*app;
+	const char	*id;
+	uint64_t	 ah;		/* hash_str_upper(app) */
+	uint64_t	 ih;		/* hash_str(id) */
 };
 
 struct registry {
@@ -195,6 +207,8 @@ struct registry {
 	struct recent_ring	 registered;
 	struct recent_ring	 cancelled;
 
+	struct reg_app		*last_app;	/* the last registered into */
+
 	struct observer		*obs;
 	size_t			 nobs;
 	int			 notify_created;	/* for the next event */
@@ -208,14 +222,19 @@ struct registry {
 };
 
 static uint64_t	registry_key_hash(uint64_t, uint64_t);
-static struct lease *id_first(const struct registry *, const char *);
-static void	id_link(struct registry *, struct lease *);
+static void	reg_key_set(struct reg_key *, const char *, const char *);
+static struct lease *id_first(const struct registry *, const char *,
+		    uint64_t);
+static void	id_link(struct registry *, struct lease *, uint64_t);
 static void	id_unlink(struct registry *, struct lease *);
+static struct lease *lease_find(const struct registry *,
+		    const struct reg_key *);
 static struct lease *registry_lookup(const struct registry *, const char *,
 		    const char *);
 static struct lease *registry_visible(struct registry *, const char *,
 		    const char *, int64_t);
-static struct reg_app *registry_app_get(struct registry *, const char *);
+static struct reg_app *registry_app_get(struct registry *, const char *,
+		    uint64_t);
 static void	registry_app_drop(struct registry *, struct reg_app *);
 static void	lease_unref(struct registry *, struct lease *);
 static size_t	lease_cost(const struct lease *);
@@ -239,12 +258,12 @@ static void	override_put(struct registry *, const char *,
 		    enum instance_status, int64_t);
 static int	override_del(struct registry *, const char *);
 static void	override_purge(struct registry *, int64_t);
-static struct tombstone *tomb_find(struct registry *, const char *,
-		    const char *);
-static struct tombstone *tomb_live(struct registry *, const char *,
-		    const char *, int64_t);
-static void	tomb_set(struct registry *, const char *, const char *,
-		    int64_t, int64_t);
+static struct tombstone *tomb_find(struct registry *,
+		    const struct reg_key *);
+static struct tombstone *tomb_live(struct registry *,
+		    const struct reg_key *, int64_t);
+static void	tomb_set(struct registry *, const struct reg_key *, int64_t,
+		    int64_t);
 static void	tomb_del(struct registry *, struct tombstone *);
 static void	recent_add(struct recent_ring *, int64_t, const char *,
 		    const char *);
@@ -296,6 +315,16 @@ registry_key_hash(uint64_t app_hash, uint64_t id_hash)
 	return (app_hash * 0x9e3779b97f4a7c15ULL + id_hash);
 }
 
+/* The key of (app, id): both hashed here, once. */
+static void
+reg_key_set(struct reg_key *k, const char *app, const char *id)
+{
+	k->app = app;
+	k->id = id;
+	k->ah = hash_str_upper(app);
+	k->ih = hash_str(id);
+}
+
 /* A lease's key: its instance's id (not a copy of its own). */
 static const char *
 lease_id(const struct lease *l)
@@ -310,13 +339,12 @@ lease_duration_ms(const struct lease *l)
 	return (l->duration_secs * 1000LL);
 }
 
-/* The newest registered lease with id, in any app, or NULL. */
+/* The newest registered lease with id (h: hash_str(id)), or NULL. */
 static struct lease *
-id_first(const struct registry *reg, const char *id)
+id_first(const struct registry *reg, const char *id, uint64_t h)
 {
 	struct htab_node	*n;
 	struct lease		*l;
-	uint64_t		 h = hash_str(id);
 
 	for (n = htab_first(&reg->id_tab, h); n != NULL; n = n->next) {
 		l = CONTAINER_OF(n, struct lease, id_node);
@@ -326,19 +354,19 @@ id_first(const struct registry *reg, const char *id)
 	return (NULL);
 }
 
-/* Put a new lease first among its id's leases (it takes the table slot). */
+/*
+ * Put a new lease first among its id's leases (it takes the table slot);
+ * h is hash_str() of its id.
+ */
 static void
-id_link(struct registry *reg, struct lease *l)
+id_link(struct registry *reg, struct lease *l, uint64_t h)
 {
 	struct lease	*f;
-	uint64_t	 h;
 
 	l->id_prev = NULL;
-	if ((f = id_first(reg, lease_id(l))) == NULL) {
+	if ((f = id_first(reg, lease_id(l), h)) == NULL)
 		l->id_next = NULL;
-		h = hash_str(lease_id(l));
-	} else {
-		h = f->id_node.hash;
+	else {
 		htab_remove(&reg->id_tab, &f->id_node);
 		f->id_prev = l;
 		l->id_next = f;
@@ -493,27 +521,35 @@ registry_notify(struct registry *reg, enum registry_event_type type,
 		reg->obs[i].cb(&ev, reg->obs[i].arg);
 }
 
-/* Lease by (app, id), expired or not; app is matched ignoring case. */
+/* Lease by key, expired or not; the app is matched ignoring case. */
 static struct lease *
-registry_lookup(const struct registry *reg, const char *app, const char *id)
+lease_find(const struct registry *reg, const struct reg_key *k)
 {
 	struct htab_node	*n;
 	struct lease	*l;
-	uint64_t	 h;
+	uint64_t	 h = registry_key_hash(k->ah, k->ih);
 
-	if (app == NULL || id == NULL)
-		return (NULL);
-	h = registry_key_hash(hash_str_upper(app),
-	    hash_str(id));
 	for (n = htab_first(&reg->lease_tab, h); n != NULL; n = n->next) {
 		if (n->hash != h)
 			continue;
 		l = CONTAINER_OF(n, struct lease, key_node);
-		if (strcmp(lease_id(l), id) == 0 &&
-		    strcasecmp(l->app->name, app) == 0)
+		if (strcmp(lease_id(l), k->id) == 0 &&
+		    strcasecmp(l->app->name, k->app) == 0)
 			return (l);
 	}
 	return (NULL);
+}
+
+/* Lease by (app, id), expired or not; app is matched ignoring case. */
+static struct lease *
+registry_lookup(const struct registry *reg, const char *app, const char *id)
+{
+	struct reg_key	k;
+
+	if (app == NULL || id == NULL)
+		return (NULL);
+	reg_key_set(&k, app, id);
+	return (lease_find(reg, &k));
 }
 
 /*
@@ -534,18 +570,18 @@ registry_visible(struct registry *reg, const char *app, const char *id,
 	return (l);
 }
 
-/* Find or create the app called name (stored upper case). */
+/* Find or create the app called name (h: hash_str_upper(name)). */
 static struct reg_app *
-registry_app_get(struct registry *reg, const char *name)
+registry_app_get(struct registry *reg, const char *name, uint64_t h)
 {
 	struct reg_app	*a;
 
-	if ((a = registry_app_find(reg, name)) != NULL)
+	if ((a = registry_app_find_hashed(reg, name, h)) != NULL)
 		return (a);
 	a = xcalloc(1, sizeof *a);
 	a->name = xstrdup(name);
 	str_upper(a->name);
-	htab_insert(&reg->app_tab, &a->node, hash_str_upper(name));
+	htab_insert(&reg->app_tab, &a->node, h);
 	if (reg->napps == reg->capapps) {
 		reg->capapps = reg->capapps == 0 ? 16 : reg->capapps * 2;
 		reg->apps = xreallocarray(reg->apps, reg->capapps,
@@ -565,6 +601,8 @@ registry_app_drop(struct registry *reg, struct reg_app *a)
 {
 	struct reg_app	*last;
 
+	if (reg->last_app == a)
+		reg->last_app = NULL;
 	htab_remove(&reg->app_tab, &a->node);
 	last = reg->apps[reg->napps - 1];
 	reg->apps[a->idx] = last;
@@ -866,34 +904,35 @@ override_purge(struct registry *reg, int64_t now)
 		override_del(reg, o->id);
 }
 
-/* Tombstone for (app, id), or NULL. */
+/* Tombstone for a key, or NULL. */
 static struct tombstone *
-tomb_find(struct registry *reg, const char *app, const char *id)
+tomb_find(struct registry *reg, const struct reg_key *k)
 {
 	struct htab_node		*n;
 	struct tombstone	*t;
 	uint64_t		 h;
 
-	h = registry_key_hash(hash_str_upper(app),
-	    hash_str(id));
+	if (reg->ntombs == 0)
+		return (NULL);
+	h = registry_key_hash(k->ah, k->ih);
 	for (n = htab_first(&reg->tomb_tab, h); n != NULL; n = n->next) {
 		if (n->hash != h)
 			continue;
 		t = CONTAINER_OF(n, struct tombstone, node);
-		if (strcmp(t->id, id) == 0 && strcasecmp(t->app, app) == 0)
+		if (strcmp(t->id, k->id) == 0 &&
+		    strcasecmp(t->app, k->app) == 0)
 			return (t);
 	}
 	return (NULL);
 }
 
-/* The tombstone for (app, id) if it is within tombstone_ms of mono. */
+/* The tombstone for a key if it is within tombstone_ms of mono. */
 static struct tombstone *
-tomb_live(struct registry *reg, const char *app, const char *id,
-    int64_t mono)
+tomb_live(struct registry *reg, const struct reg_key *k, int64_t mono)
 {
 	struct tombstone	*t;
 
-	if ((t = tomb_find(reg, app, id)) == NULL)
+	if ((t = tomb_find(reg, k)) == NULL)
 		return (NULL);
 	if (mono - t->mono > reg->conf.tombstone_ms) {
 		tomb_del(reg, t);
@@ -907,12 +946,12 @@ tomb_live(struct registry *reg, const char *app, const char *id,
  * never moves it back); bounded, the oldest goes. Retention restarts.
  */
 static void
-tomb_set(struct registry *reg, const char *app, const char *id, int64_t ts,
+tomb_set(struct registry *reg, const struct reg_key *k, int64_t ts,
     int64_t mono)
 {
 	struct tombstone	*t;
 
-	if ((t = tomb_find(reg, app, id)) != NULL) {
+	if ((t = tomb_find(reg, k)) != NULL) {
 		if (t->ts > ts)
 			ts = t->ts;
 		tomb_del(reg, t);
@@ -921,12 +960,12 @@ tomb_set(struct registry *reg, const char *app, const char *id, int64_t ts,
 	    (t = TAILQ_FIRST(&reg->tomb_fifo)) != NULL)
 		tomb_del(reg, t);
 	t = xcalloc(1, sizeof *t);
-	t->app = xstrdup(app);
-	t->id = xstrdup(id);
+	t->app = xstrdup(k->app);
+	t->id = xstrdup(k->id);
 	t->ts = ts;
 	t->mono = mono;
-	htab_insert(&reg->tomb_tab, &t->node, registry_key_hash(
-	    hash_str_upper(app), hash_str(id)));
+	htab_insert(&reg->tomb_tab, &t->node, registry_key_hash(k->ah,
+	    k->ih));
 	TAILQ_INSERT_TAIL(&reg->tomb_fifo, t, entry);
 	reg->ntombs++;
 }
@@ -951,9 +990,12 @@ recent_add(struct recent_ring *r, int64_t ts, const char *app,
 	struct recent	*e = &r->v[r->next];
 	size_t		 an = strlen(app), in = strlen(id);
 
-	/* What xasprintf("%s(%s)") wrote, without the format machinery. */
-	free(e->what);
-	e->what = xmalloc(an + in + 3);
+	/* What xasprintf("%s(%s)") wrote, in the slot's bytes if they do. */
+	if (e->cap < an + in + 3) {
+		free(e->what);
+		e->cap = an + in + 3;
+		e->what = xmalloc(e->cap);
+	}
 	memcpy(e->what, app, an);
 	e->what[an] = '(';
 	memcpy(e->what + an + 1, id, in);
@@ -1018,16 +1060,16 @@ registry_do_register(struct registry *reg, struct instance *in,
     int replicated, enum registry_event_type type, struct hk_time now)
 {
 	struct lease		*l;
-	struct reg_app		*a;
+	struct reg_app		*a, *hint = NULL;
 	struct instance		*r;
 	struct tombstone	*t;
 	struct override		*o;
+	struct reg_key		 k;
 	enum instance_status	 existing = STATUS_UNKNOWN, st;
 	const char		*id;
 	int64_t			 mono = now.mono_ms;
 	int64_t			 carried_reg_ts;
 	int32_t			 duration_secs;
-	uint64_t		 ah, ih;
 	size_t			 size;
 	int			 has_existing = 0, taken = 1, inplace;
 
@@ -1040,10 +1082,28 @@ registry_do_register(struct registry *reg, struct instance *in,
 	}
 	str_upper(in->app);
 	id = instance_id(in);
+	/*
+	 * The key's hashes once for every table. Registrations come in
+	 * runs of one app (a client's fleet, a peer's batch), so the app
+	 * registered into last is compared first: its hash is kept. The
+	 * id index's bucket is asked for now, while the lease table's is
+	 * read: at a million leases both are misses, and a new lease
+	 * needs both.
+	 */
+	k.app = in->app;
+	k.id = id;
+	if (reg->last_app != NULL && strcmp(reg->last_app->name,
+	    in->app) == 0) {
+		hint = reg->last_app;
+		k.ah = hint->node.hash;
+	} else
+		k.ah = hash_str(in->app);	/* upper: hash_str_upper's */
+	k.ih = hash_str(id);
+	htab_prefetch(&reg->id_tab, k.ih);
 	/* Stored without spare map capacity; the bounds see it so. */
 	instance_trim(in);
 	size = instance_stored_size(in);
-	l = registry_lookup(reg, in->app, id);
+	l = lease_find(reg, &k);
 	inplace = l != NULL && in == l->inst;
 	carried_reg_ts = replicated && in->has_lease ?
 	    in->lease.registration_ts : 0;
@@ -1060,7 +1120,7 @@ registry_do_register(struct registry *reg, struct instance *in,
 			instance_free(in);
 			return (REG_FUTURE);
 		}
-		t = l == NULL ? tomb_live(reg, in->app, id, mono) : NULL;
+		t = l == NULL ? tomb_live(reg, &k, mono) : NULL;
 		if (t != NULL && in->last_dirty_ts <= t->ts) {
 			if (replicated) {
 				/* Written before the cancel: stays out. */
@@ -1115,17 +1175,15 @@ registry_do_register(struct registry *reg, struct instance *in,
 			instance_free(in);
 			return (REG_NO_MEMORY);
 		}
-		a = registry_app_get(reg, in->app);
+		a = hint != NULL ? hint : registry_app_get(reg, in->app, k.ah);
 		l = xcalloc(1, sizeof *l);
 		l->refs = 1;
 		l->inst = in;
 		l->app = a;
-		ah = hash_str_upper(a->name);
-		ih = hash_str(id);
-		l->app_hash = ah;
+		l->app_hash = k.ah;
 		htab_insert(&reg->lease_tab, &l->key_node,
-		    registry_key_hash(ah, ih));
-		id_link(reg, l);
+		    registry_key_hash(k.ah, k.ih));
+		id_link(reg, l, k.ih);
 		if (a->n == a->cap) {
 			a->cap = a->cap == 0 ? 4 : a->cap * 2;
 			a->leases = xreallocarray(a->leases, a->cap,
@@ -1141,6 +1199,7 @@ registry_do_register(struct registry *reg, struct instance *in,
 		    REGISTRY_UNCOUNTED_KEY) != NULL ? 1 : 0;
 		evict_lease_added(&reg->ev, l->uncounted);
 	}
+	reg->last_app = a;
 	r = l->inst;
 	id = lease_id(l);
 	reg->bytes -= l->bytes;
@@ -1281,6 +1340,7 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 	uint64_t	 app_hash = a->node.hash;	/* a may be dropped */
 	struct lease	*last;
 	struct instance	*r;
+	struct reg_key	 k;
 
 	recent_add(&reg->cancelled, now.wall_ms, a->name, lease_id(l));
 	override_del(reg, lease_id(l));
@@ -1323,8 +1383,11 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 		reg->stats.evictions++;
 	else {
 		reg->stats.cancels++;
-		tomb_set(reg, l->inst->app, lease_id(l), cancel_ts,
-		    now.mono_ms);
+		k.app = l->inst->app;
+		k.id = lease_id(l);
+		k.ah = app_hash;
+		k.ih = hash_str(k.id);
+		tomb_set(reg, &k, cancel_ts, now.mono_ms);
 	}
 	/* inst is NULL: the instance is gone from the registry. */
 	registry_notify(reg, evict ? REG_EV_EVICT : REG_EV_CANCEL,
@@ -1344,6 +1407,7 @@ registry_cancel(struct registry *reg, const char *app, const char *id,
     int replicated, struct hk_time now, int64_t cancel_ts)
 {
 	struct lease	*l;
+	struct reg_key	 k;
 	char		*up;
 	int64_t		 ts;
 
@@ -1366,11 +1430,12 @@ registry_cancel(struct registry *reg, const char *app, const char *id,
 		up = xstrdup(app);
 		str_upper(up);
 		recent_add(&reg->cancelled, now.wall_ms, up, id);
-		tomb_set(reg, up, id, ts, now.mono_ms);
+		reg_key_set(&k, up, id);
+		tomb_set(reg, &k, ts, now.mono_ms);
 		override_del(reg, id);
 		reg->stats.cancels_not_found++;
-		registry_notify(reg, REG_EV_CANCEL, up, hash_str_upper(up), id,
-		    NULL, replicated, ts, now);
+		registry_notify(reg, REG_EV_CANCEL, up, k.ah, id, NULL,
+		    replicated, ts, now);
 		free(up);
 		return (REG_NOT_FOUND);
 	}
@@ -1529,7 +1594,7 @@ registry_set_override(struct registry *reg, const char *id,
 	if (id == NULL || st == STATUS_UNKNOWN || (unsigned)st >= STATUS_COUNT)
 		return;
 	override_put(reg, id, st, now);
-	for (l = id_first(reg, id); l != NULL; l = l->id_next) {
+	for (l = id_first(reg, id, hash_str(id)); l != NULL; l = l->id_next) {
 		if (l->inst->overridden_status == st)
 			continue;
 		l->inst->overridden_status = st;
@@ -1559,7 +1624,7 @@ registry_find_id(struct registry *reg, const char *id, int64_t now)
 	if (id == NULL)
 		return (NULL);
 	hide = registry_lease_expiration_enabled(reg);
-	for (l = id_first(reg, id); l != NULL; l = l->id_next) {
+	for (l = id_first(reg, id, hash_str(id)); l != NULL; l = l->id_next) {
 		if (hide && lease_is_expired(l, 0, now))
 			continue;
 		return (l->inst);
@@ -2279,9 +2344,12 @@ registry_tombstone(struct registry *reg, const char *app, const char *id,
     int64_t mono)
 {
 	struct tombstone	*t;
+	struct reg_key		 k;
 
-	if (app == NULL || id == NULL ||
-	    (t = tomb_live(reg, app, id, mono)) == NULL)
+	if (app == NULL || id == NULL)
+		return (0);
+	reg_key_set(&k, app, id);
+	if ((t = tomb_live(reg, &k, mono)) == NULL)
 		return (0);
 	return (t->ts);
 }
@@ -2407,15 +2475,19 @@ registry_reconcile(struct registry *reg, const struct instance *r,
 {
 	struct lease		*l;
 	struct tombstone	*t;
+	struct reg_key		 k;
 
 	if (cancel_ts != NULL)
 		*cancel_ts = 0;
 	if (r == NULL || r->app == NULL)
 		return (RECON_KEEP);
-	if ((l = registry_visible(reg, r->app, instance_id(r), mono)) != NULL)
+	reg_key_set(&k, r->app, instance_id(r));
+	if ((l = lease_find(reg, &k)) != NULL &&
+	    (!registry_lease_expiration_enabled(reg) ||
+	    !lease_is_expired(l, 0, mono)))
 		return (registry_copy_cmp(r, l->inst) > 0 ? RECON_ADOPT :
 		    RECON_KEEP);
-	if ((t = tomb_live(reg, r->app, instance_id(r), mono)) != NULL &&
+	if ((t = tomb_live(reg, &k, mono)) != NULL &&
 	    r->last_dirty_ts <= t->ts) {
 		if (cancel_ts != NULL)
 			*cancel_ts = t->ts;

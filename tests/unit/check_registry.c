@@ -495,6 +495,58 @@ START_TEST(test_event_app_hash)
 }
 END_TEST
 
+/*
+ * The app registered into last is remembered (its hash is not taken
+ * again): a run into one app, another app between, and that app dropped
+ * with its last lease and made again, each lands in the right app, and
+ * the remembered one never outlives its app (ASan: no use after free).
+ */
+START_TEST(test_last_app_remembered)
+{
+	struct registry	*reg = registry_new(&cf, T0);
+	struct reg_app	*a;
+	int		 c[2] = { 0, 0 };
+
+	registry_add_observer(reg, app_hash_cb, c);
+	ck_assert_int_eq(registry_register(reg, mkinst("App", "i1", STATUS_UP,
+	    10), 0, TM(T0)), REG_OK);
+	ck_assert_int_eq(registry_register(reg, mkinst("app", "i2", STATUS_UP,
+	    10), 0, TM(T0)), REG_OK);
+	ck_assert_int_eq(registry_register(reg, mkinst("Other", "i1",
+	    STATUS_UP, 10), 0, TM(T0)), REG_OK);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "i3", STATUS_UP,
+	    10), 0, TM(T0)), REG_OK);
+	ck_assert_uint_eq(registry_app_count(reg), 2);
+	ck_assert_uint_eq(reg_app_size(registry_app_find(reg, "app")), 3);
+	ck_assert_uint_eq(reg_app_size(registry_app_find(reg, "OTHER")), 1);
+	ck_assert_ptr_nonnull(registry_get(reg, "aPp", "i3", T0));
+	ck_assert_ptr_nonnull(registry_get(reg, "other", "i1", T0));
+	ck_assert_ptr_nonnull(registry_find_id(reg, "i1", T0));
+	/* APP goes with its last lease, then comes back. */
+	ck_assert_int_eq(registry_cancel(reg, "APP", "i1", 0, TM(T0 + 1), -1),
+	    REG_OK);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "i2", 0, TM(T0 + 1), -1),
+	    REG_OK);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "i3", 0, TM(T0 + 1), -1),
+	    REG_OK);
+	ck_assert_ptr_null(registry_app_find(reg, "APP"));
+	ck_assert_int_eq(registry_register(reg, mkinst("app", "i4", STATUS_UP,
+	    10), 0, TM(T0 + 2)), REG_OK);
+	ck_assert_ptr_nonnull(a = registry_app_find(reg, "APP"));
+	ck_assert_uint_eq(reg_app_size(a), 1);
+	ck_assert_uint_eq(reg_app_hash(a), hash_str_upper("app"));
+	ck_assert_ptr_eq(reg_app_instance_at(a, 0),
+	    registry_get(reg, "APP", "i4", T0 + 2));
+	/* The cancelled ids left tombstones under the same key. */
+	ck_assert_int_eq(registry_tombstone(reg, "app", "i2", T0 + 2), T0 + 1);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "i2", STATUS_UP,
+	    T0), 1, TM(T0 + 3)), REG_STALE);
+	ck_assert_uint_eq(registry_size(reg), 2);
+	ck_assert_int_eq(c[0], 0);
+	registry_free(reg);
+}
+END_TEST
+
 START_TEST(test_metadata_update)
 {
 	struct registry		*reg = registry_new(&cf, T0);
@@ -2373,6 +2425,7 @@ registry_suite(void)
 	tcase_add_test(tc, test_override_from_peer_and_register);
 	tcase_add_test(tc, test_override_ttl);
 	tcase_add_test(tc, test_event_app_hash);
+	tcase_add_test(tc, test_last_app_remembered);
 	tcase_add_test(tc, test_metadata_update);
 	tcase_add_test(tc, test_heartbeat_keeps_gen);
 	tcase_add_test(tc, test_delta_order_dedupe_retention);
