@@ -634,3 +634,320 @@ htab_stats(const struct htab *t, struct htab_stats *s)
 	s->pending = t->on;
 	s->step_max = t->step_max;
 }
+
+/* ------------------------------------------------------------------ */
+/* The open-addressed index (hash.h).                                   */
+
+/* Slot i of an array of cap slots follows slot i - 1, cyclically. */
+#define HIDX_NEXT(i, cap)	(((i) + 1) & ((cap) - 1))
+
+/* An empty index; min_slots is rounded up to a power of two. */
+void
+hidx_init(struct hidx *t, size_t min_slots)
+{
+	size_t	cap = 16;
+
+	while (cap < min_slots)
+		cap *= 2;
+	memset(t, 0, sizeof *t);
+	t->s = xcalloc(cap, sizeof *t->s);
+	t->cap = cap;
+	t->min = cap;
+}
+
+/* Release the slots (both arrays in a resize); objects are the caller's. */
+void
+hidx_clear(struct hidx *t)
+{
+	free(t->s);
+	free(t->old);
+	t->s = t->old = NULL;
+	t->cap = t->n = t->ocap = t->on = t->oi = t->ostart = 0;
+}
+
+/* Put (hash, p) in the first empty slot of its run. */
+static void
+hidx_put(struct hidx_slot *s, size_t cap, uint64_t hash, void *p)
+{
+	size_t	i = hash & (cap - 1);
+
+	while (s[i].p != NULL)
+		i = HIDX_NEXT(i, cap);
+	s[i].hash = hash;
+	s[i].p = p;
+}
+
+/*
+ * Empty slot i and close the hole: each later entry of the run whose home
+ * is not cyclically in (hole, its slot] moves back into the hole.
+ */
+static void
+hidx_delete(struct hidx_slot *s, size_t cap, size_t i)
+{
+	size_t	j = i, k, mask = cap - 1;
+
+	for (;;) {
+		j = HIDX_NEXT(j, cap);
+		if (s[j].p == NULL)
+			break;
+		k = s[j].hash & mask;
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		s[i] = s[j];
+		i = j;
+	}
+	s[i].hash = 0;
+	s[i].p = NULL;
+}
+
+/* The slot holding p under hash in an array, or SIZE_MAX. */
+static size_t
+hidx_slot_of(const struct hidx_slot *s, size_t cap, uint64_t hash,
+    const void *p)
+{
+	size_t	i = hash & (cap - 1);
+
+	for (; s[i].p != NULL; i = HIDX_NEXT(i, cap))
+		if (s[i].p == p)
+			return (i);
+	return (SIZE_MAX);
+}
+
+/* The slot count the load asks for: double above 1/2, halve below 1/8. */
+static size_t
+hidx_target(const struct hidx *t)
+{
+	size_t	cap = t->cap;
+
+	if (t->n > cap / 2)
+		return (cap * 2);
+	while (cap > t->min && t->n < cap / 8)
+		cap /= 2;
+	return (cap);
+}
+
+/*
+ * Move old runs across, each whole, from the cursor on, until
+ * HTAB_STEP_NODES entries moved or HTAB_STEP_SCAN slots were looked at
+ * (a run started is finished); free the old array once it is empty.
+ */
+static size_t
+hidx_step(struct hidx *t)
+{
+	size_t	moved = 0, scanned = 0, i, omask = t->ocap - 1;
+
+	while (t->on > 0 && moved < HTAB_STEP_NODES &&
+	    scanned < HTAB_STEP_SCAN) {
+		i = (t->ostart + t->oi) & omask;
+		while (t->old[i].p != NULL) {
+			hidx_put(t->s, t->cap, t->old[i].hash, t->old[i].p);
+			t->old[i].p = NULL;
+			t->on--;
+			moved++;
+			t->oi++;
+			i = (t->ostart + t->oi) & omask;
+		}
+		t->oi++;
+		scanned++;
+	}
+	if (t->on == 0) {
+		free(t->old);
+		t->old = NULL;
+		t->ocap = t->oi = t->ostart = 0;
+	}
+	return (moved);
+}
+
+/*
+ * Before a change: one step of the resize under way, or start the one
+ * the load (with one more entry when adding) asks for: the array becomes
+ * the old one, its moves starting from an empty slot, so the first run
+ * moved is whole.
+ */
+static void
+hidx_balance(struct hidx *t, int adding)
+{
+	size_t	moved = 0, cap;
+
+	if (t->old == NULL) {
+		t->n += adding;
+		cap = hidx_target(t);
+		t->n -= adding;
+		if (cap == t->cap)
+			return;
+		t->old = t->s;
+		t->ocap = t->cap;
+		t->on = t->n;
+		t->oi = 0;
+		for (t->ostart = 0; t->old[t->ostart].p != NULL; t->ostart++)
+			;
+		t->s = xcalloc(cap, sizeof *t->s);
+		t->cap = cap;
+	}
+	moved = hidx_step(t);
+	if (moved > t->step_max)
+		t->step_max = moved;
+}
+
+/* Add p under hash (the caller knows it is not there yet). */
+void
+hidx_insert(struct hidx *t, uint64_t hash, void *p)
+{
+	hidx_balance(t, 1);
+	hidx_put(t->s, t->cap, hash, p);
+	t->n++;
+}
+
+/* Take p out: from the new array, or from the old one's unmoved runs. */
+void
+hidx_remove(struct hidx *t, uint64_t hash, const void *p)
+{
+	size_t	i;
+
+	if ((i = hidx_slot_of(t->s, t->cap, hash, p)) != SIZE_MAX)
+		hidx_delete(t->s, t->cap, i);
+	else if (t->old != NULL &&
+	    (i = hidx_slot_of(t->old, t->ocap, hash, p)) != SIZE_MAX) {
+		hidx_delete(t->old, t->ocap, i);
+		t->on--;
+	} else
+		return;
+	t->n--;
+	hidx_balance(t, 0);
+}
+
+/* The slot of p changes hands to np: nothing moves. */
+void
+hidx_replace(struct hidx *t, uint64_t hash, const void *p, void *np)
+{
+	size_t	i;
+
+	if ((i = hidx_slot_of(t->s, t->cap, hash, p)) != SIZE_MAX)
+		t->s[i].p = np;
+	else if (t->old != NULL &&
+	    (i = hidx_slot_of(t->old, t->ocap, hash, p)) != SIZE_MAX)
+		t->old[i].p = np;
+}
+
+/* The next entry of the walk's hash in its array from it->i, or NULL. */
+static void *
+hidx_scan(struct hidx_iter *it)
+{
+	const struct hidx_slot	*s = it->s;
+	size_t			 i;
+
+	for (i = it->i; s[i].p != NULL; i = (i + 1) & it->mask) {
+		if (s[i].hash == it->hash) {
+			it->i = (i + 1) & it->mask;
+			return (s[i].p);
+		}
+	}
+	it->i = i;
+	return (NULL);
+}
+
+/* The first entry under hash, NULL if none; hidx_next gives the others. */
+void *
+hidx_first(const struct hidx *t, uint64_t hash, struct hidx_iter *it)
+{
+	it->t = t;
+	it->hash = hash;
+	it->s = t->s;
+	it->mask = t->cap - 1;
+	it->i = hash & it->mask;
+	it->inold = 0;
+	return (hidx_next(it));
+}
+
+/* The walk's next entry: the rest of the new array's run, then old's. */
+void *
+hidx_next(struct hidx_iter *it)
+{
+	void	*p;
+
+	if ((p = hidx_scan(it)) != NULL)
+		return (p);
+	if (it->inold || it->t->old == NULL)
+		return (NULL);
+	it->inold = 1;
+	it->s = it->t->old;
+	it->mask = it->t->ocap - 1;
+	it->i = it->hash & it->mask;
+	return (hidx_scan(it));
+}
+
+/* Number of entries. */
+size_t
+hidx_count(const struct hidx *t)
+{
+	return (t->n);
+}
+
+/* Ask for the cache line a lookup of hash reads first (hash.h). */
+void
+hidx_prefetch(const struct hidx *t, uint64_t hash)
+{
+	__builtin_prefetch(&t->s[hash & (t->cap - 1)]);
+	if (t->old != NULL)
+		__builtin_prefetch(&t->old[hash & (t->ocap - 1)]);
+}
+
+/* The longest probe (slots read to reach an entry) of slots from..to-1. */
+static size_t
+hidx_longest(const struct hidx_slot *s, size_t cap, size_t from, size_t to)
+{
+	size_t	i, d, longest = 0;
+
+	for (i = from; i < to; i++) {
+		if (s[i].p == NULL)
+			continue;
+		d = ((i - (s[i].hash & (cap - 1))) & (cap - 1)) + 1;
+		if (d > longest)
+			longest = d;
+	}
+	return (longest);
+}
+
+/* Slots, entries, the longest probe (every slot read), resize state. */
+void
+hidx_stats(const struct hidx *t, struct htab_stats *st)
+{
+	size_t	lo;
+
+	st->buckets = t->cap;
+	st->entries = t->n;
+	st->longest = hidx_longest(t->s, t->cap, 0, t->cap);
+	if (t->old != NULL &&
+	    (lo = hidx_longest(t->old, t->ocap, 0, t->ocap)) > st->longest)
+		st->longest = lo;
+	st->pending = t->on;
+	st->step_max = t->step_max;
+}
+
+/* hidx_stats with the longest probe by a bounded, resumed scan. */
+void
+hidx_stats_scan(const struct hidx *t, struct htab_scan *sc, size_t max,
+    struct htab_stats *st)
+{
+	size_t	n, lo;
+
+	if (sc->b != (const void *)t->s || sc->nb != t->cap) {
+		memset(sc, 0, sizeof *sc);
+		sc->b = t->s;
+		sc->nb = t->cap;
+	}
+	n = t->cap - sc->i < max ? t->cap - sc->i : max;
+	if ((lo = hidx_longest(t->s, t->cap, sc->i, sc->i + n)) > sc->cur)
+		sc->cur = lo;
+	sc->i += n;
+	st->buckets = t->cap;
+	st->entries = t->n;
+	st->longest = sc->cur > sc->last ? sc->cur : sc->last;
+	st->pending = t->on;
+	st->step_max = t->step_max;
+	if (sc->i >= t->cap) {
+		sc->last = sc->cur;
+		sc->cur = 0;
+		sc->i = 0;
+	}
+}

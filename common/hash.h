@@ -119,4 +119,68 @@ struct htab_scan {
 void		 htab_stats_scan(const struct htab *, struct htab_scan *,
 		     size_t max, struct htab_stats *);
 
+/*
+ * An open-addressed index of pointers by hash, for the tables so large
+ * that a lookup's cache misses are its cost (the registry's lease and id
+ * indexes at a million entries). A slot holds the hash beside the
+ * pointer, so a lookup reads one run of slots, mostly one cache line,
+ * and never touches an object whose hash differs, where a chain walk
+ * reads every node it passes. Linear probing from hash & (cap - 1) at
+ * load at most 1/2; a removal shifts the rest of its run back (no
+ * deleted markers), so runs stay short for keyed hashes whatever the
+ * names are (hash.c's key argument), grown at load 1/2 and shrunk
+ * below 1/8 as htab.
+ *
+ * Resizes are incremental as htab's: while one is under way the old
+ * array is read too, and every insert and remove first moves old runs
+ * (each whole, in order from an empty slot) until HTAB_STEP_NODES
+ * entries moved or HTAB_STEP_SCAN slots were looked at. New entries go
+ * to the new array only, so an entry is in the old array only while the
+ * run it sits in has not moved, and a probe of the old array, stopped
+ * by the first empty slot as always, finds it. A walk (hidx_first,
+ * hidx_next) is valid until the next insert or remove.
+ */
+struct hidx_slot {
+	uint64_t	 hash;
+	void		*p;		/* NULL: empty */
+};
+
+struct hidx {
+	struct hidx_slot	*s;	/* the slots (the new ones in a resize) */
+	size_t			 cap;
+	size_t			 n;
+	size_t			 min;	/* never shrink below */
+	struct hidx_slot	*old;	/* being emptied into s, or NULL */
+	size_t			 ocap;
+	size_t			 on;	/* entries still in old */
+	size_t			 ostart;	/* an empty old slot: moves start */
+	size_t			 oi;	/* old slots looked at from ostart */
+	size_t			 step_max;
+};
+
+/* A walk over the entries of one hash (new array first, then the old). */
+struct hidx_iter {
+	const struct hidx_slot	*s;
+	size_t			 mask, i;
+	uint64_t		 hash;
+	const struct hidx	*t;
+	int			 inold;
+};
+
+void		 hidx_init(struct hidx *, size_t min_slots);
+void		 hidx_clear(struct hidx *);	/* frees slots, not objects */
+void		 hidx_insert(struct hidx *, uint64_t, void *);
+/* Remove p, which is in the index under hash; compares pointers only. */
+void		 hidx_remove(struct hidx *, uint64_t, const void *);
+/* Put np where p is (p is in the index under hash; np takes its hash). */
+void		 hidx_replace(struct hidx *, uint64_t, const void *p, void *np);
+void		*hidx_first(const struct hidx *, uint64_t, struct hidx_iter *);
+void		*hidx_next(struct hidx_iter *);
+size_t		 hidx_count(const struct hidx *);
+void		 hidx_prefetch(const struct hidx *, uint64_t);
+/* htab_stats for an index: buckets are slots, longest the longest probe. */
+void		 hidx_stats(const struct hidx *, struct htab_stats *);
+void		 hidx_stats_scan(const struct hidx *, struct htab_scan *,
+		     size_t max, struct htab_stats *);
+
 #endif

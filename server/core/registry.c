@@ -54,17 +54,20 @@
  * stored string of an instance changes its id, and a replacing copy
  * carries the same id.
  * refs: one for the registry while registered, one per delta-queue entry.
- * The id index: the newest registered lease of each id is in id_tab by
- * id_node, the older ones hang off it by id_next (one id in many apps is
- * one table entry, and each lease leaves it in O(1)).
+ * The two large indexes (lease_idx by (app, id), id_idx by id) are
+ * open-addressed (hash.h, struct hidx): their slots hold the hashes, so
+ * a lookup at a million leases reads one run of slots and touches only
+ * leases whose hash matches, and the lease carries no nodes. The id
+ * index holds the newest registered lease of each id; the older ones
+ * hang off it by id_next (one id in many apps is one index entry, and
+ * each lease leaves it in O(1)).
  * Every lease costs this struct at 1M instances: keep it small.
  */
 struct lease {
-	struct htab_node	 key_node;	/* by (app, id) */
-	struct htab_node	 id_node;	/* by id, if id_prev is NULL */
 	struct lease	*id_next;	/* an older lease with this id */
 	struct lease	*id_prev;	/* a newer one; NULL: the first */
-	uint64_t	 app_hash;
+	uint64_t	 app_hash;	/* hash_str_upper(app) */
+	uint64_t	 id_hash;	/* hash_str(id) */
 	struct instance	*inst;		/* owned */
 	struct reg_app	*app;		/* NULL once cancelled */
 	int64_t		 registration_ts;	/* wall, shown */
@@ -179,8 +182,8 @@ struct registry {
 	size_t			  napps;
 	size_t			  capapps;
 
-	struct htab		 lease_tab;	/* (app, id) */
-	struct htab		 id_tab;	/* id -> its newest lease */
+	struct hidx		 lease_idx;	/* (app, id) */
+	struct hidx		 id_idx;	/* id -> its newest lease */
 	size_t			 size;
 	size_t			 counts[STATUS_COUNT];
 	uint64_t		 gen;
@@ -225,7 +228,7 @@ static uint64_t	registry_key_hash(uint64_t, uint64_t);
 static void	reg_key_set(struct reg_key *, const char *, const char *);
 static struct lease *id_first(const struct registry *, const char *,
 		    uint64_t);
-static void	id_link(struct registry *, struct lease *, uint64_t);
+static void	id_link(struct registry *, struct lease *);
 static void	id_unlink(struct registry *, struct lease *);
 static struct lease *lease_find(const struct registry *,
 		    const struct reg_key *);
@@ -325,6 +328,13 @@ reg_key_set(struct reg_key *k, const char *app, const char *id)
 	k->ih = hash_str(id);
 }
 
+/* The lease index's hash of a lease (registered or not). */
+static uint64_t
+lease_key_hash(const struct lease *l)
+{
+	return (registry_key_hash(l->app_hash, l->id_hash));
+}
+
 /* A lease's key: its instance's id (not a copy of its own). */
 static const char *
 lease_id(const struct lease *l)
@@ -343,35 +353,31 @@ lease_duration_ms(const struct lease *l)
 static struct lease *
 id_first(const struct registry *reg, const char *id, uint64_t h)
 {
-	struct htab_node	*n;
+	struct hidx_iter	 it;
 	struct lease		*l;
 
-	for (n = htab_first(&reg->id_tab, h); n != NULL; n = n->next) {
-		l = CONTAINER_OF(n, struct lease, id_node);
-		if (n->hash == h && strcmp(lease_id(l), id) == 0)
+	for (l = hidx_first(&reg->id_idx, h, &it); l != NULL;
+	    l = hidx_next(&it))
+		if (strcmp(lease_id(l), id) == 0)
 			return (l);
-	}
 	return (NULL);
 }
 
-/*
- * Put a new lease first among its id's leases (it takes the table slot);
- * h is hash_str() of its id.
- */
+/* Put a new lease first among its id's leases (it takes the index slot). */
 static void
-id_link(struct registry *reg, struct lease *l, uint64_t h)
+id_link(struct registry *reg, struct lease *l)
 {
 	struct lease	*f;
 
 	l->id_prev = NULL;
-	if ((f = id_first(reg, lease_id(l), h)) == NULL)
+	if ((f = id_first(reg, lease_id(l), l->id_hash)) == NULL) {
 		l->id_next = NULL;
-	else {
-		htab_remove(&reg->id_tab, &f->id_node);
+		hidx_insert(&reg->id_idx, l->id_hash, l);
+	} else {
+		hidx_replace(&reg->id_idx, l->id_hash, f, l);
 		f->id_prev = l;
 		l->id_next = f;
 	}
-	htab_insert(&reg->id_tab, &l->id_node, h);
 }
 
 /* Take a lease out of the id index in O(1); the next one moves up. */
@@ -384,14 +390,11 @@ id_unlink(struct registry *reg, struct lease *l)
 		l->id_prev->id_next = next;
 		if (next != NULL)
 			next->id_prev = l->id_prev;
-	} else {
-		htab_remove(&reg->id_tab, &l->id_node);
-		if (next != NULL) {
-			next->id_prev = NULL;
-			htab_insert(&reg->id_tab, &next->id_node,
-			    l->id_node.hash);
-		}
-	}
+	} else if (next != NULL) {
+		next->id_prev = NULL;
+		hidx_replace(&reg->id_idx, l->id_hash, l, next);
+	} else
+		hidx_remove(&reg->id_idx, l->id_hash, l);
 	l->id_next = l->id_prev = NULL;
 }
 
@@ -415,8 +418,8 @@ registry_new(const struct registry_conf *rc, int64_t now)
 	reg->qmax = reg->conf.max_instances * 4 + REGISTRY_QUEUE_SLACK;
 
 	htab_init(&reg->app_tab, 64);
-	htab_init(&reg->lease_tab, 1024);
-	htab_init(&reg->id_tab, 1024);
+	hidx_init(&reg->lease_idx, 2048);
+	hidx_init(&reg->id_idx, 2048);
 	htab_init(&reg->override_tab, 64);
 	htab_init(&reg->tomb_tab, 64);
 	TAILQ_INIT(&reg->override_lru);
@@ -472,8 +475,8 @@ registry_free(struct registry *reg)
 	recent_clear(&reg->registered);
 	recent_clear(&reg->cancelled);
 	htab_clear(&reg->app_tab);
-	htab_clear(&reg->lease_tab);
-	htab_clear(&reg->id_tab);
+	hidx_clear(&reg->lease_idx);
+	hidx_clear(&reg->id_idx);
 	htab_clear(&reg->override_tab);
 	htab_clear(&reg->tomb_tab);
 	free(reg->obs);
@@ -525,18 +528,14 @@ registry_notify(struct registry *reg, enum registry_event_type type,
 static struct lease *
 lease_find(const struct registry *reg, const struct reg_key *k)
 {
-	struct htab_node	*n;
-	struct lease	*l;
-	uint64_t	 h = registry_key_hash(k->ah, k->ih);
+	struct hidx_iter	 it;
+	struct lease		*l;
 
-	for (n = htab_first(&reg->lease_tab, h); n != NULL; n = n->next) {
-		if (n->hash != h)
-			continue;
-		l = CONTAINER_OF(n, struct lease, key_node);
+	for (l = hidx_first(&reg->lease_idx, registry_key_hash(k->ah, k->ih),
+	    &it); l != NULL; l = hidx_next(&it))
 		if (strcmp(lease_id(l), k->id) == 0 &&
 		    strcasecmp(l->app->name, k->app) == 0)
 			return (l);
-	}
 	return (NULL);
 }
 
@@ -1099,7 +1098,7 @@ registry_do_register(struct registry *reg, struct instance *in,
 	} else
 		k.ah = hash_str(in->app);	/* upper: hash_str_upper's */
 	k.ih = hash_str(id);
-	htab_prefetch(&reg->id_tab, k.ih);
+	hidx_prefetch(&reg->id_idx, k.ih);
 	/* Stored without spare map capacity; the bounds see it so. */
 	instance_trim(in);
 	size = instance_stored_size(in);
@@ -1181,9 +1180,9 @@ registry_do_register(struct registry *reg, struct instance *in,
 		l->inst = in;
 		l->app = a;
 		l->app_hash = k.ah;
-		htab_insert(&reg->lease_tab, &l->key_node,
-		    registry_key_hash(k.ah, k.ih));
-		id_link(reg, l, k.ih);
+		l->id_hash = k.ih;
+		hidx_insert(&reg->lease_idx, lease_key_hash(l), l);
+		id_link(reg, l);
 		if (a->n == a->cap) {
 			a->cap = a->cap == 0 ? 4 : a->cap * 2;
 			a->leases = xreallocarray(a->leases, a->cap,
@@ -1348,7 +1347,7 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 	reg->counts[l->inst->status]--;
 	a->counts[l->inst->status]--;
 	reg->size--;
-	htab_remove(&reg->lease_tab, &l->key_node);
+	hidx_remove(&reg->lease_idx, lease_key_hash(l), l);
 	id_unlink(reg, l);
 	last = a->leases[a->n - 1];
 	a->leases[l->idx] = last;
@@ -1386,7 +1385,7 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 		k.app = l->inst->app;
 		k.id = lease_id(l);
 		k.ah = app_hash;
-		k.ih = hash_str(k.id);
+		k.ih = l->id_hash;
 		tomb_set(reg, &k, cancel_ts, now.mono_ms);
 	}
 	/* inst is NULL: the instance is gone from the registry. */
@@ -1818,7 +1817,7 @@ registry_delta(struct registry *reg, int64_t now)
 
 	for (k = reg->qn; k-- > 0;) {
 		l = reg->q[(reg->qhead + k) % reg->qcap].lease;
-		h = l->key_node.hash & (nb - 1);
+		h = lease_key_hash(l) & (nb - 1);
 		for (j = heads[h]; j != SIZE_MAX; j = next[j]) {
 			o = reg->q[(reg->qhead + j) % reg->qcap].lease;
 			if (o == l || (strcmp(lease_id(o), lease_id(l)) == 0 &&
@@ -1968,7 +1967,7 @@ registry_dwalk_step(const struct registry *reg, struct reg_dwalk *w,
 		k = --w->k;
 		done++;
 		l = dwalk_lease(reg, k);
-		h = l->key_node.hash & (w->nb - 1);
+		h = lease_key_hash(l) & (w->nb - 1);
 		for (j = w->heads[h]; j != SIZE_MAX; j = w->next[j]) {
 			o = dwalk_lease(reg, j);
 			if (o == l || (strcmp(lease_id(o), lease_id(l)) == 0 &&
@@ -2326,14 +2325,21 @@ registry_foreach_table(struct registry *reg,
 		"registry_overrides", "registry_tombstones",
 	};
 	const struct htab	*t[] = {
-		&reg->app_tab, &reg->lease_tab, &reg->id_tab,
-		&reg->override_tab, &reg->tomb_tab,
+		&reg->app_tab, NULL, NULL, &reg->override_tab, &reg->tomb_tab,
+	};
+	const struct hidx	*x[] = {
+		NULL, &reg->lease_idx, &reg->id_idx, NULL, NULL,
 	};
 	struct htab_stats	 st;
 	size_t			 i;
 
 	for (i = 0; i < sizeof t / sizeof t[0]; i++) {
-		htab_stats_scan(t[i], &reg->tscan[i], HTAB_SCAN_BUCKETS, &st);
+		if (t[i] != NULL)
+			htab_stats_scan(t[i], &reg->tscan[i],
+			    HTAB_SCAN_BUCKETS, &st);
+		else
+			hidx_stats_scan(x[i], &reg->tscan[i],
+			    HTAB_SCAN_BUCKETS, &st);
 		cb(names[i], &st, arg);
 	}
 }

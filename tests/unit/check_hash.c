@@ -267,6 +267,8 @@ END_TEST
  * with a keyed hash (the longest seen at 1M is about 10).
  */
 #define STEP_BOUND	(HTAB_STEP_NODES + 32)
+/* An index's step finishes the run it stopped in (runs stay under 64). */
+#define IDX_STEP_BOUND	(HTAB_STEP_NODES + 64)
 
 /* A fixed process key, so that the chains below are the same every run. */
 static void
@@ -626,6 +628,162 @@ START_TEST(test_applications_index)
 }
 END_TEST
 
+/* The item with value v in an index, or NULL. */
+static struct item *
+ifind(const struct hidx *t, const struct item *base, int v)
+{
+	struct hidx_iter	 it;
+	struct item		*x;
+	uint64_t		 h = hash_bytes(&v, sizeof v);
+
+	for (x = hidx_first(t, h, &it); x != NULL; x = hidx_next(&it))
+		if (x - base == v)
+			return (x);
+	return (NULL);
+}
+
+/* Fail unless exactly the items lo..hi-1 of v are in the index. */
+static void
+iall_found(const struct hidx *t, const struct item *v, int lo, int hi, int n)
+{
+	int	i;
+
+	for (i = 0; i < n; i++) {
+		if (i >= lo && i < hi)
+			ck_assert_ptr_eq(ifind(t, v, i), &v[i]);
+		else
+			ck_assert_ptr_null(ifind(t, v, i));
+	}
+}
+
+/*
+ * The open-addressed index grows to 1M entries and back to none in
+ * steps: the load stays at most 1/2 (a resize ends long before the next
+ * is due), every entry is found in either array mid-resize, no insert
+ * or remove moves more than a step's entries plus one run, probes stay
+ * short for keyed hashes, and it shrinks back to its minimum.
+ */
+START_TEST(test_index_grows_and_shrinks_in_steps)
+{
+	struct hidx		 t;
+	struct htab_stats	 st;
+	struct item		*v;
+	int			 i, n = 1 << 20, resizing = 0, full = 0, was;
+	uint64_t		 h;
+
+	pin_key();
+	v = items_new(n);
+	hidx_init(&t, 16);
+	for (i = 0; i < n; i++) {
+		was = t.old != NULL;
+		h = hash_bytes(&i, sizeof i);
+		hidx_insert(&t, h, &v[i]);
+		ck_assert_uint_le(t.n, t.cap / 2 + 1);
+		if (t.old == NULL)
+			continue;
+		resizing++;
+		ck_assert_ptr_eq(ifind(&t, v, i), &v[i]);
+		ck_assert_ptr_eq(ifind(&t, v, i / 3), &v[i / 3]);
+		if (!was && t.ocap >= 2048) {
+			iall_found(&t, v, 0, i + 1, i + 2);
+			full++;
+		}
+	}
+	hidx_stats(&t, &st);
+	fprintf(stderr, "index 0..%d: %d inserts during a resize, most moved "
+	    "by one %zu, longest probe %zu, slots %zu\n", n, resizing,
+	    st.step_max, st.longest, st.buckets);
+	ck_assert_uint_eq(st.entries, (size_t)n);
+	ck_assert_uint_le(st.step_max, IDX_STEP_BOUND);
+	ck_assert_int_gt(full, 5);
+	ck_assert_uint_le(st.longest, 64);
+	ck_assert_uint_ge(st.buckets, 2 * (size_t)n);
+	iall_found(&t, v, 0, n, n + 1);
+	/* Out again, oldest first, checked along the way. */
+	for (i = 0; i < n; i++) {
+		h = hash_bytes(&i, sizeof i);
+		hidx_remove(&t, h, &v[i]);
+		if ((i & 0xffff) == 0 || (t.old != NULL && t.on < 4))
+			ck_assert_ptr_eq(ifind(&t, v, n - 1), &v[n - 1]);
+		if (i == n - 1000)
+			iall_found(&t, v, i + 1, n, n);
+	}
+	hidx_stats(&t, &st);
+	ck_assert_uint_eq(st.entries, 0);
+	ck_assert_uint_le(st.step_max, IDX_STEP_BOUND);
+	ck_assert_uint_le(t.cap, 64);
+	/* Removing what is not in it changes nothing. */
+	h = hash_bytes(&i, sizeof i);
+	hidx_remove(&t, h, &v[0]);
+	ck_assert_uint_eq(hidx_count(&t), 0);
+	hidx_clear(&t);
+	free(v);
+}
+END_TEST
+
+/*
+ * Entries of one hash are all walked, in either array, and a removal in
+ * the middle of a run (with wrap-around at the array's end) leaves every
+ * other entry found: removals during a resize, from the old array's
+ * unmoved runs and from the new array, checked against a full scan.
+ */
+START_TEST(test_index_runs_and_removal_mid_resize)
+{
+	struct hidx		 t;
+	struct hidx_iter	 it;
+	struct item		*v, *x;
+	int			 i, k, n = 5000, seen, in[5000];
+	uint64_t		 h;
+
+	pin_key();
+	v = items_new(n);
+	hidx_init(&t, 16);
+	/* Twelve entries of one hash whose home is the last slot (16, 32). */
+	for (i = 0; i < 12; i++)
+		hidx_insert(&t, 0x10001f, &v[i]);
+	for (seen = 0, x = hidx_first(&t, 0x10001f, &it); x != NULL;
+	    x = hidx_next(&it))
+		seen++;
+	ck_assert_int_eq(seen, 12);
+	for (i = 0; i < 12; i += 2)
+		hidx_remove(&t, 0x10001f, &v[i]);
+	for (seen = 0, x = hidx_first(&t, 0x10001f, &it); x != NULL;
+	    x = hidx_next(&it)) {
+		ck_assert_int_eq((x - v) % 2, 1);
+		seen++;
+	}
+	ck_assert_int_eq(seen, 6);
+	for (i = 1; i < 12; i += 2)
+		hidx_remove(&t, 0x10001f, &v[i]);
+	ck_assert_uint_eq(hidx_count(&t), 0);
+	/* Random removals interleaved with inserts across resizes. */
+	memset(in, 0, sizeof in);
+	for (k = 0; k < 40000; k++) {
+		i = (int)((unsigned)(k * 2654435761u) % (unsigned)n);
+		h = hash_bytes(&i, sizeof i) & 0xffffffff0000ffffULL;
+		if (in[i]) {
+			hidx_remove(&t, h, &v[i]);
+			in[i] = 0;
+		} else {
+			hidx_insert(&t, h, &v[i]);
+			in[i] = 1;
+		}
+		if (t.old != NULL && k % 7 == 0) {
+			for (i = 0; i < n; i++) {
+				h = hash_bytes(&i, sizeof i) &
+				    0xffffffff0000ffffULL;
+				for (x = hidx_first(&t, h, &it); x != NULL &&
+				    x != &v[i]; x = hidx_next(&it))
+					;
+				ck_assert((x != NULL) == (in[i] != 0));
+			}
+		}
+	}
+	hidx_clear(&t);
+	free(v);
+}
+END_TEST
+
 /* The check suite. */
 static Suite *
 hash_suite(void)
@@ -648,6 +806,8 @@ hash_suite(void)
 	tcase_add_test(tr, test_table_sweep_during_resize);
 	tcase_add_test(tr, test_table_one_chain_per_hash);
 	tcase_add_test(tr, test_table_stats_scan);
+	tcase_add_test(tr, test_index_grows_and_shrinks_in_steps);
+	tcase_add_test(tr, test_index_runs_and_removal_mid_resize);
 	suite_add_tcase(s, tr);
 	return (s);
 }
