@@ -640,6 +640,8 @@ htab_stats(const struct htab *t, struct htab_stats *s)
 
 /* Slot i of an array of cap slots follows slot i - 1, cyclically. */
 #define HIDX_NEXT(i, cap)	(((i) + 1) & ((cap) - 1))
+/* How far slot i is from the home of hash h (mask: cap - 1). */
+#define HIDX_DIST(i, h, mask)	(((i) - ((h) & (mask))) & (mask))
 
 /* An empty index; min_slots is rounded up to a power of two. */
 void
@@ -665,36 +667,46 @@ hidx_clear(struct hidx *t)
 	t->cap = t->n = t->ocap = t->on = t->oi = t->ostart = 0;
 }
 
-/* Put (hash, p) in the first empty slot of its run. */
+/*
+ * Put (hash, p) in its run, Robin Hood's way: an entry nearer its home
+ * than the one being placed gives up its slot and is placed further on,
+ * so along a run the distances from home never drop by more than one
+ * step and the longest probe stays short (about 10 at a million entries
+ * at load 1/2, where first-come linear probing reaches 40 and more).
+ */
 static void
 hidx_put(struct hidx_slot *s, size_t cap, uint64_t hash, void *p)
 {
-	size_t	i = hash & (cap - 1);
+	struct hidx_slot	 e = { hash, p }, t;
+	size_t			 i = hash & (cap - 1), d = 0, mask = cap - 1;
 
-	while (s[i].p != NULL)
+	while (s[i].p != NULL) {
+		if (HIDX_DIST(i, s[i].hash, mask) < d) {
+			t = s[i];
+			s[i] = e;
+			e = t;
+			d = HIDX_DIST(i, e.hash, mask);
+		}
 		i = HIDX_NEXT(i, cap);
-	s[i].hash = hash;
-	s[i].p = p;
+		d++;
+	}
+	s[i] = e;
 }
 
 /*
- * Empty slot i and close the hole: each later entry of the run whose home
- * is not cyclically in (hole, its slot] moves back into the hole.
+ * Empty slot i and close the hole: the rest of its run moves back one
+ * slot, up to the first entry already in its home (Robin Hood's
+ * backward shift, which keeps the order hidx_put made).
  */
 static void
 hidx_delete(struct hidx_slot *s, size_t cap, size_t i)
 {
-	size_t	j = i, k, mask = cap - 1;
+	size_t	j = HIDX_NEXT(i, cap), mask = cap - 1;
 
-	for (;;) {
-		j = HIDX_NEXT(j, cap);
-		if (s[j].p == NULL)
-			break;
-		k = s[j].hash & mask;
-		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
-			continue;
+	while (s[j].p != NULL && HIDX_DIST(j, s[j].hash, mask) != 0) {
 		s[i] = s[j];
 		i = j;
+		j = HIDX_NEXT(j, cap);
 	}
 	s[i].hash = 0;
 	s[i].p = NULL;
@@ -705,9 +717,11 @@ static size_t
 hidx_slot_of(const struct hidx_slot *s, size_t cap, uint64_t hash,
     const void *p)
 {
-	size_t	i = hash & (cap - 1);
+	size_t	i = hash & (cap - 1), d = 0, mask = cap - 1;
 
-	for (; s[i].p != NULL; i = HIDX_NEXT(i, cap))
+	/* An entry nearer its home than d ends the search (hidx_put). */
+	for (; s[i].p != NULL && HIDX_DIST(i, s[i].hash, mask) >= d;
+	    i = HIDX_NEXT(i, cap), d++)
 		if (s[i].p == p)
 			return (i);
 	return (SIZE_MAX);
@@ -834,9 +848,12 @@ static void *
 hidx_scan(struct hidx_iter *it)
 {
 	const struct hidx_slot	*s = it->s;
-	size_t			 i;
+	size_t			 i, d;
 
-	for (i = it->i; s[i].p != NULL; i = (i + 1) & it->mask) {
+	/* As hidx_slot_of: the run's order ends the search early. */
+	for (i = it->i, d = HIDX_DIST(i, it->hash, it->mask); s[i].p != NULL &&
+	    HIDX_DIST(i, s[i].hash, it->mask) >= d;
+	    i = (i + 1) & it->mask, d++) {
 		if (s[i].hash == it->hash) {
 			it->i = (i + 1) & it->mask;
 			return (s[i].p);

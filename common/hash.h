@@ -126,10 +126,12 @@ void		 htab_stats_scan(const struct htab *, struct htab_scan *,
  * pointer, so a lookup reads one run of slots, mostly one cache line,
  * and never touches an object whose hash differs, where a chain walk
  * reads every node it passes. Linear probing from hash & (cap - 1) at
- * load at most 1/2; a removal shifts the rest of its run back (no
- * deleted markers), so runs stay short for keyed hashes whatever the
- * names are (hash.c's key argument), grown at load 1/2 and shrunk
- * below 1/8 as htab.
+ * load at most 1/2, Robin Hood's order (an entry placed further from
+ * home than the one in a slot takes the slot), so a probe, and a search
+ * for what is not there, ends after a few slots; a removal shifts the
+ * rest of its run back (no deleted markers). Probes stay short for
+ * keyed hashes whatever the names are (hash.c's key argument); grown at
+ * load 1/2 and shrunk below 1/8 as htab.
  *
  * Resizes are incremental as htab's: while one is under way the old
  * array is read too, and every insert and remove first moves old runs

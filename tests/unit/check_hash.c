@@ -696,7 +696,7 @@ START_TEST(test_index_grows_and_shrinks_in_steps)
 	ck_assert_uint_eq(st.entries, (size_t)n);
 	ck_assert_uint_le(st.step_max, IDX_STEP_BOUND);
 	ck_assert_int_gt(full, 5);
-	ck_assert_uint_le(st.longest, 64);
+	ck_assert_uint_le(st.longest, 24);	/* Robin Hood: about 10 */
 	ck_assert_uint_ge(st.buckets, 2 * (size_t)n);
 	iall_found(&t, v, 0, n, n + 1);
 	/* Out again, oldest first, checked along the way. */
