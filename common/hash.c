@@ -519,15 +519,6 @@ htab_first(const struct htab *t, uint64_t hash)
 	return (*htab_slot(t, hash, &inold));
 }
 
-/* Ask for the chain head's cache line ahead of htab_first (hash.h). */
-void
-htab_prefetch(const struct htab *t, uint64_t hash)
-{
-	int	inold;
-
-	__builtin_prefetch(htab_slot(t, hash, &inold));
-}
-
 /* Number of linked nodes. */
 size_t
 htab_count(const struct htab *t)

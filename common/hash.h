@@ -91,12 +91,6 @@ void		 htab_clear(struct htab *);	/* frees buckets, not nodes */
 void		 htab_insert(struct htab *, struct htab_node *, uint64_t);
 void		 htab_remove(struct htab *, struct htab_node *);
 struct htab_node *htab_first(const struct htab *, uint64_t);
-/*
- * Start loading the chain head of a hash that a lookup will read soon:
- * two lookups in tables too large for the cache then wait for memory
- * once, not twice.
- */
-void		 htab_prefetch(const struct htab *, uint64_t);
 size_t		 htab_count(const struct htab *);
 /* Unlink every node drop() says 1 to; drop may free it. */
 void		 htab_sweep(struct htab *, int (*drop)(struct htab_node *,
@@ -179,6 +173,11 @@ void		 hidx_replace(struct hidx *, uint64_t, const void *p, void *np);
 void		*hidx_first(const struct hidx *, uint64_t, struct hidx_iter *);
 void		*hidx_next(struct hidx_iter *);
 size_t		 hidx_count(const struct hidx *);
+/*
+ * Start loading the slots a lookup of hash will read soon: two lookups
+ * in indexes too large for the cache then wait for memory once, not
+ * twice.
+ */
 void		 hidx_prefetch(const struct hidx *, uint64_t);
 /* htab_stats for an index: buckets are slots, longest the longest probe. */
 void		 hidx_stats(const struct hidx *, struct htab_stats *);
