@@ -1,7 +1,8 @@
 /*
- * registry.c: the lease table (spec §5). Apps are found by name and leases
- * by (app, id) through intrusive chained hash tables (common/hash.c: keyed,
- * growing); each app keeps its leases in a dense array (swap-remove) so
+ * registry.c: the lease table (spec §5). Apps are found by name through
+ * an intrusive chained hash table and leases by (app, id) through an
+ * open-addressed index (common/hash.c: keyed, growing, resized in steps);
+ * each app keeps its leases in a dense array (swap-remove) so
  * encoders iterate by index, and an id index maps an id to the list of its
  * leases in every app, for instances/{id} and the override map. One id in
  * many apps is one entry there, so removing a lease never walks the others.
@@ -1085,7 +1086,7 @@ registry_do_register(struct registry *reg, struct instance *in,
 	 * The key's hashes once for every table. Registrations come in
 	 * runs of one app (a client's fleet, a peer's batch), so the app
 	 * registered into last is compared first: its hash is kept. The
-	 * id index's bucket is asked for now, while the lease table's is
+	 * id index's slots are asked for now, while the lease index's are
 	 * read: at a million leases both are misses, and a new lease
 	 * needs both.
 	 */
