@@ -108,6 +108,7 @@ struct jctx {
 	char			*err;		/* our own cause */
 	int			 found;		/* the wanted object was seen */
 	int			 done;		/* the root object has closed */
+	size_t			 root_end;	/* input offset past its close */
 	int64_t			 now;		/* wall ms, for the defaults */
 	char			 scratch[256];	/* short text for jv_text */
 	char			 keybuf[64];	/* a short key's text */
@@ -1889,11 +1890,21 @@ json_start_array_cb(void *arg)
 	return (jctx_open(JCTX(arg), 0));
 }
 
-/* '}' or ']': both just pop a frame. */
+/*
+ * '}' or ']': both just pop a frame. The root's close records where it
+ * ended in the input (yajl's offset is past the token being handed over),
+ * so that json_parse can refuse what follows it even when yajl holds it
+ * as a token not yet ended.
+ */
 static int
 json_end_cb(void *arg)
 {
-	return (jctx_close(JCTX(arg)));
+	struct json_parser	*p = arg;
+	int			 rc = jctx_close(p->cx);
+
+	if (rc && p->cx->done && p->cx->root_end == 0)
+		p->cx->root_end = yajl_get_bytes_consumed(p->h);
+	return (rc);
 }
 
 static const yajl_callbacks json_callbacks = {
@@ -1996,6 +2007,7 @@ jctx_init(struct jctx *cx, enum json_doc doc, int64_t now)
 	cx->err = NULL;
 	cx->found = 0;
 	cx->done = 0;
+	cx->root_end = 0;
 	cx->now = now;
 	cx->inst = NULL;
 	cx->app = NULL;
@@ -2072,6 +2084,19 @@ json_parse(struct jctx *cx, const char *data, size_t len, char **cause)
 	if (cx->depth != 0 || !cx->done) {
 		xasprintf(cause, "cannot parse request body: premature EOF");
 		goto out;
+	}
+	/*
+	 * A value begun after the root and never ended (a string left open:
+	 * yajl_complete_parse lets it be with multiple values allowed) is
+	 * refused here, and the handle holding it goes with the failure.
+	 */
+	for (n = cx->root_end; n < len; n++) {
+		if (data[n] != ' ' && data[n] != '\t' && data[n] != '\n' &&
+		    data[n] != '\r') {
+			xasprintf(cause, "cannot parse request body: %s",
+			    JSON_TRAILING);
+			goto out;
+		}
 	}
 	rc = 0;
 out:

@@ -1457,6 +1457,20 @@ START_TEST(test_parser_reuse)
 	instance_free(in);
 	assert_bad("{\"instance\":{\"hostName\":\"h\"", "premature EOF");
 	instance_free(decode_ok(good));
+	/*
+	 * A string opened after the root and never closed is trailing too
+	 * (yajl keeps it as a token not yet ended), and leaves nothing in
+	 * the handle for the next document (fuzz_json_instance found it).
+	 */
+	assert_bad("{\"instance\":{\"hostName\":\"h\"}}\"",
+	    "trailing garbage after the JSON document");
+	instance_free(decode_ok(good));
+	assert_bad("{\"instance\":{\"hostName\":\"h\"}} \"x}",
+	    "trailing garbage after the JSON document");
+	instance_free(decode_ok(good));
+	in = decode_ok("{\"instance\":{\"hostName\":\"h\"}} \r\n\t");
+	instance_free(in);
+	instance_free(decode_ok(good));
 	/* Another kind of document on the same handle, and back. */
 	ck_assert_int_eq(decode_repl_hb(hb, &cause), 0);
 	ck_assert_int_eq(decode_repl_hb(hb, &cause), 0);
