@@ -582,32 +582,54 @@ htab_longest(struct htab_node *const *b, size_t from, size_t nb)
 	return (longest);
 }
 
+/*
+ * A resumed scan's next range of an array of n (begun again when the
+ * array changed): how many from sc->i, at most max.
+ */
+static size_t
+scan_next(struct htab_scan *sc, const void *a, size_t n, size_t max)
+{
+	if (sc->b != a || sc->nb != n) {
+		memset(sc, 0, sizeof *sc);
+		sc->b = a;
+		sc->nb = n;
+	}
+	return (n - sc->i < max ? n - sc->i : max);
+}
+
+/*
+ * Count a range of k looked at, whose longest was lo: the longest of the
+ * last whole pass or of this one so far, whichever is more.
+ */
+static size_t
+scan_done(struct htab_scan *sc, size_t k, size_t lo)
+{
+	size_t	longest;
+
+	if (lo > sc->cur)
+		sc->cur = lo;
+	sc->i += k;
+	longest = sc->cur > sc->last ? sc->cur : sc->last;
+	if (sc->i >= sc->nb) {
+		sc->last = sc->cur;
+		sc->cur = 0;
+		sc->i = 0;
+	}
+	return (longest);
+}
+
 /* htab_stats with a bounded, resumed look for the longest chain. */
 void
 htab_stats_scan(const struct htab *t, struct htab_scan *sc, size_t max,
     struct htab_stats *s)
 {
-	size_t	n, lo;
+	size_t	n = scan_next(sc, t->b, t->nb, max);
 
-	if (sc->b != (const void *)t->b || sc->nb != t->nb) {
-		memset(sc, 0, sizeof *sc);
-		sc->b = t->b;
-		sc->nb = t->nb;
-	}
-	n = t->nb - sc->i < max ? t->nb - sc->i : max;
-	if ((lo = htab_longest(t->b, sc->i, sc->i + n)) > sc->cur)
-		sc->cur = lo;
-	sc->i += n;
+	s->longest = scan_done(sc, n, htab_longest(t->b, sc->i, sc->i + n));
 	s->buckets = t->nb;
 	s->entries = t->n;
-	s->longest = sc->cur > sc->last ? sc->cur : sc->last;
 	s->pending = t->on;
 	s->step_max = t->step_max;
-	if (sc->i >= t->nb) {
-		sc->last = sc->cur;
-		sc->cur = 0;
-		sc->i = 0;
-	}
 }
 
 /* Buckets, entries, the longest chain (walks every bucket), resize state. */
@@ -937,25 +959,12 @@ void
 hidx_stats_scan(const struct hidx *t, struct htab_scan *sc, size_t max,
     struct htab_stats *st)
 {
-	size_t	n, lo;
+	size_t	n = scan_next(sc, t->s, t->cap, max);
 
-	if (sc->b != (const void *)t->s || sc->nb != t->cap) {
-		memset(sc, 0, sizeof *sc);
-		sc->b = t->s;
-		sc->nb = t->cap;
-	}
-	n = t->cap - sc->i < max ? t->cap - sc->i : max;
-	if ((lo = hidx_longest(t->s, t->cap, sc->i, sc->i + n)) > sc->cur)
-		sc->cur = lo;
-	sc->i += n;
+	st->longest = scan_done(sc, n,
+	    hidx_longest(t->s, t->cap, sc->i, sc->i + n));
 	st->buckets = t->cap;
 	st->entries = t->n;
-	st->longest = sc->cur > sc->last ? sc->cur : sc->last;
 	st->pending = t->on;
 	st->step_max = t->step_max;
-	if (sc->i >= t->cap) {
-		sc->last = sc->cur;
-		sc->cur = 0;
-		sc->i = 0;
-	}
 }
