@@ -3,11 +3,15 @@
  *
  * A request is open (the /health probes, so orchestrators can probe a
  * secured server), a read (every GET or HEAD: registry fetches, the
- * dashboard, /metrics, /info), a write (every other method under the REST
- * bases: register, heartbeat, cancel, status, metadata) or a peer request
- * (anything under peerreplication/ or heureka/). The kind comes from the
- * method and the path alone, so a route added to rest.c's table is a read
- * or a write without anyone having to remember this file.
+ * dashboard, /metrics, /info), a write (register, heartbeat, cancel,
+ * status, metadata, the leader pin) or a peer request (the replication
+ * batch, heureka/digest, apps and stats). The kind is not read here from
+ * the path: it is a field of the route rest.c's router resolves
+ * (rest_route_resolve), so the path is decoded once and the role judged
+ * is the role of the handler reached. Before, this file classified the
+ * raw path while the router matched decoded segments, and a user's POST
+ * to /eureka/v2/%70eerreplication/batch was a "write" that stored a
+ * replication batch (issue 21).
  *
  * Identities, with authentication on: a peer (a verified certificate
  * from the peer CA, or heureka.security.peer.name/password) may do
@@ -59,16 +63,6 @@ enum access_who {
 	ACCESS_BAD,		/* credentials sent, but wrong */
 	ACCESS_USER,
 	ACCESS_PEER_ID,
-};
-
-/*
- * Paths outside the REST bases that are always open: the liveness and
- * readiness probes dashboard.c answers.
- */
-static const char *access_open_paths[] = {
-	"/health", "/health/liveness", "/health/readiness",
-	"/actuator/health", "/actuator/health/liveness",
-	"/actuator/health/readiness",
 };
 
 /* SHA-256 of len bytes at p into out. */
@@ -156,51 +150,6 @@ void
 access_set_cert_check(struct access *a, int (*fn)(struct evhttp_request *))
 {
 	a->cert_check = fn;
-}
-
-/* Whether rel is heureka/apps/{app}/leader (server/leader.c). */
-static int
-access_is_leader(const char *rel)
-{
-	const char	*app = rel + 13, *slash;
-
-	if (strncmp(rel, "heureka/apps/", 13) != 0 ||
-	    (slash = strchr(app, '/')) == NULL || slash == app)
-		return (0);
-	return (strcmp(slash, "/leader") == 0);
-}
-
-/* The kind of a request, from its method and path. */
-enum access_kind
-access_classify(enum evhttp_cmd_type method, const char *rel,
-    const char *path)
-{
-	size_t	i;
-	int	get = method == EVHTTP_REQ_GET || method == EVHTTP_REQ_HEAD;
-
-	if (rel == NULL) {
-		for (i = 0; i < sizeof access_open_paths /
-		    sizeof access_open_paths[0]; i++) {
-			if (path != NULL &&
-			    strcmp(path, access_open_paths[i]) == 0)
-				return (ACCESS_OPEN);
-		}
-		/* The dashboard and /metrics, /info are read-only. */
-		return (get ? ACCESS_READ : ACCESS_WRITE);
-	}
-	while (*rel == '/')
-		rel++;
-	/* heureka/watch and heureka/apps/{app}/leader are the clients'. */
-	if (strcmp(rel, "heureka/watch") == 0 ||
-	    strcmp(rel, "heureka/watch/stats") == 0 || access_is_leader(rel))
-		return (get ? ACCESS_READ : ACCESS_WRITE);
-	if (strncmp(rel, "heureka", 7) == 0 &&
-	    (rel[7] == '\0' || rel[7] == '/'))
-		return (ACCESS_PEER);
-	if (strncmp(rel, "peerreplication", 15) == 0 &&
-	    (rel[15] == '\0' || rel[15] == '/'))
-		return (ACCESS_PEER);
-	return (get ? ACCESS_READ : ACCESS_WRITE);
 }
 
 /*

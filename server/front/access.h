@@ -1,8 +1,9 @@
 /*
- * access.h: who may do what (README "Security"). Every request is put in
- * one of four kinds (open, read, write, peer) by access_classify and
- * judged once, in rest.c's dispatcher, by access_check, before any
- * handler runs: nothing in the registry changes on a refusal.
+ * access.h: who may do what (README "Security"). Every request needs one
+ * of four roles (open, read, write, peer): the role of the route rest.c's
+ * router resolves for it (rest_route_resolve), judged once, in the
+ * dispatcher, by access_check, before any handler runs: nothing in the
+ * registry changes on a refusal.
  *
  * Authentication is HTTP Basic with Spring Security's user
  * (spring.security.user.name/password) and heureka's peer identity
@@ -45,13 +46,6 @@ int		 access_enabled(const struct access *);
  */
 void		 access_set_cert_check(struct access *,
 		     int (*)(struct evhttp_request *));
-
-/*
- * The kind of a request: rel is the path after a REST base, or NULL for
- * a path outside the bases (then path is the whole path).
- */
-enum access_kind access_classify(enum evhttp_cmd_type, const char *rel,
-		     const char *path);
 
 /*
  * Judge a request of kind k. *peer is set to 1 when the caller may act

@@ -38,6 +38,7 @@
 #include "httputil.h"
 #include "json.h"
 #include "gate.h"
+#include "leader.h"
 #include "log.h"
 #include "metrics.h"
 #include "ext.h"
@@ -1073,12 +1074,50 @@ h_airlift(struct rctx *x)
 	    x->nseg, x->now));
 }
 
+/* GET heureka/watch and heureka/watch/stats: the streams (watch.c). */
+static void
+h_watch(struct rctx *x)
+{
+	const char	*label;
+
+	label = watch_http(x->d->watch, x->req, x->nseg == 3 ? "watch/stats" :
+	    "watch", &x->query, x->now);
+	if (label != NULL)
+		x->route = label;
+	rest_record(x, evhttp_request_get_response_code(x->req));
+}
+
+/* heureka/apps/{app}/leader: the pinned or elected leader (leader.c). */
+static void
+h_leader(struct rctx *x)
+{
+	leader_http(x->d->reg, x->d->gate, x->req, x->seg[2], &x->query,
+	    x->now);
+	rest_record(x, evhttp_request_get_response_code(x->req));
+}
+
+/* heureka/digest, heureka/apps, heureka/stats: the peers' (ext.c). */
+static void
+h_ext(struct rctx *x)
+{
+	if (x->d->ext == NULL) {
+		reply(x, 404, NULL, NULL, 0);
+		return;
+	}
+	ext_http(x->d->ext, x->req, x->seg[1]);
+	rest_record(x, evhttp_request_get_response_code(x->req));
+}
+
 /*
- * A route: method mask, pattern ("*" is any one segment), handler, and
- * the body it takes (the header-time guard refuses any other body).
+ * A route: method mask, the role a caller needs for it (access.h), the
+ * pattern ("*" is any one segment), handler, and the body it takes (the
+ * header-time guard refuses any other body). The role is the route's:
+ * whoever reaches a handler, under whatever spelling of its path, was
+ * judged on this entry (README "Security").
  */
 struct route {
 	int		 methods;
+	enum access_kind role;
 	const char	*pattern[5];
 	const char	*label;
 	int		 app_id;	/* 1: seg[1] app, 2: + seg[2] id */
@@ -1090,45 +1129,63 @@ struct route {
 #define M_POST	EVHTTP_REQ_POST
 #define M_PUT	EVHTTP_REQ_PUT
 #define M_DEL	EVHTTP_REQ_DELETE
+#define RD	ACCESS_READ
+#define WR	ACCESS_WRITE
+#define PEER	ACCESS_PEER
 
 static const struct route routes[] = {
-	{ M_GET, { "apps" }, "apps", 0, h_apps },
-	{ M_GET, { "apps", "delta" }, "apps_delta", 0, h_delta },
-	{ M_GET, { "apps", "*" }, "app", 1, h_app },
-	{ M_POST, { "apps", "*" }, "register", 1, h_register,
+	{ M_GET, RD, { "apps" }, "apps", 0, h_apps },
+	{ M_GET, RD, { "apps", "delta" }, "apps_delta", 0, h_delta },
+	{ M_GET, RD, { "apps", "*" }, "app", 1, h_app },
+	{ M_POST, WR, { "apps", "*" }, "register", 1, h_register,
 	    REST_BODY_INSTANCE },
-	{ M_GET, { "apps", "*", "*" }, "instance", 2, h_instance },
-	{ M_PUT, { "apps", "*", "*" }, "renew", 2, h_renew },
-	{ M_DEL, { "apps", "*", "*" }, "cancel", 2, h_cancel },
-	{ M_PUT, { "apps", "*", "*", "status" }, "status", 2, h_status_put },
-	{ M_DEL, { "apps", "*", "*", "status" }, "status", 2,
+	{ M_GET, RD, { "apps", "*", "*" }, "instance", 2, h_instance },
+	{ M_PUT, WR, { "apps", "*", "*" }, "renew", 2, h_renew },
+	{ M_DEL, WR, { "apps", "*", "*" }, "cancel", 2, h_cancel },
+	{ M_PUT, WR, { "apps", "*", "*", "status" }, "status", 2,
+	    h_status_put },
+	{ M_DEL, WR, { "apps", "*", "*", "status" }, "status", 2,
 	    h_status_delete },
-	{ M_PUT, { "apps", "*", "*", "metadata" }, "metadata", 2,
+	{ M_PUT, WR, { "apps", "*", "*", "metadata" }, "metadata", 2,
 	    h_metadata },
-	{ M_GET, { "instances", "*" }, "instance", 0, h_instance_by_id },
-	{ M_GET, { "vips", "*" }, "vips", 0, h_vip },
-	{ M_GET, { "svips", "*" }, "vips", 0, h_vip },
-	{ M_POST, { "peerreplication", "batch" }, "batch", 0, h_batch,
+	{ M_GET, RD, { "instances", "*" }, "instance", 0, h_instance_by_id },
+	{ M_GET, RD, { "vips", "*" }, "vips", 0, h_vip },
+	{ M_GET, RD, { "svips", "*" }, "vips", 0, h_vip },
+	{ M_POST, PEER, { "peerreplication", "batch" }, "batch", 0, h_batch,
 	    REST_BODY_BATCH },
-	{ M_PUT, { "asg", "*", "status" }, "asg", 0, h_asg },
-	{ M_GET, { "status" }, "status_info", 0, h_status_info },
-	{ M_GET, { "serverinfo", "statusoverrides" }, "statusoverrides", 0,
-	    h_overrides },
-	{ M_GET, { "announcement", "static" }, "airlift_static", 0,
+	{ M_PUT, WR, { "asg", "*", "status" }, "asg", 0, h_asg },
+	{ M_GET, RD, { "status" }, "status_info", 0, h_status_info },
+	{ M_GET, RD, { "serverinfo", "statusoverrides" }, "statusoverrides",
+	    0, h_overrides },
+	/* heureka's extension: the clients' watch and leader ... */
+	{ M_GET, RD, { "heureka", "watch" }, "watch", 0, h_watch },
+	{ M_GET, RD, { "heureka", "watch", "stats" }, "watch", 0, h_watch },
+	{ M_GET, RD, { "heureka", "apps", "*", "leader" }, "leader", 0,
+	    h_leader },
+	{ M_PUT | M_DEL, WR, { "heureka", "apps", "*", "leader" }, "leader",
+	    0, h_leader },
+	/* ... and what only peers read (anti-entropy, stats). */
+	{ M_GET, PEER, { "heureka", "digest" }, "heureka", 0, h_ext },
+	{ M_GET, PEER, { "heureka", "apps" }, "heureka", 0, h_ext },
+	{ M_GET, PEER, { "heureka", "stats" }, "heureka", 0, h_ext },
+	{ M_GET, RD, { "announcement", "static" }, "airlift_static", 0,
 	    h_airlift },
-	{ M_POST, { "announcement", "static" }, "airlift_static", 0,
+	{ M_POST, WR, { "announcement", "static" }, "airlift_static", 0,
 	    h_airlift, REST_BODY_INSTANCE },
-	{ M_DEL, { "announcement", "static", "*" }, "airlift_static", 0,
+	{ M_DEL, WR, { "announcement", "static", "*" }, "airlift_static", 0,
 	    h_airlift },
-	{ M_PUT, { "announcement", "*" }, "airlift_announce", 0, h_airlift,
-	    REST_BODY_INSTANCE },
-	{ M_DEL, { "announcement", "*" }, "airlift_announce", 0, h_airlift },
-	{ M_DEL, { "announcement", "*", "*" }, "airlift_announce", 0,
+	{ M_PUT, WR, { "announcement", "*" }, "airlift_announce", 0,
+	    h_airlift, REST_BODY_INSTANCE },
+	{ M_DEL, WR, { "announcement", "*" }, "airlift_announce", 0,
 	    h_airlift },
-	{ M_GET, { "service" }, "airlift_service", 0, h_airlift },
-	{ M_GET, { "service", "*" }, "airlift_service", 0, h_airlift },
-	{ M_GET, { "service", "*", "*" }, "airlift_service", 0, h_airlift },
+	{ M_DEL, WR, { "announcement", "*", "*" }, "airlift_announce", 0,
+	    h_airlift },
+	{ M_GET, RD, { "service" }, "airlift_service", 0, h_airlift },
+	{ M_GET, RD, { "service", "*" }, "airlift_service", 0, h_airlift },
+	{ M_GET, RD, { "service", "*", "*" }, "airlift_service", 0,
+	    h_airlift },
 };
+#define NROUTES	(sizeof routes / sizeof routes[0])
 
 /* Whether a route's pattern matches the segments. */
 static int
@@ -1266,103 +1323,104 @@ rest_base(const char *path)
 	return (0);
 }
 
-/* Route one REST request (path is relative to the base). */
-static void
-rest_route(struct rctx *x, const char *rel)
+/*
+ * The one resolution of a request target, behind the dispatcher, the
+ * guard and the fuzz target alike: the base, the rest of the path split
+ * and URL-decoded once (into seg, in buf of buflen bytes or in *heap for
+ * the caller to free), the route those segments and method reach, and
+ * from it the role and the body (see rest_route_resolve() in rest.h).
+ * Returns the route, or NULL with t->status set (0 and t->outside for a
+ * path outside the bases).
+ */
+static const struct route *
+route_resolve(const char *path, int method, char **seg, int *nseg,
+    char *buf, size_t buflen, char **heap, struct rest_target *t)
 {
 	const struct route	*r;
-	size_t			 i;
+	enum access_kind	 strict = ACCESS_OPEN;
+	size_t			 base, i;
 	int			 mask = 0;
-	char			 allow[64];
 
-	if (strncmp(rel, "heureka/", 8) == 0 || strcmp(rel, "heureka") == 0) {
-		x->route = "heureka";
-		if ((x->route = watch_http(x->d->watch, x->req,
-		    rel[7] == '/' ? rel + 8 : "", &x->query, x->now)) != NULL) {
-			rest_record(x, evhttp_request_get_response_code(x->req));
-			return;
-		}
-		x->route = "heureka";
-		if (x->d->ext == NULL) {
-			reply(x, 404, NULL, NULL, 0);
-			return;
-		}
-		ext_http(x->d->ext, x->req, rel[7] == '/' ? rel + 8 : "");
-		rest_record(x, evhttp_request_get_response_code(x->req));
-		return;
+	memset(t, 0, sizeof *t);
+	t->route = -1;
+	t->role = method == EVHTTP_REQ_GET || method == EVHTTP_REQ_HEAD ?
+	    ACCESS_READ : ACCESS_WRITE;
+	*nseg = 0;
+	*heap = NULL;
+	if ((base = rest_base(path)) == 0) {
+		/* The probes ops.c answers are open; it reads the same path. */
+		t->outside = 1;
+		if (ops_is_probe(path))
+			t->role = ACCESS_OPEN;
+		return (NULL);
 	}
-	if (split_path(x->seg, &x->nseg, rel, x->segbuf, sizeof x->segbuf,
-	    &x->segheap) != 0) {
-		x->route = "other";
-		reply_error(x, 400, "malformed path");
-		return;
+	if (split_path(seg, nseg, path + base, buf, buflen, heap) != 0) {
+		t->status = 400;
+		return (NULL);
 	}
-	for (i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+	for (i = 0; i < NROUTES; i++) {
 		r = &routes[i];
-		if (!route_match(r, x->seg, x->nseg))
+		if (!route_match(r, seg, *nseg))
 			continue;
 		mask |= r->methods;
-		if ((r->methods & route_method((int)x->method)) == 0)
+		if (r->role > strict)
+			strict = r->role;
+		if ((r->methods & route_method(method)) == 0)
 			continue;
-		x->route = r->label;
-		if (r->app_id > 0 && path_app_id(x, r->app_id == 2) != 0)
-			return;
-		r->fn(x);
-		return;
+		t->route = (int)i;
+		t->role = r->role;
+		t->body = r->body;
+		return (r);
 	}
-	x->route = "other";
 	if (mask != 0) {
-		/* Jersey's answer: 405 with the methods the resource takes. */
-		allow_string(mask, allow, sizeof allow);
-		evhttp_add_header(evhttp_request_get_output_headers(x->req),
-		    "Allow", allow);
-		reply_error(x, 405, "method not allowed");
+		/* Only who may use a resource learns the methods it takes. */
+		t->status = 405;
+		if (strict > t->role)
+			t->role = strict;
+		allow_string(mask, t->allow, sizeof t->allow);
 	} else
-		reply_error(x, 404, "no such resource");
+		t->status = 404;
+	return (NULL);
 }
 
-/*
- * What the route for method on path (a request URI's path, not decoded)
- * takes, for the header-time guard: 0 with *body set when a route takes
- * it (paths outside the REST bases, which take no body, included), else
- * the status the dispatcher will answer (400 malformed path, 404 no such
- * resource, 405 with allow set to the methods the path takes).
- */
+/* Resolve a request target; see rest.h. */
+int
+rest_route_resolve(const char *path, int method, struct rest_target *t)
+{
+	char	*seg[MAX_SEGMENTS], segbuf[SEG_INLINE], *segheap;
+	int	 nseg;
+
+	(void)route_resolve(path, method, seg, &nseg, segbuf, sizeof segbuf,
+	    &segheap, t);
+	free(segheap);
+	return (t->status);
+}
+
+/* What the route for method on path takes, for the guard; see rest.h. */
 int
 rest_route_lookup(const char *path, int method, enum rest_body *body,
     char *allow, size_t allowlen)
 {
-	char		*seg[MAX_SEGMENTS], segbuf[SEG_INLINE], *segheap = NULL;
-	const char	*rel;
-	size_t		 base, i;
-	int		 nseg = 0, mask = 0, rc = 404;
+	struct rest_target	t;
 
-	*body = REST_BODY_NONE;
+	rest_route_resolve(path, method, &t);
+	*body = t.body;
 	if (allowlen > 0)
-		allow[0] = '\0';
-	if ((base = rest_base(path)) == 0)
-		return (0);
-	rel = path + base;
-	if (strncmp(rel, "heureka/", 8) == 0 || strcmp(rel, "heureka") == 0)
-		return (0);
-	if (split_path(seg, &nseg, rel, segbuf, sizeof segbuf, &segheap) != 0)
-		rc = 400;
-	for (i = 0; rc != 400 && i < sizeof routes / sizeof routes[0]; i++) {
-		if (!route_match(&routes[i], seg, nseg))
-			continue;
-		mask |= routes[i].methods;
-		if ((routes[i].methods & route_method(method)) != 0) {
-			*body = routes[i].body;
-			rc = 0;
-			break;
-		}
-	}
-	if (rc == 404 && mask != 0) {
-		allow_string(mask, allow, allowlen);
-		rc = 405;
-	}
-	free(segheap);
-	return (rc);
+		snprintf(allow, allowlen, "%s", t.allow);
+	return (t.status);
+}
+
+/* Route i of the table; see rest.h. */
+int
+rest_route_at(size_t i, int *methods, const char *const **pattern,
+    enum access_kind *role)
+{
+	if (i >= NROUTES)
+		return (-1);
+	*methods = routes[i].methods;
+	*pattern = routes[i].pattern;
+	*role = routes[i].role;
+	return (0);
 }
 
 /*
@@ -1459,9 +1517,10 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 {
 	struct rest		*rest = arg;
 	struct rctx		 x;
+	struct rest_target	 t;
+	const struct route	*r;
 	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
 	const char		*path, *q;
-	size_t			 base;
 	enum access_verdict	 v;
 	int			 peer;
 
@@ -1474,10 +1533,13 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 		reply_error(&x, 400, "malformed query string");
 		goto out;
 	}
-	/* The one access check: nothing below runs for a refused caller. */
-	base = rest_base(path);
-	v = access_check(x.d->access, req, access_classify(x.method, base > 0 ?
-	    path + base : NULL, path), &peer);
+	/*
+	 * The one resolution and the one access check, on the role of the
+	 * route the path reaches: nothing below runs for a refused caller.
+	 */
+	r = route_resolve(path, (int)x.method, x.seg, &x.nseg, x.segbuf,
+	    sizeof x.segbuf, &x.segheap, &t);
+	v = access_check(x.d->access, req, t.role, &peer);
 	if (v != ACCESS_OK) {
 		access_reply(req, v);
 		rest_record(&x, v == ACCESS_DENIED_401 ? 401 : 403);
@@ -1485,7 +1547,7 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	}
 	/* Only a peer's replication header counts (§6: not replicated on). */
 	x.replicated = peer && http_is_replication(req);
-	if (base == 0) {
+	if (t.outside) {
 		x.route = "dashboard";
 		if (ops_handle(x.d->ops, req, path, x.now) ||
 		    dashboard_handle(x.d->dashboard, req, path, x.now)) {
@@ -1495,7 +1557,22 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 		reply_error(&x, 404, "no such resource");
 		goto out;
 	}
-	rest_route(&x, path + base);
+	if (r == NULL) {
+		if (t.status == 405) {
+			/* Jersey's answer: the methods the resource takes. */
+			evhttp_add_header(evhttp_request_get_output_headers(req),
+			    "Allow", t.allow);
+			reply_error(&x, 405, "method not allowed");
+		} else if (t.status == 400)
+			reply_error(&x, 400, "malformed path");
+		else
+			reply_error(&x, 404, "no such resource");
+		goto out;
+	}
+	x.route = r->label;
+	if (r->app_id > 0 && path_app_id(&x, r->app_id == 2) != 0)
+		goto out;
+	r->fn(&x);
 out:
 	free(x.segheap);
 	evhttp_clear_headers(&x.query);

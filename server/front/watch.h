@@ -64,8 +64,9 @@ void		 watch_conn_closed(struct watch *, struct evhttp_connection *);
 /* End every stream (shutdown). */
 void		 watch_close_all(struct watch *);
 /*
- * Serve rel (the path after {base}heureka/) if it is "watch" or a leader
- * path; returns the route label it served under, NULL when not its.
+ * Serve rel, "watch" or "watch/stats" (rest.c's route table reaches it
+ * under {base}heureka/); returns the route label it served under, NULL
+ * when rel is not its.
  */
 const char	*watch_http(struct watch *, struct evhttp_request *,
 		     const char *rel, const struct evkeyvalq *query,
