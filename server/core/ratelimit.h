@@ -25,6 +25,12 @@ void		 ratelimit_free(struct ratelimit *);	/* NULL is fine */
  */
 int64_t		 ratelimit_take(struct ratelimit *, const char *key,
 		     int64_t now);
+/*
+ * How many ms until key's bucket holds a token, without taking one: 0
+ * when it holds one now (or key has no bucket: a full one).
+ */
+int64_t		 ratelimit_wait(const struct ratelimit *, const char *key,
+		     int64_t now);
 size_t		 ratelimit_size(const struct ratelimit *);	/* keys held */
 
 #endif

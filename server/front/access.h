@@ -15,6 +15,9 @@
 #ifndef ACCESS_H
 #define ACCESS_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include <event2/http.h>
 
 struct config;
@@ -31,6 +34,7 @@ enum access_verdict {
 	ACCESS_OK = 0,
 	ACCESS_DENIED_401,	/* no or wrong credentials */
 	ACCESS_DENIED_403,	/* a known identity without the right */
+	ACCESS_THROTTLED,	/* 429: too many failed authentications */
 };
 
 /* From the configuration (its passwords are hashed, not kept). */
@@ -48,15 +52,30 @@ void		 access_set_cert_check(struct access *,
 		     int (*)(struct evhttp_request *));
 
 /*
- * Judge a request of kind k. *peer is set to 1 when the caller may act
- * as a peer (its x-netflix-discovery-replication header is honoured):
- * always with authentication off, else only for a peer identity.
+ * Judge a request of kind k at now (monotonic ms). *peer is set to 1
+ * when the caller may act as a peer (its x-netflix-discovery-replication
+ * header is honoured): always with authentication off, else only for a
+ * peer identity. A wrong password counts against the client's address;
+ * past heureka.security.auth-failure-burst, a request with credentials
+ * is ACCESS_THROTTLED, *retry_ms until it may try again, and its
+ * credentials are not compared.
  */
-enum access_verdict access_check(const struct access *,
-		     struct evhttp_request *, enum access_kind, int *peer);
+enum access_verdict access_check(struct access *, struct evhttp_request *,
+		     enum access_kind, int64_t now, int *peer,
+		     int64_t *retry_ms);
 
-/* Send the 401 (with WWW-Authenticate) or 403 for a refusal. */
-void		 access_reply(struct evhttp_request *, enum access_verdict);
+/*
+ * Send the 401 (with WWW-Authenticate), 403, or 429 (Retry-After from
+ * retry_ms) for a refusal.
+ */
+void		 access_reply(struct evhttp_request *, enum access_verdict,
+		     int64_t retry_ms);
+/*
+ * The failure limiter's key for a client address: the address, an
+ * IPv4-mapped one as IPv4, other IPv6 as "prefix::/64". Exposed for the
+ * unit test.
+ */
+void		 access_client_key(const char *addr, char *out, size_t len);
 
 /*
  * Split an Authorization header's Basic credentials into name and

@@ -1511,6 +1511,25 @@ rctx_init(struct rctx *x, struct evhttp_request *req, struct rest *rest)
 	TAILQ_INIT(&x->query);
 }
 
+/* A client past its failed-authentication burst: count it, log it. */
+static void
+rest_auth_throttled(struct rctx *x)
+{
+	static struct log_ratelim	 rl = LOG_RATELIM_INIT(60000, 1);
+	struct evhttp_connection	*conn;
+	char				*addr = NULL;
+	ev_uint16_t			 port = 0;
+
+	metrics_limit(x->d->metrics, METRICS_LIMIT_AUTH_RATE, 1);
+	if ((conn = evhttp_request_get_connection(x->req)) != NULL)
+		evhttp_connection_get_peer(conn, &addr, &port);
+	log_warnx_rl(&rl, "limit: failed authentications from %s above "
+	    "heureka.security.auth-failures-per-second (%g/s, burst %d): "
+	    "429 (logged once a minute)", addr != NULL ? addr : "?",
+	    x->d->conf->security_auth_failures_per_second,
+	    x->d->conf->security_auth_failure_burst);
+}
+
 /* evhttp's generic callback: every request lands here. */
 void
 rest_dispatch_cb(struct evhttp_request *req, void *arg)
@@ -1522,6 +1541,7 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
 	const char		*path, *q;
 	enum access_verdict	 v;
+	int64_t			 retry;
 	int			 peer;
 
 	rctx_init(&x, req, rest);
@@ -1539,10 +1559,14 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	 */
 	r = route_resolve(path, (int)x.method, x.seg, &x.nseg, x.segbuf,
 	    sizeof x.segbuf, &x.segheap, &t);
-	v = access_check(x.d->access, req, t.role, &peer);
+	v = access_check(x.d->access, req, t.role, x.now.mono_ms, &peer,
+	    &retry);
 	if (v != ACCESS_OK) {
-		access_reply(req, v);
-		rest_record(&x, v == ACCESS_DENIED_401 ? 401 : 403);
+		if (v == ACCESS_THROTTLED)
+			rest_auth_throttled(&x);
+		access_reply(req, v, retry);
+		rest_record(&x, v == ACCESS_DENIED_401 ? 401 :
+		    v == ACCESS_THROTTLED ? 429 : 403);
 		goto out;
 	}
 	/* Only a peer's replication header counts (§6: not replicated on). */

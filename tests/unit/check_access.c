@@ -36,8 +36,9 @@ judge(struct access *a, const char *auth, enum access_kind k, int *peer)
 {
 	struct evhttp_request	*r = mkreq(auth);
 	enum access_verdict	 v;
+	int64_t			 retry;
 
-	v = access_check(a, r, k, peer);
+	v = access_check(a, r, k, 1000, peer, &retry);
 	evhttp_request_free(r);
 	return (v);
 }
@@ -139,6 +140,24 @@ START_TEST(test_classify)
 	ck_assert_int_eq(role_of(EVHTTP_REQ_GET, "/metrics"), ACCESS_READ);
 	ck_assert_int_eq(role_of(EVHTTP_REQ_GET, "/"), ACCESS_READ);
 	ck_assert_int_eq(role_of(EVHTTP_REQ_POST, "/"), ACCESS_WRITE);
+}
+END_TEST
+
+START_TEST(test_client_key)
+{
+	char	k[64];
+
+	access_client_key("192.0.2.7", k, sizeof k);
+	ck_assert_str_eq(k, "192.0.2.7");
+	access_client_key("::ffff:192.0.2.7", k, sizeof k);
+	ck_assert_str_eq(k, "192.0.2.7");
+	/* A host holds a /64: every address in it is one client. */
+	access_client_key("2001:db8:1:2:aaaa:bbbb:cccc:dddd", k, sizeof k);
+	ck_assert_str_eq(k, "2001:db8:1:2::/64");
+	access_client_key("2001:db8:1:2::1", k, sizeof k);
+	ck_assert_str_eq(k, "2001:db8:1:2::/64");
+	access_client_key("2001:db8:1:3::1", k, sizeof k);
+	ck_assert_str_eq(k, "2001:db8:1:3::/64");
 }
 END_TEST
 
@@ -292,6 +311,7 @@ access_suite(void)
 	TCase	*tc = tcase_create("core");
 
 	tcase_add_test(tc, test_classify);
+	tcase_add_test(tc, test_client_key);
 	tcase_add_test(tc, test_parse_basic);
 	tcase_add_test(tc, test_matrix);
 	tcase_add_test(tc, test_cert_peer);
