@@ -21,6 +21,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include "conn.h"
 #include "guard.h"
 #include "metrics.h"
 #include "rest.h"
@@ -208,15 +209,14 @@ loop_request_cb(struct evhttp_request *req, void *arg)
 		evhttp_send_reply(req, 200, "OK", NULL);
 }
 
-/* Every accepted connection is guarded, as server.c does. */
+/* Every accepted connection is counted and guarded, as server.c does. */
 static struct bufferevent *
 loop_bev_cb(struct event_base *base, void *arg)
 {
 	struct bufferevent	*bev;
 
-	(void)arg;
 	bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
-	guard_attach(bev);
+	conns_accepted(arg, bev, 0);
 	return (bev);
 }
 
@@ -231,7 +231,7 @@ loop_maybe_done(struct loop *lp)
 /* The exchange under way (the close callback's argument is checked). */
 static struct loop	*loop_cur;
 
-/* The guard passed a connection's close on. */
+/* conn.c passed a connection's close on. */
 static void
 loop_close_cb(struct evhttp_connection *evcon, void *arg)
 {
@@ -298,6 +298,8 @@ loop_post(struct loop *lp, int port, const char *path, size_t len,
 START_TEST(test_guard_uses_its_conf)
 {
 	struct loop			 lp = { 0 };
+	struct conns			*cs;
+	unsigned			 open = 0;
 	struct metrics_deps		 md = { 0 };	/* counts only */
 	struct metrics			*m = metrics_new(&md);
 	struct evhttp			*http;
@@ -310,10 +312,12 @@ START_TEST(test_guard_uses_its_conf)
 	lp.base = event_base_new();
 	http = evhttp_new(lp.base);
 	evhttp_set_gencb(http, loop_request_cb, NULL);
-	evhttp_set_bevcb(http, loop_bev_cb, NULL);
+	cs = conns_new(&(struct conns_deps){ .base = lp.base,
+	    .max_connections = 100, .metrics = m, .open = &open,
+	    .closecb = loop_close_cb, .closearg = &lp });
+	evhttp_set_bevcb(http, loop_bev_cb, cs);
 	guard_init(&(struct guard_conf){ .max_body_bytes = 10,
-	    .max_batch_bytes = 40, .metrics = m, .closecb = loop_close_cb,
-	    .closearg = &lp });
+	    .max_batch_bytes = 40, .head_ms = 10000, .metrics = m });
 	ck_assert_ptr_nonnull(bound = evhttp_bind_socket_with_handle(http,
 	    "127.0.0.1", 0));
 	ck_assert_int_eq(getsockname(evhttp_bound_socket_get_fd(bound),
@@ -336,6 +340,8 @@ START_TEST(test_guard_uses_its_conf)
 	ck_assert_ptr_eq(lp.closearg, &lp);
 
 	evhttp_free(http);
+	ck_assert_uint_eq(open, 0);
+	conns_free(cs);
 	event_base_free(lp.base);
 	metrics_free(m);
 }
@@ -349,6 +355,8 @@ END_TEST
 START_TEST(test_guard_keepalive)
 {
 	struct loop			 lp = { 0 };
+	struct conns			*cs;
+	unsigned			 open = 0;
 	struct evhttp			*http;
 	struct evhttp_bound_socket	*bound;
 	struct evhttp_connection	*c;
@@ -360,10 +368,12 @@ START_TEST(test_guard_keepalive)
 	lp.base = event_base_new();
 	http = evhttp_new(lp.base);
 	evhttp_set_gencb(http, loop_request_cb, NULL);
-	evhttp_set_bevcb(http, loop_bev_cb, NULL);
+	cs = conns_new(&(struct conns_deps){ .base = lp.base,
+	    .max_connections = 100, .open = &open,
+	    .closecb = loop_close_cb, .closearg = &lp });
+	evhttp_set_bevcb(http, loop_bev_cb, cs);
 	guard_init(&(struct guard_conf){ .max_body_bytes = 10,
-	    .max_batch_bytes = 40, .closecb = loop_close_cb,
-	    .closearg = &lp });
+	    .max_batch_bytes = 40, .head_ms = 10000 });
 	ck_assert_ptr_nonnull(bound = evhttp_bind_socket_with_handle(http,
 	    "127.0.0.1", 0));
 	ck_assert_int_eq(getsockname(evhttp_bound_socket_get_fd(bound),
@@ -389,6 +399,8 @@ START_TEST(test_guard_keepalive)
 	evhttp_connection_free(c);
 
 	evhttp_free(http);
+	ck_assert_uint_eq(open, 0);
+	conns_free(cs);
 	event_base_free(lp.base);
 }
 END_TEST
