@@ -106,6 +106,7 @@ struct blob {
 	struct appfrag	**mem;		/* a run's records, else NULL */
 	size_t		  nmem;
 	struct blob	 *dead;		/* in the reaper's list (cache_reap) */
+	struct cache_reaper *rp;	/* counts its bytes, may reap it */
 };
 
 /* A piece of a body: len bytes of a blob from byte off on. */
@@ -136,6 +137,7 @@ struct appfrag {
 	uint8_t		 has_gz[NVARIANT];
 	struct cache_body *root[NVARIANT][2];	/* GET apps/{app} */
 	struct htab_node node;		/* in cache->frags, by name */
+	struct cache_reaper *rp;	/* the cache's: counts gz[v] */
 };
 
 /*
@@ -251,24 +253,35 @@ struct cache {
 	struct sbuild	*sb;		/* sliced builds under way */
 	size_t		 nsb;
 	struct htab_scan fscan;		/* cache_table_stats' */
+	struct cache_reaper *rp;	/* its blobs' bytes and reaper */
 };
 
 /*
- * Bytes of every live blob, in the cache or still in flight to a client,
- * and of the per-app gzip fragments: one running total kept where they
- * are made and freed, reported through
- * cache_bytes() so the registry's memory budget can count encodings.
+ * The reaper (cache_reap) and the byte count of the encodings, one per
+ * cache and shared with every blob it made: a blob may outlive the cache
+ * (a body in flight to a client), so each live blob holds a reference,
+ * as the cache does, and the last one frees it.
  */
-static size_t	cache_blob_bytes;
-/* Caches alive; without one a big blob is freed at once (see cache_reap). */
-static unsigned	reap_caches;
-/*
- * Set while plain_drop() runs: every blob that dies is gathered in
- * reap_batch, then handed to the reaper highest address first.
- */
-static int	reap_any;
-static struct blob **reap_batch;
-static size_t	reap_nbatch, reap_batchcap;
+struct cache_reaper {
+	unsigned	  refs;		/* the cache's and its live blobs' */
+	/*
+	 * Bytes of every live blob, in the cache or still in flight to a
+	 * client, and of the per-app gzip fragments: one running total kept
+	 * where they are made and freed, reported through cache_bytes() so
+	 * the registry's memory budget can count encodings.
+	 */
+	size_t		  bytes;
+	/* The cache is alive; without it a big blob is freed at once. */
+	int		  live;
+	/*
+	 * Set while plain_drop() runs: every blob that dies is gathered in
+	 * batch, then handed to the reaper highest address first.
+	 */
+	int		  any;
+	struct blob	**batch;
+	size_t		  nbatch, batchcap;
+	struct blob	 *head, *tail;	/* the dead blobs, by ->dead */
+};
 
 static void	chunks_free(struct gzchunks *);
 static struct side *side_find(struct side *, enum side_kind,
@@ -285,7 +298,8 @@ static int	side_step(struct cache *, enum side_kind,
 		     const struct cache_key *, const char *, size_t, int64_t);
 static void	sb_free(struct cache *, struct sbuild *);
 static int	reap_push(struct blob *);
-static void	reap_batch_flush(void);
+static void	reap_batch_flush(struct cache_reaper *);
+static void	reaper_unref(struct cache_reaper *);
 static int	apps_step(struct cache *, const struct cache_key *, size_t,
 		     int64_t);
 static void	walk_drop(struct cache *, struct slot *);
@@ -297,14 +311,16 @@ static void	walk_drop(struct cache *, struct slot *);
  * twice that).
  */
 static struct blob *
-blob_from_buf(struct buf *b)
+blob_from_buf(struct cache_reaper *rp, struct buf *b)
 {
 	struct blob	*bl = xcalloc(1, sizeof *bl);
 
 	bl->refs = 1;
 	buf_trim(b);
 	bl->data = buf_steal(b, &bl->len);
-	cache_blob_bytes += bl->len;
+	bl->rp = rp;
+	rp->refs++;
+	rp->bytes += bl->len;
 	return (bl);
 }
 
@@ -314,7 +330,8 @@ blob_unref(struct blob *bl)
 {
 	if (bl == NULL || --bl->refs > 0 || reap_push(bl))
 		return;
-	cache_blob_bytes -= bl->len;
+	bl->rp->bytes -= bl->len;
+	reaper_unref(bl->rp);
 	free(bl->mem);
 	free(bl->data);
 	free(bl);
@@ -322,13 +339,13 @@ blob_unref(struct blob *bl)
 
 /* A body of one segment that takes over a buffer. */
 static struct cache_body *
-body_from_buf(struct buf *b)
+body_from_buf(struct cache_reaper *rp, struct buf *b)
 {
 	struct cache_body	*cb = xcalloc(1, sizeof *cb);
 
 	cb->refs = 1;
 	cb->segs = xmalloc(sizeof *cb->segs);
-	cb->segs[0].bl = blob_from_buf(b);
+	cb->segs[0].bl = blob_from_buf(rp, b);
 	cb->segs[0].off = 0;
 	cb->segs[0].len = cb->segs[0].bl->len;
 	cb->nseg = 1;
@@ -460,7 +477,9 @@ cache_new(struct registry *reg, int64_t read_only_ms, int64_t expire_ms)
 
 	c->reg = reg;
 	c->ro_ms = read_only_ms;
-	reap_caches++;
+	c->rp = xcalloc(1, sizeof *c->rp);
+	c->rp->refs = 1;
+	c->rp->live = 1;
 	for (v = 0; v < NVARIANT; v++)
 		c->plain_seen[v] = INT64_MIN;
 	if (read_only_ms > 0)
@@ -531,7 +550,9 @@ run_compact(struct blob *bl, int v)
 	nb->data[off] = '\0';
 	nb->len = nb->live = off;
 	nb->refs = (unsigned)n;
-	cache_blob_bytes += off;
+	nb->rp = bl->rp;
+	nb->rp->refs++;
+	nb->rp->bytes += off;
 	/* The records' holds moved; the caller's keeps bl alive. */
 	bl->refs -= (unsigned)n;
 	bl->live = 0;
@@ -580,7 +601,7 @@ frag_clear(struct appfrag *af, int compact)
 			af->gzbl[v] = NULL;
 			memset(&af->gz[v], 0, sizeof af->gz[v]);
 		} else if (af->has_gz[v]) {
-			cache_blob_bytes -= af->gz[v].len;
+			af->rp->bytes -= af->gz[v].len;
 			gzip_frag_clear(&af->gz[v]);
 		}
 		af->has_gz[v] = 0;
@@ -667,9 +688,10 @@ cache_free(struct cache *c)
 	side_free_all(&c->ro, &c->nro);
 	while (c->sb != NULL)
 		sb_free(c, c->sb);
-	if (--reap_caches == 0)
-		while (cache_reap(SIZE_MAX))
-			;
+	c->rp->live = 0;
+	while (cache_reap(c, SIZE_MAX))
+		;
+	reaper_unref(c->rp);
 	free(c);
 }
 
@@ -680,12 +702,11 @@ cache_stats(const struct cache *c)
 	return (&c->stats);
 }
 
-/* Bytes of the encoded bodies alive, cached or in flight (all caches). */
+/* Bytes of the encoded bodies alive, cached or in flight (this cache). */
 size_t
 cache_bytes(const struct cache *c)
 {
-	(void)c;
-	return (cache_blob_bytes);
+	return (c->rp->bytes);
 }
 
 /* Size and longest chain of the fragment table, for /metrics. */
@@ -715,6 +736,7 @@ frag_lookup(struct cache *c, const char *name, uint64_t h)
 	af = xcalloc(1, sizeof *af);
 	af->name = xstrdup(name);
 	af->gen = UINT64_MAX;
+	af->rp = c->rp;
 	htab_insert(&c->frags, &af->node, h);
 	return (af);
 }
@@ -805,7 +827,7 @@ frag_plain(struct cache *c, struct appfrag *af, const struct reg_app *app,
 		frag_presize(&b, af, v);
 		buf_adds(&b, vcodec(v)->sep);
 		encode_app(&b, app, v, 1);
-		af->plain[v] = blob_from_buf(&b);
+		af->plain[v] = blob_from_buf(c->rp, &b);
 		af->poff[v] = 0;
 		af->plen[v] = af->plain[v]->live = af->plain[v]->len;
 		c->stats.fragment_encodes++;
@@ -824,7 +846,7 @@ frag_deflate(struct cache *c, struct appfrag *af, int v, const char *p,
 
 	/* Without the separator: the stitch adds its own. */
 	gzip_frag_make(&af->gz[v], p + sl, len - sl, FRAG_LEVEL);
-	cache_blob_bytes += af->gz[v].len;
+	af->rp->bytes += af->gz[v].len;
 	c->work += GZ_WEIGHT * len;
 	af->gzser[v] = ++c->gzserial;
 	af->has_gz[v] = 1;
@@ -937,18 +959,20 @@ body_push_ref(struct cache_body *cb, size_t *cap, struct blob *bl)
 static struct cache_body *
 body_coalesce(struct cache_body *cb)
 {
-	struct buf	b;
-	size_t		i;
+	struct cache_reaper	*rp;
+	struct buf		 b;
+	size_t			 i;
 
 	if (cb->nseg <= 1 || cb->len >= COALESCE_BELOW)
 		return (cb);
+	rp = cb->segs[0].bl->rp;
 	buf_init(&b, 0);
 	for (i = 0; i < cb->nseg; i++) {
 		buf_add(&b, cb->segs[i].bl->data + cb->segs[i].off,
 		    cb->segs[i].len);
 		blob_unref(cb->segs[i].bl);
 	}
-	cb->segs[0].bl = blob_from_buf(&b);
+	cb->segs[0].bl = blob_from_buf(rp, &b);
 	cb->segs[0].off = 0;
 	cb->segs[0].len = cb->segs[0].bl->len;
 	cb->nseg = 1;
@@ -989,7 +1013,7 @@ chunk_adopt(struct gzchunk *k, int v, struct appfrag **afv,
 		if (af->gzbl[v] != NULL)
 			blob_unref(af->gzbl[v]);
 		else {
-			cache_blob_bytes -= af->gz[v].len;
+			af->rp->bytes -= af->gz[v].len;
 			free(af->gz[v].data);
 		}
 		af->gz[v].data = k->bl->data + off[j];
@@ -1046,7 +1070,7 @@ chunk_get(struct cache *c, int v, struct gzchunks *old, size_t *oi,
 		gzip_stitch_add(&b, &afv[j]->gz[v], &k->sum.crc,
 		    &k->sum.raw_len);
 	}
-	k->bl = blob_from_buf(&b);
+	k->bl = blob_from_buf(c->rp, &b);
 	c->stats.gz_chunk_builds++;
 	c->work += k->bl->len / 4;	/* the copy: a quarter of an encode */
 	k->sum.len = k->bl->len;
@@ -1406,9 +1430,9 @@ walk_finish(struct cache *c, struct walk *w)
 		rest.raw_len = w->raw;
 		rest.op = gzip_combine_op(w->raw);
 		gzip_stitch_fold(&rest, &crc, &raw);
-		w->cb->segs[0].bl = blob_from_buf(&b);
+		w->cb->segs[0].bl = blob_from_buf(c->rp, &b);
 	} else
-		w->cb->segs[0].bl = blob_from_buf(&p);
+		w->cb->segs[0].bl = blob_from_buf(c->rp, &p);
 	w->cb->segs[0].len = w->cb->segs[0].bl->len;
 	w->cb->len += w->cb->segs[0].len;
 	buf_init(&p, 0);
@@ -1421,10 +1445,10 @@ walk_finish(struct cache *c, struct walk *w)
 		gzip_stitch_add(&b, &piece, &crc, &raw);
 		gzip_frag_clear(&piece);
 		gzip_stitch_end(&b, crc, raw);
-		body_push(w->cb, &w->cap, blob_from_buf(&b));
+		body_push(w->cb, &w->cap, blob_from_buf(c->rp, &b));
 		buf_free(&p);
 	} else
-		body_push(w->cb, &w->cap, blob_from_buf(&p));
+		body_push(w->cb, &w->cap, blob_from_buf(c->rp, &p));
 	free(hash);
 	return (w->cb);
 }
@@ -1564,7 +1588,7 @@ plain_drop(struct cache *c, int v, int64_t now)
 
 	if (!c->plain_kept[v] || !plain_idle(c, v, now))
 		return;
-	reap_any = 1;
+	c->rp->any = 1;
 	walk_drop(c, s);
 	cache_body_unref(s->body);
 	s->body = NULL;
@@ -1573,8 +1597,8 @@ plain_drop(struct cache *c, int v, int64_t now)
 	s->next = 0;
 	s->tries = 0;
 	htab_sweep(&c->frags, frag_unplain_cb, &v);
-	reap_any = 0;
-	reap_batch_flush();
+	c->rp->any = 0;
+	reap_batch_flush(c->rp);
 	c->plain_kept[v] = 0;
 	c->stats.plain_drops++;
 }
@@ -1688,7 +1712,7 @@ run_close(struct cache *c, struct run *r, int v)
 
 	if (r->n == 0)
 		return;
-	bl = blob_from_buf(&r->b);
+	bl = blob_from_buf(c->rp, &r->b);
 	bl->refs = (unsigned)r->n;
 	bl->live = bl->len;
 	for (i = 0; i < r->n; i++) {
@@ -1810,18 +1834,19 @@ apps_step(struct cache *c, const struct cache_key *k, size_t budget,
 
 /* Encode a struct applications for variant v, gzip if asked. */
 static struct cache_body *
-encode_applications(const struct applications *as, int v, int gz)
+encode_applications(struct cache_reaper *rp, const struct applications *as,
+    int v, int gz)
 {
 	struct buf	b, z;
 
 	buf_init(&b, 0);
 	vcodec(v)->encode_applications(&b, as, vflags(v));
 	if (!gz)
-		return (body_from_buf(&b));
+		return (body_from_buf(rp, &b));
 	buf_init(&z, 0);
 	gzip_compress(b.data != NULL ? b.data : "", b.len, &z, GZIP_LEVEL);
 	buf_free(&b);
-	return (body_from_buf(&z));
+	return (body_from_buf(rp, &z));
 }
 
 /* The delta (GET apps/delta), live; O(changes). */
@@ -1853,7 +1878,7 @@ cache_delta_live(struct cache *c, const struct cache_key *k, int64_t now)
 			buf_init(&b, 0);
 			gzip_compress(p, len, &b, GZIP_LEVEL);
 			free(p);
-			z->body = body_from_buf(&b);
+			z->body = body_from_buf(c->rp, &b);
 			z->src = body_ref(src);
 		} else
 			c->stats.hits++;
@@ -1873,7 +1898,7 @@ cache_delta_live(struct cache *c, const struct cache_key *k, int64_t now)
 	/* A delta that may lack a dropped change must not reconcile. */
 	as->apps_hashcode = registry_delta_complete(c->reg, now) ?
 	    registry_hashcode(c->reg) : xstrdup(REGISTRY_HASHCODE_TRUNCATED);
-	s->body = encode_applications(as, v, 0);
+	s->body = encode_applications(c->rp, as, v, 0);
 	applications_free(as);
 	s->gen = registry_gen(c->reg);
 	s->dsize = registry_delta_size(c->reg);
@@ -1908,9 +1933,9 @@ cache_app_live(struct cache *c, const struct cache_key *k, const char *name,
 		buf_init(&z, 0);
 		gzip_compress(b.data, b.len, &z, GZIP_LEVEL);
 		buf_free(&b);
-		af->root[v][g] = body_from_buf(&z);
+		af->root[v][g] = body_from_buf(c->rp, &z);
 	} else
-		af->root[v][g] = body_from_buf(&b);
+		af->root[v][g] = body_from_buf(c->rp, &b);
 	return (body_ref(af->root[v][g]));
 }
 
@@ -1987,7 +2012,7 @@ cache_vip_live(struct cache *c, const struct cache_key *k, const char *vip,
 	as->versions_delta = -1;
 	free(as->apps_hashcode);
 	as->apps_hashcode = applications_hashcode(as);
-	s->body = encode_applications(as, variant(k), k->gzip);
+	s->body = encode_applications(c->rp, as, variant(k), k->gzip);
 	applications_free(as);
 	s->gen = registry_gen(c->reg);
 	s->expires = cache_until(c, now);
@@ -2111,10 +2136,10 @@ cache_refresh_step(struct cache *c, size_t budget, int64_t now)
 		 * a turn: at 1M the old plain body's runs, expired, are ~1 GB
 		 * whose pages freed at once were a turn of ~150 ms.
 		 */
-		reap_any = 1;
+		c->rp->any = 1;
 		cache_body_unref(s->body);
-		reap_any = 0;
-		reap_batch_flush();
+		c->rp->any = 0;
+		reap_batch_flush(c->rp);
 		s->body = cb;
 		s->pass = c->ro_pass;
 		/*
@@ -2287,7 +2312,8 @@ sb_instance(struct cache *c, struct sbuild *sb, const char *app,
  * segments, nothing copied.
  */
 static struct cache_body *
-sb_apps_body(struct sbuild *sb, int64_t version, const char *hash)
+sb_apps_body(struct cache_reaper *rp, struct sbuild *sb, int64_t version,
+    const char *hash)
 {
 	const struct codec	*cc = vcodec(variant(&sb->key));
 	struct cache_body	*cb = xcalloc(1, sizeof *cb);
@@ -2305,8 +2331,8 @@ sb_apps_body(struct sbuild *sb, int64_t version, const char *hash)
 	buf_init(&head, 0);
 	apps_piece(&head, variant(&sb->key), 0, version, hash);
 	cb->refs = 1;
-	body_push(cb, &cap, blob_from_buf(&head));
-	body_push(cb, &cap, blob_from_buf(&sb->b));
+	body_push(cb, &cap, blob_from_buf(rp, &head));
+	body_push(cb, &cap, blob_from_buf(rp, &sb->b));
 	buf_init(&sb->b, 0);
 	sb->inapp = 0;
 	return (body_coalesce(cb));
@@ -2374,7 +2400,7 @@ delta_plain_step(struct cache *c, const struct cache_key *k, size_t budget,
 	cache_body_unref(s->body);
 	hash = registry_delta_complete(c->reg, now) ?
 	    registry_hashcode(c->reg) : xstrdup(REGISTRY_HASHCODE_TRUNCATED);
-	s->body = sb_apps_body(sb, ++c->delta_version, hash);
+	s->body = sb_apps_body(c->rp, sb, ++c->delta_version, hash);
 	free(hash);
 	s->gen = registry_gen(c->reg);
 	s->dsize = registry_delta_size(c->reg);
@@ -2456,7 +2482,7 @@ delta_step(struct cache *c, const struct cache_key *k, size_t budget,
 		return (0);
 	cache_body_unref(z->body);
 	cache_body_unref(z->src);
-	z->body = body_from_buf(&sb->b);
+	z->body = body_from_buf(c->rp, &sb->b);
 	z->src = body_ref(src);
 	sb_free(c, sb);
 	return (1);
@@ -2512,16 +2538,16 @@ app_step(struct cache *c, const struct cache_key *k, const char *name,
 		cc->app_close(&sb->b, 0);
 		buf_adds(&sb->b, cc->app_doc_close);
 		if (!g) {
-			af->root[v][0] = body_from_buf(&sb->b);
+			af->root[v][0] = body_from_buf(c->rp, &sb->b);
 			sb_free(c, sb);
 			return (1);
 		}
-		sb->src = body_from_buf(&sb->b);
+		sb->src = body_from_buf(c->rp, &sb->b);
 		buf_init(&sb->b, 0);
 	}
 	if (!gz_slices(c, sb, w0, budget))
 		return (0);
-	af->root[v][1] = body_from_buf(&sb->b);
+	af->root[v][1] = body_from_buf(c->rp, &sb->b);
 	sb_free(c, sb);
 	return (1);
 }
@@ -2575,7 +2601,7 @@ vip_step(struct cache *c, const struct cache_key *k, const char *vip,
 	}
 	if (sb->src == NULL) {
 		hash = instance_hashcode(sb->counts);
-		sb->src = sb_apps_body(sb, -1, hash);
+		sb->src = sb_apps_body(c->rp, sb, -1, hash);
 		free(hash);
 	}
 	if (k->gzip && !gz_slices(c, sb, w0, budget))
@@ -2583,7 +2609,7 @@ vip_step(struct cache *c, const struct cache_key *k, const char *vip,
 	if (s == NULL)
 		s = side_add(&c->vips, &c->nvips, kind, k, vip, 0);
 	cache_body_unref(s->body);
-	s->body = k->gzip ? body_from_buf(&sb->b) : body_ref(sb->src);
+	s->body = k->gzip ? body_from_buf(c->rp, &sb->b) : body_ref(sb->src);
 	s->gen = registry_gen(c->reg);
 	s->expires = cache_until(c, now);
 	sb_free(c, sb);
@@ -2645,32 +2671,65 @@ cache_res_body(struct cache *c, enum cache_res res,
  * turn (realloc to a smaller size hands the tail pages back).
  */
 #define REAP_ABOVE	(16 * 1024 * 1024)
-static struct blob	*reap_head, *reap_tail;
+
+/* Drop a reference to a reaper; the last frees it. */
+static void
+reaper_unref(struct cache_reaper *rp)
+{
+	if (--rp->refs > 0)
+		return;
+	free(rp->batch);
+	free(rp);
+}
+
+/* A reference to c's reaper (cache.h). */
+struct cache_reaper *
+cache_reaper_hold(struct cache *c)
+{
+	c->rp->refs++;
+	return (c->rp);
+}
+
+/* Bytes of the encodings the reaper's cache made that are alive. */
+size_t
+cache_reaper_bytes(const struct cache_reaper *rp)
+{
+	return (rp->bytes);
+}
+
+/* Drop a reference taken with cache_reaper_hold(). */
+void
+cache_reaper_release(struct cache_reaper *rp)
+{
+	reaper_unref(rp);
+}
 
 /* Take a dying blob into the list: 1 when it is the reaper's now. */
 static int
 reap_push(struct blob *bl)
 {
-	if ((bl->len < REAP_ABOVE && !reap_any) || reap_caches == 0)
+	struct cache_reaper	*rp = bl->rp;
+
+	if ((bl->len < REAP_ABOVE && !rp->any) || !rp->live)
 		return (0);
 	free(bl->mem);
 	bl->mem = NULL;
 	bl->dead = NULL;
-	if (reap_any) {
-		if (reap_nbatch == reap_batchcap) {
-			reap_batchcap = reap_batchcap == 0 ? 64 :
-			    reap_batchcap * 2;
-			reap_batch = xreallocarray(reap_batch, reap_batchcap,
-			    sizeof *reap_batch);
+	if (rp->any) {
+		if (rp->nbatch == rp->batchcap) {
+			rp->batchcap = rp->batchcap == 0 ? 64 :
+			    rp->batchcap * 2;
+			rp->batch = xreallocarray(rp->batch, rp->batchcap,
+			    sizeof *rp->batch);
 		}
-		reap_batch[reap_nbatch++] = bl;
+		rp->batch[rp->nbatch++] = bl;
 		return (1);
 	}
-	if (reap_tail != NULL)
-		reap_tail->dead = bl;
+	if (rp->tail != NULL)
+		rp->tail->dead = bl;
 	else
-		reap_head = bl;
-	reap_tail = bl;
+		rp->head = bl;
+	rp->tail = bl;
 	return (1);
 }
 
@@ -2693,47 +2752,49 @@ reap_cmp(const void *a, const void *b)
  * before, still joins the last trim: RESULTS.md, plaindrop.)
  */
 static void
-reap_batch_flush(void)
+reap_batch_flush(struct cache_reaper *rp)
 {
 	size_t	i;
 
-	if (reap_nbatch > 0)	/* (the array may be NULL when empty) */
-		qsort(reap_batch, reap_nbatch, sizeof *reap_batch, reap_cmp);
-	for (i = 0; i < reap_nbatch; i++) {
-		if (reap_tail != NULL)
-			reap_tail->dead = reap_batch[i];
+	if (rp->nbatch > 0)	/* (the array may be NULL when empty) */
+		qsort(rp->batch, rp->nbatch, sizeof *rp->batch, reap_cmp);
+	for (i = 0; i < rp->nbatch; i++) {
+		if (rp->tail != NULL)
+			rp->tail->dead = rp->batch[i];
 		else
-			reap_head = reap_batch[i];
-		reap_tail = reap_batch[i];
+			rp->head = rp->batch[i];
+		rp->tail = rp->batch[i];
 	}
-	free(reap_batch);
-	reap_batch = NULL;
-	reap_nbatch = reap_batchcap = 0;
+	free(rp->batch);
+	rp->batch = NULL;
+	rp->nbatch = rp->batchcap = 0;
 }
 
-/* Give back at most max bytes of dead blobs; 1 while some remain. */
+/* Give back at most max bytes of c's dead blobs; 1 while some remain. */
 int
-cache_reap(size_t max)
+cache_reap(struct cache *c, size_t max)
 {
-	struct blob	*bl;
-	char		*p;
-	size_t		 n;
+	struct cache_reaper	*rp = c->rp;
+	struct blob		*bl;
+	char			*p;
+	size_t			 n;
 
-	while ((bl = reap_head) != NULL && max > 0) {
+	while ((bl = rp->head) != NULL && max > 0) {
 		n = bl->len < max ? bl->len : max;
 		max -= n;
-		cache_blob_bytes -= n;
+		rp->bytes -= n;
 		if (n < bl->len) {
 			bl->len -= n;
 			if ((p = realloc(bl->data, bl->len)) != NULL)
 				bl->data = p;
 			break;
 		}
-		reap_head = bl->dead;
-		if (reap_head == NULL)
-			reap_tail = NULL;
+		rp->head = bl->dead;
+		if (rp->head == NULL)
+			rp->tail = NULL;
 		free(bl->data);
 		free(bl);
+		rp->refs--;	/* never the last: the cache holds one */
 	}
-	return (reap_head != NULL);
+	return (rp->head != NULL);
 }
