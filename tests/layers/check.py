@@ -14,7 +14,11 @@
 # The check fails when a file includes a project header its folder does not
 # list, includes a forbidden system header, calls a forbidden function, or
 # when the modules (x.c + x.h) form a ring: A uses B's header and B, through
-# any path, uses A's. --graph prints the module graph instead; --self-test
+# any path, uses A's. A private header shared by several files (x_int.h)
+# belongs to no module of its own: a function it declares is attributed to
+# the .c of its folder that defines it, so a file that includes it and
+# names that function uses the defining module (two files calling each
+# other through one _int.h are a ring, not two users of a header). --graph prints the module graph instead; --self-test
 # builds small trees that must fail and one that must pass.
 import fnmatch
 import os
@@ -76,10 +80,43 @@ def scan(src):
     return headers, files
 
 
+DECL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+DEFN = re.compile(r"^([A-Za-z_]\w*)\s*\(", re.M)
+NOT_FUNC = {"if", "for", "while", "switch", "return", "sizeof", "defined",
+            "__attribute__", "__typeof__"}
+
+
+def int_owners(src, headers, files):
+    """For each *_int.h: {function it declares: module whose .c defines
+    it}. Definitions start a line (return type on the line above)."""
+    owners = {}
+    for name, path in headers.items():
+        if not name.endswith("_int.h"):
+            continue
+        d = os.path.dirname(path)
+        with open(os.path.join(src, path), errors="replace") as f:
+            code = strip_comments(f.read())
+        code = re.sub(r"^\s*#.*$", " ", code, flags=re.M)
+        code = re.sub(r"\(\s*\*\s*\w+\s*\)", " ", code)  # (*fnptr)
+        declared = set(DECL.findall(code)) - NOT_FUNC
+        found = {}
+        for c in files.get(d, []):
+            if not c.endswith(".c"):
+                continue
+            with open(os.path.join(src, d, c), errors="replace") as f:
+                text = strip_comments(f.read())
+            for fn in DEFN.findall(text):
+                if fn in declared:
+                    found[fn] = f"{d}/{c[:-2]}"
+        owners[path] = found
+    return owners
+
+
 def check(src, quiet=False):
     headers, files = scan(src)
     errors = []
     edges = {}                      # module -> set of modules it uses
+    owners = int_owners(src, headers, files)
     for d, names in files.items():
         mi = os.path.join(src, d, ".may_include")
         rules = []
@@ -102,6 +139,10 @@ def check(src, quiet=False):
                     tmod = target[:-2]
                     if tmod != mod:
                         edges[mod].add(tmod)
+                    for fn, omod in owners.get(target, {}).items():
+                        if omod != mod and re.search(
+                                r"\b%s\b" % re.escape(fn), code):
+                            edges[mod].add(omod)
                     if target == f"{d}/{name}":
                         continue
                     ok = any(applies(fs, name) and not r.startswith("-")
@@ -212,6 +253,19 @@ def self_test():
                            "common/*.h\na.c: -call time\n",
                            "common/b.c": "long t(void) { return time(0); }\n",
                            }, False),
+        "ring behind an _int.h": ({
+            "server/front/p_int.h": "void a_go(int);\nint b_go(void);\n",
+            "server/front/a.c": '#include "p_int.h"\nvoid\na_go(int x)\n'
+                                '{ b_go(); }\n',
+            "server/front/b.c": '#include "p_int.h"\nint\nb_go(void)\n'
+                                '{ a_go(1); return 0; }\n'}, True),
+        "one way through an _int.h": ({
+            "server/front/p_int.h": "void a_go(int);\n"
+                                    "struct s { void (*cb)(int); };\n",
+            "server/front/a.c": '#include "p_int.h"\nvoid\na_go(int x)\n'
+                                '{ }\n',
+            "server/front/b.c": '#include "p_int.h"\nint\nb_go(void)\n'
+                                '{ a_go(1); return 0; }\n'}, False),
         "per-file rule hits": ({"common/.may_include":
                                 "common/*.h\nb.c: -call time\n",
                                 "common/b.c":
