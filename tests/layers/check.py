@@ -21,7 +21,11 @@
 # header) and every x_*.c that has no header of its own (registry.c,
 # registry_delta.c, ... behind registry_int.h are the module registry). A
 # private header `x_int.h` may be included only by its module's files and
-# by the files its folder names in a `private` line. --graph prints the module graph instead; --self-test
+# by the files its folder names in a `private` line. A function an _int.h
+# declares is attributed to the module of the .c that defines it, so a
+# file that includes it and names that function uses the defining module
+# (two modules calling each other through one _int.h are a ring, not two
+# users of a header). --graph prints the module graph instead; --self-test
 # builds small trees that must fail and one that must pass.
 import fnmatch
 import os
@@ -103,11 +107,44 @@ def scan(src):
     return headers, files
 
 
+DECL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+DEFN = re.compile(r"^([A-Za-z_]\w*)\s*\(", re.M)
+NOT_FUNC = {"if", "for", "while", "switch", "return", "sizeof", "defined",
+            "__attribute__", "__typeof__"}
+
+
+def int_owners(src, headers, files):
+    """For each *_int.h: {function it declares: module whose .c defines
+    it}. Definitions start a line (return type on the line above)."""
+    owners = {}
+    for name, path in headers.items():
+        if not name.endswith("_int.h"):
+            continue
+        d = os.path.dirname(path)
+        with open(os.path.join(src, path), errors="replace") as f:
+            code = strip_comments(f.read())
+        code = re.sub(r"^\s*#.*$", " ", code, flags=re.M)
+        code = re.sub(r"\(\s*\*\s*\w+\s*\)", " ", code)  # (*fnptr)
+        declared = set(DECL.findall(code)) - NOT_FUNC
+        found = {}
+        for c in files.get(d, []):
+            if not c.endswith(".c"):
+                continue
+            with open(os.path.join(src, d, c), errors="replace") as f:
+                text = strip_comments(f.read())
+            for fn in DEFN.findall(text):
+                if fn in declared:
+                    found[fn] = module_of(d, c, files[d])
+        owners[path] = found
+    return owners
+
+
 def check(src, quiet=False):
     headers, files = scan(src)
     errors = []
     edges = {}                      # module -> set of modules it uses
     rules_of, privates = {}, {}
+    owners = int_owners(src, headers, files)
     for d in files:
         mi = os.path.join(src, d, ".may_include")
         privates[d] = {}
@@ -134,6 +171,10 @@ def check(src, quiet=False):
                     tmod = module_of(td, tname, files[td])
                     if tmod != mod:
                         edges[mod].add(tmod)
+                    for fn, omod in owners.get(target, {}).items():
+                        if omod != mod and re.search(
+                                r"\b%s\b" % re.escape(fn), code):
+                            edges[mod].add(omod)
                     if target == f"{d}/{name}":
                         continue
                     if tname.endswith("_int.h") and tmod != mod and not (
@@ -251,6 +292,25 @@ def self_test():
                            "common/*.h\na.c: -call time\n",
                            "common/b.c": "long t(void) { return time(0); }\n",
                            }, False),
+        "ring behind an _int.h": ({
+            "server/front/.may_include":
+                "common/*.h\nserver/core/*.h\nserver/front/*.h\n"
+                "private p_int.h: a.c b.c\n",
+            "server/front/p_int.h": "void a_go(int);\nint b_go(void);\n",
+            "server/front/a.c": '#include "p_int.h"\nvoid\na_go(int x)\n'
+                                '{ b_go(); }\n',
+            "server/front/b.c": '#include "p_int.h"\nint\nb_go(void)\n'
+                                '{ a_go(1); return 0; }\n'}, True),
+        "one way through an _int.h": ({
+            "server/front/.may_include":
+                "common/*.h\nserver/core/*.h\nserver/front/*.h\n"
+                "private p_int.h: a.c b.c\n",
+            "server/front/p_int.h": "void a_go(int);\n"
+                                    "struct s { void (*cb)(int); };\n",
+            "server/front/a.c": '#include "p_int.h"\nvoid\na_go(int x)\n'
+                                '{ }\n',
+            "server/front/b.c": '#include "p_int.h"\nint\nb_go(void)\n'
+                                '{ a_go(1); return 0; }\n'}, False),
         "per-file rule hits": ({"common/.may_include":
                                 "common/*.h\nb.c: -call time\n",
                                 "common/b.c":
