@@ -24,6 +24,7 @@
 #include "access.h"
 #include "buf.h"
 #include "cache.h"
+#include "config.h"
 #include "dashboard.h"
 #include "gate.h"
 #include "httputil.h"
