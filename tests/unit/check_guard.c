@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <check.h>
 #include <event2/buffer.h>
@@ -405,6 +406,65 @@ START_TEST(test_guard_keepalive)
 }
 END_TEST
 
+/*
+ * A head that never ends: the head deadline closes the connection (no
+ * request of it reached evhttp), counts it, and conn.c counts it down;
+ * a connection over the cap is closed at its accept and counted.
+ */
+START_TEST(test_guard_head_deadline)
+{
+	struct loop			 lp = { 0 };
+	struct metrics_deps		 md = { 0 };
+	struct metrics			*m = metrics_new(&md);
+	struct conns			*cs;
+	struct evhttp			*http;
+	struct evhttp_bound_socket	*bound;
+	struct sockaddr_in		 sin;
+	struct timeval			 limit = { 10, 0 };
+	socklen_t			 sl = sizeof sin;
+	unsigned			 open = 0;
+	static const char		 head[] = "GET /eureka/apps HTTP/1.1\r\n"
+					     "Host: x\r\n";
+	char				 c;
+	int				 fd;
+
+	loop_cur = &lp;
+	lp.base = event_base_new();
+	http = evhttp_new(lp.base);
+	evhttp_set_gencb(http, loop_request_cb, NULL);
+	cs = conns_new(&(struct conns_deps){ .base = lp.base,
+	    .max_connections = 100, .metrics = m, .open = &open,
+	    .closecb = loop_close_cb, .closearg = &lp });
+	evhttp_set_bevcb(http, loop_bev_cb, cs);
+	guard_init(&(struct guard_conf){ .max_body_bytes = 10,
+	    .max_batch_bytes = 40, .head_ms = 200, .metrics = m });
+	ck_assert_ptr_nonnull(bound = evhttp_bind_socket_with_handle(http,
+	    "127.0.0.1", 0));
+	ck_assert_int_eq(getsockname(evhttp_bound_socket_get_fd(bound),
+	    (struct sockaddr *)&sin, &sl), 0);
+	ck_assert_int_ge(fd = socket(AF_INET, SOCK_STREAM, 0), 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof sin), 0);
+	ck_assert_int_eq(write(fd, head, sizeof head - 1),
+	    (ssize_t)(sizeof head - 1));
+	/* Nothing is answered: only the close ends the loop. */
+	lp.answered = 1;
+	lp.want_close = 1;
+	event_base_loopexit(lp.base, &limit);
+	event_base_dispatch(lp.base);
+	ck_assert_int_eq(lp.closes, 1);
+	ck_assert_uint_eq(metrics_limit_count(m, METRICS_LIMIT_HEAD_TIMEOUT),
+	    1);
+	ck_assert_uint_eq(open, 0);
+	ck_assert_int_eq(read(fd, &c, 1), 0);
+	close(fd);
+
+	evhttp_free(http);
+	conns_free(cs);
+	event_base_free(lp.base);
+	metrics_free(m);
+}
+END_TEST
+
 /* The guard's suite. */
 static Suite *
 guard_suite(void)
@@ -421,6 +481,7 @@ guard_suite(void)
 	tc = tcase_create("conf");
 	tcase_add_test(tc, test_guard_uses_its_conf);
 	tcase_add_test(tc, test_guard_keepalive);
+	tcase_add_test(tc, test_guard_head_deadline);
 	suite_add_tcase(s, tc);
 	return (s);
 }
