@@ -192,4 +192,168 @@ void	hk_instance_list_add(struct heureka_instance **, size_t *n,
 struct instance *hk_instance_from_config(const struct config *, int64_t now,
 	    char **cause);
 
+/*
+ * The client itself, shared by the files of the library: ops.c (requests
+ * with failover), client.c (register, heartbeat, replicator, lifecycle),
+ * fetch.c (the local copy), watch.c (the watch stream) and api.c (the
+ * public API). Every field is guarded by mu.
+ */
+#include <sys/queue.h>
+#include <pthread.h>
+
+#include <openssl/ssl.h>
+
+#include "hash.h"
+#include "heureka.h"
+
+
+/* One logical request walking the endpoint list (RetryableEurekaHttpClient). */
+struct hk_op {
+	struct heureka_client	*c;
+	enum hk_req_kind	 kind;
+	char			*method;
+	char			*path;
+	char			*body;
+	int			 cand[HK_MAX_URLS];
+	size_t			 ncand;
+	int			 have_cand;
+	size_t			 idx;
+	int			 attempt;
+	int			 cur;
+	void			*handle;
+	hk_done_cb		 cb;
+	void			*arg;
+	TAILQ_ENTRY(hk_op)	 entry;
+};
+TAILQ_HEAD(hk_ops, hk_op);
+
+/* Round-robin position of one app, in c->rr by its upper-cased name. */
+struct hk_rr {
+	struct htab_node	 node;
+	char			*app;
+	unsigned		 next;
+};
+
+#define CONTAINER_OF(p, type, member) \
+	((type *)(void *)((char *)(p) - offsetof(type, member)))
+
+struct heureka_client {
+	pthread_mutex_t		 mu;
+	int			 attached;
+	int			 started;
+	int			 stopping;
+	struct hk_transport	 tr;
+	struct hk_sched		 sc;
+	struct hk_endpoints	 ep;
+	struct hk_ops		 ops;
+
+	/* Settings (from struct config). */
+	int			 do_register;
+	int			 do_fetch;
+	int			 unregister_on_shutdown;
+	int			 on_demand;
+	int			 filter_up;
+	int			 disable_delta;
+	int64_t			 renew_ms;
+	int64_t			 fetch_ms;
+	int64_t			 repl_initial_ms;
+	int64_t			 repl_ms;
+	int			 connect_timeout_s;
+	int			 read_timeout_s;
+	SSL_CTX			*tls_ctx;	/* https:// URLs, or NULL */
+
+	/* Our instance and its dirty flag (ApplicationInfoManager). */
+	struct instance		*self;
+	char			*self_path;	/* apps/APP/ID, encoded */
+	int			 dirty;
+	int			 registered;
+	struct hk_op		*reg_op;
+	int64_t			 reg_dirty_ts;
+	int			 reg_again;
+	struct hk_ratelim	 rl;
+
+	/* Tasks. */
+	void			*t_heartbeat;
+	void			*t_hb_timeout;
+	void			*t_refresh;
+	void			*t_rf_timeout;
+	void			*t_repl;
+	void			*t_kick;
+	void			*t_final;
+	void			*t_stop;
+	struct hk_backoff	 hb_bo;
+	struct hk_backoff	 rf_bo;
+	struct hk_op		*hb_op;
+	struct hk_op		*rf_op;
+	struct hk_op		*cancel_op;
+
+	/* The local copy of the registry (unfiltered; lookups filter). */
+	struct applications	*apps;
+	int			 fetched;
+	struct htab		 rr;		/* struct hk_rr */
+	uint64_t		 rnd;
+	heureka_change_cb	 change_cb;
+	void			*change_arg;
+	heureka_leader_cb	 leader_cb;
+	void			*leader_arg;
+	char			**leaders;	/* "APP\0id" per app last told */
+	size_t			 nleaders;
+
+	/* The watch stream (SSE): its handle, parse state and retry. */
+	void			*w_handle;
+	int			 w_none;	/* server has no watch */
+	int64_t			 w_none_at;	/* when it said so */
+	int			 w_wait;	/* reconnect timer armed */
+	int			 w_up;		/* an event came since open */
+	char			*w_last_id;	/* Last-Event-ID to resume */
+	struct hk_sse		 w_sse;		/* the stream's reader */
+	void			*t_watch;
+	struct hk_backoff	 w_bo;
+
+	/* Threading and shutdown. */
+	struct event_base	*own_base;
+	pthread_t		 thread;
+	int			 threaded;
+	heureka_done_cb		 stop_cb;
+	void			*stop_arg;
+};
+
+#define LOCK(c)		pthread_mutex_lock(&(c)->mu)
+#define UNLOCK(c)	pthread_mutex_unlock(&(c)->mu)
+
+#define HK_WATCH_REDETECT_MS	(5 * 60 * 1000)	/* no watch: ask again */
+#define HK_WATCH_BO_MS		500		/* first reconnect delay */
+#define HK_WATCH_BO_BOUND	60		/* up to 30 s */
+
+/* ops.c */
+struct hk_op	*hk_op_start(struct heureka_client *, enum hk_req_kind,
+		     const char *, const char *, const char *, hk_done_cb,
+		     void *);
+void		 hk_op_cancel(struct heureka_client *, struct hk_op *);
+
+/* client.c */
+struct heureka_client *hk_client_alloc(const struct config *, char **);
+void	hk_client_attach(struct heureka_client *, struct hk_transport *,
+	    struct hk_sched *);
+void	hk_client_free(struct heureka_client *);
+void	hk_arm(struct heureka_client *, void *, int64_t);
+void	hk_disarm(struct heureka_client *, void *);
+void	hk_mark_dirty(struct heureka_client *);
+
+/* fetch.c */
+void	hk_fetch_start(struct heureka_client *, int);
+void	hk_refresh_cb(void *);
+void	hk_rf_timeout_cb(void *);
+void	hk_change_bridge(enum action_type, const struct instance *, void *);
+void	hk_leaders_check(struct heureka_client *);
+struct instance *hk_app_leader(const struct application *);
+
+/* watch.c */
+void	hk_watch_open(struct heureka_client *);
+void	hk_watch_stop(struct heureka_client *);
+void	hk_watch_cb(void *);
+
+/* api.c */
+int	hk_rr_free_cb(struct htab_node *, void *);
+
 #endif
