@@ -93,7 +93,6 @@ register_done(int status, const char *body, size_t len, void *arg)
 {
 	struct heureka_client	*c = arg;
 
-	c->reg_op = NULL;
 	if (status == 204) {
 		if (!c->registered)
 			log_info("heureka: registered %s/%s", c->self->app,
@@ -128,7 +127,7 @@ register_now(struct heureka_client *c)
 	json_encode_instance_root(&b, c->self);
 	c->reg_dirty_ts = c->self->last_dirty_ts;
 	snprintf(path, sizeof path, "apps/%s", c->self->app);
-	c->reg_op = hk_op_start(c, HK_REQ_REGISTER, "POST", path, b.data,
+	hk_op_start(c, &c->reg_op, HK_REQ_REGISTER, "POST", path, b.data,
 	    register_done, c);
 	buf_free(&b);
 }
@@ -172,7 +171,6 @@ heartbeat_done(int status, const char *body, size_t len, void *arg)
 {
 	struct heureka_client	*c = arg;
 
-	c->hb_op = NULL;
 	hk_disarm(c, c->t_hb_timeout);
 	hk_arm(c, c->t_heartbeat, hk_backoff_done(&c->hb_bo));
 	if (status == 404) {
@@ -199,7 +197,7 @@ heartbeat_cb(void *arg)
 		    "%lld", c->self_path, instance_status_name(c->self->status),
 		    (long long)c->self->last_dirty_ts);
 		hk_arm(c, c->t_hb_timeout, c->hb_bo.base_ms);
-		c->hb_op = hk_op_start(c, HK_REQ_HEARTBEAT, "PUT", path, NULL,
+		hk_op_start(c, &c->hb_op, HK_REQ_HEARTBEAT, "PUT", path, NULL,
 		    heartbeat_done, c);
 	}
 	UNLOCK(c);
@@ -213,7 +211,6 @@ hb_timeout_cb(void *arg)
 
 	LOCK(c);
 	hk_op_cancel(c, c->hb_op);
-	c->hb_op = NULL;
 	hk_arm(c, c->t_heartbeat, hk_backoff_timeout(&c->hb_bo));
 	UNLOCK(c);
 }
@@ -388,7 +385,6 @@ cancel_done(int status, const char *body, size_t len, void *arg)
 {
 	struct heureka_client	*c = arg;
 
-	c->cancel_op = NULL;
 	if (status >= 200 && status < 300)
 		log_info("heureka: cancelled %s/%s", c->self->app,
 		    instance_id(c->self));
@@ -422,11 +418,10 @@ hk_client_shutdown(struct heureka_client *c)
 	hk_watch_stop(c);
 	while ((op = TAILQ_FIRST(&c->ops)) != NULL)
 		hk_op_cancel(c, op);
-	c->hb_op = c->rf_op = c->reg_op = NULL;
 	if (c->started && c->do_register && c->unregister_on_shutdown) {
 		c->self->status = STATUS_DOWN;
 		/* hk_arm() is off now; the op itself needs no timer. */
-		c->cancel_op = hk_op_start(c, HK_REQ_CANCEL, "DELETE",
+		hk_op_start(c, &c->cancel_op, HK_REQ_CANCEL, "DELETE",
 		    c->self_path, NULL, cancel_done, c);
 	} else
 		final_step(c);

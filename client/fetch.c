@@ -158,7 +158,6 @@ shuffle(struct heureka_client *c)
 static void
 refresh_finish(struct heureka_client *c)
 {
-	c->rf_op = NULL;
 	hk_disarm(c, c->t_rf_timeout);
 	hk_arm(c, c->t_refresh, hk_backoff_done(&c->rf_bo));
 }
@@ -171,7 +170,6 @@ full_done(int status, const char *body, size_t len, void *arg)
 	struct applications	*as, *old;
 	char			*cause = NULL;
 
-	c->rf_op = NULL;
 	if (status != 200) {
 		log_warnx("heureka: full registry fetch failed (%d)", status);
 		goto out;
@@ -209,7 +207,6 @@ delta_done(int status, const char *body, size_t len, void *arg)
 	char			*cause = NULL, *hash;
 	int			 mismatch;
 
-	c->rf_op = NULL;
 	if (status != 200) {
 		log_debug("%s: delta answered %d, full fetch", __func__,
 		    status);
@@ -251,10 +248,10 @@ hk_fetch_start(struct heureka_client *c, int force_full)
 		return;
 	if (force_full || c->disable_delta || !c->fetched ||
 	    c->apps->n == 0 || c->apps->versions_delta == -1)
-		c->rf_op = hk_op_start(c, HK_REQ_FULL, "GET", "apps/", NULL,
+		hk_op_start(c, &c->rf_op, HK_REQ_FULL, "GET", "apps/", NULL,
 		    full_done, c);
 	else
-		c->rf_op = hk_op_start(c, HK_REQ_DELTA, "GET", "apps/delta",
+		hk_op_start(c, &c->rf_op, HK_REQ_DELTA, "GET", "apps/delta",
 		    NULL, delta_done, c);
 }
 
@@ -280,7 +277,6 @@ hk_rf_timeout_cb(void *arg)
 
 	LOCK(c);
 	hk_op_cancel(c, c->rf_op);
-	c->rf_op = NULL;
 	hk_arm(c, c->t_refresh, hk_backoff_timeout(&c->rf_bo));
 	UNLOCK(c);
 }

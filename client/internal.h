@@ -223,6 +223,7 @@ struct hk_op {
 	void			*handle;
 	hk_done_cb		 cb;
 	void			*arg;
+	struct hk_op		**slot;		/* the owner's handle, or NULL */
 	TAILQ_ENTRY(hk_op)	 entry;
 };
 TAILQ_HEAD(hk_ops, hk_op);
@@ -326,9 +327,9 @@ struct heureka_client {
 #define HK_WATCH_BO_BOUND	60		/* up to 30 s */
 
 /* ops.c */
-struct hk_op	*hk_op_start(struct heureka_client *, enum hk_req_kind,
-		     const char *, const char *, const char *, hk_done_cb,
-		     void *);
+void		 hk_op_start(struct heureka_client *, struct hk_op **slot,
+		     enum hk_req_kind, const char *, const char *,
+		     const char *, hk_done_cb, void *);
 void		 hk_op_cancel(struct heureka_client *, struct hk_op *);
 
 /* client.c */

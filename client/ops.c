@@ -45,13 +45,18 @@ op_free(struct hk_op *op)
 	free(op);
 }
 
-/* Hand the final answer of an operation to its owner. */
+/*
+ * Hand the final answer of an operation to its owner. The owner's slot is
+ * cleared first: the callback may start the next operation into it.
+ */
 static void
 op_finish(struct hk_op *op, int status, const char *body, size_t len)
 {
 	struct heureka_client	*c = op->c;
 
 	TAILQ_REMOVE(&c->ops, op, entry);
+	if (op->slot != NULL && *op->slot == op)
+		*op->slot = NULL;
 	if (op->cb != NULL)
 		op->cb(status, body != NULL ? body : "", len, op->arg);
 	op_free(op);
@@ -114,10 +119,16 @@ fail:
 	op_finish(op, 0, NULL, 0);
 }
 
-/* Start a request on the first acceptable endpoint. */
-struct hk_op *
-hk_op_start(struct heureka_client *c, enum hk_req_kind kind, const char *method,
-    const char *path, const char *body, hk_done_cb cb, void *arg)
+/*
+ * Start a request on the first acceptable endpoint. *slot (NULL: the
+ * caller keeps no handle) is set before the first send and cleared when
+ * the operation ends, so a send the transport refuses at once, which ends
+ * the operation before this returns, leaves no freed pointer behind.
+ */
+void
+hk_op_start(struct heureka_client *c, struct hk_op **slot,
+    enum hk_req_kind kind, const char *method, const char *path,
+    const char *body, hk_done_cb cb, void *arg)
 {
 	struct hk_op	*op = xcalloc(1, sizeof *op);
 
@@ -129,12 +140,14 @@ hk_op_start(struct heureka_client *c, enum hk_req_kind kind, const char *method,
 	op->cb = cb;
 	op->arg = arg;
 	op->cur = -1;
+	op->slot = slot;
+	if (slot != NULL)
+		*slot = op;
 	TAILQ_INSERT_TAIL(&c->ops, op, entry);
 	op_send(op);
-	return (op);
 }
 
-/* Drop an operation without calling its owner. NULL is fine. */
+/* Drop an operation without calling its owner; clear its slot. */
 void
 hk_op_cancel(struct heureka_client *c, struct hk_op *op)
 {
@@ -142,6 +155,8 @@ hk_op_cancel(struct heureka_client *c, struct hk_op *op)
 
 	if (op == NULL)
 		return;
+	if (op->slot != NULL && *op->slot == op)
+		*op->slot = NULL;
 	TAILQ_FOREACH(o, &c->ops, entry) {
 		if (o == op)
 			break;
@@ -161,6 +176,6 @@ hk_client_request(struct heureka_client *c, enum hk_req_kind kind,
     void *arg)
 {
 	LOCK(c);
-	hk_op_start(c, kind, method, path, body, cb, arg);
+	hk_op_start(c, NULL, kind, method, path, body, cb, arg);
 	UNLOCK(c);
 }

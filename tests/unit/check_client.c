@@ -36,6 +36,7 @@ struct freq {
 };
 static struct freq	reqs[MAXREQ];
 static int		nreqs;
+static int		send_refusals;	/* f_send refuses this many */
 
 #define MAXSTR	32
 struct fstream {
@@ -68,6 +69,10 @@ f_send(void *ctx, const char *url, const char *method, const char *path,
 {
 	struct freq	*r;
 
+	if (send_refusals > 0) {
+		send_refusals--;
+		return (NULL);		/* refused at once, nothing queued */
+	}
 	ck_assert_int_lt(nreqs, MAXREQ);
 	r = &reqs[nreqs++];
 	r->url = xstrdup(url);
@@ -249,6 +254,7 @@ reset(void)
 	memset(timers, 0, sizeof timers);
 	now_ms = T0;
 	stopped = 0;
+	send_refusals = 0;
 }
 
 /* A client on the fakes. */
@@ -722,6 +728,89 @@ START_TEST(test_cancel_on_stop)
 	ck_assert_int_eq(stopped, 1);
 	for (j = 0; j < MAXTIM; j++)
 		ck_assert(!timers[j].used);	/* every timer freed */
+}
+END_TEST
+
+/* Requests with this method and path prefix among reqs[from..]. */
+static int
+count_reqs(int from, const char *method, const char *prefix)
+{
+	int	i, n = 0;
+
+	for (i = from; i < nreqs; i++) {
+		if (strcmp(reqs[i].method, method) == 0 &&
+		    strncmp(reqs[i].path, prefix, strlen(prefix)) == 0)
+			n++;
+	}
+	return (n);
+}
+
+/*
+ * A heartbeat the transport refuses at once (every attempt) must not
+ * leave a freed operation in hb_op: heartbeats go on, so the lease lives.
+ */
+START_TEST(test_refused_heartbeat_continues)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 1, 0);
+	int			 from;
+
+	hk_client_start(c);
+	reply(last(), 204, NULL);		/* registered */
+	send_refusals = HK_RETRIES;
+	advance(30000);				/* this heartbeat is refused */
+	from = nreqs;
+	advance(10 * 60 * 1000);
+	ck_assert_int_ge(count_reqs(from, "PUT", "apps/HELLO/"), 1);
+	ck_assert_ptr_null(c->hb_op);
+	heureka_client_free(c);
+}
+END_TEST
+
+/* Refused registrations: the replicator registers again later. */
+START_TEST(test_refused_register_continues)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 1, 0);
+
+	send_refusals = HK_RETRIES;
+	hk_client_start(c);			/* the POST is refused */
+	ck_assert_int_eq(nreqs, 0);
+	advance(10 * 60 * 1000);
+	ck_assert_int_ge(count_reqs(0, "POST", "apps/HELLO"), 1);
+	heureka_client_free(c);
+}
+END_TEST
+
+/* Refused registry fetches: the refresh task fetches again later. */
+START_TEST(test_refused_fetch_continues)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 0, 1);
+
+	send_refusals = HK_RETRIES;
+	hk_client_start(c);			/* the GET apps/ is refused */
+	ck_assert_int_eq(nreqs, 0);
+	advance(10 * 60 * 1000);
+	ck_assert_int_ge(count_reqs(0, "GET", "apps/"), 1);
+	heureka_client_free(c);
+}
+END_TEST
+
+/* A refused cancel: the stop completes and leaves no stale cancel_op. */
+START_TEST(test_refused_cancel_finishes)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 1, 0);
+	int			 j;
+
+	hk_client_start(c);
+	reply(last(), 204, NULL);
+	send_refusals = HK_RETRIES;
+	hk_client_shutdown(c);			/* the DELETE is refused */
+	ck_assert_ptr_null(c->cancel_op);
+	ck_assert_int_eq(count_reqs(0, "DELETE", "apps/"), 0);
+	c->stop_cb = stop_done;
+	advance(0);
+	ck_assert_int_eq(stopped, 1);
+	for (j = 0; j < MAXTIM; j++)
+		ck_assert(!timers[j].used);
 }
 END_TEST
 
@@ -1219,6 +1308,10 @@ client_suite(void)
 	tcase_add_test(tc, test_failover);
 	tcase_add_test(tc, test_heartbeat_404);
 	tcase_add_test(tc, test_cancel_on_stop);
+	tcase_add_test(tc, test_refused_heartbeat_continues);
+	tcase_add_test(tc, test_refused_register_continues);
+	tcase_add_test(tc, test_refused_fetch_continues);
+	tcase_add_test(tc, test_refused_cancel_finishes);
 	tcase_add_test(tc, test_lookups);
 	tcase_add_test(tc, test_vip_ignores_case);
 	tcase_add_test(tc, test_leader);
