@@ -198,7 +198,7 @@ agent_main(int argc, char **argv)
 	const char		*scheme;
 
 	memset(&ag, 0, sizeof ag);
-	memset(&o, 0, sizeof o);
+	o = (struct heureka_options)HEUREKA_OPTIONS_INIT;
 	memset(&tls, 0, sizeof tls);
 	ag.health_interval = 10;
 	ag.last_ok = -1;

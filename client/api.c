@@ -5,6 +5,7 @@
  * and the lookups over the local copy (copies the caller owns).
  */
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <pthread.h>
@@ -227,11 +228,14 @@ heureka_client_set_status(struct heureka_client *c, const char *status)
 {
 	enum instance_status	st;
 
-	if (status == NULL || instance_status_parse(status, &st) != 0)
+	if (status == NULL || instance_status_parse(status, &st) != 0) {
+		errno = EINVAL;
 		return (-1);
+	}
 	LOCK(c);
 	if (c->self == NULL) {
 		UNLOCK(c);
+		errno = EINVAL;		/* a client that does not register */
 		return (-1);
 	}
 	if (c->self->status != st) {
@@ -241,8 +245,14 @@ heureka_client_set_status(struct heureka_client *c, const char *status)
 			if (hk_ratelim_acquire(&c->rl, c->sc.now(c->sc.ctx)))
 				hk_arm(c, c->t_kick, 0);
 			else
-				log_debug("%s: on-demand update rate limited",
-				    __func__);
+				log_info("heureka: status %s of %s/%s held back "
+				    "by the rate limit (%d a minute after a "
+				    "burst of %d): it is sent by the next "
+				    "replicator run, within %lld s",
+				    instance_status_name(st), c->self->app,
+				    instance_id(c->self), c->rl.per_min,
+				    c->rl.burst, (long long)(c->repl_ms /
+				    1000));
 		}
 	}
 	UNLOCK(c);
@@ -256,12 +266,20 @@ heureka_client_set_metadata(struct heureka_client *c, const char *key,
 {
 	const char	*old;
 
-	if (key == NULL || value == NULL || *key == '\0')
+	if (key == NULL || value == NULL || *key == '\0') {
+		errno = EINVAL;
 		return (-1);
+	}
 	LOCK(c);
-	if (c->self == NULL || (c->self->metadata.n >= INSTANCE_MAX_METADATA &&
-	    kvlist_get(&c->self->metadata, key) == NULL)) {
+	if (c->self == NULL) {
 		UNLOCK(c);
+		errno = EINVAL;		/* a client that does not register */
+		return (-1);
+	}
+	if (c->self->metadata.n >= INSTANCE_MAX_METADATA &&
+	    kvlist_get(&c->self->metadata, key) == NULL) {
+		UNLOCK(c);
+		errno = ENOSPC;
 		return (-1);
 	}
 	old = kvlist_get(&c->self->metadata, key);
@@ -273,17 +291,79 @@ heureka_client_set_metadata(struct heureka_client *c, const char *key,
 	return (0);
 }
 
+/*
+ * The library's process-wide set-up, once: its own log level (warn, as
+ * heureka.h documents; lines go to stderr until the host gives a
+ * callback) and what a fatal error does. The library never calls exit():
+ * the only fatal errors left are failed allocations (xmalloc.c), which
+ * abort.
+ */
+static void
+lib_init_once(void)
+{
+	log_set_level(LOG_LEVEL_WARN);
+	log_set_fatal(abort);
+}
+
+/* Run lib_init_once, from every entry point that logs or configures. */
+static void
+lib_init(void)
+{
+	static pthread_once_t	once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, lib_init_once);
+}
+
+/*
+ * The caller's options, as far as its struct goes (o->size: fields added
+ * after the caller was compiled read as 0). A larger struct, from a newer
+ * heureka.h, is taken if the fields this library does not know are 0.
+ */
+static int
+options_copy(const struct heureka_options *o, struct heureka_options *out,
+    char **cause)
+{
+	const unsigned char	*tail;
+	size_t			 i;
+
+	memset(out, 0, sizeof *out);
+	if (o == NULL || o->size < HEUREKA_OPTIONS_MIN_SIZE) {
+		xasprintf(cause, "struct heureka_options: size %zu is not "
+		    "set (initialise it with HEUREKA_OPTIONS_INIT)",
+		    o != NULL ? o->size : 0);
+		return (-1);
+	}
+	if (o->size > sizeof *out) {
+		tail = (const unsigned char *)o;
+		for (i = sizeof *out; i < o->size; i++) {
+			if (tail[i] != 0) {
+				xasprintf(cause, "struct heureka_options: "
+				    "size %zu sets fields this libheureka "
+				    "(%zu) does not know", o->size,
+				    sizeof *out);
+				return (-1);
+			}
+		}
+	}
+	memcpy(out, o, o->size < sizeof *out ? o->size : sizeof *out);
+	return (0);
+}
+
 /* Build a struct config from options (weakest first) and make a client. */
 struct heureka_client *
-heureka_client_new(const struct heureka_options *o, char **cause)
+heureka_client_new(const struct heureka_options *opts, char **cause)
 {
+	struct heureka_options	 oc, *o = &oc;
 	struct config		 cf;
 	struct heureka_client	*c = NULL;
 	extern char		**environ;
 	const char *const	*s;
 	char			*k, *v, buf[32];
 
+	lib_init();
 	*cause = NULL;
+	if (options_copy(opts, &oc, cause) != 0)
+		return (NULL);
 	config_defaults(&cf);
 	if (o->config_file != NULL &&
 	    config_load_file(&cf, o->config_file, cause) != 0)
@@ -333,21 +413,28 @@ out:
 	return (c);
 }
 
-/* Run on the caller's loop. */
+/* Run on the caller's loop; -1 with errno (heureka.h) if it cannot. */
 int
 heureka_client_start(struct heureka_client *c, struct event_base *base)
 {
 	struct hk_transport	tr;
 	struct hk_sched		sc;
 
-	if (c->attached || base == NULL)
+	if (c == NULL || base == NULL) {
+		errno = EINVAL;
 		return (-1);
+	}
+	if (c->attached) {
+		errno = EALREADY;
+		return (-1);
+	}
 	if (hk_transport_evhttp(&tr, base, c->self != NULL ?
 	    c->self->ip_addr : NULL, c->connect_timeout_s,
 	    c->read_timeout_s, c->tls_ctx) != 0)
 		return (-1);
 	hk_sched_libevent(&sc, base);
-	hk_client_attach(c, &tr, &sc);
+	if (hk_client_attach(c, &tr, &sc) != 0)
+		return (-1);
 	return (hk_client_start(c));
 }
 
@@ -368,21 +455,41 @@ stop_cb(void *arg)
 	hk_client_shutdown(arg);
 }
 
-/* Run on a new thread with its own loop. */
+/*
+ * Run on a new thread with its own loop; -1 with errno if it cannot (the
+ * client is then not running, for heureka_client_free).
+ */
 int
 heureka_client_start_thread(struct heureka_client *c)
 {
-	if (c->attached)
+	int	rc;
+
+	if (c == NULL) {
+		errno = EINVAL;
 		return (-1);
-	evthread_use_pthreads();
-	if ((c->own_base = event_base_new()) == NULL)
+	}
+	if (c->attached) {
+		errno = EALREADY;
 		return (-1);
+	}
+	if (evthread_use_pthreads() != 0 ||
+	    (c->own_base = event_base_new()) == NULL) {
+		errno = ENOMEM;
+		return (-1);
+	}
 	c->threaded = 1;
-	if (heureka_client_start(c, c->own_base) != 0)
-		return (-1);
-	c->t_stop = c->sc.timer_new(c->sc.ctx, stop_cb, c);
-	if (pthread_create(&c->thread, NULL, loop_thread, c) != 0) {
+	if (heureka_client_start(c, c->own_base) != 0) {
 		c->threaded = 0;
+		return (-1);
+	}
+	if ((c->t_stop = c->sc.timer_new(c->sc.ctx, stop_cb, c)) == NULL) {
+		c->threaded = 0;
+		errno = ENOMEM;
+		return (-1);
+	}
+	if ((rc = pthread_create(&c->thread, NULL, loop_thread, c)) != 0) {
+		c->threaded = 0;
+		errno = rc;
 		return (-1);
 	}
 	return (0);
@@ -429,10 +536,11 @@ heureka_client_free(struct heureka_client *c)
 	hk_client_free(c);
 }
 
-/* Library log level. */
+/* Library log level (process-wide; heureka.h). */
 void
 heureka_set_log_level(int level)
 {
+	lib_init();
 	if (level < LOG_LEVEL_ERROR)
 		level = LOG_LEVEL_ERROR;
 	if (level > LOG_LEVEL_DEBUG)
@@ -440,3 +548,26 @@ heureka_set_log_level(int level)
 	log_set_level((enum log_level)level);
 }
 
+
+/* The host's log callback, called from log.c's sink. */
+static heureka_log_cb	 log_cb;
+static void		*log_cb_arg;
+
+/* log.c's sink: hand the line to the host. */
+static void
+log_to_host(enum log_level level, const char *msg, void *arg)
+{
+	(void)arg;
+	if (log_cb != NULL)
+		log_cb((int)level, msg, log_cb_arg);
+}
+
+/* Route the library's lines to the host (NULL: back to stderr). */
+void
+heureka_set_log_callback(heureka_log_cb cb, void *arg)
+{
+	lib_init();
+	log_cb = cb;
+	log_cb_arg = arg;
+	log_set_sink(cb != NULL ? log_to_host : NULL, NULL);
+}

@@ -152,7 +152,7 @@ query(const struct qopts *q, enum hk_req_kind kind, const char *method,
 	struct heureka_client	*c;
 	char			*cause = NULL;
 
-	memset(&o, 0, sizeof o);
+	o = (struct heureka_options)HEUREKA_OPTIONS_INIT;
 	memset(a, 0, sizeof *a);
 	o.service_url = cli_servers(servers);
 	o.no_register = 1;
@@ -515,7 +515,7 @@ cmd_watch(int argc, char **argv)
 	settings[0] = setting;
 	settings[1] = "eureka.client.filter-only-up-instances=false";
 	settings[2] = NULL;
-	memset(&o, 0, sizeof o);
+	o = (struct heureka_options)HEUREKA_OPTIONS_INIT;
 	o.service_url = cli_servers(q.servers);
 	o.no_register = 1;
 	o.settings = settings;

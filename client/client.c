@@ -22,6 +22,7 @@
  */
 #include <sys/queue.h>
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <pthread.h>
@@ -92,6 +93,7 @@ static void
 register_done(int status, const char *body, size_t len, void *arg)
 {
 	struct heureka_client	*c = arg;
+	char			 sb[HK_STATUS_MAX];
 
 	if (status == 204) {
 		if (!c->registered)
@@ -101,8 +103,9 @@ register_done(int status, const char *body, size_t len, void *arg)
 		if (c->dirty && c->self->last_dirty_ts <= c->reg_dirty_ts)
 			c->dirty = 0;
 	} else
-		log_warnx("heureka: registration of %s/%s failed (%d)",
-		    c->self->app, instance_id(c->self), status);
+		log_warnx("heureka: registration of %s/%s failed: %s",
+		    c->self->app, instance_id(c->self),
+		    hk_status_str(status, sb, sizeof sb));
 	if (c->reg_again && !c->stopping) {
 		c->reg_again = 0;
 		if (c->dirty)
@@ -170,6 +173,7 @@ static void
 heartbeat_done(int status, const char *body, size_t len, void *arg)
 {
 	struct heureka_client	*c = arg;
+	char			 sb[HK_STATUS_MAX];
 
 	hk_disarm(c, c->t_hb_timeout);
 	hk_arm(c, c->t_heartbeat, hk_backoff_done(&c->hb_bo));
@@ -180,8 +184,9 @@ heartbeat_done(int status, const char *body, size_t len, void *arg)
 		hk_mark_dirty(c);
 		register_now(c);
 	} else if (status != 200)
-		log_warnx("heureka: heartbeat of %s/%s failed (%d)",
-		    c->self->app, instance_id(c->self), status);
+		log_warnx("heureka: heartbeat of %s/%s failed: %s",
+		    c->self->app, instance_id(c->self),
+		    hk_status_str(status, sb, sizeof sb));
 }
 
 /* Heartbeat timer: PUT apps/{APP}/{id}?status=&lastDirtyTimestamp=. */
@@ -314,8 +319,12 @@ client_tls(struct heureka_client *c, const struct config *cf, char **cause)
 	return (0);
 }
 
-/* Give the client its transport and scheduler, and make its timers. */
-void
+/*
+ * Give the client its transport and scheduler, and make its timers; -1
+ * (errno ENOMEM) if the scheduler could not make one: the client is then
+ * attached but unusable, for the caller to free.
+ */
+int
 hk_client_attach(struct heureka_client *c, struct hk_transport *tr,
     struct hk_sched *sc)
 {
@@ -333,6 +342,13 @@ hk_client_attach(struct heureka_client *c, struct hk_transport *tr,
 		c->self->last_dirty_ts = sc->now(sc->ctx);
 		c->self->last_updated_ts = c->self->last_dirty_ts;
 	}
+	if (c->t_heartbeat == NULL || c->t_hb_timeout == NULL ||
+	    c->t_refresh == NULL || c->t_rf_timeout == NULL ||
+	    c->t_repl == NULL || c->t_kick == NULL || c->t_watch == NULL) {
+		errno = ENOMEM;
+		return (-1);
+	}
+	return (0);
 }
 
 /* Build a client on a given transport and scheduler (tests, CLI). */
@@ -347,7 +363,11 @@ hk_client_new_with(const struct config *cf, struct hk_transport *tr,
 		sc->free(sc->ctx);
 		return (NULL);
 	}
-	hk_client_attach(c, tr, sc);
+	if (hk_client_attach(c, tr, sc) != 0) {
+		xasprintf(cause, "cannot make the client's timers");
+		hk_client_free(c);
+		return (NULL);
+	}
 	return (c);
 }
 
@@ -362,6 +382,7 @@ hk_client_start(struct heureka_client *c)
 	LOCK(c);
 	if (c->started || !c->attached) {
 		UNLOCK(c);
+		errno = c->started ? EALREADY : EINVAL;
 		return (-1);
 	}
 	c->started = 1;
@@ -384,13 +405,15 @@ static void
 cancel_done(int status, const char *body, size_t len, void *arg)
 {
 	struct heureka_client	*c = arg;
+	char			 sb[HK_STATUS_MAX];
 
 	if (status >= 200 && status < 300)
 		log_info("heureka: cancelled %s/%s", c->self->app,
 		    instance_id(c->self));
 	else
-		log_warnx("heureka: cancel of %s/%s answered %d",
-		    c->self->app, instance_id(c->self), status);
+		log_warnx("heureka: cancel of %s/%s failed: %s",
+		    c->self->app, instance_id(c->self),
+		    hk_status_str(status, sb, sizeof sb));
 	final_step(c);
 }
 

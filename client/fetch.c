@@ -168,10 +168,11 @@ full_done(int status, const char *body, size_t len, void *arg)
 {
 	struct heureka_client	*c = arg;
 	struct applications	*as, *old;
-	char			*cause = NULL;
+	char			*cause = NULL, sb[HK_STATUS_MAX];
 
 	if (status != 200) {
-		log_warnx("heureka: full registry fetch failed (%d)", status);
+		log_warnx("heureka: full registry fetch failed: %s",
+		    hk_status_str(status, sb, sizeof sb));
 		goto out;
 	}
 	if ((as = json_decode_applications(body, len, c->sc.now(c->sc.ctx),

@@ -37,9 +37,30 @@ enum hk_req_kind {
 };
 
 /*
- * Completion of one HTTP exchange: status 0 means no answer (connection
- * refused, timeout, bad URL); body is the decoded (inflated) body, borrowed
- * for the call, NUL-terminated.
+ * Why an exchange got no HTTP answer. A done callback's status is the HTTP
+ * status, or one of these negated; 0 is "no answer" with no reason known
+ * (a transport that cannot tell). hk_status_str says it in words.
+ */
+enum hk_neterr {
+	HK_NET_UNKNOWN = 0,	/* no answer, reason unknown */
+	HK_NET_REFUSED,		/* connection refused */
+	HK_NET_TIMEOUT,		/* no answer within the timeout */
+	HK_NET_DNS,		/* the host name did not resolve */
+	HK_NET_TLS,		/* TLS verification failed */
+	HK_NET_CLOSED,		/* closed before a whole answer */
+	HK_NET_BADURL,		/* not a usable http(s) URL */
+	HK_NET_PROTO,		/* not an HTTP answer */
+	HK_NET_TOOBIG,		/* answer over the body bound */
+	HK_NET_BADBODY,		/* bad gzip body */
+	HK_NET_LOCAL,		/* could not send (out of memory, ...) */
+};
+#define HK_NET_STATUS(e)	(-(int)(e))	/* as a done status */
+#define HK_STATUS_MAX		128		/* hk_status_str's buffer */
+
+/*
+ * Completion of one HTTP exchange: status > 0 is the HTTP status, <= 0
+ * no answer (-status is an enum hk_neterr); body is the decoded
+ * (inflated) body, borrowed for the call, NUL-terminated.
  */
 typedef void (*hk_done_cb)(int status, const char *body, size_t len,
     void *arg);
@@ -49,7 +70,8 @@ typedef void (*hk_done_cb)(int status, const char *body, size_t len,
  * of a 200 text/event-stream answer as it arrives (borrowed, not
  * NUL-terminated); end is called once when the stream is over: status 200
  * if it was a stream that ended or dropped, HK_STREAM_NOT_SSE for a 2xx
- * that is not an event stream, else the HTTP status (0: no answer).
+ * that is not an event stream, else the HTTP status (<= 0: no answer, as
+ * for hk_done_cb).
  */
 #define HK_STREAM_NOT_SSE	1
 typedef void (*hk_chunk_cb)(const char *data, size_t len, void *arg);
@@ -57,7 +79,9 @@ typedef void (*hk_end_cb)(int status, void *arg);
 
 /*
  * The transport. send() never calls done from within itself; done is called
- * exactly once unless the request is cancelled first. url is a service URL
+ * exactly once unless the request is cancelled first. send() and stream()
+ * return NULL with errno set when nothing was queued (EINVAL: the URL is
+ * not usable). url is a service URL
  * ending in '/', path is relative to it ("apps/FOO"). stream() (NULL: not
  * offered) opens a streamed GET with an optional Last-Event-ID; the same
  * cancel() drops it without calling end.
@@ -125,6 +149,8 @@ void	hk_endpoints_clear(struct hk_endpoints *);
 size_t	hk_endpoints_candidates(struct hk_endpoints *, int *out);
 void	hk_endpoints_failed(struct hk_endpoints *, int);
 int	hk_req_accepted(enum hk_req_kind, int status);
+/* A status in words ("connection refused", "404 Not Found"), in buf. */
+const char *hk_status_str(int status, char *buf, size_t len);
 
 /*
  * sse.c: a text/event-stream reader. Lines are bounded (a longer one is
@@ -220,6 +246,7 @@ struct hk_op {
 	size_t			 idx;
 	int			 attempt;
 	int			 cur;
+	int			 last;		/* last attempt's status */
 	void			*handle;
 	hk_done_cb		 cb;
 	void			*arg;
@@ -334,7 +361,7 @@ void		 hk_op_cancel(struct heureka_client *, struct hk_op *);
 
 /* client.c */
 struct heureka_client *hk_client_alloc(const struct config *, char **);
-void	hk_client_attach(struct heureka_client *, struct hk_transport *,
+int	hk_client_attach(struct heureka_client *, struct hk_transport *,
 	    struct hk_sched *);
 void	hk_client_free(struct heureka_client *);
 void	hk_arm(struct heureka_client *, void *, int64_t);

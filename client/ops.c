@@ -7,6 +7,7 @@
  * and cleared when the operation ends, whichever way it ends.
  */
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <pthread.h>
@@ -76,10 +77,13 @@ op_done_cb(int status, const char *body, size_t len, void *arg)
 		op_finish(op, status, body, len);
 	} else {
 		char	*shown = http_url_scrub(c->ep.urls[op->cur]);
+		char	 sb[HK_STATUS_MAX];
 
-		log_debug("%s: %s %s%s: %d, trying the next server", __func__,
-		    op->method, shown, op->path, status);
+		log_debug("%s: %s %s%s: %s, trying the next server", __func__,
+		    op->method, shown, op->path,
+		    hk_status_str(status, sb, sizeof sb));
 		free(shown);
+		op->last = status;
 		hk_endpoints_failed(&c->ep, op->cur);
 		op->attempt++;
 		op_send(op);
@@ -87,7 +91,11 @@ op_done_cb(int status, const char *body, size_t len, void *arg)
 	UNLOCK(c);
 }
 
-/* Send the next attempt of an operation, or fail it (status 0). */
+/*
+ * Send the next attempt of an operation, or fail it with the last
+ * attempt's status (an HTTP status no answer was accepted for, or why
+ * there was none).
+ */
 static void
 op_send(struct hk_op *op)
 {
@@ -111,12 +119,14 @@ op_send(struct hk_op *op)
 	    op_done_cb, op);
 	if (op->handle != NULL)
 		return;
+	op->last = HK_NET_STATUS(errno == EINVAL ? HK_NET_BADURL :
+	    HK_NET_LOCAL);
 	hk_endpoints_failed(&c->ep, op->cur);
 	op->attempt++;
 	op_send(op);
 	return;
 fail:
-	op_finish(op, 0, NULL, 0);
+	op_finish(op, op->last, NULL, 0);
 }
 
 /*
@@ -140,6 +150,7 @@ hk_op_start(struct heureka_client *c, struct hk_op **slot,
 	op->cb = cb;
 	op->arg = arg;
 	op->cur = -1;
+	op->last = HK_NET_STATUS(HK_NET_BADURL);	/* no URL to try */
 	op->slot = slot;
 	if (slot != NULL)
 		*slot = op;

@@ -111,6 +111,7 @@ static void
 watch_end(int status, void *arg)
 {
 	struct heureka_client	*c = arg;
+	char			 sb[HK_STATUS_MAX];
 
 	LOCK(c);
 	watch_clear(c);
@@ -120,8 +121,9 @@ watch_end(int status, void *arg)
 	}
 	if (status == 403 || status == 404 || status == 405 ||
 	    status == HK_STREAM_NOT_SSE) {
-		log_info("heureka: the server has no watch (%d): polling",
-		    status);
+		log_info("heureka: the server has no watch (%s): polling",
+		    status == HK_STREAM_NOT_SSE ? "not an event stream" :
+		    hk_status_str(status, sb, sizeof sb));
 		c->w_none = 1;
 		c->w_none_at = c->sc.now(c->sc.ctx);
 	} else if (!c->w_wait) {

@@ -70,7 +70,7 @@ int
 main(int argc, char **argv)
 {
 	struct hello		 h;
-	struct heureka_options	 o = { 0 };
+	struct heureka_options	 o = HEUREKA_OPTIONS_INIT;
 	struct event		*tick, *sint, *sterm;
 	struct timeval		 tv = { 3, 0 };
 	char			*cause;

@@ -6,6 +6,11 @@
  * the supervisor back-off, failover and quarantine, 404 heartbeats and
  * cancel on stop, and the watch stream (pushed events, no-watch fallback,
  * reconnect with Last-Event-ID), whose chunks the test feeds by hand.
+ * Issue 22: a send the transport refuses at once on every attempt leaves
+ * no freed operation in the client's slots (heartbeat, register, fetch,
+ * cancel go on); the log callback, its default level and the rate-limit
+ * line; a failed request says why (never a bare 0); struct
+ * heureka_options' size.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -568,6 +573,187 @@ START_TEST(test_status_rate_limited)
 	}
 	ck_assert(hk_client_is_dirty(c, NULL));
 	heureka_client_free(c);
+}
+END_TEST
+
+/* The lines the library logged, through heureka_set_log_callback. */
+#define MAXLOG	64
+static char	*logged[MAXLOG];
+static int	 logged_level[MAXLOG];
+static int	 nlogged;
+
+/* Log callback: keep the line. */
+static void
+log_keep(int level, const char *msg, void *arg)
+{
+	(void)arg;
+	if (nlogged < MAXLOG) {
+		logged_level[nlogged] = level;
+		logged[nlogged++] = xstrdup(msg);
+	}
+}
+
+/* The first kept line containing s at level, or -1. */
+static int
+log_find(int level, const char *s)
+{
+	int	i;
+
+	for (i = 0; i < nlogged; i++) {
+		if (logged_level[i] == level && strstr(logged[i], s) != NULL)
+			return (i);
+	}
+	return (-1);
+}
+
+/* Forget the kept lines and give the log back to stderr. */
+static void
+log_drop(void)
+{
+	int	i;
+
+	heureka_set_log_callback(NULL, NULL);
+	for (i = 0; i < nlogged; i++)
+		free(logged[i]);
+	nlogged = 0;
+}
+
+/* A status change the rate limit holds back is said, not silent. */
+START_TEST(test_status_rate_limited_logged)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 1, 0);
+	const char		*st[] = { "DOWN", "UP", "DOWN" };
+	int			 k;
+
+	heureka_set_log_callback(log_keep, NULL);
+	heureka_set_log_level(HEUREKA_LOG_INFO);
+	hk_client_start(c);
+	reply(last(), 204, NULL);
+	for (k = 0; k < 3; k++) {
+		heureka_client_set_status(c, st[k]);
+		advance(0);
+		if (k < 2)
+			reply(last(), 204, NULL);
+	}
+	k = log_find(HEUREKA_LOG_INFO, "held back by the rate limit");
+	ck_assert_msg(k >= 0, "no line says the status was held back");
+	ck_assert_ptr_nonnull(strstr(logged[k], "status DOWN of HELLO/"));
+	log_drop();
+	heureka_client_free(c);
+}
+END_TEST
+
+/*
+ * The log callback gets the library's lines with their level; the default
+ * level is warn, as heureka.h says (an info line is not passed on).
+ */
+START_TEST(test_log_callback)
+{
+	struct heureka_client	*c;
+
+	heureka_set_log_callback(log_keep, NULL);
+	c = mkclient("http://s1/eureka/", 1, 0);
+	hk_client_start(c);
+	reply(last(), 204, NULL);		/* "registered": info */
+	ck_assert_int_eq(log_find(HEUREKA_LOG_INFO, "registered"), -1);
+	advance(30000);
+	while (reqs[last()].pending)		/* every attempt */
+		reply(last(), HK_NET_STATUS(HK_NET_REFUSED), NULL);
+	ck_assert_int_ge(log_find(HEUREKA_LOG_WARN, "heartbeat of "
+	    "HELLO/h1:hello:8080 failed: connection refused"), 0);
+	advance(30000);
+	while (reqs[last()].pending)
+		reply(last(), 0, NULL);		/* no reason known */
+	ck_assert_int_ge(log_find(HEUREKA_LOG_WARN, "failed: no answer"), 0);
+	heureka_set_log_level(HEUREKA_LOG_INFO);
+	advance(30000);
+	reply(last(), 404, NULL);
+	ck_assert_int_ge(log_find(HEUREKA_LOG_INFO, "heartbeat 404"), 0);
+	log_drop();
+	heureka_client_free(c);
+}
+END_TEST
+
+/* A request no server accepted reports the last answer, not 0. */
+static int	last_status;
+
+/* Keep a one-off request's status. */
+static void
+keep_status(int status, const char *body, size_t len, void *arg)
+{
+	(void)body;
+	(void)len;
+	(void)arg;
+	last_status = status;
+}
+
+START_TEST(test_failed_request_says_why)
+{
+	struct heureka_client	*c = mkclient("http://a/e/,http://b/e/", 0, 0);
+	char			 sb[HK_STATUS_MAX];
+
+	last_status = 12345;
+	hk_client_request(c, HK_REQ_QUERY, "GET", "apps/X", NULL,
+	    keep_status, NULL);
+	reply(last(), HK_NET_STATUS(HK_NET_TIMEOUT), NULL);
+	reply(last(), 401, NULL);		/* refused by every server */
+	ck_assert_int_eq(last_status, 401);
+	hk_client_request(c, HK_REQ_FULL, "GET", "apps/", NULL,
+	    keep_status, NULL);
+	reply(last(), 404, NULL);
+	reply(last(), HK_NET_STATUS(HK_NET_REFUSED), NULL);
+	ck_assert_int_eq(last_status, HK_NET_STATUS(HK_NET_REFUSED));
+	ck_assert_str_eq(hk_status_str(last_status, sb, sizeof sb),
+	    "connection refused");
+	ck_assert_str_eq(hk_status_str(0, sb, sizeof sb), "no answer");
+	ck_assert_str_eq(hk_status_str(401, sb, sizeof sb),
+	    "401 Unauthorized");
+	ck_assert_str_eq(hk_status_str(418, sb, sizeof sb), "HTTP 418");
+	heureka_client_free(c);
+}
+END_TEST
+
+/*
+ * struct heureka_options carries its size: 0 is refused with a reason, a
+ * struct from an older heureka.h (only the fields up to insecure) works,
+ * a newer one works while the fields this library lacks are 0.
+ */
+START_TEST(test_options_size)
+{
+	struct {
+		struct heureka_options	o;
+		int			newer;
+	}			 big;
+	struct heureka_options	 o;
+	struct heureka_client	*c;
+	char			*cause = NULL;
+
+	memset(&o, 0, sizeof o);
+	o.app_name = "hello";
+	o.port = 8080;
+	o.service_url = "http://s1/eureka/";
+	ck_assert_ptr_null(heureka_client_new(&o, &cause));
+	ck_assert_ptr_nonnull(strstr(cause, "HEUREKA_OPTIONS_INIT"));
+	free(cause);
+
+	o.size = HEUREKA_OPTIONS_MIN_SIZE;
+	c = heureka_client_new(&o, &cause);
+	ck_assert_msg(c != NULL, "old size refused: %s", cause);
+	ck_assert_str_eq(heureka_client_instance_id(c), instance_id(
+	    hk_client_self(c)));
+	ck_assert_int_eq(hk_client_self(c)->port, 8080);
+	heureka_client_free(c);
+
+	memset(&big, 0, sizeof big);
+	big.o = o;
+	big.o.size = sizeof big;
+	c = heureka_client_new(&big.o, &cause);
+	ck_assert_msg(c != NULL, "zero tail refused: %s", cause);
+	heureka_client_free(c);
+	big.newer = 1;
+	ck_assert_ptr_null(heureka_client_new(&big.o, &cause));
+	ck_assert_ptr_nonnull(strstr(cause, "does not know"));
+	free(cause);
 }
 END_TEST
 
@@ -1303,6 +1489,10 @@ client_suite(void)
 	tcase_add_test(tc, test_status_on_demand);
 	tcase_add_test(tc, test_ratelim);
 	tcase_add_test(tc, test_status_rate_limited);
+	tcase_add_test(tc, test_status_rate_limited_logged);
+	tcase_add_test(tc, test_log_callback);
+	tcase_add_test(tc, test_failed_request_says_why);
+	tcase_add_test(tc, test_options_size);
 	tcase_add_test(tc, test_backoff);
 	tcase_add_test(tc, test_quarantine);
 	tcase_add_test(tc, test_failover);
