@@ -75,8 +75,14 @@ hk_disarm(struct heureka_client *c, void *t)
 void
 hk_mark_dirty(struct heureka_client *c)
 {
-	int64_t	now = c->sc.now(c->sc.ctx);
+	int64_t	now;
 
+	if (!c->attached) {
+		/* Before the start: hk_client_attach stamps the instance. */
+		c->dirty = 1;
+		return;
+	}
+	now = c->sc.now(c->sc.ctx);
 	if (now <= c->self->last_dirty_ts)
 		now = c->self->last_dirty_ts + 1;
 	c->self->last_dirty_ts = now;

@@ -13,6 +13,7 @@
  * heureka_options' size.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -572,6 +573,27 @@ START_TEST(test_status_rate_limited)
 			ck_assert_int_eq(nreqs, i);	/* limited */
 	}
 	ck_assert(hk_client_is_dirty(c, NULL));
+	heureka_client_free(c);
+}
+END_TEST
+
+/*
+ * Setters before the start (the agent registers STARTING): no scheduler
+ * yet, and the first registration carries them.
+ */
+START_TEST(test_set_before_start)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 1, 0);
+
+	ck_assert_int_eq(heureka_client_set_status(c, "STARTING"), 0);
+	ck_assert_int_eq(heureka_client_set_metadata(c, "zone", "a"), 0);
+	ck_assert_int_eq(heureka_client_set_status(c, "SIDEWAYS"), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	hk_client_start(c);
+	ck_assert_str_eq(reqs[last()].method, "POST");
+	ck_assert_ptr_nonnull(strstr(reqs[last()].body,
+	    "\"status\":\"STARTING\""));
+	ck_assert_ptr_nonnull(strstr(reqs[last()].body, "\"zone\":\"a\""));
 	heureka_client_free(c);
 }
 END_TEST
@@ -1490,6 +1512,7 @@ client_suite(void)
 	tcase_add_test(tc, test_ratelim);
 	tcase_add_test(tc, test_status_rate_limited);
 	tcase_add_test(tc, test_status_rate_limited_logged);
+	tcase_add_test(tc, test_set_before_start);
 	tcase_add_test(tc, test_log_callback);
 	tcase_add_test(tc, test_failed_request_says_why);
 	tcase_add_test(tc, test_options_size);
