@@ -1,16 +1,19 @@
 /*
- * internal.h: libheureka's private interfaces, shared by client.c (the
- * protocol logic: register, heartbeat, fetch, merge, failover), transport.c
- * (the libevent implementations of the transport and scheduler), the CLI and
- * the unit test. Not installed.
+ * internal.h: libheureka's private interfaces, shared by the files of the
+ * protocol logic (client.c: register, heartbeat, lifecycle; ops.c:
+ * requests with failover; fetch.c: the local copy; watch.c: the watch
+ * stream; api.c: the public API), transport.c (the libevent
+ * implementations of the transport and scheduler), the CLI and the unit
+ * tests, which link the library's objects whole (libheureka_core.la). Not
+ * installed.
  *
  * The protocol logic never touches a socket or a clock: requests go through
  * struct hk_transport and timers through struct hk_sched, both tables of
  * function pointers, so tests substitute fakes and drive time by hand.
  *
- * Internal symbols carry an hk_ prefix because libheureka is a shared library
- * linked into other people's programs: a generic name such as client_new
- * could clash with theirs. Only heureka_* and hk_* symbols are exported.
+ * Internal symbols carry an hk_ prefix so they never clash with a name of
+ * the host program's; libheureka.so exports none of them, only the
+ * heureka_* API (client/include.am, checked by tests/abi/lib-symbols.sh).
  */
 #ifndef HEUREKA_INTERNAL_H
 #define HEUREKA_INTERNAL_H

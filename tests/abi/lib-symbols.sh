@@ -4,7 +4,7 @@
 # 33 internal hk_* names and, before that, libcommon's leaked into every
 # program linking it). Reads the dynamic symbol table with nm -D.
 set -u
-LIB=${HEUREKA_LIB:?HEUREKA_LIB is not set (make check sets it)}
+LIB=${LIBHEUREKA_SO:?LIBHEUREKA_SO is not set (make check sets it)}
 HDR=${TESTS_DIR:?}/../client/heureka.h
 fail=0
 
