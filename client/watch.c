@@ -1,9 +1,9 @@
 /*
- * watch.c: the client side of heurekad's watch stream (README, "Watch and
- * leader"): opened after the first full fetch on the server last talked
- * to, each ADDED/MODIFIED/DELETED event merged into the local copy at
- * once, resumed with Last-Event-ID after a drop (with back-off), and
- * given up (polls only) on a server that has no watch.
+ * watch.c: the client side of heurekad's watch stream (docs/api.md,
+ * "Watch and leader"): opened after the first full fetch on the server
+ * last talked to, each ADDED/MODIFIED/DELETED event merged into the
+ * local copy at once, resumed with Last-Event-ID after a drop (with
+ * back-off), and given up (polls only) on a server that has no watch.
  */
 
 #include <stddef.h>
