@@ -293,10 +293,16 @@ status_hint(int status)
 	case HK_NET_STATUS(HK_NET_REFUSED):
 		return (": is the server running, on that host and port?");
 	case HK_NET_STATUS(HK_NET_TIMEOUT):
-		return (": the server or the network is too slow, or a "
-		    "firewall drops the packets (--timeout S waits longer)");
+		return (": the server or the network is too slow, a "
+		    "firewall drops the packets, or it is https:// against a "
+		    "plain http port (--timeout S waits longer)");
 	case HK_NET_STATUS(HK_NET_DNS):
 		return (": check the host name in the URL");
+	case HK_NET_STATUS(HK_NET_HANDSHAKE):
+		return (": is it https:// against a plain http port?");
+	case HK_NET_STATUS(HK_NET_CLOSED):
+		return (": is it http:// against a TLS port, or did "
+		    "something in between drop it?");
 	case HK_NET_STATUS(HK_NET_TLS):
 		return (": the reason is above; --cacert FILE trusts the CA "
 		    "that signed the server's certificate");

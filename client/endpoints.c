@@ -130,9 +130,8 @@ static const struct {
 	{ HK_NET_STATUS(HK_NET_TIMEOUT), "timed out" },
 	{ HK_NET_STATUS(HK_NET_DNS), "host name not found (DNS)" },
 	{ HK_NET_STATUS(HK_NET_TLS), "TLS verification failed" },
-	{ HK_NET_STATUS(HK_NET_CLOSED),
-	    "connection closed before an answer (not HTTP, or TLS "
-	    "against a plain port?)" },
+	{ HK_NET_STATUS(HK_NET_HANDSHAKE), "TLS handshake failed" },
+	{ HK_NET_STATUS(HK_NET_CLOSED), "connection closed before an answer" },
 	{ HK_NET_STATUS(HK_NET_BADURL), "not a usable http(s) URL" },
 	{ HK_NET_STATUS(HK_NET_PROTO), "not an HTTP answer" },
 	{ HK_NET_STATUS(HK_NET_TOOBIG), "answer too large" },

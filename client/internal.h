@@ -50,6 +50,7 @@ enum hk_neterr {
 	HK_NET_TIMEOUT,		/* no answer within the timeout */
 	HK_NET_DNS,		/* the host name did not resolve */
 	HK_NET_TLS,		/* TLS verification failed */
+	HK_NET_HANDSHAKE,	/* TLS handshake failed */
 	HK_NET_CLOSED,		/* closed before a whole answer */
 	HK_NET_BADURL,		/* not a usable http(s) URL */
 	HK_NET_PROTO,		/* not an HTTP answer */

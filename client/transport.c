@@ -81,6 +81,7 @@ struct ev_req {
 	int			 in_chunk;	/* inside chunk(): free later */
 	int			 cancelled;	/* ... because it was */
 	int			 err;		/* evhttp's error, -1: none */
+	int64_t			 sent_ms;	/* monotonic, when queued */
 	const char		*hostport;	/* the connection's, borrowed */
 	void			*arg;
 	TAILQ_ENTRY(ev_req)	 entry;
@@ -201,20 +202,27 @@ ev_req_err_cb(enum evhttp_request_error err, void *arg)
 /*
  * Why a request got no answer. libevent 2.1 tells a timeout, an early
  * close or an oversized body through the error callback, a name that did
- * not resolve through the bufferevent's DNS error; a refused connection
- * (ECONNREFUSED, evhttp_connection_cb) comes back with a request and
- * neither.
+ * not resolve through the bufferevent's DNS error, a TLS handshake that
+ * failed through the OpenSSL error; a connection that could not be made
+ * (evhttp_connection_cb: refused, or a connect timeout) comes back with a
+ * request and none of them: the time it took tells the two apart.
  */
 static int
 ev_req_failure(struct ev_req *r, struct evhttp_request *req)
 {
 	struct bufferevent	*bev;
 	const char		*why;
+	char			 eb[256];
 	int			 dnserr;
 
 	if ((why = tls_connection_verify_error(r->evc)) != NULL) {
 		log_warnx("heureka: TLS: server certificate refused: %s", why);
 		return (HK_NET_STATUS(HK_NET_TLS));
+	}
+	if ((why = tls_connection_error(r->evc, eb, sizeof eb)) != NULL) {
+		log_warnx("heureka: TLS handshake with %s failed: %s",
+		    r->hostport, why);
+		return (HK_NET_STATUS(HK_NET_HANDSHAKE));
 	}
 	bev = evhttp_connection_get_bufferevent(r->evc);
 	if (bev != NULL && (dnserr = bufferevent_socket_get_dns_error(bev))
@@ -234,9 +242,12 @@ ev_req_failure(struct ev_req *r, struct evhttp_request *req)
 	case EVREQ_HTTP_DATA_TOO_LONG:
 		return (HK_NET_STATUS(HK_NET_TOOBIG));
 	case -1:
-		if (req != NULL)
-			return (HK_NET_STATUS(HK_NET_REFUSED));
-		break;
+		if (req == NULL)
+			break;
+		if (clock_mono_ms() - r->sent_ms >=
+		    (int64_t)r->t->timeout_s * 1000 - 100)
+			return (HK_NET_STATUS(HK_NET_TIMEOUT));
+		return (HK_NET_STATUS(HK_NET_REFUSED));
 	}
 	return (HK_NET_STATUS(HK_NET_UNKNOWN));
 }
@@ -328,6 +339,7 @@ ev_send(void *ctx, const char *url, const char *method, const char *path,
 	r->done = done;
 	r->arg = arg;
 	r->err = -1;
+	r->sent_ms = clock_mono_ms();
 	r->hostport = cn->hostport;
 	if ((req = evhttp_request_new(ev_req_cb, r)) == NULL) {
 		free(r);
@@ -425,6 +437,7 @@ ev_stream(void *ctx, const char *url, const char *path, const char *last_id,
 	r->end = end;
 	r->arg = arg;
 	r->err = -1;
+	r->sent_ms = clock_mono_ms();
 	r->hostport = cn->hostport;
 	if ((req = evhttp_request_new(ev_req_cb, r)) == NULL) {
 		free(r);
