@@ -1,5 +1,5 @@
 /*
- * access.h: who may do what (README "Security"). Every request needs one
+ * access.h: who may do what (docs/security.md). Every request needs one
  * of four roles (open, read, write, peer): the role of the route rest.c's
  * router resolves for it (rest_route_resolve), judged once, in the
  * dispatcher, by access_check, before any handler runs: nothing in the

@@ -1,10 +1,12 @@
 /*
  * conn.h: the connections of the main port, each counted from its accept
- * to its close (README "Limits"). A connection past
- * eureka.server.max-connections, or one that leaves fewer than
+ * to its close (docs/security.md, "Limits"). When an accepted connection
+ * goes past eureka.server.max-connections, or leaves fewer than
  * heureka.server.descriptor-reserve descriptors below the process's
- * limit, is closed as soon as it is accepted, before it reads a byte;
- * the others get the header-time guard (guard.c) with its deadlines.
+ * limit, one connection is closed at once, before it reads a byte: the
+ * oldest that has not sent a whole request head yet, else the new one.
+ * Every connection gets the header-time guard (guard.c) with its
+ * deadlines.
  */
 #ifndef CONN_H
 #define CONN_H

@@ -74,7 +74,7 @@ struct rest {
  * pattern ("*" is any one segment), handler, and the body it takes (the
  * header-time guard refuses any other body). The role is the route's:
  * whoever reaches a handler, under whatever spelling of its path, was
- * judged on this entry (README "Security").
+ * judged on this entry (docs/security.md).
  */
 struct route {
 	int		 methods;
