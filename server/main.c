@@ -1,7 +1,8 @@
 /*
  * main.c: heurekad's entry point. Reads the configuration (defaults, then
  * the file, then the environment, then the command line: strongest last),
- * validates it before anything starts (exit 78 on any error), binds,
+ * validates it before anything starts (exit 78 on any error; 64 for a
+ * malformed command line), binds,
  * starts the timers and the start-up sync, and runs the event loop until
  * SIGTERM or SIGINT. SIGHUP re-reads the file for what can change safely
  * (log level, peers, credentials, TLS certificates).
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sysexits.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -115,7 +117,11 @@ opt_free(struct options *o)
 	o->nset = 0;
 }
 
-/* Parse argv into o; exits on --help, --version and usage errors. */
+/*
+ * Parse argv into o; exits on --help and --version (0) and on usage
+ * errors (EX_USAGE, 64: an unknown option, a missing value). A key or
+ * value the configuration refuses is EX_CONFIG (78), later.
+ */
 static void
 parse_args(int argc, char **argv, struct options *o)
 {
@@ -128,7 +134,7 @@ parse_args(int argc, char **argv, struct options *o)
 #define NEED_ARG() do {							\
 	if (next == NULL) {						\
 		fprintf(stderr, "heurekad: %s needs a value\n", a);	\
-		exit(CONFIG_EX_CONFIG);					\
+		exit(EX_USAGE);						\
 	}								\
 	i++;								\
 } while (0)
@@ -136,7 +142,8 @@ parse_args(int argc, char **argv, struct options *o)
 			usage(stdout);
 			exit(0);
 		} else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
-			printf("heurekad %s\n", PACKAGE_VERSION);
+			printf("heurekad %s (revision %s)\n", PACKAGE_VERSION,
+			    HEUREKA_REVISION);
 			exit(0);
 		} else if (strcmp(a, "-c") == 0) {
 			NEED_ARG();
@@ -152,13 +159,13 @@ parse_args(int argc, char **argv, struct options *o)
 			if (opt_add_kv(o, next) != 0) {
 				fprintf(stderr, "heurekad: -D %s: expected "
 				    "key=value\n", next);
-				exit(CONFIG_EX_CONFIG);
+				exit(EX_USAGE);
 			}
 		} else if (strncmp(a, "-D", 2) == 0 && a[2] != '\0') {
 			if (opt_add_kv(o, a + 2) != 0) {
 				fprintf(stderr, "heurekad: %s: expected "
 				    "-Dkey=value\n", a);
-				exit(CONFIG_EX_CONFIG);
+				exit(EX_USAGE);
 			}
 		} else if (strcmp(a, "--port-file") == 0) {
 			NEED_ARG();
@@ -197,7 +204,7 @@ parse_args(int argc, char **argv, struct options *o)
 		} else {
 			fprintf(stderr, "heurekad: unknown argument '%s'\n", a);
 			usage(stderr);
-			exit(CONFIG_EX_CONFIG);
+			exit(EX_USAGE);
 		}
 #undef NEED_ARG
 	}

@@ -491,6 +491,29 @@ server_listen_plain(struct server *s, char **cause)
 	return (0);
 }
 
+/*
+ * Every interface and no authentication is Eureka's default, and
+ * heurekad keeps it; but anyone who reaches the port may then register,
+ * cancel and take instances out of service, so say so once, with the
+ * keys that change it.
+ */
+static void
+server_warn_open(const struct server *s)
+{
+	const char	*a = s->conf->server_address;
+
+	if (access_enabled(s->access))
+		return;
+	if (a != NULL && *a != '\0' && strcmp(a, "0.0.0.0") != 0 &&
+	    strcmp(a, "::") != 0 && strcmp(a, "[::]") != 0)
+		return;
+	log_warnx("listening on all interfaces (%s) with authentication off: "
+	    "anyone who reaches port %d may register, cancel and change "
+	    "instances; set server.address (-b 127.0.0.1) or "
+	    "spring.security.user.password", a != NULL && *a != '\0' ? a :
+	    "0.0.0.0", s->port);
+}
+
 /* Bind the HTTP listener and create the peers (which need our port). */
 int
 server_listen(struct server *s, char **cause)
@@ -577,6 +600,7 @@ server_listen(struct server *s, char **cause)
 	    s->conf->server_address, s->port, s->tls_ctx != NULL ?
 	    " (TLS)" : "", peers_count(s->peers),
 	    peers_count(s->peers) == 1 ? "" : "s");
+	server_warn_open(s);
 	return (0);
 }
 
