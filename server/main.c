@@ -210,6 +210,26 @@ parse_args(int argc, char **argv, struct options *o)
 	}
 }
 
+/*
+ * The log format the command line asks for, applied before the file and
+ * the environment are read, so that what loading them logs (an ignored
+ * key, an unknown environment variable) is already in that format.
+ */
+static void
+early_log_format(const struct options *o)
+{
+	enum log_format	fmt;
+	size_t		i;
+
+	for (i = o->nset; i > 0; i--) {
+		if (strcmp(o->set[i - 1].key, "heureka.log.format") == 0) {
+			if (log_parse_format(o->set[i - 1].value, &fmt) == 0)
+				log_init("heurekad", LOG_LEVEL_INFO, fmt);
+			return;
+		}
+	}
+}
+
 /* Build a configuration from o: defaults, file, environment, arguments. */
 static int
 load_config(const struct options *o, struct config *cf, char **cause)
@@ -382,6 +402,7 @@ main(int argc, char **argv)
 	malloc_setup();
 	log_init("heurekad", LOG_LEVEL_INFO, LOG_FORMAT_TEXT);
 	parse_args(argc, argv, &main_opts);
+	early_log_format(&main_opts);
 	if (load_config(&main_opts, &cf, &cause) != 0 ||
 	    apply_logging(&cf, &cause) != 0) {
 		fprintf(stderr, "heurekad: configuration error: %s\n", cause);

@@ -32,6 +32,7 @@
 #include <event2/listener.h>
 
 #include "access.h"
+#include "accesslog.h"
 #include "airlift.h"
 #include "cache.h"
 #include "clock.h"
@@ -45,6 +46,7 @@
 #include "ops.h"
 #include "ratelimit.h"
 #include "registry.h"
+#include "reglog.h"
 #include "replicate.h"
 #include "rest.h"
 #include "sdnotify.h"
@@ -162,6 +164,7 @@ server_new(struct event_base *base, struct config *conf)
 	s->watch = watch_new(&(struct watch_deps){ .base = base,
 	    .reg = s->reg, .gate = s->gate, .conf = conf });
 	s->airlift = airlift_new(s->reg, conf);
+	s->reglog = reglog_new(base, s->reg);
 	s->ops = ops_new(&(struct ops_deps){ .gate = s->gate, .conf = conf,
 	    .metrics = s->metrics, .peers = &s->peers,
 	    .hostname = s->hostname, .port = &s->port });
@@ -210,6 +213,7 @@ server_free(struct server *s)
 	if (s->plain_http != NULL)
 		evhttp_free(s->plain_http);
 	watch_free(s->watch);
+	reglog_free(s->reglog);
 	dashboard_free(s->dashboard);
 	ops_free(s->ops);
 	tls_ctx_free(s->tls_ctx);
@@ -590,7 +594,7 @@ server_listen(struct server *s, char **cause)
 	if (s->conf->port_file != NULL &&
 	    server_write_port(s->conf->port_file, s->port, cause) != 0)
 		return (-1);
-	rest_set_access_log(s->conf->access_log);
+	(void)accesslog_open(s->conf->access_log);
 	if (access_enabled(s->access))
 		log_info("authentication on: HTTP Basic user %s%s",
 		    s->conf->security_user_name,

@@ -43,6 +43,7 @@ struct server {
 	struct ratelimit	*register_rl;	/* per client address */
 	struct access		*access;	/* who may do what */
 	struct watch		*watch;		/* heureka/watch streams */
+	struct reglog		*reglog;	/* registry changes logged */
 	struct airlift		*airlift;	/* /v1/ discovery */
 	struct rest		*rest;		/* the route table */
 	struct ops		*ops;		/* /health, /info, /metrics */

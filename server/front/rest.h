@@ -76,7 +76,4 @@ int		 rest_route_lookup(const char *path, int method,
 void		 rest_reject(struct evhttp_request *, struct rest *,
 		     int code, const char *reason);
 
-/* Open the access log: a path, "-" for stderr, NULL to close. */
-void		 rest_set_access_log(const char *);
-
 #endif
