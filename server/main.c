@@ -22,11 +22,13 @@
 #include "heureka-config.h"
 
 #include "access.h"
+#include "accesslog.h"
 #include "clock.h"
 #include "config.h"
 #include "hash.h"
 #include "gate.h"
 #include "log.h"
+#include "reload.h"
 #include "replicate.h"
 #include "server.h"
 #include "xmalloc.h"
@@ -290,29 +292,56 @@ cleanup_stalled(int sig)
 	_exit(main_exit_status);
 }
 
-/* SIGTERM/SIGINT: stop the loop cleanly (exit status 0). */
+/*
+ * The drain is over (left: requests still unfinished at the end of the
+ * grace period): end the loop, which closes the port.
+ */
 static void
-signal_stop_cb(evutil_socket_t sig, short what, void *arg)
+main_drained_cb(void *arg, size_t left, int64_t ms)
 {
 	struct event_base	*base = arg;
 	struct timeval		 tv = { 0, 200000 };
 
-	if (gate_is_stopping(main_server->gate)) {
-		event_base_loopbreak(base);
-		return;
-	}
-	log_info("received %s, shutting down", sig == SIGINT ? "SIGINT" :
-	    "SIGTERM");
-	server_stop(main_server);
-	/* A short grace lets queued replication and replies go out. */
+	if (left > 0)
+		log_warnx("shutdown: %zu connection%s still busy after %lld ms "
+		    "(heureka.server.shutdown-grace-ms); closing", left,
+		    left == 1 ? "" : "s", (long long)ms);
+	else
+		log_info("shutdown: drained in %lld ms", (long long)ms);
+	/* A short grace lets queued replication go out. */
 	event_base_loopexit(base, peers_count(main_server->peers) > 0 ?
 	    &tv : NULL);
 }
 
 /*
+ * SIGTERM/SIGINT: a draining stop (exit status 0). /health and readiness
+ * answer 503 and the watch streams end at once; requests in flight finish
+ * (server_drain) while the port stays open; then the loop ends. A second
+ * signal ends it at once.
+ */
+static void
+signal_stop_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct event_base	*base = arg;
+
+	if (gate_is_stopping(main_server->gate)) {
+		event_base_loopbreak(base);
+		return;
+	}
+	log_info("received %s, shutting down (draining for up to %lld ms)",
+	    sig == SIGINT ? "SIGINT" : "SIGTERM",
+	    (long long)main_server->conf->shutdown_grace_ms);
+	server_stop(main_server);
+	server_drain(main_server, main_drained_cb, base);
+}
+
+/*
  * SIGHUP: re-read the configuration. Only what can change safely on a
- * running server is applied: logging, the peer list, the credentials
- * and the TLS certificate, key and trust bundle (server.ssl.*).
+ * running server is applied: logging (level, format, the access log,
+ * reopened so a rotated file is let go), the peer list, the credentials
+ * and the TLS certificate, key and trust bundle (server.ssl.*). Which
+ * changed keys are applied and which need a restart is logged
+ * (reload.c).
  */
 static void
 signal_hup_cb(evutil_socket_t sig, short what, void *arg)
@@ -332,6 +361,8 @@ signal_hup_cb(evutil_socket_t sig, short what, void *arg)
 		config_free(&cf);
 		return;
 	}
+	reload_report(main_server->conf, &cf);
+	(void)accesslog_open(cf.access_log);
 	/*
 	 * Swap the peer list and the peers' TLS files in the live
 	 * configuration, then re-resolve and reconnect.
@@ -466,6 +497,8 @@ main(int argc, char **argv)
 	event_base_free(base);
 	config_free(&cf);
 	opt_free(&main_opts);
+	reload_free();
+	(void)accesslog_open(NULL);
 	libevent_global_shutdown();
 	return (rc);
 }

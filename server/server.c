@@ -37,6 +37,7 @@
 #include "cache.h"
 #include "clock.h"
 #include "dashboard.h"
+#include "drain.h"
 #include "gate.h"
 #include "guard.h"
 #include "httputil.h"
@@ -214,6 +215,7 @@ server_free(struct server *s)
 		evhttp_free(s->plain_http);
 	watch_free(s->watch);
 	reglog_free(s->reglog);
+	drain_free(s->drain);
 	dashboard_free(s->dashboard);
 	ops_free(s->ops);
 	tls_ctx_free(s->tls_ctx);
@@ -345,6 +347,10 @@ server_request_cb(struct evhttp_request *req, void *arg)
 			    "wait in the backlog", s->open_connections);
 		}
 	}
+	/* Draining: answer, then close, so the client goes elsewhere. */
+	if (gate_is_stopping(s->gate))
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Connection", "close");
 	if (guard_verdict(req, &code, &reason))
 		rest_reject(req, s->rest, code, reason);
 	else
@@ -859,12 +865,17 @@ server_gate_cb(enum gate_state st, int count, struct hk_time now, void *arg)
 	sdnotify_send("READY=1");
 }
 
-/* Shutting down: /health turns DOWN, timers stop. */
+/*
+ * Shutting down: /health and readiness turn DOWN (503), every watch
+ * stream gets its last event and a clean end, the timers stop. Requests
+ * keep being served (with Connection: close) until server_drain's wait
+ * is over.
+ */
 void
 server_stop(struct server *s)
 {
 	gate_set_stopping(s->gate, clock_now());
-	watch_close_all(s->watch);
+	watch_drain(s->watch);
 	if (s->evict_ev != NULL)
 		event_del(s->evict_ev);
 	if (s->evict_step_ev != NULL)
@@ -883,4 +894,27 @@ server_stop(struct server *s)
 		event_del(s->lag_ev);
 	if (s->history_ev != NULL)
 		event_del(s->history_ev);
+}
+
+/* What a draining shutdown waits for: see guard_busy, rest_parked_count. */
+static size_t
+server_busy(void *arg)
+{
+	struct server	*s = arg;
+
+	return (guard_busy() + rest_parked_count(s->rest));
+}
+
+/*
+ * After server_stop: let what is in flight finish, for at most
+ * heureka.server.shutdown-grace-ms, then call done (which ends the loop).
+ */
+void
+server_drain(struct server *s, void (*done)(void *, size_t, int64_t),
+    void *arg)
+{
+	drain_free(s->drain);
+	s->drain = drain_start(&(struct drain_deps){ .base = s->base,
+	    .grace_ms = s->conf->shutdown_grace_ms, .busy = server_busy,
+	    .done = done, .arg = arg });
 }

@@ -1487,6 +1487,20 @@ out:
 	evhttp_clear_headers(&x.query);
 }
 
+/* Fetches waiting for their body (a draining shutdown waits for them). */
+size_t
+rest_parked_count(const struct rest *rest)
+{
+	const struct parked	*p;
+	size_t			 n = 0;
+
+	if (rest == NULL)
+		return (0);
+	TAILQ_FOREACH(p, &rest->parked, entry)
+		n++;
+	return (n);
+}
+
 /*
  * Answer a request the header-time guard refused: its code and reason, and
  * the connection closes (the unread body, if any, is never read). A 405
