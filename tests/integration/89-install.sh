@@ -41,6 +41,19 @@ done
 "$HEUREKAD" --check-config -c "$C/heurekad.yml" >"$d/cc" 2>&1 ||
     fail "the installed heurekad.yml does not load: $(cat "$d/cc")"
 
+hk_log "the README, NEWS and the docs pages the README links are installed"
+DOC=$DEST/opt/hk-test/share/doc/heureka
+for f in README NEWS; do
+	cmp -s "$TOP/$f" "$DOC/$f" || fail "$DOC/$f is not $f"
+done
+for f in $(grep -o 'docs/[a-zA-Z]*\.md' "$TOP/README" | sort -u); do
+	[ -f "$TOP/$f" ] || fail "the README links $f, which does not exist"
+	cmp -s "$TOP/$f" "$DOC/$(basename "$f")" || fail "$f is not installed"
+done
+# NEWS speaks of the version heurekad says it is.
+ver=$("$HEUREKAD" --version | sed -n 's/^heurekad \([^ ]*\) .*/\1/p')
+grep -q "$ver" "$TOP/NEWS" || fail "NEWS does not mention version $ver"
+
 hk_log "a second install keeps the operator's file"
 echo "# changed by the operator" >>"$C/heurekad.yml"
 make -C "$B" install-data DESTDIR="$DEST" >"$d/install2.out" 2>&1 ||
