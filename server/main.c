@@ -28,8 +28,8 @@
 #include "hash.h"
 #include "gate.h"
 #include "log.h"
+#include "peers.h"
 #include "reload.h"
-#include "replicate.h"
 #include "server.h"
 #include "xmalloc.h"
 
