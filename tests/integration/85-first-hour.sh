@@ -103,6 +103,25 @@ rc=0
 timeout 10 "$HEUREKAD" -D eureka.server.no-such-key=1 >"$d/out" 2>&1 || rc=$?
 assert_eq 78 "$rc" "exit status for an unknown key"
 
+hk_log "the README: two screens, a table of contents, two quick-start commands"
+RD=$TOP/README
+n=$(wc -l <"$RD")
+[ "$n" -le 160 ] || fail "the README has $n lines"
+grep -qx 'Contents' "$RD" || fail "the README has no Contents"
+# The Quick start section: from its heading to the next one.
+qs=$(awk '/^Quick start$/ { f = 1; next } f && /^[A-Z][a-z]/ && prev ~ /^$/ && getline nl > 0 && nl ~ /^---/ { exit } f { print } { prev = $0 }' "$RD")
+cmds=$(echo "$qs" | grep -E '^    \./' | awk '{ print $1, $2 }')
+assert_eq "./quickstart run
+./quickstart test" "$cmds" "the quick-start commands"
+for w in 'defaultZone=http://localhost:8761/eureka/' 'eureka.serviceUrl.default' \
+    "servicePath: '/eureka/apps/'" 'eureka_client.init' 'fargo.NewConn' \
+    'heurekad -p 18761 -b 127.0.0.1' 'SERVER_PORT='; do
+	grep -qF "$w" "$RD" || fail "the README does not show [$w]"
+done
+for f in $(grep -o 'docs/[a-zA-Z]*\.md' "$RD" | sort -u); do
+	[ -f "$TOP/$f" ] || fail "the README links $f, which does not exist"
+done
+
 hk_log "--version: version and git revision"
 "$HEUREKAD" --version >"$d/v" 2>&1 || fail "--version exit status"
 v=$(cat "$d/v")
