@@ -13,8 +13,8 @@ struct procstat {
 	uint64_t	rss_bytes;	/* resident set */
 	uint64_t	vsize_bytes;	/* virtual memory */
 	int64_t		open_fds;	/* -1: unknown */
-	int64_t		max_fds;	/* soft RLIMIT_NOFILE; -1: unlimited */
-	double		start_time;	/* seconds since the epoch; 0: unknown */
+	int64_t		max_fds;	/* soft RLIMIT_NOFILE; -1: none */
+	double		start_time;	/* epoch seconds; 0: unknown */
 };
 
 /* Fill ps; 0, or -1 when /proc/self/stat could not be read (ps zeroed). */

@@ -11,7 +11,8 @@ struct config;
  * heurekad started with) and with what the previous SIGHUP applied, and
  * log which changed keys are applied now and which need a restart.
  */
-void	reload_report(const struct config *running, const struct config *next);
+void	reload_report(const struct config *running,
+	    const struct config *next);
 /* 1 when SIGHUP applies key (its canonical name) to a running server. */
 int	reload_applies(const char *key);
 /* Forget the previous SIGHUP's values (at exit). */

@@ -79,7 +79,8 @@ accesslog_write(struct evhttp_request *req, const char *method, int code,
 {
 	struct evhttp_connection	*evcon;
 	const char			*uri = evhttp_request_get_uri(req);
-	char				*remote = NULL, *scrub, ts[40], nb[24];
+	char				*remote = NULL, *scrub;
+	char				 ts[40], nb[24];
 	ev_uint16_t			 port = 0;
 	long long			 bytes;
 
