@@ -145,7 +145,7 @@ parse_args(int argc, char **argv, struct options *o)
 			exit(0);
 		} else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
 			printf("heurekad %s (revision %s)\n", PACKAGE_VERSION,
-			    HEUREKA_REVISION);
+			    HK_REVISION);
 			exit(0);
 		} else if (strcmp(a, "-c") == 0) {
 			NEED_ARG();

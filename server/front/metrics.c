@@ -671,7 +671,7 @@ metrics_render(struct metrics *m, struct buf *b, struct hk_time now)
 	buf_adds(b, "heureka_build_info{version=");
 	metrics_add_label(b, PACKAGE_VERSION);
 	buf_adds(b, ",revision=");
-	metrics_add_label(b, HEUREKA_REVISION);
+	metrics_add_label(b, HK_REVISION);
 	buf_adds(b, "} 1\n");
 	metrics_render_process(b);
 	metrics_header(b, "heureka_open_connections", "gauge",
