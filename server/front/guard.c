@@ -42,6 +42,8 @@
  * "Connection: close" connection (every refusal) with the reply unsent;
  * and it does not flush a reply queued while writing was disabled.
  */
+#include <sys/queue.h>
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,7 +97,11 @@ struct guard {
 	uint64_t		 heads;		/* passed on to evhttp */
 	int			 tls;
 	int			 handshaken;
+	LIST_ENTRY(guard)	 entry;		/* guard_all */
 };
+
+/* Every guarded connection, for guard_busy() (at most max-connections). */
+static LIST_HEAD(, guard) guard_all = LIST_HEAD_INITIALIZER(guard_all);
 
 /*
  * What the guard checks against (one listener per process, as for the
@@ -844,6 +850,7 @@ guard_attach(struct bufferevent *bev, int tls)
 	g->timer = evtimer_new(bufferevent_get_base(bev), guard_timer_cb, g);
 	g->ent = evbuffer_add_cb(bufferevent_get_input(bev), guard_input_cb,
 	    g);
+	LIST_INSERT_HEAD(&guard_all, g, entry);
 	guard_arm(g, now + (tls ? guard_conf.handshake_ms :
 	    guard_conf.head_ms), now);
 	return (g);
@@ -863,9 +870,29 @@ guard_free(struct guard *g)
 	if (g == NULL)
 		return;
 	evbuffer_remove_cb_entry(bufferevent_get_input(g->bev), g->ent);
+	LIST_REMOVE(g, entry);
 	event_free(g->timer);
 	evbuffer_free(g->held);
 	free(g);
+}
+
+/*
+ * Connections in the middle of something: a request head or body partly
+ * received, or reply bytes not yet written to the socket; see guard.h.
+ */
+size_t
+guard_busy(void)
+{
+	struct guard	*g;
+	size_t		 n = 0;
+
+	LIST_FOREACH(g, &guard_all, entry) {
+		if ((g->state != G_HEAD && g->state != G_CLOSED) ||
+		    evbuffer_get_length(g->held) > 0 ||
+		    evbuffer_get_length(bufferevent_get_output(g->bev)) > 0)
+			n++;
+	}
+	return (n);
 }
 
 /* Whether req is the stand-in for a refused request; see guard.h. */

@@ -73,6 +73,13 @@ void	guard_free(struct guard *);		/* NULL is fine */
 /* Whether a whole request head of the connection has reached evhttp. */
 int	guard_has_served(const struct guard *);
 
+/*
+ * How many connections are in the middle of a request: its head or body
+ * partly received, or its reply not yet all written to the socket (a
+ * draining shutdown waits for them).
+ */
+size_t	guard_busy(void);
+
 /* 1 with *code and *reason (borrowed) when req is a guard's refusal. */
 int	guard_verdict(struct evhttp_request *, int *code, const char **reason);
 
