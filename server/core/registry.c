@@ -1039,13 +1039,21 @@ registry_rule_status(struct registry *reg, const struct instance *r,
 	return (r->status);
 }
 
-/* Whether a lastDirtyTimestamp is further ahead than max_skew_ms. */
+/*
+ * The skew rule (registry.h): whether an origin timestamp is further
+ * ahead of this node's wall clock than max_skew_ms. Every timestamp that
+ * can decide which copy wins passes it, wherever it came from (REST,
+ * batch, anti-entropy): a register's lastDirtyTimestamp and carried
+ * lastUpdatedTimestamp, a Cancel's time, a status change's or override
+ * removal's, and a tombstone before a client's registration is raised
+ * past it. Counted in future_refused when refused.
+ */
 static int
-registry_is_future(const struct registry *reg, int64_t dirty,
+registry_is_future(const struct registry *reg, int64_t ts,
     struct hk_time now)
 {
 	return (reg->conf.max_skew_ms > 0 &&
-	    dirty > now.wall_ms + reg->conf.max_skew_ms);
+	    ts > now.wall_ms + reg->conf.max_skew_ms);
 }
 
 /*
@@ -1115,12 +1123,25 @@ registry_do_register(struct registry *reg, struct instance *in,
 		return (REG_TOO_LARGE);
 	}
 	if (l == NULL || in != l->inst) {
-		if (registry_is_future(reg, in->last_dirty_ts, now)) {
+		if (registry_is_future(reg, in->last_dirty_ts, now) ||
+		    (replicated && registry_is_future(reg,
+		    in->last_updated_ts, now))) {
 			reg->stats.future_refused++;
 			instance_free(in);
 			return (REG_FUTURE);
 		}
 		t = l == NULL ? tomb_live(reg, &k, mono) : NULL;
+		if (t != NULL && !replicated &&
+		    registry_is_future(reg, t->ts + 1, now)) {
+			/*
+			 * A tombstone from the future (this clock stepped
+			 * back since): raising past it would make the
+			 * client's copy one every peer refuses. It goes.
+			 */
+			reg->stats.future_refused++;
+			tomb_del(reg, t);
+			t = NULL;
+		}
 		if (t != NULL && in->last_dirty_ts <= t->ts) {
 			if (replicated) {
 				/* Written before the cancel: stays out. */
@@ -1413,6 +1434,11 @@ registry_cancel(struct registry *reg, const char *app, const char *id,
 
 	if (app == NULL || id == NULL)
 		return (REG_INVALID);
+	if (replicated && registry_is_future(reg, cancel_ts, now)) {
+		/* Its tombstone would outrank the client's next register. */
+		reg->stats.future_refused++;
+		return (REG_FUTURE);
+	}
 	l = registry_lookup(reg, app, id);
 	if (replicated && cancel_ts > 0) {
 		if (l != NULL && l->inst->last_dirty_ts > cancel_ts) {
@@ -1457,7 +1483,8 @@ registry_status_update(struct registry *reg, const char *app, const char *id,
 
 	if (app == NULL || id == NULL || (unsigned)st >= STATUS_COUNT)
 		return (REG_INVALID);
-	if (registry_is_future(reg, last_dirty, now)) {
+	if (registry_is_future(reg, last_dirty, now) || (replicated &&
+	    registry_is_future(reg, updated_ts, now))) {
 		reg->stats.future_refused++;
 		return (REG_FUTURE);
 	}
@@ -1500,7 +1527,8 @@ registry_delete_override(struct registry *reg, const char *app,
 
 	if (app == NULL || id == NULL || (unsigned)st >= STATUS_COUNT)
 		return (REG_INVALID);
-	if (registry_is_future(reg, last_dirty, now)) {
+	if (registry_is_future(reg, last_dirty, now) || (replicated &&
+	    registry_is_future(reg, updated_ts, now))) {
 		reg->stats.future_refused++;
 		return (REG_FUTURE);
 	}

@@ -1962,6 +1962,73 @@ START_TEST(test_wall_step_changes_no_expiry)
 }
 END_TEST
 
+/*
+ * The skew rule covers a Cancel's time (issue 21): a replicated Cancel
+ * stamped beyond it is refused and leaves nothing; a replicated copy's
+ * lastUpdatedTimestamp beyond it too; and a tombstone from the future
+ * (this clock stepped back since) never raises a client's registration
+ * to a time its peers would refuse.
+ */
+START_TEST(test_future_cancel_refused)
+{
+	struct registry		*reg;
+	const struct instance	*in;
+	struct instance		*r;
+	struct hk_time		 back;
+
+	cf.max_skew_ms = 60000;
+	reg = registry_new(&cf, T0);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "x", STATUS_UP,
+	    T0), 0, TM(T0)), REG_OK);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "x", 1, TM(T0 + 1),
+	    T0 + 1 + 60001), REG_FUTURE);
+	ck_assert_ptr_nonnull(registry_get(reg, "APP", "x", T0 + 1));
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "x", T0 + 1), 0);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "unknown", 1, TM(T0 + 1),
+	    T0 + 86400000), REG_FUTURE);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "unknown", T0 + 1), 0);
+	ck_assert_uint_eq(registry_stats(reg)->future_refused, 2);
+	/* At the bound it is taken. */
+	ck_assert_int_eq(registry_cancel(reg, "APP", "x", 1, TM(T0 + 1),
+	    T0 + 1 + 60000), REG_OK);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "x", T0 + 1),
+	    T0 + 1 + 60000);
+
+	/* A replicated copy's lastUpdatedTimestamp passes it as well. */
+	r = mkinst("APP", "u", STATUS_UP, T0);
+	r->last_updated_ts = T0 + 2 + 60001;
+	ck_assert_int_eq(registry_register(reg, r, 1, TM(T0 + 2)),
+	    REG_FUTURE);
+	ck_assert_ptr_null(registry_get(reg, "APP", "u", T0 + 2));
+
+	/*
+	 * This node cancels z with its clock an hour ahead, then the clock
+	 * steps back (the monotonic one goes on): the client's register is
+	 * not raised past that tombstone.
+	 */
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "z", STATUS_UP,
+	    T0), 0, TM(T0 + 3)), REG_OK);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "z", 0,
+	    TM(T0 + 3600000), -1), REG_OK);
+	back.wall_ms = T0 + 10;
+	back.mono_ms = T0 + 3600000 + 10;
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "z", STATUS_UP,
+	    T0 + 5), 0, back), REG_OK);
+	in = registry_get(reg, "APP", "z", back.mono_ms);
+	ck_assert_ptr_nonnull(in);
+	ck_assert_int_le(in->last_dirty_ts, back.wall_ms + cf.max_skew_ms);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "z", back.mono_ms), 0);
+	/* One within the skew still raises it, as before. */
+	ck_assert_int_eq(registry_cancel(reg, "APP", "z", 0,
+	    TM(back.wall_ms + 1000), -1), REG_OK);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "z", STATUS_UP,
+	    T0 + 5), 0, TM(back.wall_ms + 2000)), REG_OK);
+	ck_assert_int_eq(registry_get(reg, "APP", "z", back.wall_ms + 2000)->
+	    last_dirty_ts, back.wall_ms + 1001);
+	registry_free(reg);
+}
+END_TEST
+
 START_TEST(test_future_timestamp_refused)
 {
 	struct registry		*reg;
@@ -2472,6 +2539,7 @@ registry_suite(void)
 	tcase_add_test(tco, test_copy_hash_covers_fields);
 	tcase_add_test(tco, test_wall_step_changes_no_expiry);
 	tcase_add_test(tco, test_future_timestamp_refused);
+	tcase_add_test(tco, test_future_cancel_refused);
 	suite_add_tcase(s, tco);
 
 	tcase_add_checked_fixture(tcs, setup, NULL);
