@@ -24,7 +24,7 @@ struct ops;
 struct peers;
 struct ext;
 struct metrics;
-struct ratelimit;
+struct admit;
 struct rest;
 struct watch;
 struct gate;
@@ -40,7 +40,7 @@ struct server {
 	struct peers		*peers;
 	struct ext		*ext;		/* {base}heureka/ */
 	struct metrics		*metrics;
-	struct ratelimit	*register_rl;	/* per client address */
+	struct admit		*admit;		/* registration rate limit */
 	struct access		*access;	/* who may do what */
 	struct watch		*watch;		/* heureka/watch streams */
 	struct airlift		*airlift;	/* /v1/ discovery */

@@ -108,16 +108,30 @@ struct override {
 };
 TAILQ_HEAD(override_list, override);
 
-/* A recently cancelled (app, id). */
+/*
+ * A recently cancelled (app, id): one allocation, the app's name and the
+ * id stored after it (key: app, NUL, id, NUL). Kept on one of two lists,
+ * oldest first: tombstones of leases this node held, bounded by
+ * max_instances as the leases were, and those of instances it never held
+ * (a DELETE of an unknown id, a peer's Cancel of one), bounded apart
+ * (registry.h, REGISTRY_UNHELD_TOMBS). Their bytes count in the budget.
+ */
 struct tombstone {
 	struct htab_node		 node;
 	TAILQ_ENTRY(tombstone)	 entry;		/* oldest first */
-	char			*app;
-	char			*id;
 	int64_t			 ts;		/* origin time (wall) */
 	int64_t			 mono;		/* set at, for retention */
+	uint32_t		 idoff;		/* the id at key + idoff */
+	uint32_t		 unheld;	/* on tomb_unheld */
+	char			 key[];
 };
 TAILQ_HEAD(tombstone_list, tombstone);
+/*
+ * What a tombstone counts against max_bytes: its block, malloc's header
+ * and rounding (16), and its share of the table's bucket array (two
+ * pointers a tombstone at the table's load).
+ */
+#define TOMB_OVERHEAD	(sizeof(struct tombstone) + 16 + 2 * sizeof(void *))
 
 struct change {
 	struct lease	*lease;
@@ -194,8 +208,12 @@ struct registry {
 	size_t			 noverrides;
 
 	struct htab		 tomb_tab;
-	struct tombstone_list	 tomb_fifo;
-	size_t			 ntombs;
+	struct tombstone_list	 tomb_fifo;	/* of leases held here */
+	struct tombstone_list	 tomb_unheld;	/* of instances never held */
+	size_t			 ntombs;	/* on tomb_fifo */
+	size_t			 nunheld;	/* on tomb_unheld */
+	size_t			 tomb_bytes;	/* both, in the budget */
+	size_t			 unheld_bytes;	/* tomb_unheld's share */
 
 	struct change		*q;		/* recently-changed ring */
 	size_t			 qhead;
@@ -266,7 +284,8 @@ static struct tombstone *tomb_find(struct registry *,
 		    const struct reg_key *);
 static struct tombstone *tomb_live(struct registry *,
 		    const struct reg_key *, int64_t);
-static void	tomb_set(struct registry *, const struct reg_key *, int64_t,
+static void	tomb_set(struct registry *, const struct reg_key *, int,
+		    int64_t,
 		    int64_t);
 static void	tomb_del(struct registry *, struct tombstone *);
 static void	recent_add(struct recent_ring *, int64_t, const char *,
@@ -425,6 +444,7 @@ registry_new(const struct registry_conf *rc, int64_t now)
 	htab_init(&reg->tomb_tab, 64);
 	TAILQ_INIT(&reg->override_lru);
 	TAILQ_INIT(&reg->tomb_fifo);
+	TAILQ_INIT(&reg->tomb_unheld);
 
 	memset(&ec, 0, sizeof ec);
 	ec.self_preservation = reg->conf.self_preservation;
@@ -467,12 +487,10 @@ registry_free(struct registry *reg)
 		free(o->id);
 		free(o);
 	}
-	while ((t = TAILQ_FIRST(&reg->tomb_fifo)) != NULL) {
-		TAILQ_REMOVE(&reg->tomb_fifo, t, entry);
-		free(t->app);
-		free(t->id);
-		free(t);
-	}
+	while ((t = TAILQ_FIRST(&reg->tomb_fifo)) != NULL)
+		tomb_del(reg, t);
+	while ((t = TAILQ_FIRST(&reg->tomb_unheld)) != NULL)
+		tomb_del(reg, t);
 	recent_clear(&reg->registered);
 	recent_clear(&reg->cancelled);
 	htab_clear(&reg->app_tab);
@@ -550,6 +568,13 @@ registry_lookup(const struct registry *reg, const char *app, const char *id)
 		return (NULL);
 	reg_key_set(&k, app, id);
 	return (lease_find(reg, &k));
+}
+
+/* Whether (app, id) has a lease here, expired or not (registry.h). */
+int
+registry_holds(const struct registry *reg, const char *app, const char *id)
+{
+	return (registry_lookup(reg, app, id) != NULL);
 }
 
 /*
@@ -912,15 +937,15 @@ tomb_find(struct registry *reg, const struct reg_key *k)
 	struct tombstone	*t;
 	uint64_t		 h;
 
-	if (reg->ntombs == 0)
+	if (reg->ntombs == 0 && reg->nunheld == 0)
 		return (NULL);
 	h = registry_key_hash(k->ah, k->ih);
 	for (n = htab_first(&reg->tomb_tab, h); n != NULL; n = n->next) {
 		if (n->hash != h)
 			continue;
 		t = CONTAINER_OF(n, struct tombstone, node);
-		if (strcmp(t->id, k->id) == 0 &&
-		    strcasecmp(t->app, k->app) == 0)
+		if (strcmp(t->key + t->idoff, k->id) == 0 &&
+		    strcasecmp(t->key, k->app) == 0)
 			return (t);
 	}
 	return (NULL);
@@ -941,44 +966,91 @@ tomb_live(struct registry *reg, const struct reg_key *k, int64_t mono)
 	return (t);
 }
 
+/* The bytes tomb_unheld may hold: REGISTRY_UNHELD_SHARE of the budget. */
+static size_t
+tomb_unheld_max_bytes(const struct registry *reg)
+{
+	return (reg->conf.max_bytes > 0 ? reg->conf.max_bytes /
+	    REGISTRY_UNHELD_SHARE : SIZE_MAX);
+}
+
 /*
  * Remember that (app, id) was cancelled at origin time ts (a later one
- * never moves it back); bounded, the oldest goes. Retention restarts.
+ * never moves it back); retention restarts. held: this node held the
+ * lease (a tombstone once held stays so). Bounded: past max_instances
+ * held ones, or past max_unheld tombstones or their share of the budget
+ * for instances never held, the oldest of that kind goes.
  */
 static void
-tomb_set(struct registry *reg, const struct reg_key *k, int64_t ts,
+tomb_set(struct registry *reg, const struct reg_key *k, int held, int64_t ts,
     int64_t mono)
 {
 	struct tombstone	*t;
+	size_t			 an, in, bytes;
+	size_t			 umax = reg->conf.max_unheld_tombs;
 
 	if ((t = tomb_find(reg, k)) != NULL) {
 		if (t->ts > ts)
 			ts = t->ts;
+		if (!t->unheld)
+			held = 1;
 		tomb_del(reg, t);
 	}
-	if (reg->ntombs >= reg->conf.max_instances &&
-	    (t = TAILQ_FIRST(&reg->tomb_fifo)) != NULL)
-		tomb_del(reg, t);
-	t = xcalloc(1, sizeof *t);
-	t->app = xstrdup(k->app);
-	t->id = xstrdup(k->id);
+	an = strlen(k->app);
+	in = strlen(k->id);
+	bytes = TOMB_OVERHEAD + an + in + 2;
+	if (held) {
+		if (reg->ntombs >= reg->conf.max_instances &&
+		    (t = TAILQ_FIRST(&reg->tomb_fifo)) != NULL)
+			tomb_del(reg, t);
+	} else {
+		if (umax == 0)
+			umax = REGISTRY_UNHELD_TOMBS;
+		while ((t = TAILQ_FIRST(&reg->tomb_unheld)) != NULL &&
+		    (reg->nunheld >= umax || reg->unheld_bytes + bytes >
+		    tomb_unheld_max_bytes(reg))) {
+			reg->stats.tombstones_dropped++;
+			tomb_del(reg, t);
+		}
+	}
+	t = xmalloc(sizeof *t + an + in + 2);
+	memset(t, 0, sizeof *t);
+	memcpy(t->key, k->app, an + 1);
+	t->idoff = (uint32_t)(an + 1);
+	memcpy(t->key + t->idoff, k->id, in + 1);
 	t->ts = ts;
 	t->mono = mono;
+	t->unheld = !held;
 	htab_insert(&reg->tomb_tab, &t->node, registry_key_hash(k->ah,
 	    k->ih));
-	TAILQ_INSERT_TAIL(&reg->tomb_fifo, t, entry);
-	reg->ntombs++;
+	if (held) {
+		TAILQ_INSERT_TAIL(&reg->tomb_fifo, t, entry);
+		reg->ntombs++;
+	} else {
+		TAILQ_INSERT_TAIL(&reg->tomb_unheld, t, entry);
+		reg->nunheld++;
+		reg->unheld_bytes += bytes;
+	}
+	reg->tomb_bytes += bytes;
 }
 
 /* Forget one tombstone. */
 static void
 tomb_del(struct registry *reg, struct tombstone *t)
 {
+	size_t	bytes = TOMB_OVERHEAD + strlen(t->key) + 1 +
+		    strlen(t->key + t->idoff) + 1;
+
 	htab_remove(&reg->tomb_tab, &t->node);
-	TAILQ_REMOVE(&reg->tomb_fifo, t, entry);
-	reg->ntombs--;
-	free(t->app);
-	free(t->id);
+	if (t->unheld) {
+		TAILQ_REMOVE(&reg->tomb_unheld, t, entry);
+		reg->nunheld--;
+		reg->unheld_bytes -= bytes;
+	} else {
+		TAILQ_REMOVE(&reg->tomb_fifo, t, entry);
+		reg->ntombs--;
+	}
+	reg->tomb_bytes -= bytes;
 	free(t);
 }
 
@@ -1408,7 +1480,7 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 		k.id = lease_id(l);
 		k.ah = app_hash;
 		k.ih = l->id_hash;
-		tomb_set(reg, &k, cancel_ts, now.mono_ms);
+		tomb_set(reg, &k, 1, cancel_ts, now.mono_ms);
 	}
 	/* inst is NULL: the instance is gone from the registry. */
 	registry_notify(reg, evict ? REG_EV_EVICT : REG_EV_CANCEL,
@@ -1457,7 +1529,7 @@ registry_cancel(struct registry *reg, const char *app, const char *id,
 		str_upper(up);
 		recent_add(&reg->cancelled, now.wall_ms, up, id);
 		reg_key_set(&k, up, id);
-		tomb_set(reg, &k, ts, now.mono_ms);
+		tomb_set(reg, &k, 0, ts, now.mono_ms);
 		override_del(reg, id);
 		reg->stats.cancels_not_found++;
 		registry_notify(reg, REG_EV_CANCEL, up, k.ah, id, NULL,
@@ -2096,6 +2168,12 @@ registry_purge_deltas_step(struct registry *reg, int64_t now, size_t max)
 			return (0);
 		tomb_del(reg, t);
 	}
+	while ((t = TAILQ_FIRST(&reg->tomb_unheld)) != NULL &&
+	    now - t->mono > reg->conf.tombstone_ms) {
+		if (done++ == max)
+			return (0);
+		tomb_del(reg, t);
+	}
 	override_purge(reg, now);
 	return (1);
 }
@@ -2136,11 +2214,31 @@ registry_set_external_bytes(struct registry *reg, size_t n)
 	reg->ext_bytes = n;
 }
 
-/* Everything max_bytes covers: leases, the delta queue, encodings. */
+/* Bytes of the tombstones, of both kinds. */
+size_t
+registry_tombstone_bytes(const struct registry *reg)
+{
+	return (reg->tomb_bytes);
+}
+
+/* Tombstones held: of leases this node held, and of others. */
+void
+registry_tombstone_counts(const struct registry *reg, size_t *held,
+    size_t *unheld)
+{
+	*held = reg->ntombs;
+	*unheld = reg->nunheld;
+}
+
+/*
+ * Everything max_bytes covers: leases, the delta queue, tombstones,
+ * encodings.
+ */
 size_t
 registry_memory_used(const struct registry *reg)
 {
-	return (reg->bytes + registry_delta_bytes(reg) + reg->ext_bytes);
+	return (reg->bytes + registry_delta_bytes(reg) + reg->tomb_bytes +
+	    reg->ext_bytes);
 }
 
 /* VIP / SVIP snapshot (§2.13): exact, case-sensitive (instance.h). */

@@ -2029,6 +2029,62 @@ START_TEST(test_future_cancel_refused)
 }
 END_TEST
 
+/*
+ * Tombstones of instances never held are bounded by max_unheld_tombs and
+ * a sixteenth of max_bytes, the oldest going first; those of leases held
+ * are kept apart; both count in registry_memory_used (issue 21).
+ */
+START_TEST(test_unheld_tombstones_bounded)
+{
+	struct registry	*reg;
+	char		 id[32];
+	size_t		 held, unheld;
+	int		 i;
+
+	cf.max_unheld_tombs = 100;
+	reg = registry_new(&cf, T0);
+	fill_registry(reg, 3, T0);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "i0", 0, TM(T0), -1),
+	    REG_OK);
+	for (i = 0; i < 250; i++) {
+		snprintf(id, sizeof id, "ghost-%d", i);
+		ck_assert_int_eq(registry_cancel(reg, "APP", id, i % 2,
+		    TM(T0 + i), -1), REG_NOT_FOUND);
+	}
+	registry_tombstone_counts(reg, &held, &unheld);
+	ck_assert_uint_eq(held, 1);
+	ck_assert_uint_eq(unheld, 100);
+	ck_assert_uint_eq(registry_stats(reg)->tombstones_dropped, 150);
+	/* The oldest went; the held one stays. */
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "ghost-149", T0), 0);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "ghost-150", T0),
+	    T0 + 150);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0), T0);
+	ck_assert_uint_gt(registry_tombstone_bytes(reg), 100 * 64);
+	ck_assert_uint_eq(registry_memory_used(reg), registry_bytes(reg) +
+	    registry_delta_bytes(reg) + registry_tombstone_bytes(reg));
+	/* Gone with their retention, both kinds. */
+	registry_purge_deltas(reg, T0 + 250 + cf.tombstone_ms + 1);
+	registry_tombstone_counts(reg, &held, &unheld);
+	ck_assert_uint_eq(held + unheld, 0);
+	ck_assert_uint_eq(registry_tombstone_bytes(reg), 0);
+	registry_free(reg);
+
+	/* A budget of 128 KiB leaves them 8 KiB: fewer than 100 fit. */
+	cf.max_bytes = 128 * 1024;
+	reg = registry_new(&cf, T0);
+	for (i = 0; i < 250; i++) {
+		snprintf(id, sizeof id, "ghost-%d", i);
+		registry_cancel(reg, "APP", id, 0, TM(T0), -1);
+	}
+	ck_assert_uint_le(registry_tombstone_bytes(reg), 8 * 1024);
+	registry_tombstone_counts(reg, &held, &unheld);
+	ck_assert_uint_gt(unheld, 50);
+	ck_assert_uint_lt(unheld, 100);
+	registry_free(reg);
+}
+END_TEST
+
 START_TEST(test_future_timestamp_refused)
 {
 	struct registry		*reg;
@@ -2249,8 +2305,10 @@ START_TEST(test_bytes_accounting)
 	ck_assert_str_eq(instance_id(del), "a");
 	ck_assert_uint_eq(del->metadata.n, 0);
 	applications_free(d);
+	/* The cancel's tombstone counts too. */
+	ck_assert_uint_gt(registry_tombstone_bytes(reg), 0);
 	ck_assert_uint_eq(registry_memory_used(reg),
-	    registry_delta_bytes(reg));
+	    registry_delta_bytes(reg) + registry_tombstone_bytes(reg));
 
 	/* Past retention the cancelled copies are freed and uncounted. */
 	registry_purge_deltas(reg, T0 + 7 + cf.retention_ms + 1);
@@ -2540,6 +2598,7 @@ registry_suite(void)
 	tcase_add_test(tco, test_wall_step_changes_no_expiry);
 	tcase_add_test(tco, test_future_timestamp_refused);
 	tcase_add_test(tco, test_future_cancel_refused);
+	tcase_add_test(tco, test_unheld_tombstones_bounded);
 	suite_add_tcase(s, tco);
 
 	tcase_add_checked_fixture(tcs, setup, NULL);
