@@ -311,10 +311,13 @@ size_t		 registry_delta_size(const struct registry *);
  * The same delta walked a bounded amount at a time (the response cache's
  * sliced delta body): registry_delta()'s records, deduplication, grouping
  * and order, each instance lent to emit as it comes, not copied. A walk
- * keeps indexes into the change queue only, so it is sound across loop
- * turns while registry_dwalk_valid() holds (no change and no purge since
- * registry_dwalk_new; a walk that is not valid must be freed, not
- * stepped). registry_dwalk_step looks at up to max queue records (*done
+ * covers the records queued at registry_dwalk_new and is sound across
+ * any change between steps: records appended since are not in it,
+ * records dequeued since (retention, the byte bound) are left out, and
+ * each emitted instance is the lease's state at the step. So it always
+ * ends, within its record count; registry_dwalk_valid() says whether
+ * nothing changed since it began (its delta is then exact for the
+ * registry as it is). registry_dwalk_step looks at up to max queue records (*done
  * says how many) and returns 1 when the walk is complete; emit gets the
  * application's name, the instance, and whether it is the first of its
  * application (the applications come one after another), and stops the
