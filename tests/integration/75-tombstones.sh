@@ -11,7 +11,8 @@
 #    budget of them, counts their bytes in heureka_memory_bytes
 #    {part="tombstones"}, and its RSS grows by less than 1/8 of the
 #    budget. Before: 250,000 tombstones, about 38 MiB of RSS, none of it
-#    counted.
+#    counted. (Under AddressSanitizer, whose quarantine keeps freed
+#    memory, the RSS is printed but not bounded; the counts are.)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
 
@@ -56,8 +57,10 @@ echo "MEASURE B: $tombs unknown tombstones, $tbytes bytes counted" >&2
 [ "$tbytes" -gt 0 ] || BAD="$BAD; tombstones not counted in heureka_memory_bytes"
 # (plus the held tombstone of "mine", replicated from A)
 [ "$tbytes" -le $((BUDGET / 16 + 1024)) ] || BAD="$BAD; tombstones count $tbytes bytes, above 1/16 of the budget"
-[ "$grow" -le $((BUDGET / 8 / 1024)) ] ||
-    BAD="$BAD; B's RSS grew by $grow kB for unknown cancels (1/8 of the budget is $((BUDGET / 8 / 1024)) kB)"
+if ! hk_asan; then
+	[ "$grow" -le $((BUDGET / 8 / 1024)) ] ||
+	    BAD="$BAD; B's RSS grew by $grow kB for unknown cancels (1/8 of the budget is $((BUDGET / 8 / 1024)) kB)"
+fi
 # B still serves registrations: the tombstones did not eat the budget.
 hk_register "$B" SVC after
 

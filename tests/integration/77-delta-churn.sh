@@ -7,9 +7,11 @@
 # delta build over, and the fourth start ran whole in one loop turn (1 to
 # 1.5 s at 200,000, heartbeats waiting as long). Now the walk covers the
 # queue as it was when it began and never starts over: no turn holds
-# the loop for more than a slice. The bound asserted, 500 ms, is ten
+# the loop for more than a slice. The bound asserted, 500 ms, is eight
 # times the longest turn measured here with the fix on a loaded machine,
-# and a third of the turn measured without it; the server's own
+# and a quarter of the turn measured without it (1,500 ms under
+# AddressSanitizer, whose realloc copies a growing body: 340 ms measured
+# with the fix); the server's own
 # heureka_loop_lag_max_since_start_seconds is read before and after, and
 # the figures are printed (MEASURE). The mechanism is checked without
 # time by check_cache_sliced's test_delta_never_whole_under_churn.
@@ -19,6 +21,9 @@ SF="$HK_PYTHON $(dirname "$0")/stallfetch.py"
 N_APPS=200
 PER=1000
 BOUND_MS=500
+if hk_asan; then
+	BOUND_MS=1500
+fi
 
 hk_start s
 U=$HK_URL_s
