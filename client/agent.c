@@ -168,6 +168,87 @@ add_setting(char **settings, int *n, const char *key, const char *value)
 	settings[*n] = NULL;
 }
 
+/*
+ * The agent once its options are read: the client, the health probe and
+ * the loop until SIGTERM/SIGINT; settings and servers stay the caller's.
+ */
+static int
+agent_run(struct agent *ag, struct heureka_options *o, struct cli_tls *tls,
+    char **settings, char *servers)
+{
+	struct event	*sigint, *sigterm;
+	char		*cause = NULL;
+	const char	*scheme;
+	int		 rc = 0;
+
+	o->use_env = 1;
+	o->no_fetch = 1;		/* a sidecar registers; it does not look up */
+	o->settings = (const char *const *)settings;
+	cli_tls_apply(tls, o);
+	if (servers != NULL || getenv("EUREKA_CLIENT_SERVICEURL_DEFAULTZONE")
+	    == NULL)
+		o->service_url = cli_servers(servers);
+	if ((ag->client = heureka_client_new(o, &cause)) == NULL) {
+		fprintf(stderr, "heureka: %s\n", cause);
+		free(cause);
+		rc = CLI_EXIT_USAGE;
+		goto out;
+	}
+	if (ag->health_url != NULL) {
+		ag->huri = evhttp_uri_parse(ag->health_url);
+		scheme = ag->huri != NULL ? evhttp_uri_get_scheme(ag->huri) :
+		    NULL;
+		if (scheme == NULL || strcasecmp(scheme, "http") != 0 ||
+		    evhttp_uri_get_host(ag->huri) == NULL) {
+			fprintf(stderr, "heureka: bad --health-url %s (http "
+			    "only)\n", ag->health_url);
+			heureka_client_free(ag->client);
+			rc = CLI_EXIT_USAGE;
+			goto out;
+		}
+	}
+	ag->base = event_base_new();
+	ag->dns = evdns_base_new(ag->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
+	sigint = evsignal_new(ag->base, SIGINT, agent_signal_cb, ag);
+	sigterm = evsignal_new(ag->base, SIGTERM, agent_signal_cb, ag);
+	evsignal_add(sigint, NULL);
+	evsignal_add(sigterm, NULL);
+	if (heureka_client_start(ag->client, ag->base) != 0) {
+		/* Freed below, with the rest: one exit path. */
+		fprintf(stderr, "heureka: cannot start the client\n");
+		rc = CLI_EXIT_UNREACHABLE;
+	} else {
+		log_info("agent: %s registering with %s",
+		    heureka_client_instance_id(ag->client),
+		    o->service_url != NULL ? o->service_url :
+		    cli_servers(NULL));
+		if (ag->huri != NULL) {
+			ag->probe_ev = evtimer_new(ag->base, probe_cb, ag);
+			probe_start(ag);
+		}
+		event_base_dispatch(ag->base);
+	}
+	/* The only free after the start; a completed stop cleared ag->client. */
+	if (ag->client != NULL && !ag->stopping)
+		heureka_client_free(ag->client);
+	ag->client = NULL;
+	if (ag->hreq != NULL)
+		evhttp_cancel_request(ag->hreq);
+	if (ag->hconn != NULL)
+		evhttp_connection_free(ag->hconn);
+	if (ag->probe_ev != NULL)
+		event_free(ag->probe_ev);
+	event_free(sigint);
+	event_free(sigterm);
+	if (ag->dns != NULL)
+		evdns_base_free(ag->dns, 0);
+	event_base_free(ag->base);
+out:
+	if (ag->huri != NULL)
+		evhttp_uri_free(ag->huri);
+	return (rc);
+}
+
 /* heureka agent: keep a non-C service registered until SIGTERM/SIGINT. */
 int
 agent_main(int argc, char **argv)
@@ -191,11 +272,9 @@ agent_main(int argc, char **argv)
 	struct agent		 ag;
 	struct heureka_options	 o;
 	struct cli_tls		 tls;
-	struct event		*sigint, *sigterm;
 	char			*settings[AGENT_MAX_SETTINGS] = { NULL };
-	char			*servers = NULL, *cause = NULL, *eq, *k;
-	int			 ch, n = 0, i, rc = 0, verbose = 0, port = 0;
-	const char		*scheme;
+	char			*servers = NULL, *eq, *k;
+	int			 ch, n = 0, i, rc, verbose = 0, port = 0;
 
 	memset(&ag, 0, sizeof ag);
 	memset(&o, 0, sizeof o);
@@ -291,71 +370,7 @@ agent_main(int argc, char **argv)
 	    LOG_FORMAT_TEXT);
 	heureka_set_log_level(verbose ? 3 : 2);
 
-	o.use_env = 1;
-	o.no_fetch = 1;		/* a sidecar registers; it does not look up */
-	o.settings = (const char *const *)settings;
-	cli_tls_apply(&tls, &o);
-	if (servers != NULL || getenv("EUREKA_CLIENT_SERVICEURL_DEFAULTZONE")
-	    == NULL)
-		o.service_url = cli_servers(servers);
-	if ((ag.client = heureka_client_new(&o, &cause)) == NULL) {
-		fprintf(stderr, "heureka: %s\n", cause);
-		free(cause);
-		rc = CLI_EXIT_USAGE;
-		goto out;
-	}
-	if (ag.health_url != NULL) {
-		ag.huri = evhttp_uri_parse(ag.health_url);
-		scheme = ag.huri != NULL ? evhttp_uri_get_scheme(ag.huri) :
-		    NULL;
-		if (scheme == NULL || strcasecmp(scheme, "http") != 0 ||
-		    evhttp_uri_get_host(ag.huri) == NULL) {
-			fprintf(stderr, "heureka: bad --health-url %s (http "
-			    "only)\n", ag.health_url);
-			heureka_client_free(ag.client);
-			rc = CLI_EXIT_USAGE;
-			goto out;
-		}
-	}
-	ag.base = event_base_new();
-	ag.dns = evdns_base_new(ag.base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
-	sigint = evsignal_new(ag.base, SIGINT, agent_signal_cb, &ag);
-	sigterm = evsignal_new(ag.base, SIGTERM, agent_signal_cb, &ag);
-	evsignal_add(sigint, NULL);
-	evsignal_add(sigterm, NULL);
-	if (heureka_client_start(ag.client, ag.base) != 0) {
-		/* Freed below, with the rest: one exit path. */
-		fprintf(stderr, "heureka: cannot start the client\n");
-		rc = CLI_EXIT_UNREACHABLE;
-	} else {
-		log_info("agent: %s registering with %s",
-		    heureka_client_instance_id(ag.client),
-		    o.service_url != NULL ? o.service_url :
-		    cli_servers(NULL));
-		if (ag.huri != NULL) {
-			ag.probe_ev = evtimer_new(ag.base, probe_cb, &ag);
-			probe_start(&ag);
-		}
-		event_base_dispatch(ag.base);
-	}
-	/* The only free after the start; a completed stop cleared ag.client. */
-	if (ag.client != NULL && !ag.stopping)
-		heureka_client_free(ag.client);
-	ag.client = NULL;
-	if (ag.hreq != NULL)
-		evhttp_cancel_request(ag.hreq);
-	if (ag.hconn != NULL)
-		evhttp_connection_free(ag.hconn);
-	if (ag.probe_ev != NULL)
-		event_free(ag.probe_ev);
-	event_free(sigint);
-	event_free(sigterm);
-	if (ag.dns != NULL)
-		evdns_base_free(ag.dns, 0);
-	event_base_free(ag.base);
-out:
-	if (ag.huri != NULL)
-		evhttp_uri_free(ag.huri);
+	rc = agent_run(&ag, &o, &tls, settings, servers);
 	for (i = 0; i < n; i++)
 		free(settings[i]);
 	free(servers);

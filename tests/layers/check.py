@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-# tests/layers/check.py [--graph] [--self-test] [SRCDIR]: heureka's layering
-# check (docs/ARCHITECTURE.md), run by `make check`.
+# tests/layers/check.py [--graph] [--self-test] [--int-calls] [SRCDIR]:
+# heureka's layering check (docs/ARCHITECTURE.md), run by `make check`.
 #
 # Every source folder holds a `.may_include` file, in the spirit of Tor's:
 # one rule per line, `#` starts a comment.
@@ -21,7 +21,19 @@
 # header) and every x_*.c that has no header of its own (registry.c,
 # registry_delta.c, ... behind registry_int.h are the module registry). A
 # private header `x_int.h` may be included only by its module's files and
-# by the files its folder names in a `private` line. --graph prints the module graph instead; --self-test
+# by the files its folder names in a `private` line.
+#
+# With --int-calls, a file that includes a private header `x_int.h` also
+# uses each module whose .c defines a function that header declares and
+# the file calls (or names): replicate.c and sync.c calling each other
+# through peers_int.h is then the ring it is. (The tree run leaves it off
+# until the peer module is split out of server/loop; the self-test runs
+# it.)
+#
+# Sizes, as Tor's practracker: no file of the source folders over
+# MAX_FILE_LINES lines and no function over MAX_FUNC_LINES (from the line
+# with its name to its closing brace), except those listed with a reason
+# in tests/layers/lengths.allow. --graph prints the module graph instead; --self-test
 # builds small trees that must fail and one that must pass.
 import fnmatch
 import os
@@ -32,6 +44,12 @@ import tempfile
 FOLDERS = ["common", "server/core", "server/loop", "server/front", "server",
            "client"]
 INC = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+MAX_FILE_LINES = 1500
+MAX_FUNC_LINES = 150
+ALLOW = "tests/layers/lengths.allow"
+# A definition in OpenBSD style: the name at column 0, "{" on a line of
+# its own before any ";".
+DEFN = re.compile(r"^\**([A-Za-z_]\w*)\([^;{]*\)\s*\n\{", re.M)
 
 
 def strip_comments(text):
@@ -39,6 +57,48 @@ def strip_comments(text):
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     text = re.sub(r"//[^\n]*", " ", text)
     return re.sub(r'"(\\.|[^"\\\n])*"', '""', text)
+
+
+def strip_keep_lines(text):
+    """strip_comments(), but every line stays where it was."""
+    def blank(m):
+        return " " + "\n" * m.group(0).count("\n")
+    text = re.sub(r"/\*.*?\*/", blank, text, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    return re.sub(r'"(\\.|[^"\\\n])*"', '""', text)
+
+
+def functions(code):
+    """(name, first line, lines) of each function defined in code (comments
+    stripped, lines kept): from the line with the name to its closing
+    brace at column 0."""
+    out = []
+    lines = code.split("\n")
+    for m in DEFN.finditer(code):
+        first = code.count("\n", 0, m.start())
+        end = first
+        while end < len(lines) and not lines[end].startswith("}"):
+            end += 1
+        out.append((m.group(1), first + 1, end - first + 1))
+    return out
+
+
+def load_allow(src):
+    """tests/layers/lengths.allow: `path` or `path:function`, then why."""
+    allow = {}
+    path = os.path.join(src, ALLOW)
+    if not os.path.exists(path):
+        return allow
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            parts = line.split(None, 1)
+            if len(parts) < 2:
+                raise SystemExit(f"layers: {ALLOW}:{n}: no reason given")
+            allow[parts[0]] = parts[1]
+    return allow
 
 
 def load_rules(path, privates=None):
@@ -103,11 +163,24 @@ def scan(src):
     return headers, files
 
 
-def check(src, quiet=False):
+def check(src, quiet=False, int_calls=False):
     headers, files = scan(src)
     errors = []
     edges = {}                      # module -> set of modules it uses
+    why = {}                        # (module, module) -> what makes it
     rules_of, privates = {}, {}
+    allow = load_allow(src)
+    used_allow = set()
+    texts, defined = {}, {}         # function name -> module defining it
+    for d, names in files.items():
+        for name in names:
+            with open(os.path.join(src, d, name), errors="replace") as f:
+                texts[(d, name)] = f.read()
+            if name.endswith(".c"):
+                code = strip_keep_lines(texts[(d, name)])
+                texts[(d, name, "code")] = code
+                for fn, _, _ in functions(code):
+                    defined[fn] = module_of(d, name, names)
     for d in files:
         mi = os.path.join(src, d, ".may_include")
         privates[d] = {}
@@ -119,12 +192,25 @@ def check(src, quiet=False):
     for d, names in files.items():
         rules = rules_of[d]
         for name in names:
-            path = os.path.join(src, d, name)
-            with open(path, errors="replace") as f:
-                text = f.read()
+            text = texts[(d, name)]
             mod = module_of(d, name, names)
             edges.setdefault(mod, set())
             code = strip_comments(text)
+            rel = f"{d}/{name}"
+            nlines = text.count("\n")
+            if nlines > MAX_FILE_LINES:
+                if rel in allow:
+                    used_allow.add(rel)
+                else:
+                    errors.append(f"{rel}: {nlines} lines, over "
+                                  f"{MAX_FILE_LINES} ({ALLOW})")
+            for fn, at, n in functions(texts.get((d, name, "code"), "")):
+                if n > MAX_FUNC_LINES:
+                    if f"{rel}:{fn}" in allow:
+                        used_allow.add(f"{rel}:{fn}")
+                    else:
+                        errors.append(f"{rel}:{at}: {fn}() is {n} lines, "
+                                      f"over {MAX_FUNC_LINES} ({ALLOW})")
             for kind, inc in INC.findall(text):
                 if kind == '"':
                     target = headers.get(os.path.basename(inc))
@@ -134,6 +220,17 @@ def check(src, quiet=False):
                     tmod = module_of(td, tname, files[td])
                     if tmod != mod:
                         edges[mod].add(tmod)
+                    if int_calls and tname.endswith("_int.h"):
+                        hcode = strip_comments(texts[(td, tname)])
+                        for fn in sorted(set(re.findall(r"\b(\w+)\s*\(",
+                                                        hcode))):
+                            m = defined.get(fn)
+                            if (m is None or m == mod or not re.search(
+                                    r"\b%s\b" % re.escape(fn), code)):
+                                continue
+                            edges[mod].add(m)
+                            why.setdefault((mod, m), f"{name} uses {fn}() "
+                                           f"through {tname}")
                     if target == f"{d}/{name}":
                         continue
                     if tname.endswith("_int.h") and tmod != mod and not (
@@ -168,6 +265,14 @@ def check(src, quiet=False):
                                           f"forbidden by {where}")
     for ring in rings(edges):
         errors.append("ring: " + " -> ".join(ring + [ring[0]]))
+        for a in ring:
+            for b in ring:
+                if (a, b) in why and b in edges[a]:
+                    errors.append(f"  {a} -> {b}: {why[(a, b)]}")
+    for k in sorted(set(allow) - used_allow):
+        if not quiet:
+            print(f"layers: note: {ALLOW}: {k} is within the limits now; "
+                  f"drop it")
     if not quiet:
         for e in errors:
             print("layers:", e)
@@ -271,11 +376,57 @@ def self_test():
             "server/core/r_int.h": "", "server/core/q.h": "",
             "server/core/q.c": '#include "r_int.h"\n'}, False),
     }
+    # A ring hidden behind a private header: rep.c and syn.c, each its
+    # own module, call each other through peers_int.h and include nothing
+    # else of the other's. Seen only with int_calls.
+    hidden = {
+        "server/core/.may_include": "common/*.h\nserver/core/*.h\n"
+                                    "private peers_int.h: rep.c syn.c\n",
+        "server/core/peers_int.h": "void peer_kick(void);\n"
+                                   "int syn_init(int);\n",
+        "server/core/rep.h": "", "server/core/syn.h": "",
+        "server/core/rep.c": '#include "rep.h"\n#include "peers_int.h"\n'
+                             "/* Kick. */\nvoid\npeer_kick(void)\n{\n"
+                             "\t(void)syn_init(1);\n}\n",
+        "server/core/syn.c": '#include "syn.h"\n#include "peers_int.h"\n'
+                             "/* Init. */\nint\nsyn_init(int x)\n{\n"
+                             "\tpeer_kick();\n\treturn (x);\n}\n",
+    }
+    oneway = dict(hidden)
+    oneway["server/core/syn.c"] = ('#include "syn.h"\n'
+                                   '#include "peers_int.h"\n'
+                                   "int\nsyn_init(int x)\n{\n"
+                                   "\treturn (x);\n}\n")
+    body = "\tx++;\n" * (MAX_FUNC_LINES - 4)
+    longfn = "int\nf(int x)\n{\n" + body + "\treturn (x);\n}\n"
+    longerfn = "int\nf(int x)\n{\n" + body + "\tx++;\n\treturn (x);\n}\n"
+    longfile = "/* x */\n" * (MAX_FILE_LINES + 1)
+    cases.update({
+        "ring hidden behind an _int.h": (hidden, True, True),
+        "the same, unseen without int_calls": (hidden, False, False),
+        "one-way use through an _int.h": (oneway, False, True),
+        "function at the limit": ({"common/a.c": longfn}, False),
+        "function over the limit": ({"common/a.c": longerfn}, True),
+        "long function allowed": ({"common/a.c": longerfn,
+                                   ALLOW: "common/a.c:f  a reason\n"},
+                                  False),
+        "file over the limit": ({"common/a.c": longfile}, True),
+        "long file allowed": ({"common/a.c": longfile,
+                               ALLOW: "common/a.c  a reason\n"}, False),
+        "long file allowed with no reason": ({"common/a.c": longfile,
+                                              ALLOW: "common/a.c\n"},
+                                             True),
+    })
     bad = 0
-    for name, (over, want_fail) in cases.items():
+    for name, case in cases.items():
+        over, want_fail = case[0], case[1]
+        int_calls = case[2] if len(case) > 2 else False
         spec = dict(base)
         spec.update(over)
-        errs, _ = check(tree(spec), quiet=True)
+        try:
+            errs, _ = check(tree(spec), quiet=True, int_calls=int_calls)
+        except SystemExit as e:
+            errs = [str(e)]
         if bool(errs) != want_fail:
             print(f"layers self-test: {name}: expected "
                   f"{'failure' if want_fail else 'success'}, got {errs}")
@@ -291,12 +442,13 @@ def main():
         bad = self_test()
         print("layers self-test:", "FAIL" if bad else "ok")
         return 1 if bad else 0
+    int_calls = "--int-calls" in sys.argv
     if "--graph" in sys.argv:
-        _, edges = check(src, quiet=True)
+        _, edges = check(src, quiet=True, int_calls=int_calls)
         for m in sorted(edges):
             print(f"{m}: {' '.join(sorted(edges[m]))}")
         return 0
-    errors, edges = check(src)
+    errors, edges = check(src, int_calls=int_calls)
     print(f"layers: {len(edges)} modules, "
           f"{sum(len(v) for v in edges.values())} dependencies, "
           f"{len(errors)} violation(s)")
