@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-# tests/layers/check.py [--graph] [--self-test] [--int-calls] [SRCDIR]:
-# heureka's layering check (docs/ARCHITECTURE.md), run by `make check`.
+# tests/layers/check.py [--graph] [--self-test] [SRCDIR]: heureka's
+# layering check (docs/ARCHITECTURE.md), run by `make check`.
 #
 # Every source folder holds a `.may_include` file, in the spirit of Tor's:
 # one rule per line, `#` starts a comment.
@@ -21,19 +21,17 @@
 # header) and every x_*.c that has no header of its own (registry.c,
 # registry_delta.c, ... behind registry_int.h are the module registry). A
 # private header `x_int.h` may be included only by its module's files and
-# by the files its folder names in a `private` line.
-#
-# With --int-calls, a file that includes a private header `x_int.h` also
-# uses each module whose .c defines a function that header declares and
-# the file calls (or names): replicate.c and sync.c calling each other
-# through peers_int.h is then the ring it is. (The tree run leaves it off
-# until the peer module is split out of server/loop; the self-test runs
-# it.)
+# by the files its folder names in a `private` line. A function an _int.h
+# declares is attributed to the module of the .c that defines it, so a
+# file that includes it and names that function uses the defining module
+# (two modules calling each other through one _int.h are a ring, not two
+# users of a header; the ring's report names the functions).
 #
 # Sizes, as Tor's practracker: no file of the source folders over
 # MAX_FILE_LINES lines and no function over MAX_FUNC_LINES (from the line
 # with its name to its closing brace), except those listed with a reason
-# in tests/layers/lengths.allow. --graph prints the module graph instead; --self-test
+# in tests/layers/lengths.allow. --graph prints the module graph instead;
+# --self-test
 # builds small trees that must fail and one that must pass.
 import fnmatch
 import os
@@ -49,7 +47,7 @@ MAX_FUNC_LINES = 150
 ALLOW = "tests/layers/lengths.allow"
 # A definition in OpenBSD style: the name at column 0, "{" on a line of
 # its own before any ";".
-DEFN = re.compile(r"^\**([A-Za-z_]\w*)\([^;{]*\)\s*\n\{", re.M)
+FUNC_DEF = re.compile(r"^\**([A-Za-z_]\w*)\([^;{]*\)\s*\n\{", re.M)
 
 
 def strip_comments(text):
@@ -74,7 +72,7 @@ def functions(code):
     brace at column 0."""
     out = []
     lines = code.split("\n")
-    for m in DEFN.finditer(code):
+    for m in FUNC_DEF.finditer(code):
         first = code.count("\n", 0, m.start())
         end = first
         while end < len(lines) and not lines[end].startswith("}"):
@@ -163,7 +161,39 @@ def scan(src):
     return headers, files
 
 
-def check(src, quiet=False, int_calls=False):
+DECL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+DEFN = re.compile(r"^([A-Za-z_]\w*)\s*\(", re.M)
+NOT_FUNC = {"if", "for", "while", "switch", "return", "sizeof", "defined",
+            "__attribute__", "__typeof__"}
+
+
+def int_owners(src, headers, files):
+    """For each *_int.h: {function it declares: module whose .c defines
+    it}. Definitions start a line (return type on the line above)."""
+    owners = {}
+    for name, path in headers.items():
+        if not name.endswith("_int.h"):
+            continue
+        d = os.path.dirname(path)
+        with open(os.path.join(src, path), errors="replace") as f:
+            code = strip_comments(f.read())
+        code = re.sub(r"^\s*#.*$", " ", code, flags=re.M)
+        code = re.sub(r"\(\s*\*\s*\w+\s*\)", " ", code)  # (*fnptr)
+        declared = set(DECL.findall(code)) - NOT_FUNC
+        found = {}
+        for c in files.get(d, []):
+            if not c.endswith(".c"):
+                continue
+            with open(os.path.join(src, d, c), errors="replace") as f:
+                text = strip_comments(f.read())
+            for fn in DEFN.findall(text):
+                if fn in declared:
+                    found[fn] = module_of(d, c, files[d])
+        owners[path] = found
+    return owners
+
+
+def check(src, quiet=False):
     headers, files = scan(src)
     errors = []
     edges = {}                      # module -> set of modules it uses
@@ -171,16 +201,12 @@ def check(src, quiet=False, int_calls=False):
     rules_of, privates = {}, {}
     allow = load_allow(src)
     used_allow = set()
-    texts, defined = {}, {}         # function name -> module defining it
+    texts = {}
     for d, names in files.items():
         for name in names:
             with open(os.path.join(src, d, name), errors="replace") as f:
                 texts[(d, name)] = f.read()
-            if name.endswith(".c"):
-                code = strip_keep_lines(texts[(d, name)])
-                texts[(d, name, "code")] = code
-                for fn, _, _ in functions(code):
-                    defined[fn] = module_of(d, name, names)
+    owners = int_owners(src, headers, files)
     for d in files:
         mi = os.path.join(src, d, ".may_include")
         privates[d] = {}
@@ -204,7 +230,8 @@ def check(src, quiet=False, int_calls=False):
                 else:
                     errors.append(f"{rel}: {nlines} lines, over "
                                   f"{MAX_FILE_LINES} ({ALLOW})")
-            for fn, at, n in functions(texts.get((d, name, "code"), "")):
+            for fn, at, n in (functions(strip_keep_lines(text))
+                              if name.endswith(".c") else ()):
                 if n > MAX_FUNC_LINES:
                     if f"{rel}:{fn}" in allow:
                         used_allow.add(f"{rel}:{fn}")
@@ -220,17 +247,12 @@ def check(src, quiet=False, int_calls=False):
                     tmod = module_of(td, tname, files[td])
                     if tmod != mod:
                         edges[mod].add(tmod)
-                    if int_calls and tname.endswith("_int.h"):
-                        hcode = strip_comments(texts[(td, tname)])
-                        for fn in sorted(set(re.findall(r"\b(\w+)\s*\(",
-                                                        hcode))):
-                            m = defined.get(fn)
-                            if (m is None or m == mod or not re.search(
-                                    r"\b%s\b" % re.escape(fn), code)):
-                                continue
-                            edges[mod].add(m)
-                            why.setdefault((mod, m), f"{name} uses {fn}() "
-                                           f"through {tname}")
+                    for fn, omod in owners.get(target, {}).items():
+                        if omod != mod and re.search(
+                                r"\b%s\b" % re.escape(fn), code):
+                            edges[mod].add(omod)
+                            why.setdefault((mod, omod), f"{name} uses "
+                                           f"{fn}() through {tname}")
                     if target == f"{d}/{name}":
                         continue
                     if tname.endswith("_int.h") and tmod != mod and not (
@@ -356,6 +378,25 @@ def self_test():
                            "common/*.h\na.c: -call time\n",
                            "common/b.c": "long t(void) { return time(0); }\n",
                            }, False),
+        "ring behind an _int.h": ({
+            "server/front/.may_include":
+                "common/*.h\nserver/core/*.h\nserver/front/*.h\n"
+                "private p_int.h: a.c b.c\n",
+            "server/front/p_int.h": "void a_go(int);\nint b_go(void);\n",
+            "server/front/a.c": '#include "p_int.h"\nvoid\na_go(int x)\n'
+                                '{ b_go(); }\n',
+            "server/front/b.c": '#include "p_int.h"\nint\nb_go(void)\n'
+                                '{ a_go(1); return 0; }\n'}, True),
+        "one way through an _int.h": ({
+            "server/front/.may_include":
+                "common/*.h\nserver/core/*.h\nserver/front/*.h\n"
+                "private p_int.h: a.c b.c\n",
+            "server/front/p_int.h": "void a_go(int);\n"
+                                    "struct s { void (*cb)(int); };\n",
+            "server/front/a.c": '#include "p_int.h"\nvoid\na_go(int x)\n'
+                                '{ }\n',
+            "server/front/b.c": '#include "p_int.h"\nint\nb_go(void)\n'
+                                '{ a_go(1); return 0; }\n'}, False),
         "per-file rule hits": ({"common/.may_include":
                                 "common/*.h\nb.c: -call time\n",
                                 "common/b.c":
@@ -376,35 +417,11 @@ def self_test():
             "server/core/r_int.h": "", "server/core/q.h": "",
             "server/core/q.c": '#include "r_int.h"\n'}, False),
     }
-    # A ring hidden behind a private header: rep.c and syn.c, each its
-    # own module, call each other through peers_int.h and include nothing
-    # else of the other's. Seen only with int_calls.
-    hidden = {
-        "server/core/.may_include": "common/*.h\nserver/core/*.h\n"
-                                    "private peers_int.h: rep.c syn.c\n",
-        "server/core/peers_int.h": "void peer_kick(void);\n"
-                                   "int syn_init(int);\n",
-        "server/core/rep.h": "", "server/core/syn.h": "",
-        "server/core/rep.c": '#include "rep.h"\n#include "peers_int.h"\n'
-                             "/* Kick. */\nvoid\npeer_kick(void)\n{\n"
-                             "\t(void)syn_init(1);\n}\n",
-        "server/core/syn.c": '#include "syn.h"\n#include "peers_int.h"\n'
-                             "/* Init. */\nint\nsyn_init(int x)\n{\n"
-                             "\tpeer_kick();\n\treturn (x);\n}\n",
-    }
-    oneway = dict(hidden)
-    oneway["server/core/syn.c"] = ('#include "syn.h"\n'
-                                   '#include "peers_int.h"\n'
-                                   "int\nsyn_init(int x)\n{\n"
-                                   "\treturn (x);\n}\n")
     body = "\tx++;\n" * (MAX_FUNC_LINES - 4)
     longfn = "int\nf(int x)\n{\n" + body + "\treturn (x);\n}\n"
     longerfn = "int\nf(int x)\n{\n" + body + "\tx++;\n\treturn (x);\n}\n"
     longfile = "/* x */\n" * (MAX_FILE_LINES + 1)
     cases.update({
-        "ring hidden behind an _int.h": (hidden, True, True),
-        "the same, unseen without int_calls": (hidden, False, False),
-        "one-way use through an _int.h": (oneway, False, True),
         "function at the limit": ({"common/a.c": longfn}, False),
         "function over the limit": ({"common/a.c": longerfn}, True),
         "long function allowed": ({"common/a.c": longerfn,
@@ -419,12 +436,11 @@ def self_test():
     })
     bad = 0
     for name, case in cases.items():
-        over, want_fail = case[0], case[1]
-        int_calls = case[2] if len(case) > 2 else False
+        over, want_fail = case
         spec = dict(base)
         spec.update(over)
         try:
-            errs, _ = check(tree(spec), quiet=True, int_calls=int_calls)
+            errs, _ = check(tree(spec), quiet=True)
         except SystemExit as e:
             errs = [str(e)]
         if bool(errs) != want_fail:
@@ -442,13 +458,12 @@ def main():
         bad = self_test()
         print("layers self-test:", "FAIL" if bad else "ok")
         return 1 if bad else 0
-    int_calls = "--int-calls" in sys.argv
     if "--graph" in sys.argv:
-        _, edges = check(src, quiet=True, int_calls=int_calls)
+        _, edges = check(src, quiet=True)
         for m in sorted(edges):
             print(f"{m}: {' '.join(sorted(edges[m]))}")
         return 0
-    errors, edges = check(src, int_calls=int_calls)
+    errors, edges = check(src)
     print(f"layers: {len(edges)} modules, "
           f"{sum(len(v) for v in edges.values())} dependencies, "
           f"{len(errors)} violation(s)")

@@ -1178,6 +1178,16 @@ END_TEST
  */
 START_TEST(test_step_walk_reuse_change_mid)
 {
+	/*
+	 * A gzip body's chunks end where a name's keyed hash says
+	 * (GZ_CHUNK_MASK), so with a random key the eight changed
+	 * applications below land in every chunk of JSON gzip's body in
+	 * about one run in ten (5 of 40 measured) and no segment is left
+	 * to reuse. The key is fixed so the layout is the same in every
+	 * run (the key "reuse-change-mid" is one of those layouts: it
+	 * fails the reuse assertion).
+	 */
+	static const uint8_t	 key[HASH_KEY_LEN] = "walk-reuse-key-1";
 	struct cache_key	 k;
 	struct cache		*fresh;
 	uint64_t		 a0, p0, r0;
@@ -1185,6 +1195,7 @@ START_TEST(test_step_walk_reuse_change_mid)
 	int			 i, j, n, done, phase;
 
 	teardown();
+	hash_set_key(key);
 	setup_n(300, 3);
 	for (i = 0; i < 8; i++) {
 		k = key_at(i);
