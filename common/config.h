@@ -74,6 +74,7 @@ struct config {
 	int64_t		 anti_entropy_interval_ms;	/* heureka: 30000 */
 	size_t		 sync_page_bytes;		/* heureka: 1 MiB */
 	int64_t		 max_clock_skew_ms;	/* heureka: 300000 */
+	size_t		 max_unknown_tombstones;	/* heureka: 65536 */
 	size_t		 max_body_bytes;		/* heureka: 65536 */
 	size_t		 max_batch_bytes;		/* heureka: 8 MiB */
 	size_t		 max_instances;			/* heureka: 1000000 */

@@ -26,7 +26,7 @@ struct replicate;
 struct sync;
 struct ext;
 struct metrics;
-struct ratelimit;
+struct admit;
 struct rest;
 struct watch;
 struct gate;
@@ -44,7 +44,7 @@ struct server {
 	struct sync		*sync;		/* start-up sync, anti-entropy */
 	struct ext		*ext;		/* {base}heureka/ */
 	struct metrics		*metrics;
-	struct ratelimit	*register_rl;	/* per client address */
+	struct admit		*admit;		/* registration rate limit */
 	struct access		*access;	/* who may do what */
 	struct watch		*watch;		/* heureka/watch streams */
 	struct reglog		*reglog;	/* registry changes logged */

@@ -323,8 +323,12 @@ static const struct {
 	    "copy covered them.",
 	    offsetof(struct registry_stats, stale_refused) },
 	{ "heureka_future_refused_total",
-	    "Changes refused: lastDirtyTimestamp beyond max-clock-skew-ms.",
+	    "Changes refused: a timestamp beyond max-clock-skew-ms.",
 	    offsetof(struct registry_stats, future_refused) },
+	{ "heureka_tombstones_dropped_total",
+	    "Tombstones of instances never held here dropped early "
+	    "(max-unknown-tombstones).",
+	    offsetof(struct registry_stats, tombstones_dropped) },
 };
 
 /* Lease counters and the self-preservation gauges, from the registry. */
@@ -445,7 +449,7 @@ metrics_render_limits(struct metrics *m, struct buf *b)
 	const struct metrics_deps	*d = &m->d;
 	static const struct registry_stats zero;
 	const struct registry_stats	*st = &zero;
-	size_t				 i;
+	size_t				 i, held, unheld;
 
 	if (d->reg != NULL)
 		st = registry_stats(d->reg);
@@ -472,10 +476,21 @@ metrics_render_limits(struct metrics *m, struct buf *b)
 		    registry_bytes(d->reg));
 		buf_addf(b, "heureka_memory_bytes{part=\"delta-queue\"} %zu\n",
 		    registry_delta_bytes(d->reg));
+		buf_addf(b, "heureka_memory_bytes{part=\"tombstones\"} %zu\n",
+		    registry_tombstone_bytes(d->reg));
 	}
 	if (d->cache != NULL)
 		buf_addf(b, "heureka_memory_bytes{part=\"encodings\"} %zu\n",
 		    cache_bytes(d->cache));
+	if (d->reg != NULL) {
+		registry_tombstone_counts(d->reg, &held, &unheld);
+		metrics_header(b, "heureka_tombstones", "gauge",
+		    "Tombstones of recent cancels: of instances held here, "
+		    "and of instances never held (max-unknown-tombstones).");
+		buf_addf(b, "heureka_tombstones{kind=\"held\"} %zu\n", held);
+		buf_addf(b, "heureka_tombstones{kind=\"unknown\"} %zu\n",
+		    unheld);
+	}
 	metrics_header(b, "heureka_memory_budget_bytes", "gauge",
 	    "The memory budget past which new registrations get 503.");
 	buf_addf(b, "heureka_memory_budget_bytes %zu\n", d->memory_budget);

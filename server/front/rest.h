@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 struct access;
+struct admit;
 struct airlift;
 struct cache;
 struct config;
@@ -22,7 +23,6 @@ struct ext;
 struct gate;
 struct metrics;
 struct ops;
-struct ratelimit;
 struct registry;
 struct rest;
 struct watch;
@@ -44,7 +44,7 @@ struct rest_deps {
 	struct gate		*gate;		/* start-up read gate */
 	const struct config	*conf;
 	struct access		*access;	/* who may do what */
-	struct ratelimit	*register_rl;	/* per client address */
+	struct admit		*admit;		/* registration rate limit */
 	size_t			 memory_budget;	/* max-memory-bytes */
 	struct metrics		*metrics;	/* NULL: not recorded */
 	struct watch		*watch;		/* heureka/watch */
