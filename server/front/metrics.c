@@ -473,6 +473,9 @@ metrics_render_limits(struct metrics *m, struct buf *b)
 	if (d->cache != NULL)
 		buf_addf(b, "heureka_memory_bytes{part=\"encodings\"} %zu\n",
 		    cache_bytes(d->cache));
+	if (d->reg != NULL)
+		buf_addf(b, "heureka_memory_bytes{part=\"watch\"} %zu\n",
+		    registry_external_bytes(d->reg, REG_EXT_WATCH));
 	metrics_header(b, "heureka_memory_budget_bytes", "gauge",
 	    "The memory budget past which new registrations get 503.");
 	buf_addf(b, "heureka_memory_budget_bytes %zu\n", d->memory_budget);
