@@ -103,6 +103,7 @@ struct watcher {
 	struct evhttp_connection *evcon;
 	char			*app;		/* NULL: every app */
 	int			 closing;	/* RESET sent */
+	int			 chunked;	/* the reply is chunked */
 	struct event		*close_ev;
 	/* The snapshot under way (snapping), then the events. */
 	int			 snapping;
@@ -309,7 +310,7 @@ watcher_reset(struct watcher *wr, const char *why)
 static size_t
 watcher_put(struct watcher *wr, struct watch_blob *bl)
 {
-	size_t	n = watch_send_blob(wr->req, wr->w->tmp, bl);
+	size_t	n = watch_send_blob(wr->evcon, wr->chunked, bl);
 
 	wr->handed += n;
 	return (n);
@@ -616,7 +617,7 @@ watcher_feed(struct watch *w, struct watcher *wr, struct watch_turn *t)
 			wr->next++;
 			continue;
 		}
-		if (pending + f->blob->len > bound) {
+		if (pending + f->blob->size > bound) {
 			watcher_reset(wr, "unsent bytes past the bound");
 			return;
 		}
@@ -935,6 +936,7 @@ watch_open(struct watch *w, struct evhttp_request *req,
 	struct evkeyvalq	*h;
 	struct watcher		*wr;
 	const char		*app = watch_query(query, "app");
+	const char		*te;
 	uint64_t		 last = 0;
 	int			 haslast;
 
@@ -978,6 +980,8 @@ watch_open(struct watch *w, struct evhttp_request *req,
 	evhttp_add_header(h, "Cache-Control", "no-cache");
 	evhttp_add_header(h, "X-Accel-Buffering", "no");
 	evhttp_send_reply_start(req, 200, "OK");
+	wr->chunked = (te = evhttp_find_header(h, "Transfer-Encoding")) !=
+	    NULL && strcasecmp(te, "chunked") == 0;
 	/* A stream is quiet for long: no read or write timeout. */
 	if ((bev = evhttp_connection_get_bufferevent(evcon)) != NULL)
 		bufferevent_set_timeouts(bev, NULL, NULL);

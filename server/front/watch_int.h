@@ -31,11 +31,20 @@ struct watch_acct {
 	size_t		 blobs;
 };
 
-/* Whole SSE frames, immutable once made. */
+/*
+ * Whole SSE frames, immutable once made, stored as one HTTP chunk (size
+ * line, frames, CRLF): a chunked stream takes all of it, a stream that is
+ * not chunked (HTTP/1.0) the frames only. Each is one reference in a
+ * connection's output, with no separate chunk framing: evhttp's framing
+ * costs two fresh 1 KiB buffers a chunk, which for 500 watchers made
+ * more memory than the frames themselves.
+ */
 struct watch_blob {
 	struct watch_acct	*acct;
 	unsigned		 refs;
-	size_t			 len;
+	size_t			 len;	/* the frames */
+	size_t			 off;	/* where they begin in data */
+	size_t			 size;	/* the whole chunk */
 	char			*data;
 };
 
@@ -55,11 +64,11 @@ size_t		 watch_conn_pending(struct evhttp_connection *);
 /* Cap the kernel's send buffer at about bound plus room for a RESET. */
 void		 watch_conn_cap(struct evhttp_connection *, size_t bound);
 /*
- * Send one blob as one chunk of req's reply, by reference (the blob lives
- * until the bytes are written); tmp is an empty scratch buffer. Returns
- * the bytes the connection's output grew by (the chunk and its framing).
+ * Put one blob in a connection's output, by reference (the blob lives
+ * until the bytes are written), as a chunk when chunked is set. The
+ * stream's head must have been sent. Returns the bytes added.
  */
-size_t		 watch_send_blob(struct evhttp_request *, struct evbuffer *tmp,
+size_t		 watch_send_blob(struct evhttp_connection *, int chunked,
 		     struct watch_blob *);
 /* Give freed heap back to the system (glibc keeps it otherwise). */
 void		 watch_trim(void);
