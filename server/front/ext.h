@@ -18,12 +18,14 @@ struct gate;
 struct looplag;
 struct peers;
 struct registry;
+struct sync;
 
 /* What the endpoints read, borrowed for the object's lifetime. */
 struct ext_deps {
 	struct registry		*reg;
 	const struct gate	*gate;
-	const struct peers	*peers;		/* and its digest cache */
+	const struct peers	*peers;
+	const struct sync	*sync;		/* and its digest cache */
 	const struct config	*conf;
 	const struct looplag	*looplag;	/* NULL: no "loop" in stats */
 };
