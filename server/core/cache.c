@@ -183,11 +183,25 @@ cache_stats(const struct cache *c)
 	return (&c->stats);
 }
 
-/* Bytes of the encoded bodies alive, cached or in flight (this cache). */
+/*
+ * Bytes of the encoded bodies alive, cached or in flight (this cache),
+ * and of the builds under way (what they encoded so far).
+ */
 size_t
 cache_bytes(const struct cache *c)
 {
-	return (c->rp->bytes);
+	return (c->rp->bytes + sb_bytes(c));
+}
+
+/* Give up the build of res's body under way (a 503: no room for it). */
+void
+cache_abandon(struct cache *c, enum cache_res res, const struct cache_key *k,
+    const char *name)
+{
+	if ((enum side_kind)res == SIDE_APPS)
+		apps_abandon(c, k);
+	else
+		sb_abandon(c, (enum side_kind)res, k, name);
 }
 
 /* Size and longest chain of the fragment table, for /metrics. */

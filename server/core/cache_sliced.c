@@ -86,6 +86,41 @@ sb_free(struct cache *c, struct sbuild *sb)
 	free(sb);
 }
 
+/*
+ * zlib's deflate state at level 6 (windowBits 15, memLevel 8): 256 KiB of
+ * window and hash tables and 64 KiB of pending output, about.
+ */
+#define SB_ZSTATE_BYTES		(320 * 1024)
+
+/* Bytes held by the builds under way, for the memory budget. */
+size_t
+sb_bytes(const struct cache *c)
+{
+	const struct sbuild	*sb;
+	size_t			 n = 0;
+
+	for (sb = c->sb; sb != NULL; sb = sb->next)
+		n += sb->b.size + (sb->zs != NULL ? SB_ZSTATE_BYTES : 0);
+	return (n);
+}
+
+/* Drop the build of (kind, k, name), if one is under way. */
+void
+sb_abandon(struct cache *c, enum side_kind kind, const struct cache_key *k,
+    const char *name)
+{
+	struct sbuild	*sb;
+
+	for (sb = c->sb; sb != NULL; sb = sb->next)
+		if (sb->kind == kind && memcmp(&sb->key, k, sizeof *k) == 0 &&
+		    ((sb->name == NULL && name == NULL) ||
+		    (sb->name != NULL && name != NULL &&
+		    strcmp(sb->name, name) == 0))) {
+			sb_free(c, sb);
+			return;
+		}
+}
+
 /* The build for (kind, k, name), made when absent. */
 static struct sbuild *
 sb_get(struct cache *c, enum side_kind kind, const struct cache_key *k,

@@ -5,6 +5,16 @@
  * order (at most one per connection, so bounded by max-connections) and
  * answered by the slice timer when it is; a client that goes away
  * meanwhile is noticed and its connection freed.
+ *
+ * The memory budget (max-memory-bytes) covers the encodings as well as
+ * the registry: issue 21 filled the registry to a 128 MiB budget and one
+ * GET each of apps and apps/delta, JSON and XML, took RSS to 660 MiB. A
+ * build goes on a slice at a time only while the registry, the delta
+ * queue, the watch and every encoding, cached, in flight or being built
+ * (cache_bytes), stay within the budget; past it the build is given up
+ * and its fetches get 503 with the reason, so the growth stops within
+ * one slice (heureka.cache.encode-slice-bytes) of the budget. A body
+ * already built is always served.
  */
 
 
@@ -21,6 +31,8 @@
 #include "clock.h"
 #include "config.h"
 #include "log.h"
+#include "metrics.h"
+#include "registry.h"
 #include "rest_int.h"
 #include "xmalloc.h"
 
@@ -97,6 +109,33 @@ parked_same(const struct parked *a, const struct parked *b)
 	    b->name != NULL && strcmp(a->name, b->name) == 0)));
 }
 
+static struct log_ratelim fetch_memory_rl = LOG_RATELIM_INIT(60000, 1);
+
+/* Is everything the budget covers, encodings included, past it? */
+static int
+fetch_over_budget(const struct rest_deps *d)
+{
+	registry_set_external_bytes(d->reg, REG_EXT_ENCODINGS,
+	    cache_bytes(d->cache));
+	return (d->memory_budget > 0 &&
+	    registry_memory_used(d->reg) > d->memory_budget);
+}
+
+/* The 503 of a fetch whose body the budget has no room to build. */
+static void
+fetch_refuse(struct rctx *x)
+{
+	const struct rest_deps	*d = x->d;
+
+	metrics_limit(d->metrics, METRICS_LIMIT_FETCH_MEMORY, 1);
+	if (log_ratelim_allow(&fetch_memory_rl))
+		log_warn("max-memory-bytes: a fetch's encoding would pass "
+		    "the memory budget (%zu bytes used of %zu): 503",
+		    registry_memory_used(d->reg), d->memory_budget);
+	reply_error(x, 503, "max-memory-bytes: encoding this response "
+	    "would pass the memory budget");
+}
+
 /*
  * One loop turn of the parked fetches: a slice of the build for the
  * oldest one's body; when it is done, every fetch parked on that body
@@ -129,6 +168,22 @@ rest_slice_cb(evutil_socket_t fd, short what, void *arg)
 			    now.mono_ms);
 		}
 		free(want.name);
+	} else if (fetch_over_budget(&rest->d)) {
+		/* No room to go on: every fetch of that body gets 503. */
+		cache_abandon(rest->d.cache, want.res, &want.k, want.name);
+		want.name = p->name != NULL ? xstrdup(p->name) : NULL;
+		for (; p != NULL; p = next) {
+			next = TAILQ_NEXT(p, entry);
+			if (!parked_same(p, &want))
+				continue;
+			x = p->x;
+			TAILQ_INIT(&x.query);
+			parked_free(p);
+			fetch_refuse(&x);
+		}
+		free(want.name);
+		registry_set_external_bytes(rest->d.reg, REG_EXT_ENCODINGS,
+		    cache_bytes(rest->d.cache));
 	}
 	rest_slice_arm(rest);
 }
@@ -184,9 +239,17 @@ fetch_sliced(struct rctx *x, enum cache_res res, const struct cache_key *k,
     const char *name)
 {
 	if (!cache_step(x->d->cache, res, k, name,
-	    x->d->conf->cache_encode_slice_bytes, x->now.mono_ms) &&
-	    fetch_park(x, res, k, name) == 0)
-		return;
+	    x->d->conf->cache_encode_slice_bytes, x->now.mono_ms)) {
+		if (fetch_over_budget(x->d)) {
+			cache_abandon(x->d->cache, res, k, name);
+			registry_set_external_bytes(x->d->reg,
+			    REG_EXT_ENCODINGS, cache_bytes(x->d->cache));
+			fetch_refuse(x);
+			return;
+		}
+		if (fetch_park(x, res, k, name) == 0)
+			return;
+	}
 	reply_res(x, res, k, name, x->now.mono_ms);
 }
 

@@ -11,6 +11,10 @@
 #       read (receive buffer 4 KiB) and heartbeat HB/hb-0 for SECONDS on
 #       another connection; prints the longest heartbeat wait, the status
 #       of each stream and, read after SECONDS, how many saw RESET and EOF.
+#   watchload.py URL fill VALUELEN
+#       replicate instances (4 metadata values of VALUELEN bytes) in
+#       batches of 200 until an item is refused with 503 (the memory
+#       budget); prints how many were stored and the refusal's reason.
 #   watchload.py URL fanout NWATCH NEVENTS VALUELEN SECONDS
 #       open NWATCH watchers that never read, wait until the server counts
 #       them, register NEVENTS instances of ~4 x VALUELEN bytes of metadata
@@ -99,6 +103,26 @@ def load(u, base, napps, per, vlen, prefix="a"):
         codes[str(st)] = codes.get(str(st), 0) + 1
     c.close()
     return codes
+
+
+def fill(u, base, vlen):
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+    stored = 0
+    for b in range(100000):
+        items = [item("FILL%03d" % (b % 500), "x%d-%d" % (b, i), vlen)
+                 for i in range(BATCH)]
+        c.request("POST", base + "peerreplication/batch",
+                  json.dumps({"replicationList": items}),
+                  {"Content-Type": "application/json",
+                   "x-netflix-discovery-replication": "true"})
+        r = c.getresponse()
+        d = json.loads(r.read())
+        for it in d["responseList"]:
+            if it["statusCode"] == 503:
+                return {"stored": stored, "reason": it.get("reason") or
+                        json.dumps(it)}
+            stored += 1
+    return {"stored": stored, "reason": None}
 
 
 def open_watch(u, base):
@@ -242,6 +266,8 @@ def main():
     cmd, a = sys.argv[2], sys.argv[3:]
     if cmd == "load":
         out = {"codes": load(u, base, int(a[0]), int(a[1]), int(a[2]))}
+    elif cmd == "fill":
+        out = fill(u, base, int(a[0]))
     elif cmd == "storm":
         out = storm(u, base, int(a[0]), float(a[1]))
     elif cmd == "fanout":
