@@ -14,7 +14,7 @@
  * watcher is a cursor. While its snapshot is under way the cursor walks
  * the applications in the order the watch first saw them (a list kept
  * here, so an app dropped or added meanwhile never makes the walk skip
- * one) and hands out the shared pieces of watchsnap.c; after its SYNCED
+ * one) and hands out the shared pieces of watch_snap.c; after its SYNCED
  * it is the version of the next event to send, read from the ring. The
  * pump, a zero-delay timer, serves the watchers in turn with at most
  * heureka.watch.slice-bytes of work a loop turn (issue 21: 20 snapshots

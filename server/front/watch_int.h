@@ -1,6 +1,6 @@
 /*
  * watch_int.h: what the watch's files share (watch.c, the stream;
- * watchout.c, the bytes it hands to connections; watchsnap.c, the shared
+ * watch_out.c, the bytes it hands to connections; watch_snap.c, the shared
  * snapshot encodings). Not for other modules.
  *
  * Every byte the watch sends is a blob: an immutable, reference-counted

@@ -1,5 +1,5 @@
 /*
- * watchsnap.c: a watch snapshot's frames, encoded once per application
+ * watch_snap.c: a watch snapshot's frames, encoded once per application
  * generation and shared (watch_int.h).
  *
  * Before, every watcher that opened without a resumable id got its own

@@ -1,5 +1,5 @@
 /*
- * watchout.c: the bytes the watch hands to its connections (watch_int.h).
+ * watch_out.c: the bytes the watch hands to its connections (watch_int.h).
  *
  * Blobs are sent by reference, so an event or a snapshot piece is held
  * once whatever the number of watchers. A connection's unsent bytes are
