@@ -321,14 +321,17 @@ static void
 watcher_put_text(struct watcher *wr, const char *text, size_t len)
 {
 	struct watch	*w = wr->w;
+	size_t		 before;
 
 	if (wr->closing || watch_conn_pending(wr->evcon) + len >
 	    w->d.conf->watch_max_buffer_bytes)
 		return;		/* the stall check judges a full one */
+	before = watch_conn_output(wr->evcon);
 	evbuffer_add(w->tmp, text, len);
 	evhttp_send_reply_chunk(wr->req, w->tmp);
 	evbuffer_drain(w->tmp, evbuffer_get_length(w->tmp));
-	wr->handed += len;
+	/* With evhttp's chunk framing (nothing is written meanwhile). */
+	wr->handed += watch_conn_output(wr->evcon) - before;
 }
 
 /* Drop the oldest frame of the ring (there is one). */
@@ -544,7 +547,7 @@ watcher_snap_step(struct watch *w, struct watcher *wr, struct watch_turn *t)
 	memset(&c, 0, sizeof c);
 	c.acct = w->acct;
 	c.reg = w->d.reg;
-	c.version = w->stats.version;
+	c.version = wr->snapver;
 	c.mono = t->mono;
 	c.retain = registry_memory_budget(w->d.reg) == 0 ||
 	    registry_memory_used(w->d.reg) + 2 * WATCHSNAP_PIECE_BYTES <=

@@ -61,6 +61,8 @@ void			 watch_blob_unref(struct watch_blob *);
  * cannot park a socket buffer's worth more than the bound.
  */
 size_t		 watch_conn_pending(struct evhttp_connection *);
+/* Its output buffer alone. */
+size_t		 watch_conn_output(struct evhttp_connection *);
 /* Cap the kernel's send buffer at about bound plus room for a RESET. */
 void		 watch_conn_cap(struct evhttp_connection *, size_t bound);
 /*
@@ -93,6 +95,7 @@ struct watchsnap_piece {
 
 struct watchsnap {
 	uint64_t		 gen;		/* reg_app_gen when made */
+	uint64_t		 version;	/* the id its frames carry */
 	struct watchsnap_piece	*piece;		/* from index 0, in order */
 	size_t			 n, cap;
 	struct watch_blob	*leader;	/* NULL: not made */
@@ -103,7 +106,8 @@ struct watchsnap {
 struct watchsnap_ctx {
 	struct watch_acct	*acct;
 	struct registry		*reg;
-	uint64_t		 version;	/* ids of new frames */
+	uint64_t		 version;	/* the snapshot's version: no
+						   frame may carry a later id */
 	int64_t			 mono;
 	int			 retain;	/* keep new pieces */
 	size_t			 encoded;	/* bytes encoded (out) */

@@ -7,9 +7,11 @@
  * SIOCOUTQ, BSD FIONWRITE): issue 21 measured 500 watchers that never
  * read holding 800 MiB with a 64 MiB budget, the kernel's send buffer
  * (autotuned to 4 MiB each) taking what the output buffers no longer
- * could. The kernel's send buffer is also capped near the watcher's
- * bound, so that the RESET which ends a full watcher still fits in it
- * and is delivered after the close.
+ * could, so that no watcher was ever found full. The kernel's send
+ * buffer is also set (twice the bound: its bookkeeping counts too), so
+ * that the RESET which ends a full watcher still fits in it and is
+ * delivered after the close. A blob goes into the output as one ready
+ * chunk (watch_int.h), not through evhttp's chunk framing.
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
@@ -118,6 +120,17 @@ watch_conn_fd(struct evhttp_connection *evcon)
 
 	bev = evhttp_connection_get_bufferevent(evcon);
 	return (bev != NULL ? bufferevent_getfd(bev) : -1);
+}
+
+/* The connection's output buffer. */
+size_t
+watch_conn_output(struct evhttp_connection *evcon)
+{
+	struct bufferevent	*bev;
+
+	bev = evhttp_connection_get_bufferevent(evcon);
+	return (bev != NULL ?
+	    evbuffer_get_length(bufferevent_get_output(bev)) : 0);
 }
 
 /* Output buffer plus the kernel's unacknowledged bytes. */

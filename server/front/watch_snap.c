@@ -12,10 +12,13 @@
  * watcher by reference. A piece stays valid while its application's
  * generation (reg_app_gen: every change that could alter an encoding
  * bumps it; heartbeats do not) is the one it was made at. Its frames
- * carry the watch version of when it was made: never later than the
- * version a watcher's snapshot stands for (its SYNCED), so a client that
- * resumes from such an id gets every event after it, some twice, which
- * an upsert of whole instances absorbs.
+ * carry the version of the snapshot it was made for, and are handed only
+ * to snapshots of that version or a later one: an id is never later than
+ * the version a watcher's snapshot stands for (its SYNCED), so a client
+ * that resumes from such an id gets every event after it, some twice,
+ * which an upsert of whole instances absorbs. A snapshot of an earlier
+ * version (a watcher that opened before, slower) makes its own pieces
+ * and keeps none.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +71,8 @@ watchsnap_free(struct watchsnap *s)
 
 /* *sp for ra's current generation: the kept one, or a new empty one. */
 static struct watchsnap *
-watchsnap_current(struct watchsnap **sp, struct reg_app *ra)
+watchsnap_current(struct watchsnap **sp, const struct watchsnap_ctx *c,
+    struct reg_app *ra)
 {
 	uint64_t	gen = reg_app_gen(ra);
 
@@ -79,14 +83,15 @@ watchsnap_current(struct watchsnap **sp, struct reg_app *ra)
 	if (*sp == NULL) {
 		*sp = xcalloc(1, sizeof **sp);
 		(*sp)->gen = gen;
+		(*sp)->version = c->version;
 	}
 	return (*sp);
 }
 
-/* Encode ADDED frames of ra's instances from start on, about a piece. */
+/* Encode ADDED frames (id version) of ra's instances from start on. */
 static struct watch_blob *
-watchsnap_encode(struct watchsnap_ctx *c, struct reg_app *ra, size_t start,
-    size_t *end)
+watchsnap_encode(struct watchsnap_ctx *c, uint64_t version,
+    struct reg_app *ra, size_t start, size_t *end)
 {
 	struct buf	b;
 	size_t		j, n = reg_app_size(ra);
@@ -96,7 +101,7 @@ watchsnap_encode(struct watchsnap_ctx *c, struct reg_app *ra, size_t start,
 	for (j = start; j < n && b.len < WATCHSNAP_PIECE_BYTES; j++) {
 		if (hide && reg_app_lease_expired(ra, j, c->mono))
 			continue;
-		watch_format(&b, "ADDED", c->version,
+		watch_format(&b, "ADDED", version,
 		    reg_app_instance_at(ra, j), NULL);
 	}
 	*end = j;
@@ -113,11 +118,12 @@ struct watch_blob *
 watchsnap_piece(struct watchsnap **sp, struct watchsnap_ctx *c,
     struct reg_app *ra, size_t k, size_t start, size_t *end)
 {
-	struct watchsnap	*s = watchsnap_current(sp, ra);
+	struct watchsnap	*s = watchsnap_current(sp, c, ra);
 	struct watch_blob	*bl;
+	int			 mine = c->version >= s->version;
 
 	/* A kept piece starts where this walk is (same generation). */
-	if (k < s->n && (k == 0 ? 0 : s->piece[k - 1].end) == start) {
+	if (mine && k < s->n && (k == 0 ? 0 : s->piece[k - 1].end) == start) {
 		*end = s->piece[k].end;
 		return (watch_blob_ref(s->piece[k].blob));
 	}
@@ -126,9 +132,10 @@ watchsnap_piece(struct watchsnap **sp, struct watchsnap_ctx *c,
 	do {
 		if (*end >= reg_app_size(ra))
 			return (NULL);
-		bl = watchsnap_encode(c, ra, *end, end);
+		bl = watchsnap_encode(c, mine ? s->version : c->version, ra,
+		    *end, end);
 	} while (bl == NULL);
-	if (c->retain && k == s->n &&
+	if (mine && c->retain && k == s->n &&
 	    (k == 0 ? 0 : s->piece[k - 1].end) == start) {
 		if (s->n == s->cap) {
 			s->cap = s->cap ? s->cap * 2 : 4;
@@ -147,20 +154,21 @@ struct watch_blob *
 watchsnap_leader(struct watchsnap **sp, struct watchsnap_ctx *c,
     struct reg_app *ra)
 {
-	struct watchsnap	*s = watchsnap_current(sp, ra);
+	struct watchsnap	*s = watchsnap_current(sp, c, ra);
 	const struct instance	*in = leader_find_app(c->reg, ra, c->mono);
 	struct buf		 b;
 	struct watch_blob	*bl;
+	int			 mine = c->version >= s->version;
 
 	if (in == NULL)
 		return (NULL);
-	if (s->leader != NULL && s->leader_in == in)
+	if (mine && s->leader != NULL && s->leader_in == in)
 		return (watch_blob_ref(s->leader));
 	buf_init(&b, 0);
-	watch_format(&b, "LEADER", c->version, in, NULL);
+	watch_format(&b, "LEADER", mine ? s->version : c->version, in, NULL);
 	c->encoded += b.len;
 	bl = watch_blob_new(c->acct, &b);
-	if (c->retain) {
+	if (mine && c->retain) {
 		watch_blob_unref(s->leader);
 		s->leader = watch_blob_ref(bl);
 		s->leader_in = in;
