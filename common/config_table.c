@@ -235,7 +235,7 @@ const struct config_opt config_opts[] = {
 	STR(N("heureka.airlift.environment"), airlift_environment, NULL,
 	    "environment announcements must name (unset: eureka.environment)"),
 
-	/* heureka.watch.* (server/watch.c; README "Watch and leader") */
+	/* heureka.watch.* (server/watch.c; docs/api.md, "Watch and leader") */
 	INT(N("heureka.watch.max-watchers"), watch_max_watchers, 0, 1000000,
 	    "2048", "open watch streams at most; past it a watch gets 503"),
 	SIZE(N("heureka.watch.max-buffer-bytes"), watch_max_buffer_bytes,
@@ -258,7 +258,7 @@ const struct config_opt config_opts[] = {
 	    "snapshot encoding and event fan-out per loop turn, in bytes "
 	    "encoded (a frame handed to a watcher counts 256); 0: no bound"),
 
-	/* heureka.cache.* (server/core/cache.c; README "Performance") */
+	/* heureka.cache.* (server/core/cache.c; docs/performance.md) */
 	SIZE(N("heureka.cache.encode-slice-bytes"), cache_encode_slice_bytes,
 	    0, (size_t)1 << 40, "1048576",
 	    "encoding one loop turn does for a fetch not cached (full, "

@@ -727,7 +727,7 @@ registry_do_register(struct registry *reg, struct instance *in,
 	 * A fresh lease; serviceUpTimestamp survives re-registration. heureka:
 	 * registrationTimestamp is the origin's (a replicated copy keeps the
 	 * one it carries, an in-place re-registration keeps ours), so every
-	 * peer orders leaders alike (README, "Watch and leader").
+	 * peer orders leaders alike (docs/api.md, "Watch and leader").
 	 */
 	if (carried_reg_ts > 0 && taken)
 		l->registration_ts = carried_reg_ts;
