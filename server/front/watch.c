@@ -77,6 +77,7 @@
 #define WATCH_GRACE_MS		2000	/* a RESET's flush, at most */
 #define WATCH_SNAP_RESTARTS	3	/* then an app goes in one turn */
 #define WATCH_TRIM_BYTES	(8 * 1024 * 1024)	/* freed: trim */
+#define WATCH_DROP_SNAPS	1024	/* kept snapshots freed a turn */
 
 /* One event as sent: its version, app and SSE frame. */
 struct watch_frame {
@@ -89,6 +90,7 @@ struct watch_frame {
 struct watch_app {
 	struct htab_node	 node;
 	TAILQ_ENTRY(watch_app)	 order;		/* first seen first */
+	TAILQ_ENTRY(watch_app)	 snapped;	/* while snap is kept */
 	char			*name;
 	struct leader_track	 track;		/* the leader announced */
 	uint64_t		 gen;
@@ -131,7 +133,7 @@ struct watch {
 	struct htab		 apps;
 	TAILQ_HEAD(, watch_app)	 order;
 	size_t			 snapping;	/* watchers in a snapshot */
-	size_t			 snaps;		/* apps with kept pieces */
+	TAILQ_HEAD(, watch_app)	 snapped;	/* apps with kept pieces */
 	struct watch_acct	*acct;
 	size_t			 trim_mark;	/* most bytes since a trim */
 	struct event		*keepalive_ev;
@@ -185,7 +187,7 @@ watch_app_drop(struct htab_node *n, void *arg)
 
 	TAILQ_REMOVE(&w->order, a, order);
 	if (a->snap != NULL)
-		w->snaps--;
+		TAILQ_REMOVE(&w->snapped, a, snapped);
 	watchsnap_free(a->snap);
 	free(a->name);
 	leader_track_clear(&a->track);
@@ -211,23 +213,31 @@ watch_app_remove(struct watch *w, struct watch_app *a)
 	(void)watch_app_drop(&a->node, w);
 }
 
-/* Drop every kept snapshot piece (no snapshot is under way). */
-static void
+/*
+ * No snapshot is under way: free the kept pieces, at most
+ * WATCH_DROP_SNAPS applications' a call (the pump and the tick call it
+ * until none is left; a wave at a million applications kept a million).
+ * 1 while some remain.
+ */
+static int
 watch_snaps_drop(struct watch *w)
 {
 	struct watch_app	*a;
+	size_t			 n;
 
-	if (w->snaps == 0)
-		return;
-	TAILQ_FOREACH(a, &w->order, order)
-		if (a->snap != NULL) {
-			watchsnap_free(a->snap);
-			a->snap = NULL;
-		}
-	w->snaps = 0;
+	for (n = 0; n < WATCH_DROP_SNAPS && w->snapping == 0 &&
+	    (a = TAILQ_FIRST(&w->snapped)) != NULL; n++) {
+		TAILQ_REMOVE(&w->snapped, a, snapped);
+		watchsnap_free(a->snap);
+		a->snap = NULL;
+	}
+	return (w->snapping == 0 && !TAILQ_EMPTY(&w->snapped));
 }
 
-/* Report the blobs alive to the registry's budget; trim after a fall. */
+/*
+ * Report the blobs alive to the registry's budget; once no kept pieces
+ * are left to free, trim the heap if the bytes fell far since the last.
+ */
 static void
 watch_account(struct watch *w)
 {
@@ -237,7 +247,8 @@ watch_account(struct watch *w)
 	registry_set_external_bytes(w->d.reg, REG_EXT_WATCH, bytes);
 	if (bytes > w->trim_mark)
 		w->trim_mark = bytes;
-	else if (w->trim_mark - bytes >= WATCH_TRIM_BYTES) {
+	else if (w->trim_mark - bytes >= WATCH_TRIM_BYTES &&
+	    (w->snapping > 0 || TAILQ_EMPTY(&w->snapped))) {
 		watch_trim();
 		w->trim_mark = bytes;
 	}
@@ -282,7 +293,7 @@ watcher_snap_end(struct watcher *wr)
 	wr->snapping = 0;
 	wr->cur = NULL;
 	if (--w->snapping == 0)
-		watch_snaps_drop(w);
+		watch_pump_soon(w, 0);	/* it frees the kept pieces */
 }
 
 /* Send RESET; close once it is written out or after a short grace. */
@@ -572,12 +583,10 @@ watcher_snap_step(struct watch *w, struct watcher *wr, struct watch_turn *t)
 		watchsnap_free(a->snap);	/* nothing kept */
 		a->snap = NULL;
 	}
-	if (had != (a->snap != NULL)) {
-		if (had)
-			w->snaps--;
-		else
-			w->snaps++;
-	}
+	if (had && a->snap == NULL)
+		TAILQ_REMOVE(&w->snapped, a, snapped);
+	else if (!had && a->snap != NULL)
+		TAILQ_INSERT_TAIL(&w->snapped, a, snapped);
 	c.encoded += WATCH_COST_SEND;
 	t->budget -= t->budget < c.encoded ? t->budget : c.encoded;
 }
@@ -667,6 +676,8 @@ watch_pump_cb(evutil_socket_t fd, short what, void *arg)
 		TAILQ_INSERT_TAIL(&w->watchers, wr, entry);
 		watcher_feed(w, wr, &t);
 	}
+	if (watch_snaps_drop(w))
+		more = 1;
 	watch_account(w);
 	if (t.budget == 0)
 		TAILQ_FOREACH(wr, &w->watchers, entry)
@@ -750,6 +761,7 @@ watch_new(const struct watch_deps *deps)
 	w->d = *deps;
 	TAILQ_INIT(&w->watchers);
 	TAILQ_INIT(&w->order);
+	TAILQ_INIT(&w->snapped);
 	w->cap = d->conf->watch_window > 0 ? (size_t)d->conf->watch_window :
 	    1;
 	w->ring = xcalloc(w->cap, sizeof *w->ring);
