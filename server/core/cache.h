@@ -134,6 +134,13 @@ int		 cache_step(struct cache *, enum cache_res,
 struct cache_body *cache_res_body(struct cache *, enum cache_res,
 		     const struct cache_key *, const char *name, int64_t now);
 /*
+ * Whether res's body is current, so that cache_step would return 1
+ * without encoding anything (the caller may refuse a fetch that needs
+ * encoding, but serves one that does not).
+ */
+int		 cache_ready(struct cache *, enum cache_res,
+		     const struct cache_key *, const char *name, int64_t now);
+/*
  * Give up the build under way of res's body (the caller refuses the fetch:
  * the memory budget has no room for it); what it had encoded for the
  * body alone goes, fragments of the full registry stay (counted).

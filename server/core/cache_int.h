@@ -337,5 +337,10 @@ void		sb_abandon(struct cache *, enum side_kind,
 		    const struct cache_key *, const char *);
 /* Drop the full body's build under way for k (its walk), if any. */
 void		apps_abandon(struct cache *, const struct cache_key *);
+/* Whether apps_step (side_step) would encode nothing: the body is current. */
+int		apps_ready(const struct cache *, const struct cache_key *,
+		    int64_t);
+int		side_ready(struct cache *, enum side_kind,
+		    const struct cache_key *, const char *, int64_t);
 
 #endif /* CACHE_INT_H */

@@ -371,6 +371,42 @@ delta_step(struct cache *c, const struct cache_key *k, size_t budget,
 }
 
 /*
+ * Whether the delta's, an application's or a VIP's body for k is current,
+ * so that its step encodes nothing (the same tests as delta_step,
+ * app_step and vip_step make first).
+ */
+int
+side_ready(struct cache *c, enum side_kind kind, const struct cache_key *k,
+    const char *name, int64_t now)
+{
+	int			 v = variant(k), g = k->gzip ? 1 : 0;
+	const struct slot	*p = &c->delta[v][0], *z = &c->delta[v][1];
+	const struct side	*s;
+	struct reg_app		*app;
+	struct appfrag		*af;
+
+	switch (kind) {
+	case SIDE_DELTA:
+		return (delta_fresh(c, p, now) &&
+		    (!g || (z->body != NULL && z->src == p->body)));
+	case SIDE_APP:
+		if ((app = registry_app_find(c->reg, name)) == NULL ||
+		    reg_app_size(app) == 0)
+			return (1);
+		af = frag_lookup(c, reg_app_name(app), reg_app_hash(app));
+		return (af->gen == reg_app_gen(app) &&
+		    now < cache_until(c, af->built) && af->root[v][g] != NULL);
+	case SIDE_VIP:
+	case SIDE_SVIP:
+		s = side_find(c->vips, kind, k, name);
+		return (s != NULL && s->gen == registry_gen(c->reg) &&
+		    now < s->expires);
+	default:
+		return (0);
+	}
+}
+
+/*
  * One slice of GET apps/{name} for k; 1 when cache_app_live returns it
  * without encoding (or the application has no instance). A gzip body
  * deflates a plain one the build keeps to itself, as the one-call build.

@@ -12,9 +12,10 @@
  * build goes on a slice at a time only while the registry, the delta
  * queue, the watch and every encoding, cached, in flight or being built
  * (cache_bytes), stay within the budget; past it the build is given up
- * and its fetches get 503 with the reason, so the growth stops within
- * one slice (heureka.cache.encode-slice-bytes) of the budget. A body
- * already built is always served.
+ * and its fetches get 503 with the reason, and past it no slice is
+ * begun, so the growth stops within one slice
+ * (heureka.cache.encode-slice-bytes) of the budget. A body already built
+ * is always served.
  */
 
 
@@ -137,54 +138,63 @@ fetch_refuse(struct rctx *x)
 }
 
 /*
+ * Answer every parked fetch of p's body, p's included: with the body, or
+ * (refuse) with the 503 of fetch_refuse after giving its build up.
+ */
+static void
+parked_answer(struct rest *rest, struct parked *p, int refuse,
+    struct hk_time now)
+{
+	struct parked	*next, want = *p;
+	struct rctx	 x;
+
+	if (refuse)
+		cache_abandon(rest->d.cache, want.res, &want.k, want.name);
+	want.name = p->name != NULL ? xstrdup(p->name) : NULL;
+	for (; p != NULL; p = next) {
+		next = TAILQ_NEXT(p, entry);
+		if (!parked_same(p, &want))
+			continue;
+		x = p->x;
+		TAILQ_INIT(&x.query);
+		parked_free(p);
+		if (refuse)
+			fetch_refuse(&x);
+		else
+			reply_res(&x, want.res, &want.k, want.name,
+			    now.mono_ms);
+	}
+	free(want.name);
+	if (refuse)
+		registry_set_external_bytes(rest->d.reg, REG_EXT_ENCODINGS,
+		    cache_bytes(rest->d.cache));
+}
+
+/*
  * One loop turn of the parked fetches: a slice of the build for the
  * oldest one's body; when it is done, every fetch parked on that body
- * gets it, in arrival order.
+ * gets it, in arrival order. A slice is encoded only while the memory
+ * budget has room; without, every fetch of that body gets 503.
  */
 static void
 rest_slice_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct rest		*rest = arg;
-	struct parked		*p, *next, want;
-	struct rctx		 x;
+	struct parked		*p;
 	struct hk_time		 now = clock_now();
 
 	(void)fd;
 	(void)what;
 	if ((p = TAILQ_FIRST(&rest->parked)) == NULL)
 		return;
-	want = *p;
-	if (cache_step(rest->d.cache, want.res, &want.k, want.name,
-	    rest->d.conf->cache_encode_slice_bytes, now.mono_ms)) {
-		want.name = p->name != NULL ? xstrdup(p->name) : NULL;
-		for (; p != NULL; p = next) {
-			next = TAILQ_NEXT(p, entry);
-			if (!parked_same(p, &want))
-				continue;
-			x = p->x;
-			TAILQ_INIT(&x.query);
-			parked_free(p);
-			reply_res(&x, want.res, &want.k, want.name,
-			    now.mono_ms);
-		}
-		free(want.name);
-	} else if (fetch_over_budget(&rest->d)) {
-		/* No room to go on: every fetch of that body gets 503. */
-		cache_abandon(rest->d.cache, want.res, &want.k, want.name);
-		want.name = p->name != NULL ? xstrdup(p->name) : NULL;
-		for (; p != NULL; p = next) {
-			next = TAILQ_NEXT(p, entry);
-			if (!parked_same(p, &want))
-				continue;
-			x = p->x;
-			TAILQ_INIT(&x.query);
-			parked_free(p);
-			fetch_refuse(&x);
-		}
-		free(want.name);
-		registry_set_external_bytes(rest->d.reg, REG_EXT_ENCODINGS,
-		    cache_bytes(rest->d.cache));
-	}
+	if (fetch_over_budget(&rest->d) && !cache_ready(rest->d.cache,
+	    p->res, &p->k, p->name, now.mono_ms))
+		parked_answer(rest, p, 1, now);
+	else if (cache_step(rest->d.cache, p->res, &p->k, p->name,
+	    rest->d.conf->cache_encode_slice_bytes, now.mono_ms))
+		parked_answer(rest, p, 0, now);
+	else if (fetch_over_budget(&rest->d))
+		parked_answer(rest, p, 1, now);
 	rest_slice_arm(rest);
 }
 
@@ -238,6 +248,12 @@ static void
 fetch_sliced(struct rctx *x, enum cache_res res, const struct cache_key *k,
     const char *name)
 {
+	/* No slice at all past the budget: only a body that is ready. */
+	if (fetch_over_budget(x->d) && !cache_ready(x->d->cache, res, k, name,
+	    x->now.mono_ms)) {
+		fetch_refuse(x);
+		return;
+	}
 	if (!cache_step(x->d->cache, res, k, name,
 	    x->d->conf->cache_encode_slice_bytes, x->now.mono_ms)) {
 		if (fetch_over_budget(x->d)) {
