@@ -33,7 +33,8 @@ base=$(kb "$HK_PID_s" VmRSS)
 hk_log "20 watchers that never read and one reader open at once"
 hk_register "$U" HB hb-0
 $SSE "$W" "$HK_ROOT/reader" & R=$!; hk_own "$R"
-$WL "$U" storm 20 8 >"$HK_ROOT/storm.json" || fail "storm"
+# Two seconds at least, then until the server cut the 20 off.
+$WL "$U" storm 20 2 20 >"$HK_ROOT/storm.json" || fail "storm"
 storm=$(cat "$HK_ROOT/storm.json")
 peak=$(kb "$HK_PID_s" VmHWM)
 turn=$(hk_json 'str(d["turn_max_s"])' "$HK_ROOT/storm.json")

@@ -6,11 +6,13 @@
 #   watchload.py URL load NAPPS PER VALUELEN
 #       replicate NAPPS applications of PER instances, each with 4
 #       metadata values of VALUELEN bytes, in peer batches of BATCH (200).
-#   watchload.py URL storm NWATCH SECONDS
+#   watchload.py URL storm NWATCH SECONDS [STALLS]
 #       register HB/hb-0, then open NWATCH watchers at once that never
 #       read (receive buffer 4 KiB) and heartbeat HB/hb-0 for SECONDS on
-#       another connection; prints the longest heartbeat wait, the status
-#       of each stream and, read after SECONDS, how many saw RESET and EOF.
+#       another connection (and on until watch/stats counts STALLS
+#       watchers cut off for not reading, 120 s at most); prints the
+#       longest heartbeat wait, the status of each stream and, read after
+#       that, how many saw RESET and EOF.
 #   watchload.py URL fill VALUELEN
 #       replicate instances (4 metadata values of VALUELEN bytes) in
 #       batches of 200 until an item is refused with 503 (the memory
@@ -220,7 +222,7 @@ def register_hb(u, base):
     c.close()
 
 
-def storm(u, base, nwatch, seconds):
+def storm(u, base, nwatch, seconds, stalls=None):
     register_hb(u, base)
     before = turn_buckets(metrics(u))
     hb = Heartbeats(u, base)
@@ -228,6 +230,10 @@ def storm(u, base, nwatch, seconds):
     time.sleep(0.3)
     socks = [open_watch(u, base) for _ in range(nwatch)]
     time.sleep(seconds)
+    end = time.time() + 120
+    while stalls is not None and wstats(u, base).get("stalls", 0) < stalls \
+            and time.time() < end:
+        time.sleep(0.2)
     hb.stop = True
     hb.join()
     after = turn_buckets(metrics(u))
@@ -269,7 +275,8 @@ def main():
     elif cmd == "fill":
         out = fill(u, base, int(a[0]))
     elif cmd == "storm":
-        out = storm(u, base, int(a[0]), float(a[1]))
+        out = storm(u, base, int(a[0]), float(a[1]),
+                    int(a[2]) if len(a) > 2 else None)
     elif cmd == "fanout":
         out = fanout(u, base, int(a[0]), int(a[1]), int(a[2]), float(a[3]))
     else:
