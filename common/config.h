@@ -40,6 +40,7 @@ struct config {
 	int		 plain_port;			/* -1: off */
 	char		*plain_address;			/* 127.0.0.1 */
 	char		*plain_port_file;		/* null */
+	int64_t		 shutdown_grace_ms;		/* 10000 */
 	char		*peer_ssl_certificate;		/* mutual TLS */
 	char		*peer_ssl_key;
 	char		*peer_ssl_trust;		/* null: system CAs */

@@ -67,6 +67,11 @@ const struct config_opt config_opts[] = {
 	    "address of heureka.server.plain-port"),
 	STR(N("heureka.server.plain-port-file"), plain_port_file, NULL,
 	    "write the bound plain port to this file"),
+	I64(N("heureka.server.shutdown-grace-ms"), shutdown_grace_ms, 0,
+	    3600000, "10000",
+	    "on SIGTERM, how long requests in flight may take to finish "
+	    "(/health answers 503 meanwhile) before the port closes; 0: at "
+	    "once"),
 	STR(N("heureka.peer.ssl.certificate"), peer_ssl_certificate, NULL,
 	    "PEM client certificate presented to https:// peers (mutual TLS)"),
 	STR(N("heureka.peer.ssl.certificate-private-key"), peer_ssl_key, NULL,

@@ -32,10 +32,12 @@
 #include <event2/listener.h>
 
 #include "access.h"
+#include "accesslog.h"
 #include "airlift.h"
 #include "cache.h"
 #include "clock.h"
 #include "dashboard.h"
+#include "drain.h"
 #include "gate.h"
 #include "guard.h"
 #include "httputil.h"
@@ -46,6 +48,7 @@
 #include "ratelimit.h"
 #include "peers.h"
 #include "registry.h"
+#include "reglog.h"
 #include "replicate.h"
 #include "rest.h"
 #include "sdnotify.h"
@@ -163,6 +166,7 @@ server_new(struct event_base *base, struct config *conf)
 	s->watch = watch_new(&(struct watch_deps){ .base = base,
 	    .reg = s->reg, .gate = s->gate, .conf = conf });
 	s->airlift = airlift_new(s->reg, conf);
+	s->reglog = reglog_new(base, s->reg);
 	s->ops = ops_new(&(struct ops_deps){ .gate = s->gate, .conf = conf,
 	    .metrics = s->metrics, .peers = &s->peers,
 	    .hostname = s->hostname, .port = &s->port });
@@ -213,6 +217,8 @@ server_free(struct server *s)
 	if (s->plain_http != NULL)
 		evhttp_free(s->plain_http);
 	watch_free(s->watch);
+	reglog_free(s->reglog);
+	drain_free(s->drain);
 	dashboard_free(s->dashboard);
 	ops_free(s->ops);
 	tls_ctx_free(s->tls_ctx);
@@ -344,6 +350,10 @@ server_request_cb(struct evhttp_request *req, void *arg)
 			    "wait in the backlog", s->open_connections);
 		}
 	}
+	/* Draining: answer, then close, so the client goes elsewhere. */
+	if (gate_is_stopping(s->gate))
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Connection", "close");
 	if (guard_verdict(req, &code, &reason))
 		rest_reject(req, s->rest, code, reason);
 	else
@@ -494,6 +504,29 @@ server_listen_plain(struct server *s, char **cause)
 	return (0);
 }
 
+/*
+ * Every interface and no authentication is Eureka's default, and
+ * heurekad keeps it; but anyone who reaches the port may then register,
+ * cancel and take instances out of service, so say so once, with the
+ * keys that change it.
+ */
+static void
+server_warn_open(const struct server *s)
+{
+	const char	*a = s->conf->server_address;
+
+	if (access_enabled(s->access))
+		return;
+	if (a != NULL && *a != '\0' && strcmp(a, "0.0.0.0") != 0 &&
+	    strcmp(a, "::") != 0 && strcmp(a, "[::]") != 0)
+		return;
+	log_warnx("listening on all interfaces (%s) with authentication off: "
+	    "anyone who reaches port %d may register, cancel and change "
+	    "instances; set server.address (-b 127.0.0.1) or "
+	    "spring.security.user.password", a != NULL && *a != '\0' ? a :
+	    "0.0.0.0", s->port);
+}
+
 /* Bind the HTTP listener and create the peers (which need our port). */
 int
 server_listen(struct server *s, char **cause)
@@ -574,7 +607,7 @@ server_listen(struct server *s, char **cause)
 	if (s->conf->port_file != NULL &&
 	    server_write_port(s->conf->port_file, s->port, cause) != 0)
 		return (-1);
-	rest_set_access_log(s->conf->access_log);
+	(void)accesslog_open(s->conf->access_log);
 	if (access_enabled(s->access))
 		log_info("authentication on: HTTP Basic user %s%s",
 		    s->conf->security_user_name,
@@ -584,6 +617,7 @@ server_listen(struct server *s, char **cause)
 	    s->conf->server_address, s->port, s->tls_ctx != NULL ?
 	    " (TLS)" : "", peers_count(s->peers),
 	    peers_count(s->peers) == 1 ? "" : "s");
+	server_warn_open(s);
 	return (0);
 }
 
@@ -838,12 +872,17 @@ server_gate_cb(enum gate_state st, int count, struct hk_time now, void *arg)
 	sdnotify_send("READY=1");
 }
 
-/* Shutting down: /health turns DOWN, timers stop. */
+/*
+ * Shutting down: /health and readiness turn DOWN (503), every watch
+ * stream gets its last event and a clean end, the timers stop. Requests
+ * keep being served (with Connection: close) until server_drain's wait
+ * is over.
+ */
 void
 server_stop(struct server *s)
 {
 	gate_set_stopping(s->gate, clock_now());
-	watch_close_all(s->watch);
+	watch_drain(s->watch);
 	if (s->evict_ev != NULL)
 		event_del(s->evict_ev);
 	if (s->evict_step_ev != NULL)
@@ -862,4 +901,27 @@ server_stop(struct server *s)
 		event_del(s->lag_ev);
 	if (s->history_ev != NULL)
 		event_del(s->history_ev);
+}
+
+/* What a draining shutdown waits for: see guard_busy, rest_parked_count. */
+static size_t
+server_busy(void *arg)
+{
+	struct server	*s = arg;
+
+	return (guard_busy() + rest_parked_count(s->rest));
+}
+
+/*
+ * After server_stop: let what is in flight finish, for at most
+ * heureka.server.shutdown-grace-ms, then call done (which ends the loop).
+ */
+void
+server_drain(struct server *s, void (*done)(void *, size_t, int64_t),
+    void *arg)
+{
+	drain_free(s->drain);
+	s->drain = drain_start(&(struct drain_deps){ .base = s->base,
+	    .grace_ms = s->conf->shutdown_grace_ms, .busy = server_busy,
+	    .done = done, .arg = arg });
 }

@@ -47,6 +47,8 @@ struct server {
 	struct ratelimit	*register_rl;	/* per client address */
 	struct access		*access;	/* who may do what */
 	struct watch		*watch;		/* heureka/watch streams */
+	struct reglog		*reglog;	/* registry changes logged */
+	struct drain		*drain;		/* SIGTERM: the wait */
 	struct airlift		*airlift;	/* /v1/ discovery */
 	struct rest		*rest;		/* the route table */
 	struct ops		*ops;		/* /health, /info, /metrics */
@@ -92,7 +94,9 @@ void		 server_start(struct server *);	/* timers, peers, sync */
  * loop failed.
  */
 int		 server_run(struct server *);
-void		 server_stop(struct server *);	/* stop accepting, flush */
+void		 server_stop(struct server *);	/* /health 503, watches end */
+void		 server_drain(struct server *,
+		     void (*)(void *, size_t, int64_t), void *);
 /*
  * The default of eureka.server.max-memory-bytes: half the physical RAM,
  * or half the cgroup's memory.max when that is lower.

@@ -13,12 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heureka-config.h"
+
 #include "buf.h"
 #include "config.h"
 #include "hash.h"
 #include "instance.h"
 #include "gate.h"
 #include "log.h"
+#include "procstat.h"
 #include "xmalloc.h"
 
 #include "cache.h"
@@ -604,6 +607,48 @@ metrics_render_tables(struct metrics *m, struct buf *b)
 }
 
 /*
+ * The process collector every Prometheus client library exports, under
+ * the same names, types and units (client_golang's and client_python's),
+ * so the usual dashboards and alerts work unchanged.
+ */
+static void
+metrics_render_process(struct buf *b)
+{
+	struct procstat	ps;
+
+	if (procstat_read(&ps) != 0)
+		return;
+	metrics_header(b, "process_cpu_seconds_total", "counter",
+	    "Total user and system CPU time spent in seconds.");
+	buf_addf(b, "process_cpu_seconds_total %.2f\n", ps.cpu_seconds);
+	metrics_header(b, "process_resident_memory_bytes", "gauge",
+	    "Resident memory size in bytes.");
+	buf_addf(b, "process_resident_memory_bytes %llu\n",
+	    (unsigned long long)ps.rss_bytes);
+	metrics_header(b, "process_virtual_memory_bytes", "gauge",
+	    "Virtual memory size in bytes.");
+	buf_addf(b, "process_virtual_memory_bytes %llu\n",
+	    (unsigned long long)ps.vsize_bytes);
+	if (ps.open_fds >= 0) {
+		metrics_header(b, "process_open_fds", "gauge",
+		    "Number of open file descriptors.");
+		buf_addf(b, "process_open_fds %lld\n",
+		    (long long)ps.open_fds);
+	}
+	if (ps.max_fds >= 0) {
+		metrics_header(b, "process_max_fds", "gauge",
+		    "Maximum number of open file descriptors.");
+		buf_addf(b, "process_max_fds %lld\n", (long long)ps.max_fds);
+	}
+	if (ps.start_time > 0) {
+		metrics_header(b, "process_start_time_seconds", "gauge",
+		    "Start time of the process since unix epoch in seconds.");
+		buf_addf(b, "process_start_time_seconds %.2f\n",
+		    ps.start_time);
+	}
+}
+
+/*
  * Render the whole exposition into b, as of now (every figure is read at
  * scrape time; none of today's depends on the clock).
  */
@@ -624,6 +669,14 @@ metrics_render(struct metrics *m, struct buf *b, struct hk_time now)
 	    "Start time of heurekad since the Unix epoch.");
 	buf_addf(b, "heureka_start_time_seconds %.3f\n",
 	    (double)gate_started(d->gate).wall_ms / 1000.0);
+	metrics_header(b, "heureka_build_info", "gauge",
+	    "Always 1; the labels say which heurekad runs.");
+	buf_adds(b, "heureka_build_info{version=");
+	metrics_add_label(b, PACKAGE_VERSION);
+	buf_adds(b, ",revision=");
+	metrics_add_label(b, HK_REVISION);
+	buf_adds(b, "} 1\n");
+	metrics_render_process(b);
 	metrics_header(b, "heureka_open_connections", "gauge",
 	    "Client connections currently open.");
 	buf_addf(b, "heureka_open_connections %u\n", *d->open_connections);

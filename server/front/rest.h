@@ -75,8 +75,7 @@ int		 rest_route_lookup(const char *path, int method,
 /* Answer a request the header-time guard refused; the connection closes. */
 void		 rest_reject(struct evhttp_request *, struct rest *,
 		     int code, const char *reason);
-
-/* Open the access log: a path, "-" for stderr, NULL to close. */
-void		 rest_set_access_log(const char *);
+/* Fetches waiting for a body built in slices (struct parked). */
+size_t		 rest_parked_count(const struct rest *);
 
 #endif

@@ -321,3 +321,17 @@ h_vip(struct rctx *x)
 	fetch_sliced(x, x->seg[0][0] == 's' ? CACHE_RES_SVIP : CACHE_RES_VIP,
 	    &k, x->seg[1]);
 }
+
+/* Fetches waiting for their body (a draining shutdown waits for them). */
+size_t
+rest_parked_count(const struct rest *rest)
+{
+	const struct parked	*p;
+	size_t			 n = 0;
+
+	if (rest == NULL)
+		return (0);
+	TAILQ_FOREACH(p, &rest->parked, entry)
+		n++;
+	return (n);
+}
