@@ -94,6 +94,8 @@ struct config {
 	int		 watch_window;			/* 1024 events */
 	size_t		 watch_window_bytes;		/* 8 MiB of them */
 	int64_t		 watch_keepalive_ms;		/* 15000 */
+	int64_t		 watch_stall_ms;		/* 30000 */
+	size_t		 watch_slice_bytes;		/* 1 MiB a turn */
 	/* heureka.cache.* (server/core/cache.c) */
 	size_t		 cache_encode_slice_bytes;	/* 1 MiB, 0: whole */
 	int64_t		 cache_plain_idle_ms;	/* 90000, 0: keep */

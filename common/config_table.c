@@ -253,7 +253,8 @@ const struct config_opt config_opts[] = {
 	    "2048", "open watch streams at most; past it a watch gets 503"),
 	SIZE(N("heureka.watch.max-buffer-bytes"), watch_max_buffer_bytes,
 	    1024, (size_t)1 << 30, "1048576",
-	    "unsent bytes one watcher may hold; past it: RESET and close"),
+	    "unsent bytes one watcher may hold (its output and what the "
+	    "kernel holds unacknowledged); past it: RESET and close"),
 	INT(N("heureka.watch.window"), watch_window, 1, 1000000, "1024",
 	    "recent events kept for Last-Event-ID resumes"),
 	SIZE(N("heureka.watch.window-bytes"), watch_window_bytes, 4096,
@@ -261,6 +262,14 @@ const struct config_opt config_opts[] = {
 	    "bytes of recent events kept for resumes; the oldest go first"),
 	I64(N("heureka.watch.keepalive-interval-ms"), watch_keepalive_ms, 10,
 	    3600000, "15000", "a comment line to every watcher this often"),
+	I64(N("heureka.watch.stall-timeout-ms"), watch_stall_ms, 100,
+	    86400000, "30000",
+	    "a watcher whose unsent bytes are not read for this long: RESET "
+	    "and close"),
+	SIZE(N("heureka.watch.slice-bytes"), watch_slice_bytes, 0,
+	    (size_t)1 << 40, "1048576",
+	    "snapshot encoding and event fan-out per loop turn, in bytes "
+	    "encoded (a frame handed to a watcher counts 256); 0: no bound"),
 
 	/* heureka.cache.* (server/core/cache.c; docs/performance.md) */
 	SIZE(N("heureka.cache.encode-slice-bytes"), cache_encode_slice_bytes,

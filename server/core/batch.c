@@ -200,7 +200,8 @@ batch_register(struct registry *reg, struct cache *cache,
 	in = batch_fill_amazon_id(in);
 	batch_copy_name(id, sizeof id, instance_id(in));
 	if (cache != NULL)
-		registry_set_external_bytes(reg, cache_bytes(cache));
+		registry_set_external_bytes(reg, REG_EXT_ENCODINGS,
+		    cache_bytes(cache));
 	/* The same per-instance and memory bounds as a REST register. */
 	rc = registry_register(reg, in, 1, now);
 	if (rc == REG_TOO_LARGE || rc == REG_NO_MEMORY || rc == REG_FUTURE ||

@@ -94,6 +94,41 @@ sb_free(struct cache *c, struct sbuild *sb)
 	free(sb);
 }
 
+/*
+ * zlib's deflate state at level 6 (windowBits 15, memLevel 8): 256 KiB of
+ * window and hash tables and 64 KiB of pending output, about.
+ */
+#define SB_ZSTATE_BYTES		(320 * 1024)
+
+/* Bytes held by the builds under way, for the memory budget. */
+size_t
+sb_bytes(const struct cache *c)
+{
+	const struct sbuild	*sb;
+	size_t			 n = 0;
+
+	for (sb = c->sb; sb != NULL; sb = sb->next)
+		n += sb->b.size + (sb->zs != NULL ? SB_ZSTATE_BYTES : 0);
+	return (n);
+}
+
+/* Drop the build of (kind, k, name), if one is under way. */
+void
+sb_abandon(struct cache *c, enum side_kind kind, const struct cache_key *k,
+    const char *name)
+{
+	struct sbuild	*sb;
+
+	for (sb = c->sb; sb != NULL; sb = sb->next)
+		if (sb->kind == kind && memcmp(&sb->key, k, sizeof *k) == 0 &&
+		    ((sb->name == NULL && name == NULL) ||
+		    (sb->name != NULL && name != NULL &&
+		    strcmp(sb->name, name) == 0))) {
+			sb_free(c, sb);
+			return;
+		}
+}
+
 /* The build for (kind, k, name), made when absent. */
 static struct sbuild *
 sb_get(struct cache *c, enum side_kind kind, const struct cache_key *k,
@@ -363,6 +398,42 @@ delta_step(struct cache *c, const struct cache_key *k, size_t budget,
 	z->handoff_at = now;
 	sb_free(c, sb);
 	return (1);
+}
+
+/*
+ * Whether the delta's, an application's or a VIP's body for k is current,
+ * so that its step encodes nothing (the same tests as delta_step,
+ * app_step and vip_step make first).
+ */
+int
+side_ready(struct cache *c, enum side_kind kind, const struct cache_key *k,
+    const char *name, int64_t now)
+{
+	int			 v = variant(k), g = k->gzip ? 1 : 0;
+	const struct slot	*p = &c->delta[v][0], *z = &c->delta[v][1];
+	const struct side	*s;
+	struct reg_app		*app;
+	struct appfrag		*af;
+
+	switch (kind) {
+	case SIDE_DELTA:
+		return (delta_fresh(c, p, now) &&
+		    (!g || (z->body != NULL && z->src == p->body)));
+	case SIDE_APP:
+		if ((app = registry_app_find(c->reg, name)) == NULL ||
+		    reg_app_size(app) == 0)
+			return (1);
+		af = frag_lookup(c, reg_app_name(app), reg_app_hash(app));
+		return (af->gen == reg_app_gen(app) &&
+		    now < cache_until(c, af->built) && af->root[v][g] != NULL);
+	case SIDE_VIP:
+	case SIDE_SVIP:
+		s = side_find(c->vips, kind, k, name);
+		return (s != NULL && s->gen == registry_gen(c->reg) &&
+		    now < s->expires);
+	default:
+		return (0);
+	}
 }
 
 /*

@@ -1298,22 +1298,41 @@ registry_bytes(const struct registry *reg)
 	return (reg->bytes);
 }
 
-/* The caller's bytes counted against max_bytes (the cache's encodings). */
+/* One part of the bytes counted against max_bytes (encodings, watch). */
 void
-registry_set_external_bytes(struct registry *reg, size_t n)
+registry_set_external_bytes(struct registry *reg, enum registry_ext part,
+    size_t n)
 {
-	reg->ext_bytes = n;
+	reg->ext_bytes[part] = n;
+}
+
+/* One external part as last set. */
+size_t
+registry_external_bytes(const struct registry *reg, enum registry_ext part)
+{
+	return (reg->ext_bytes[part]);
 }
 
 /*
- * Everything max_bytes covers: leases, the delta queue, tombstones,
- * encodings.
+ * Everything max_bytes covers: leases, the delta queue, tombstones and
+ * the external parts (encodings, watch).
  */
 size_t
 registry_memory_used(const struct registry *reg)
 {
-	return (reg->bytes + registry_delta_bytes(reg) + reg->tomb_bytes +
-	    reg->ext_bytes);
+	size_t	n = reg->bytes + registry_delta_bytes(reg) + reg->tomb_bytes;
+	int	i;
+
+	for (i = 0; i < REG_EXT_COUNT; i++)
+		n += reg->ext_bytes[i];
+	return (n);
+}
+
+/* The budget as configured. */
+size_t
+registry_memory_budget(const struct registry *reg)
+{
+	return (reg->conf.max_bytes);
 }
 
 /* VIP / SVIP snapshot (§2.13): exact, case-sensitive (instance.h). */

@@ -355,8 +355,19 @@ size_t		 registry_delta_bytes(const struct registry *);
  * not grow, heartbeats and everything else keep working.
  */
 size_t		 registry_bytes(const struct registry *);	/* leases */
-void		 registry_set_external_bytes(struct registry *, size_t);
+/* Who holds the external bytes: each part is set on its own. */
+enum registry_ext {
+	REG_EXT_ENCODINGS = 0,	/* the response cache's bodies */
+	REG_EXT_WATCH,		/* the watch's events and snapshot pieces */
+	REG_EXT_COUNT
+};
+void		 registry_set_external_bytes(struct registry *,
+		     enum registry_ext, size_t);
+size_t		 registry_external_bytes(const struct registry *,
+		     enum registry_ext);
 size_t		 registry_memory_used(const struct registry *);
+/* max_bytes as configured (0: no budget). */
+size_t		 registry_memory_budget(const struct registry *);
 
 /* VIP / SVIP (§2.13): instances whose comma-separated list holds vip. */
 struct applications *registry_vip(struct registry *, const char *vip,

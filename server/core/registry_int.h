@@ -206,7 +206,8 @@ struct registry {
 	int64_t			 qtrunc_ts;	/* newest early drop */
 
 	size_t			 bytes;		/* registered leases */
-	size_t			 ext_bytes;	/* the caller's encodings */
+	size_t			 ext_bytes[REG_EXT_COUNT];	/* the
+						   caller's parts */
 
 	struct recent_ring	 registered;
 	struct recent_ring	 cancelled;

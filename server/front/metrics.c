@@ -68,7 +68,7 @@ struct metrics {
 static const char *metrics_limit_names[METRICS_NLIMITS] = {
 	"register-rate", "max-metadata-bytes", "max-metric-applications",
 	"max-body-bytes", "max-batch-bytes", "max-instances",
-	"max-metadata-entries", "max-connections",
+	"max-metadata-entries", "max-connections", "fetch-memory",
 };
 
 /* The series cap is hit on every scrape: say so once a minute at most. */
@@ -483,6 +483,8 @@ metrics_render_limits(struct metrics *m, struct buf *b)
 		buf_addf(b, "heureka_memory_bytes{part=\"encodings\"} %zu\n",
 		    cache_bytes(d->cache));
 	if (d->reg != NULL) {
+		buf_addf(b, "heureka_memory_bytes{part=\"watch\"} %zu\n",
+		    registry_external_bytes(d->reg, REG_EXT_WATCH));
 		registry_tombstone_counts(d->reg, &held, &unheld);
 		metrics_header(b, "heureka_tombstones", "gauge",
 		    "Tombstones of recent cancels: of instances held here, "

@@ -214,7 +214,8 @@ h_register(struct rctx *x)
 		idlen = sizeof msg - 1;
 	memcpy(msg, instance_id(in), idlen);
 	msg[idlen] = '\0';
-	registry_set_external_bytes(x->d->reg, cache_bytes(x->d->cache));
+	registry_set_external_bytes(x->d->reg, REG_EXT_ENCODINGS,
+	    cache_bytes(x->d->cache));
 	rc = registry_register(x->d->reg, in, x->replicated, x->now);
 	if (rc != REG_OK) {
 		char	reason[256];
@@ -428,7 +429,8 @@ h_metadata(struct rctx *x)
 		}
 		kvlist_set(&kv, e->key, e->value);
 	}
-	registry_set_external_bytes(x->d->reg, cache_bytes(x->d->cache));
+	registry_set_external_bytes(x->d->reg, REG_EXT_ENCODINGS,
+	    cache_bytes(x->d->cache));
 	rc = registry_update_metadata(x->d->reg, x->seg[1], x->seg[2], &kv,
 	    x->now);
 	if (rc == REG_INVALID)

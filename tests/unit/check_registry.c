@@ -2483,11 +2483,11 @@ START_TEST(test_memory_budget)
 	    1000, 1), 0, TM(T0 + 5)), REG_OK);
 
 	/* The caller's encodings count against the same budget. */
-	registry_set_external_bytes(reg, cf.max_bytes);
+	registry_set_external_bytes(reg, REG_EXT_ENCODINGS, cf.max_bytes);
 	registry_cancel(reg, "APP", "i3", 0, TM(T0 + 6), -1);
 	ck_assert_int_eq(registry_register(reg, mkinst("APP", "tiny",
 	    STATUS_UP, 1), 0, TM(T0 + 7)), REG_NO_MEMORY);
-	registry_set_external_bytes(reg, 0);
+	registry_set_external_bytes(reg, REG_EXT_ENCODINGS, 0);
 	ck_assert_int_eq(registry_register(reg, mkinst("APP", "tiny",
 	    STATUS_UP, 1), 0, TM(T0 + 8)), REG_OK);
 	registry_free(reg);
