@@ -844,6 +844,7 @@ server_stop(struct server *s)
 {
 	gate_set_stopping(s->gate, clock_now());
 	watch_close_all(s->watch);
+	peers_stop(s->peers);
 	if (s->evict_ev != NULL)
 		event_del(s->evict_ev);
 	if (s->evict_step_ev != NULL)

@@ -449,16 +449,6 @@ repl_peer_added(struct peer *p, void *arg)
 	return (rp);
 }
 
-/* p's connections were replaced: the batch in flight went with them. */
-static void
-repl_peer_reset(struct peer *p, void *arg)
-{
-	struct repl_peer	*rp = repl_of(arg, p);
-
-	repl_batch_free(rp->inflight);
-	rp->inflight = NULL;
-}
-
 /* p leaves the list: its queue, timer and batch go. */
 static void
 repl_peer_removed(struct peer *p, void *arg)
@@ -505,8 +495,8 @@ repl_peer_info(const struct peer *p, struct peer_info *pi, void *arg)
 }
 
 static const struct peer_observer repl_observer = {
-	repl_peer_added, repl_peer_reset, repl_peer_removed, repl_peer_busy,
-	repl_peer_info
+	repl_peer_added, repl_peer_removed, repl_peer_busy, repl_peer_info,
+	NULL
 };
 
 /* Replicate local changes to the peers of d->peers. */
