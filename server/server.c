@@ -36,6 +36,7 @@
 #include "cache.h"
 #include "clock.h"
 #include "dashboard.h"
+#include "drain.h"
 #include "gate.h"
 #include "guard.h"
 #include "httputil.h"
@@ -205,6 +206,7 @@ server_free(struct server *s)
 	rest_free(s->rest);
 	airlift_free(s->airlift);
 	ext_free(s->ext);
+	drain_free(s->drain);
 	peers_free(s->peers);	/* first: its observers drop their state */
 	sync_free(s->sync);
 	replicate_free(s->repl);
@@ -565,12 +567,16 @@ server_listen(struct server *s, char **cause)
 	    s->gate, s->peers, s->repl });
 	s->ext = ext_new(&(struct ext_deps){ s->reg, s->gate, s->peers,
 	    s->sync, s->conf, &s->looplag });
+	/* After the watch and replication: it reads both after a change. */
+	s->drain = drain_new(&(struct drain_deps){ s->base, s->conf, s->reg,
+	    s->peers, s->repl, s->watch });
 	s->rest = rest_new(&(struct rest_deps){ .reg = s->reg,
 	    .cache = s->cache, .gate = s->gate, .conf = s->conf,
 	    .access = s->access, .register_rl = s->register_rl,
 	    .memory_budget = s->memory_budget, .metrics = s->metrics,
 	    .watch = s->watch, .airlift = s->airlift,
-	    .dashboard = s->dashboard, .ops = s->ops, .ext = s->ext });
+	    .dashboard = s->dashboard, .ops = s->ops, .ext = s->ext,
+	    .drain = s->drain });
 	if (s->conf->port_file != NULL &&
 	    server_write_port(s->conf->port_file, s->port, cause) != 0)
 		return (-1);

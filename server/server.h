@@ -25,6 +25,7 @@ struct peers;
 struct replicate;
 struct sync;
 struct ext;
+struct drain;
 struct metrics;
 struct ratelimit;
 struct rest;
@@ -43,6 +44,7 @@ struct server {
 	struct replicate	*repl;		/* batches to the peers */
 	struct sync		*sync;		/* start-up sync, anti-entropy */
 	struct ext		*ext;		/* {base}heureka/ */
+	struct drain		*drain;		/* the drain barrier */
 	struct metrics		*metrics;
 	struct ratelimit	*register_rl;	/* per client address */
 	struct access		*access;	/* who may do what */

@@ -35,6 +35,7 @@
 #include "clock.h"
 #include "config.h"
 #include "dashboard.h"
+#include "drain.h"
 #include "httputil.h"
 #include "json.h"
 #include "gate.h"
@@ -501,6 +502,7 @@ h_apps(struct rctx *x)
 
 	if (check_access(x) != 0)
 		return;
+	drain_fetched(x->d->drain, x->req, x->now.mono_ms);
 	request_key(x, &k, 1);
 	fetch_sliced(x, CACHE_RES_APPS, &k, NULL);
 }
@@ -517,6 +519,7 @@ h_delta(struct rctx *x)
 	}
 	if (check_access(x) != 0)
 		return;
+	drain_fetched(x->d->drain, x->req, x->now.mono_ms);
 	request_key(x, &k, 1);
 	fetch_sliced(x, CACHE_RES_DELTA, &k, NULL);
 }
@@ -1278,6 +1281,11 @@ rest_route(struct rctx *x, const char *rel)
 	if (strncmp(rel, "heureka/", 8) == 0 || strcmp(rel, "heureka") == 0) {
 		x->route = "heureka";
 		if ((x->route = watch_http(x->d->watch, x->req,
+		    rel[7] == '/' ? rel + 8 : "", &x->query, x->now)) != NULL) {
+			rest_record(x, evhttp_request_get_response_code(x->req));
+			return;
+		}
+		if ((x->route = drain_http(x->d->drain, x->req,
 		    rel[7] == '/' ? rel + 8 : "", &x->query, x->now)) != NULL) {
 			rest_record(x, evhttp_request_get_response_code(x->req));
 			return;

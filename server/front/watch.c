@@ -58,6 +58,17 @@ struct watch_frame {
 	size_t		 len;
 };
 
+/*
+ * Where an event ended in a watcher's output: it has been written out
+ * (left heurekad's buffers) once `drained` reaches `at`. The drain
+ * barrier (drain.c) asks.
+ */
+#define WATCH_MARKS	8
+struct watch_mark {
+	uint64_t	 version;
+	uint64_t	 at;		/* out_added just after it */
+};
+
 /* One open stream. */
 struct watcher {
 	TAILQ_ENTRY(watcher)	 entry;
@@ -68,6 +79,12 @@ struct watcher {
 	size_t			 allowance;	/* its snapshot's bytes */
 	int			 closing;	/* RESET sent */
 	struct event		*close_ev;
+	struct evbuffer		*out;		/* the connection's output */
+	struct evbuffer_cb_entry *out_cb;	/* counts what leaves it */
+	uint64_t		 out_added;
+	uint64_t		 out_drained;
+	struct watch_mark	 marks[WATCH_MARKS];	/* oldest first */
+	size_t			 nmarks;
 };
 
 /* What the watch last announced for one app. */
@@ -216,6 +233,77 @@ watcher_reset(struct watcher *wr)
 	evtimer_add(wr->close_ev, &tv);
 }
 
+/* Count the bytes that enter and leave a watcher's output. */
+static void
+watcher_out_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct watcher	*wr = arg;
+
+	(void)b;
+	wr->out_added += info->n_added;
+	wr->out_drained += info->n_deleted;
+}
+
+/* Stop counting (before the connection's buffers go). */
+static void
+watcher_unhook(struct watcher *wr)
+{
+	if (wr->out_cb != NULL)
+		evbuffer_remove_cb_entry(wr->out, wr->out_cb);
+	wr->out_cb = NULL;
+}
+
+/* Note that event `version` ends where wr's output ends now. */
+static void
+watcher_mark(struct watcher *wr, uint64_t version)
+{
+	if (wr->out_cb == NULL)
+		return;
+	if (wr->nmarks == WATCH_MARKS) {
+		memmove(&wr->marks[0], &wr->marks[1],
+		    (WATCH_MARKS - 1) * sizeof wr->marks[0]);
+		wr->nmarks--;
+	}
+	wr->marks[wr->nmarks].version = version;
+	wr->marks[wr->nmarks].at = wr->out_added;
+	wr->nmarks++;
+}
+
+/*
+ * Has every event up to `version` that wr was given been written out?
+ * The first mark at or after it ends at or after that event, so its
+ * being written out is enough (a conservative answer when the event
+ * itself is older than the marks kept).
+ */
+static int
+watcher_written(const struct watcher *wr, uint64_t version)
+{
+	size_t	i;
+
+	if (wr->closing || wr->out_cb == NULL)
+		return (1);	/* going: a reconnect gets a snapshot */
+	for (i = 0; i < wr->nmarks; i++)
+		if (wr->marks[i].version >= version)
+			return (wr->out_drained >= wr->marks[i].at);
+	return (1);		/* given nothing since: connected after it */
+}
+
+/* Streams covering app that have not yet written out event `version`. */
+size_t
+watch_unsent(const struct watch *w, const char *app, uint64_t version)
+{
+	const struct watcher	*wr;
+	size_t			 n = 0;
+
+	if (w == NULL)
+		return (0);
+	TAILQ_FOREACH(wr, &w->watchers, entry)
+		if (watcher_wants(wr, app) && !watcher_written(wr, version))
+			n++;
+	return (n);
+}
+
 /* Queue bytes for one watcher, unless that passes its bound. */
 static void
 watcher_send(struct watcher *wr, const char *text, size_t len)
@@ -278,8 +366,10 @@ watch_emit(struct watch *w, const char *type, const struct instance *in,
 	w->bytes += f->len;
 	for (wr = TAILQ_FIRST(&w->watchers); wr != NULL; wr = next) {
 		next = TAILQ_NEXT(wr, entry);
-		if (watcher_wants(wr, app))
+		if (watcher_wants(wr, app)) {
 			watcher_send(wr, f->text, f->len);
+			watcher_mark(wr, f->version);
+		}
 	}
 	/*
 	 * Nobody connected, and the first event after the last watcher left
@@ -432,6 +522,7 @@ watch_new(const struct watch_deps *deps)
 static void
 watcher_free(struct watcher *wr)
 {
+	watcher_unhook(wr);
 	TAILQ_REMOVE(&wr->w->watchers, wr, entry);
 	if (--wr->w->stats.watchers == 0)
 		wr->w->quiet = wr->w->stats.version;
@@ -473,6 +564,7 @@ watch_close_all(struct watch *w)
 	if (w == NULL)
 		return;
 	while ((wr = TAILQ_FIRST(&w->watchers)) != NULL) {
+		watcher_unhook(wr);
 		evhttp_connection_free(wr->evcon);
 		/* Its close callback forgets it; if none ran, do it here. */
 		if (TAILQ_FIRST(&w->watchers) == wr)
@@ -652,8 +744,11 @@ watch_open(struct watch *w, struct evhttp_request *req,
 	evhttp_add_header(h, "X-Accel-Buffering", "no");
 	evhttp_send_reply_start(req, 200, "OK");
 	/* A stream is quiet for long: no read or write timeout. */
-	if ((bev = evhttp_connection_get_bufferevent(evcon)) != NULL)
+	if ((bev = evhttp_connection_get_bufferevent(evcon)) != NULL) {
 		bufferevent_set_timeouts(bev, NULL, NULL);
+		wr->out = bufferevent_get_output(bev);
+		wr->out_cb = evbuffer_add_cb(wr->out, watcher_out_cb, wr);
+	}
 	if (haslast > 0 && watch_resume(w, wr, last) == 0)
 		w->stats.resumed++;
 	else
