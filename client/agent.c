@@ -5,7 +5,9 @@
  * flips the instance UP or DOWN through the library's dirty path (so the
  * change reaches the server by the rate-limited on-demand update, or at the
  * latest by the next heartbeat's lastDirtyTimestamp), and cancels the
- * registration on SIGTERM/SIGINT before exiting 0.
+ * registration on SIGTERM/SIGINT before exiting 0. With --drain it first
+ * takes the instance out of traffic and waits for the drain barrier
+ * (clidrain.c), as `heureka drain` does, within --drain-timeout.
  */
 #include <getopt.h>
 #include <signal.h>
@@ -37,6 +39,8 @@ struct agent {
 	struct event			*probe_ev;
 	int				 last_ok;	/* -1 unknown */
 	int				 stopping;
+	struct cli_drain		 drain;		/* --drain */
+	int				 draining;
 };
 
 static const char agent_usage[] =
@@ -56,6 +60,9 @@ static const char agent_usage[] =
 "  --instance-id ID       instance id (default HOST:APP:PORT)\n"
 "  --renewal-interval S   heartbeat period (default 30)\n"
 "  --lease-duration S     lease expiry the server applies (default 90)\n"
+"  --drain                on SIGTERM/SIGINT: OUT_OF_SERVICE, wait for the\n"
+"                         drain barrier on every server, then cancel\n"
+"  --drain-timeout D      give the barrier up after D (default 60s)\n"
 "  -c FILE                .yml or .properties with eureka.* keys\n"
 "  -D KEY=VALUE           any eureka.client.* / eureka.instance.* setting\n"
 "  -v                     log debug lines\n"
@@ -152,6 +159,14 @@ agent_signal_cb(evutil_socket_t sig, short what, void *arg)
 		evhttp_cancel_request(ag->hreq);
 		ag->hreq = NULL;
 	}
+	if (ag->draining) {
+		/* Blocks this loop (no heartbeat) for at most the timeout. */
+		ag->drain.id = heureka_client_instance_id(ag->client);
+		if (cli_drain_run(&ag->drain) == CLI_EXIT_FOUND)
+			log_info("agent: drained");
+		else
+			log_warnx("agent: not drained; cancelling anyway");
+	}
 	heureka_client_stop(ag->client, agent_stopped_cb, ag);
 }
 
@@ -185,6 +200,8 @@ agent_main(int argc, char **argv)
 		{ "renewal-interval", required_argument, NULL, 'r' },
 		{ "lease-duration", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "drain", no_argument, NULL, 'N' },
+		{ "drain-timeout", required_argument, NULL, 'T' },
 		CLI_TLS_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -268,6 +285,17 @@ agent_main(int argc, char **argv)
 		case 'c':
 			o.config_file = optarg;
 			break;
+		case 'N':
+			ag.draining = 1;
+			break;
+		case 'T':
+			if ((ag.drain.timeout_ms = cli_duration_ms(optarg)) <=
+			    0) {
+				fprintf(stderr, "heureka: bad --drain-timeout "
+				    "(60s, 500ms, 2m)\n");
+				return (CLI_EXIT_USAGE);
+			}
+			break;
 		case 'D':
 			add_setting(settings, &n, NULL, optarg);
 			break;
@@ -291,6 +319,11 @@ agent_main(int argc, char **argv)
 	    LOG_FORMAT_TEXT);
 	heureka_set_log_level(verbose ? 3 : 2);
 
+	ag.drain.servers = servers;
+	ag.drain.tls = tls;
+	ag.drain.app = o.app_name;
+	if (ag.drain.timeout_ms == 0)
+		ag.drain.timeout_ms = 60000;
 	o.use_env = 1;
 	o.no_fetch = 1;		/* a sidecar registers; it does not look up */
 	o.settings = (const char *const *)settings;
