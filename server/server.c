@@ -805,7 +805,7 @@ server_run(struct server *s)
 	for (;;) {
 		rc = event_base_loop(s->base, EVLOOP_ONCE);
 		/* Big dead bodies go back a piece a turn (cache_reap). */
-		(void)cache_reap(CACHE_REAP_BYTES);
+		(void)cache_reap(s->cache, CACHE_REAP_BYTES);
 		cpu = clock_thread_cpu_us();
 		looplag_turn(&s->looplag, cpu - cpu0);
 		cpu0 = cpu;

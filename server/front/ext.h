@@ -1,6 +1,6 @@
 /*
- * ext.h: heureka's extension endpoints under {base}heureka/ (README,
- * Cluster): GET heureka/digest and heureka/apps, which peers use for
+ * ext.h: heureka's extension endpoints under {base}heureka/
+ * (docs/cluster.md): GET heureka/digest and heureka/apps, which peers use for
  * anti-entropy and the start-up sync, both gated as GET apps is (§6.4),
  * and GET heureka/stats, the replication counters and the loop's stall
  * figures (looplag.h). Other paths are 404.
