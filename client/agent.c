@@ -315,6 +315,10 @@ agent_main(int argc, char **argv)
 		fputs(agent_usage, stderr);
 		return (CLI_EXIT_USAGE);
 	}
+	if (ag.draining && o.app_name == NULL) {
+		fprintf(stderr, "heureka: --drain needs --app\n");
+		return (CLI_EXIT_USAGE);
+	}
 	log_init("heureka", verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
 	    LOG_FORMAT_TEXT);
 	heureka_set_log_level(verbose ? 3 : 2);

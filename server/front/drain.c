@@ -99,8 +99,6 @@ struct drain {
 	struct drain_waitq	 waits;
 	size_t			 nwaits;
 	struct event		*poll_ev;
-	uint64_t		 answered;
-	uint64_t		 drained;
 };
 
 /* What one instance's barrier still waits for. */
@@ -357,7 +355,7 @@ drain_evaluate(struct drain *dr, const char *app, const char *id,
 
 /* Send the answer for st (200, 404 or 409). */
 static void
-drain_reply(struct drain *dr, struct evhttp_request *req, const char *app,
+drain_reply(struct evhttp_request *req, const char *app,
     const char *id, const struct drain_state *st, struct hk_time now)
 {
 	struct buf	b;
@@ -375,7 +373,6 @@ drain_reply(struct drain *dr, struct evhttp_request *req, const char *app,
 		buf_free(&b);
 		return;
 	}
-	dr->answered++;
 	buf_addf(&b, "{\"drained\":%s,\"app\":", st->drained ? "true" :
 	    "false");
 	json_add_string(&b, app);
@@ -389,7 +386,6 @@ drain_reply(struct drain *dr, struct evhttp_request *req, const char *app,
 		    (long long)(now.mono_ms - st->rec->mono),
 		    st->rec->local ? "here" : "replicated");
 	if (st->drained) {
-		dr->drained++;
 		buf_adds(&b, "}");
 		code = 200;
 	} else if (st->up) {
@@ -474,7 +470,7 @@ drain_poll_cb(evutil_socket_t fd, short what, void *arg)
 		next = TAILQ_NEXT(w, entry);
 		drain_evaluate(dr, w->app, w->id, now, &st);
 		if (st.drained || !st.known || now.mono_ms >= w->deadline) {
-			drain_reply(dr, w->req, w->app, w->id, &st, now);
+			drain_reply(w->req, w->app, w->id, &st, now);
 			drain_wait_free(w);
 		}
 	}
@@ -598,7 +594,7 @@ drain_http(struct drain *dr, struct evhttp_request *req, const char *rel,
 	}
 	drain_evaluate(dr, app, id, now, &st);
 	if (st.drained || !st.known || ms == 0) {
-		drain_reply(dr, req, app, id, &st, now);
+		drain_reply(req, app, id, &st, now);
 		goto out;
 	}
 	if (dr->nwaits >= DRAIN_PARKED_MAX) {
@@ -609,7 +605,7 @@ drain_http(struct drain *dr, struct evhttp_request *req, const char *rel,
 		goto out;
 	}
 	if (drain_hold(dr, req, app, id, ms, now) != 0)
-		drain_reply(dr, req, app, id, &st, now);
+		drain_reply(req, app, id, &st, now);
 out:
 	free(app);
 	free(id);
@@ -661,18 +657,4 @@ drain_free(struct drain *dr)
 	if (dr->poll_ev != NULL)
 		event_free(dr->poll_ev);
 	free(dr);
-}
-
-/* Counters for /metrics. */
-void
-drain_get_stats(const struct drain *dr, struct drain_stats *st)
-{
-	memset(st, 0, sizeof *st);
-	if (dr == NULL)
-		return;
-	st->records = dr->nrecs;
-	st->fetchers = dr->nfetchers;
-	st->parked = dr->nwaits;
-	st->answered = dr->answered;
-	st->drained = dr->drained;
 }

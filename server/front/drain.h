@@ -61,14 +61,6 @@ struct drain_deps {
 	struct watch		*watch;		/* what each stream wrote */
 };
 
-struct drain_stats {
-	size_t		records;	/* changes remembered */
-	size_t		fetchers;	/* clients remembered */
-	size_t		parked;		/* ?wait answers pending */
-	uint64_t	answered;	/* drained answers, 200 and 409 */
-	uint64_t	drained;	/* ... of which 200 */
-};
-
 /*
  * Observe deps->reg (after the watch and replication, which the barrier
  * reads right after each change).
@@ -85,6 +77,5 @@ void		 drain_fetched(struct drain *, struct evhttp_request *,
 const char	*drain_http(struct drain *, struct evhttp_request *,
 		    const char *rel, const struct evkeyvalq *query,
 		    struct hk_time now);
-void		 drain_get_stats(const struct drain *, struct drain_stats *);
 
 #endif

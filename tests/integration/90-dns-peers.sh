@@ -109,9 +109,16 @@ assert_eq 1 "$(metric "$A" heureka_peers_left_total)" \
 # A meanwhile must never wait on them.
 touch "$dns/mute"
 names 127.0.0.2 127.0.0.3 127.0.0.4
-n0=$(grep -c muted "$dns/queries" || true)
-"$HK_PYTHON" - "$A" "$dns" >"$HK_ROOT/prober.out" <<'EOF'
-import http.client, os, sys, time, urllib.parse
+# Loop-lateness samples of A over 1 s so far (the lag histogram).
+late() {
+	hk_curl "${A%/eureka/}/metrics" | awk '
+	    $1 == "heureka_loop_lag_seconds_bucket{le=\"1\"}" { a = $2 }
+	    $1 == "heureka_loop_lag_seconds_bucket{le=\"+Inf\"}" { b = $2 }
+	    END { print b - a }'
+}
+probe() {	# probe OUT: 8 s of heartbeats to A, "count median max" ms
+	"$HK_PYTHON" - "$A" >"$1" <<'EOF'
+import http.client, sys, time, urllib.parse
 u = urllib.parse.urlsplit(sys.argv[1])
 c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
 waits = []
@@ -125,19 +132,29 @@ while time.monotonic() < end:
 waits.sort()
 print("%d %.1f %.1f" % (len(waits), waits[len(waits) // 2], waits[-1]))
 EOF
+}
+n0=$(grep -c muted "$dns/queries" || true)
+l0=$(late)
+probe "$HK_ROOT/prober.out"
 read -r nprobe p50 pmax <"$HK_ROOT/prober.out"
 n1=$(grep -c muted "$dns/queries" || true)
 [ "$n1" -gt "$n0" ] || fail "no lookup went to the silent DNS server"
 hk_log "silent DNS: $((n1 - n0)) unanswered queries; $nprobe heartbeats," \
     "median ${p50} ms, longest ${pmax} ms"
 if ! "$HK_PYTHON" -c "import sys; sys.exit(not $pmax < 50)"; then
-	# A wait over 50 ms on this shared machine is the loop's fault only
-	# if the loop itself ran late: its own probe (10 ms timer) says.
-	lag=$(cl_stats "$A" 'd["loop"]["lagMaxUs"]')
-	hk_log "longest heartbeat ${pmax} ms; the loop's longest lateness" \
-	    "${lag} us"
-	[ "$lag" -lt 50000 ] ||
-	    fail "the loop stalled ${lag} us while DNS was silent"
+	# A shared machine can hold any process for longer than that. A
+	# lookup on the loop would hold it for the resolver's timeout (5 s
+	# by default, never under 1 s) on every lookup: once more, and the
+	# loop's own lateness probe must show no stall of 1 s or more.
+	probe "$HK_ROOT/prober.out"
+	read -r nprobe p50 pmax <"$HK_ROOT/prober.out"
+	hk_log "again: $nprobe heartbeats, median ${p50} ms, longest ${pmax} ms"
+	if ! "$HK_PYTHON" -c "import sys; sys.exit(not $pmax < 50)"; then
+		[ "$(late)" = "$l0" ] ||
+		    fail "A's loop ran 1 s or more late while DNS was silent"
+		hk_log "longest waits over 50 ms twice, but the loop never" \
+		    "ran 1 s late: the machine, not a lookup"
+	fi
 fi
 assert_eq "127.0.0.4" "$(peers_of "$A")" "A keeps its peers while DNS is silent"
 
