@@ -73,7 +73,7 @@ drain_request(const struct cli_drain *d, const char *server,
 	char			*cause = NULL, *setting;
 	const char		*settings[2];
 
-	memset(&o, 0, sizeof o);
+	o = (struct heureka_options)HEUREKA_OPTIONS_INIT;
 	memset(&a, 0, sizeof a);
 	xasprintf(&setting, "eureka.client.eureka-server-read-timeout-seconds"
 	    "=%d", read_s);

@@ -2,7 +2,9 @@
  * log.c: line-oriented logging to stderr. The text layout mimics Spring
  * Boot's ("2026-11-30T16:47:04.123Z  INFO 1234 --- [heurekad] message") so
  * operators' log tooling copes; --log-format=json gives one object per line.
- * libevent's own messages are routed here too.
+ * libevent's own messages are routed here too. A program that embeds
+ * the code (libheureka's host) can take the lines itself (log_set_sink)
+ * and decide what a fatal error does (log_set_fatal).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -24,6 +26,12 @@ static enum log_format	 log_format = LOG_FORMAT_TEXT;
 
 static const char *log_level_names[] = { "ERROR", "WARN", "INFO", "DEBUG" };
 
+/* Where lines go instead of stderr (libheureka's host), and its argument. */
+static log_sink_fn	 log_sink;
+static void		*log_sink_arg;
+/* Called instead of exit(1) by fatal() (libheureka: never exit the host). */
+static void		(*log_fatal_fn)(void);
+
 static void	log_vwrite(enum log_level, const char *, va_list, int);
 
 /* Set the program name, level and format. */
@@ -33,6 +41,33 @@ log_init(const char *name, enum log_level level, enum log_format format)
 	log_name = name;
 	log_level = level;
 	log_format = format;
+}
+
+/*
+ * Send every line (the message only, without time stamp or level) to sink
+ * instead of stderr; NULL goes back to stderr.
+ */
+void
+log_set_sink(log_sink_fn sink, void *arg)
+{
+	log_sink = sink;
+	log_sink_arg = arg;
+}
+
+/* What fatal() and fatalx() do instead of exit(1); must not return. */
+void
+log_set_fatal(void (*fn)(void))
+{
+	log_fatal_fn = fn;
+}
+
+/* Leave after a fatal line: the hook, else exit(1). */
+static void __attribute__((noreturn))
+log_fatal_exit(void)
+{
+	if (log_fatal_fn != NULL)
+		log_fatal_fn();
+	exit(1);
 }
 
 /* Change the level, for example on SIGHUP. */
@@ -121,6 +156,11 @@ log_vwrite(enum log_level level, const char *fmt, va_list ap, int errno_too)
 		if (*p < 0x20)
 			*p = ' ';
 	}
+	if (log_sink != NULL) {
+		log_sink(level, msg, log_sink_arg);
+		errno = saved;
+		return;
+	}
 	gmtime_r(&secs, &tm);
 	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
 	if (log_format == LOG_FORMAT_JSON) {
@@ -203,7 +243,7 @@ fatal(const char *fmt, ...)
 	va_start(ap, fmt);
 	log_vwrite(LOG_LEVEL_ERROR, fmt, ap, 1);
 	va_end(ap);
-	exit(1);
+	log_fatal_exit();
 }
 
 /* Log and exit. */
@@ -215,7 +255,7 @@ fatalx(const char *fmt, ...)
 	va_start(ap, fmt);
 	log_vwrite(LOG_LEVEL_ERROR, fmt, ap, 0);
 	va_end(ap);
-	exit(1);
+	log_fatal_exit();
 }
 
 /* True if another line fits in the current window; counts the rest. */

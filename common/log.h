@@ -31,7 +31,12 @@ struct log_ratelim {
 };
 #define LOG_RATELIM_INIT(ms, n)	{ 0, (ms), (n), 0, 0 }
 
+/* A line for the host (the message without time stamp or level). */
+typedef void (*log_sink_fn)(enum log_level, const char *msg, void *arg);
+
 void	log_init(const char *, enum log_level, enum log_format);
+void	log_set_sink(log_sink_fn, void *);
+void	log_set_fatal(void (*)(void));
 void	log_set_level(enum log_level);
 enum log_level log_get_level(void);
 int	log_parse_level(const char *, enum log_level *);
