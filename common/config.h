@@ -40,6 +40,7 @@ struct config {
 	int		 plain_port;			/* -1: off */
 	char		*plain_address;			/* 127.0.0.1 */
 	char		*plain_port_file;		/* null */
+	int64_t		 shutdown_grace_ms;		/* 10000 */
 	char		*peer_ssl_certificate;		/* mutual TLS */
 	char		*peer_ssl_key;
 	char		*peer_ssl_trust;		/* null: system CAs */
@@ -76,6 +77,7 @@ struct config {
 	int64_t		 anti_entropy_interval_ms;	/* heureka: 30000 */
 	size_t		 sync_page_bytes;		/* heureka: 1 MiB */
 	int64_t		 max_clock_skew_ms;	/* heureka: 300000 */
+	size_t		 max_unknown_tombstones;	/* heureka: 65536 */
 	size_t		 max_body_bytes;		/* heureka: 65536 */
 	size_t		 max_batch_bytes;		/* heureka: 8 MiB */
 	size_t		 max_instances;			/* heureka: 1000000 */

@@ -67,6 +67,11 @@ const struct config_opt config_opts[] = {
 	    "address of heureka.server.plain-port"),
 	STR(N("heureka.server.plain-port-file"), plain_port_file, NULL,
 	    "write the bound plain port to this file"),
+	I64(N("heureka.server.shutdown-grace-ms"), shutdown_grace_ms, 0,
+	    3600000, "10000",
+	    "on SIGTERM, how long requests in flight may take to finish "
+	    "(/health answers 503 meanwhile) before the port closes; 0: at "
+	    "once"),
 	STR(N("heureka.peer.ssl.certificate"), peer_ssl_certificate, NULL,
 	    "PEM client certificate presented to https:// peers (mutual TLS)"),
 	STR(N("heureka.peer.ssl.certificate-private-key"), peer_ssl_key, NULL,
@@ -191,8 +196,16 @@ const struct config_opt config_opts[] = {
 	I64(N("eureka.server.max-clock-skew-ms",
 	    "heureka.server.max-clock-skew-ms"),
 	    max_clock_skew_ms, 0, MS_MAX, "300000",
-	    "heureka: registrations whose lastDirtyTimestamp is further "
-	    "ahead of our clock get 400 (0: off)"),
+	    "heureka: a registration, cancel, status change or override "
+	    "removal whose lastDirtyTimestamp (or a replicated copy's "
+	    "lastUpdatedTimestamp) is further ahead of our clock gets 400 "
+	    "(0: off)"),
+	SIZE(N("eureka.server.max-unknown-tombstones",
+	    "heureka.server.max-unknown-tombstones"),
+	    max_unknown_tombstones, 1, 100000000.0, "65536",
+	    "heureka: tombstones kept for cancels of instances this node "
+	    "never held (also at most 1/16 of max-memory-bytes); past it the "
+	    "oldest go"),
 	SIZE(N("eureka.server.max-body-bytes"), max_body_bytes,
 	    1024, 1073741824.0, "65536", "heureka: largest request body"),
 	SIZE(N("eureka.server.max-batch-bytes"), max_batch_bytes,

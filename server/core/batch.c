@@ -232,6 +232,7 @@ batch_item(struct registry *reg, struct cache *cache,
 {
 	const struct instance	*conflict = NULL;
 	enum registry_rc	 rc;
+	char			 msg[512];
 
 	switch (it->action) {
 	case REPL_REGISTER:
@@ -248,18 +249,27 @@ batch_item(struct registry *reg, struct cache *cache,
 		/* Its lastDirtyTimestamp is the tombstone's time. */
 		rc = registry_cancel(reg, app, it->id, 1, now,
 		    batch_dirty(it, -1));
+		if (rc == REG_FUTURE)
+			return (batch_refusal(lim, rc, app, it->id, msg,
+			    sizeof msg, r));
 		return (rc == REG_OK ? 200 : rc == REG_STALE ? 409 : 404);
 	case REPL_STATUS_UPDATE:
 		if (!it->has_status)
 			return (400);
 		rc = registry_status_update(reg, app, it->id, it->status,
 		    batch_dirty(it, 0), 1, now, batch_updated(it));
-		return (rc == REG_OK ? 200 : rc == REG_FUTURE ? 400 : 404);
+		if (rc == REG_FUTURE)
+			return (batch_refusal(lim, rc, app, it->id, msg,
+			    sizeof msg, r));
+		return (rc == REG_OK ? 200 : 404);
 	case REPL_DELETE_STATUS_OVERRIDE:
 		rc = registry_delete_override(reg, app, it->id,
 		    it->has_status ? it->status : STATUS_UNKNOWN,
 		    batch_dirty(it, 0), 1, now, batch_updated(it));
-		return (rc == REG_OK ? 200 : rc == REG_FUTURE ? 400 : 404);
+		if (rc == REG_FUTURE)
+			return (batch_refusal(lim, rc, app, it->id, msg,
+			    sizeof msg, r));
+		return (rc == REG_OK ? 200 : 404);
 	}
 	return (400);
 }

@@ -170,6 +170,8 @@ struct slot {
 	struct cache_body *body;
 	struct cache_body *src;		/* gzip slot: the plain body it packs */
 	int		 pending;	/* a build is under way */
+	int		 handoff;	/* a delta finished at handoff_at: */
+	int64_t		 handoff_at;	/* served then, current or not */
 	size_t		 next;		/* its next application index */
 	unsigned	 tries;		/* its walk's new starts */
 	int64_t		 started;	/* when the build under way began */
@@ -327,6 +329,7 @@ struct cache_body *side_compute(struct cache *, enum side_kind,
 		     const struct cache_key *, const char *, int64_t);
 
 /* cache_sliced.c */
+int		delta_fresh(const struct cache *, const struct slot *, int64_t);
 int		side_step(struct cache *, enum side_kind,
 		     const struct cache_key *, const char *, size_t, int64_t);
 void		sb_free(struct cache *, struct sbuild *);

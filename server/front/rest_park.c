@@ -17,10 +17,10 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include "barrier.h"
 #include "cache.h"
 #include "clock.h"
 #include "config.h"
-#include "drain.h"
 #include "log.h"
 #include "rest_int.h"
 #include "xmalloc.h"
@@ -199,7 +199,7 @@ h_apps(struct rctx *x)
 
 	if (check_access(x) != 0)
 		return;
-	drain_fetched(x->d->drain, x->req, x->now.mono_ms);
+	barrier_fetched(x->d->barrier, x->req, x->now.mono_ms);
 	request_key(x, &k, 1);
 	fetch_sliced(x, CACHE_RES_APPS, &k, NULL);
 }
@@ -216,7 +216,7 @@ h_delta(struct rctx *x)
 	}
 	if (check_access(x) != 0)
 		return;
-	drain_fetched(x->d->drain, x->req, x->now.mono_ms);
+	barrier_fetched(x->d->barrier, x->req, x->now.mono_ms);
 	request_key(x, &k, 1);
 	fetch_sliced(x, CACHE_RES_DELTA, &k, NULL);
 }
@@ -244,4 +244,18 @@ h_vip(struct rctx *x)
 	request_key(x, &k, 1);
 	fetch_sliced(x, x->seg[0][0] == 's' ? CACHE_RES_SVIP : CACHE_RES_VIP,
 	    &k, x->seg[1]);
+}
+
+/* Fetches waiting for their body (a draining shutdown waits for them). */
+size_t
+rest_parked_count(const struct rest *rest)
+{
+	const struct parked	*p;
+	size_t			 n = 0;
+
+	if (rest == NULL)
+		return (0);
+	TAILQ_FOREACH(p, &rest->parked, entry)
+		n++;
+	return (n);
 }

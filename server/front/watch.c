@@ -555,6 +555,39 @@ watch_conn_closed(struct watch *w, struct evhttp_connection *evcon)
 	}
 }
 
+/*
+ * Shutting down: every stream gets a last event, SHUTDOWN with the current
+ * version as its id (a client resumes from it on another node, or on this
+ * one once it is back), and a clean end (the final empty chunk), so a
+ * reader sees a complete response rather than a cut connection. A watcher
+ * already being RESET closes as it was going to.
+ */
+void
+watch_drain(struct watch *w)
+{
+	struct watcher	*wr, *next;
+	char		 frame[96];
+	int		 n;
+
+	if (w == NULL)
+		return;
+	n = snprintf(frame, sizeof frame, "event: SHUTDOWN\nid: %" PRIu64
+	    "\ndata: {}\n\n", w->stats.version);
+	for (wr = TAILQ_FIRST(&w->watchers); wr != NULL; wr = next) {
+		next = TAILQ_NEXT(wr, entry);
+		if (wr->closing)
+			continue;
+		if (evhttp_request_get_connection(wr->req) != NULL) {
+			evbuffer_add(w->tmp, frame, (size_t)n);
+			evhttp_send_reply_chunk(wr->req, w->tmp);
+			evbuffer_drain(w->tmp, evbuffer_get_length(w->tmp));
+		}
+		/* The request is evhttp's from here; forget the watcher. */
+		evhttp_send_reply_end(wr->req);
+		watcher_free(wr);
+	}
+}
+
 /* End every stream: on shutdown, or before the watch goes. */
 void
 watch_close_all(struct watch *w)

@@ -63,6 +63,8 @@ void		 watch_free(struct watch *);
 void		 watch_conn_closed(struct watch *, struct evhttp_connection *);
 /* End every stream (shutdown). */
 void		 watch_close_all(struct watch *);
+/* A last SHUTDOWN event and a clean end for every stream (draining). */
+void		 watch_drain(struct watch *);
 /*
  * Serve rel (the path after {base}heureka/) if it is "watch" or a leader
  * path; returns the route label it served under, NULL when not its.

@@ -1,5 +1,5 @@
 /*
- * drain.h: the drain barrier, GET {base}heureka/apps/{APP}/{ID}/drained
+ * barrier.h: the drain barrier, GET {base}heureka/apps/{APP}/{ID}/drained
  * (docs/kubernetes.md): whether every client can have stopped sending
  * traffic to an instance that is no longer UP here.
  *
@@ -17,18 +17,18 @@
  *      refresh), or that window has passed since the change.
  * 409 {"drained":false,"waiting":{...}} says what it still waits for;
  * 404 for an id this node has never seen. ?wait=30s holds the answer
- * until drained or the wait is over (at most 120 s; DRAIN_PARKED_MAX
+ * until drained or the wait is over (at most 120 s; BARRIER_PARKED_MAX
  * such requests at once, 503 past that).
  *
- * Every table is bounded: the changes remembered (DRAIN_RECORDS_MAX,
+ * Every table is bounded: the changes remembered (BARRIER_RECORDS_MAX,
  * oldest forgotten, and an instance not UP without a record counts from
- * when it is asked about) and the fetching clients (DRAIN_FETCHERS_MAX,
+ * when it is asked about) and the fetching clients (BARRIER_FETCHERS_MAX,
  * least recent forgotten; while one forgotten may have fetched inside a
  * change's window the answer waits for the window). Keys are hashed with
  * the process's SipHash key (hash.h), so a client cannot flood a chain.
  */
-#ifndef DRAIN_H
-#define DRAIN_H
+#ifndef BARRIER_H
+#define BARRIER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -38,11 +38,11 @@
 
 #include "clock.h"
 
-#define DRAIN_RECORDS_MAX	4096
-#define DRAIN_FETCHERS_MAX	8192
-#define DRAIN_PARKED_MAX	16
-#define DRAIN_WAIT_MAX_MS	120000
-#define DRAIN_POLL_MS		100	/* parked answers re-checked */
+#define BARRIER_RECORDS_MAX	4096
+#define BARRIER_FETCHERS_MAX	8192
+#define BARRIER_PARKED_MAX	16
+#define BARRIER_WAIT_MAX_MS	120000
+#define BARRIER_POLL_MS		100	/* parked answers re-checked */
 
 struct config;
 struct event_base;
@@ -52,7 +52,7 @@ struct replicate;
 struct watch;
 
 /* What the barrier reads (borrowed; they outlive it). */
-struct drain_deps {
+struct barrier_deps {
 	struct event_base	*base;		/* the parked answers' timer */
 	const struct config	*conf;		/* heureka.drain.* */
 	struct registry		*reg;		/* observed */
@@ -65,16 +65,16 @@ struct drain_deps {
  * Observe deps->reg (after the watch and replication, which the barrier
  * reads right after each change).
  */
-struct drain	*drain_new(const struct drain_deps *);
-void		 drain_free(struct drain *);	/* NULL is fine */
+struct barrier	*barrier_new(const struct barrier_deps *);
+void		 barrier_free(struct barrier *);	/* NULL is fine */
 /* A registry fetch (GET apps, apps/delta) from req's client. */
-void		 drain_fetched(struct drain *, struct evhttp_request *,
+void		 barrier_fetched(struct barrier *, struct evhttp_request *,
 		    int64_t mono);
 /*
  * Serve rel (the path after {base}heureka/) if it is
  * apps/{APP}/{ID}/drained; returns the route label, NULL when not its.
  */
-const char	*drain_http(struct drain *, struct evhttp_request *,
+const char	*barrier_http(struct barrier *, struct evhttp_request *,
 		    const char *rel, const struct evkeyvalq *query,
 		    struct hk_time now);
 

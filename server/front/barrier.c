@@ -1,5 +1,5 @@
 /*
- * drain.c: the drain barrier (drain.h). Kubernetes' usual answer to
+ * barrier.c: the drain barrier (barrier.h). Kubernetes' usual answer to
  * "clients keep calling a pod for up to 90 s after it left" is a fixed
  * sleep in a preStop hook (Spring Cloud Gateway #2416, #2312, #738;
  * spring-cloud-netflix #2071): too long when every client has moved on,
@@ -37,7 +37,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "config.h"
-#include "drain.h"
+#include "barrier.h"
 #include "hash.h"
 #include "httputil.h"
 #include "instance.h"
@@ -49,13 +49,13 @@
 #include "watch.h"
 #include "xmalloc.h"
 
-#define DRAIN_HEADER_MAX	128	/* of each identity header kept */
-#define DRAIN_PEERS_LISTED	16	/* peers named in a 409 */
+#define BARRIER_HEADER_MAX	128	/* of each identity header kept */
+#define BARRIER_PEERS_LISTED	16	/* peers named in a 409 */
 
 /* The change that took one instance out of UP. */
-struct drain_rec {
+struct barrier_rec {
 	struct htab_node	 node;
-	TAILQ_ENTRY(drain_rec)	 lru;		/* oldest change first */
+	TAILQ_ENTRY(barrier_rec)	 lru;		/* oldest change first */
 	char			*app;		/* upper case */
 	char			*id;
 	int64_t			 mono;
@@ -64,51 +64,51 @@ struct drain_rec {
 	uint64_t		 wver;		/* watch version after it */
 	int			 local;		/* made here, not replicated */
 };
-TAILQ_HEAD(drain_recq, drain_rec);
+TAILQ_HEAD(barrier_recq, barrier_rec);
 
 /* One client that fetched the registry. */
-struct drain_fetcher {
+struct barrier_fetcher {
 	struct htab_node	 node;
-	TAILQ_ENTRY(drain_fetcher) lru;		/* least recent fetch first */
+	TAILQ_ENTRY(barrier_fetcher) lru;		/* least recent fetch first */
 	char			*key;
 	int64_t			 last;		/* mono */
 };
-TAILQ_HEAD(drain_fetcherq, drain_fetcher);
+TAILQ_HEAD(barrier_fetcherq, barrier_fetcher);
 
 /* A ?wait answer held until drained or its deadline. */
-struct drain_wait {
-	TAILQ_ENTRY(drain_wait)	 entry;
-	struct drain		*dr;
+struct barrier_wait {
+	TAILQ_ENTRY(barrier_wait)	 entry;
+	struct barrier		*dr;
 	struct evhttp_request	*req;
 	char			*app;
 	char			*id;
 	int64_t			 deadline;	/* mono */
 	struct event		*eof_ev;	/* the client went away */
 };
-TAILQ_HEAD(drain_waitq, drain_wait);
+TAILQ_HEAD(barrier_waitq, barrier_wait);
 
-struct drain {
-	struct drain_deps	 d;
+struct barrier {
+	struct barrier_deps	 d;
 	struct htab		 recs;
-	struct drain_recq	 recq;
+	struct barrier_recq	 recq;
 	size_t			 nrecs;
 	struct htab		 fetchers;
-	struct drain_fetcherq	 fetcherq;
+	struct barrier_fetcherq	 fetcherq;
 	size_t			 nfetchers;
 	int64_t			 forgotten_last; /* latest fetch evicted */
-	struct drain_waitq	 waits;
+	struct barrier_waitq	 waits;
 	size_t			 nwaits;
 	struct event		*poll_ev;
 };
 
 /* What one instance's barrier still waits for. */
-struct drain_state {
+struct barrier_state {
 	int		 known;		/* seen here at all */
 	int		 up;		/* still UP here */
 	const char	*status;	/* as served, or "CANCELLED" */
-	const struct drain_rec *rec;
+	const struct barrier_rec *rec;
 	size_t		 peers;		/* not answered */
-	const char	*peer_urls[DRAIN_PEERS_LISTED];
+	const char	*peer_urls[BARRIER_PEERS_LISTED];
 	size_t		 watchers;	/* not written out */
 	size_t		 fetchers;	/* not fetched again */
 	int		 fetchers_forgotten;	/* some may be unknown */
@@ -121,21 +121,21 @@ struct drain_state {
 
 /* The table hash of (app, id), keyed per process. */
 static uint64_t
-drain_rec_hash(const char *app, const char *id)
+barrier_rec_hash(const char *app, const char *id)
 {
 	return (hash_str(app) ^ (hash_str(id) * 0x9e3779b97f4a7c15ULL));
 }
 
 /* The record of (app, id), or NULL. */
-static struct drain_rec *
-drain_rec_find(const struct drain *dr, const char *app, const char *id)
+static struct barrier_rec *
+barrier_rec_find(const struct barrier *dr, const char *app, const char *id)
 {
 	struct htab_node	*n;
-	struct drain_rec	*r;
-	uint64_t		 h = drain_rec_hash(app, id);
+	struct barrier_rec	*r;
+	uint64_t		 h = barrier_rec_hash(app, id);
 
 	for (n = htab_first(&dr->recs, h); n != NULL; n = n->next) {
-		r = (struct drain_rec *)(void *)n;
+		r = (struct barrier_rec *)(void *)n;
 		if (n->hash == h && strcmp(r->app, app) == 0 &&
 		    strcmp(r->id, id) == 0)
 			return (r);
@@ -145,7 +145,7 @@ drain_rec_find(const struct drain *dr, const char *app, const char *id)
 
 /* Forget a record. */
 static void
-drain_rec_drop(struct drain *dr, struct drain_rec *r)
+barrier_rec_drop(struct barrier *dr, struct barrier_rec *r)
 {
 	htab_remove(&dr->recs, &r->node);
 	TAILQ_REMOVE(&dr->recq, r, lru);
@@ -156,14 +156,14 @@ drain_rec_drop(struct drain *dr, struct drain_rec *r)
 }
 
 /* Remember a change of (app, id) out of UP, at now; the oldest may go. */
-static struct drain_rec *
-drain_rec_add(struct drain *dr, const char *app, const char *id, int local,
+static struct barrier_rec *
+barrier_rec_add(struct barrier *dr, const char *app, const char *id, int local,
     struct hk_time now)
 {
-	struct drain_rec	*r;
+	struct barrier_rec	*r;
 
-	if (dr->nrecs == DRAIN_RECORDS_MAX)
-		drain_rec_drop(dr, TAILQ_FIRST(&dr->recq));
+	if (dr->nrecs == BARRIER_RECORDS_MAX)
+		barrier_rec_drop(dr, TAILQ_FIRST(&dr->recq));
 	r = xcalloc(1, sizeof *r);
 	r->app = xstrdup(app);
 	str_upper(r->app);
@@ -173,7 +173,7 @@ drain_rec_add(struct drain *dr, const char *app, const char *id, int local,
 	r->local = local;
 	r->seq = local ? replicate_seq(dr->d.repl) : 0;
 	r->wver = dr->d.watch != NULL ? watch_stats(dr->d.watch)->version : 0;
-	htab_insert(&dr->recs, &r->node, drain_rec_hash(r->app, r->id));
+	htab_insert(&dr->recs, &r->node, barrier_rec_hash(r->app, r->id));
 	TAILQ_INSERT_TAIL(&dr->recq, r, lru);
 	dr->nrecs++;
 	return (r);
@@ -186,10 +186,10 @@ drain_rec_add(struct drain *dr, const char *app, const char *id, int local,
  * look when some record exists.
  */
 static void
-drain_observe_cb(const struct registry_event *ev, void *arg)
+barrier_observe_cb(const struct registry_event *ev, void *arg)
 {
-	struct drain		*dr = arg;
-	struct drain_rec	*r;
+	struct barrier		*dr = arg;
+	struct barrier_rec	*r;
 	int			 down, up;
 
 	if (ev->type == REG_EV_RENEW && dr->nrecs == 0)
@@ -201,11 +201,11 @@ drain_observe_cb(const struct registry_event *ev, void *arg)
 	    ev->type != REG_EV_CANCEL && ev->type != REG_EV_EVICT;
 	if (!down && !up)
 		return;
-	r = drain_rec_find(dr, ev->app, ev->id);
+	r = barrier_rec_find(dr, ev->app, ev->id);
 	if (up && r != NULL)
-		drain_rec_drop(dr, r);
+		barrier_rec_drop(dr, r);
 	else if (down && r == NULL)
-		drain_rec_add(dr, ev->app, ev->id, !ev->replicated &&
+		barrier_rec_add(dr, ev->app, ev->id, !ev->replicated &&
 		    ev->type != REG_EV_EVICT, ev->now);
 }
 
@@ -214,10 +214,10 @@ drain_observe_cb(const struct registry_event *ev, void *arg)
 
 /* Append header h of req to b (bounded), "" if absent. */
 static void
-drain_key_header(struct buf *b, struct evhttp_request *req, const char *h)
+barrier_key_header(struct buf *b, struct evhttp_request *req, const char *h)
 {
 	const char	*v = http_header(req, h);
-	size_t		 n = v != NULL ? strnlen(v, DRAIN_HEADER_MAX) : 0;
+	size_t		 n = v != NULL ? strnlen(v, BARRIER_HEADER_MAX) : 0;
 
 	buf_addc(b, '\n');
 	if (n > 0)
@@ -226,11 +226,11 @@ drain_key_header(struct buf *b, struct evhttp_request *req, const char *h)
 
 /* A registry fetch from req's client: it is now the most recent. */
 void
-drain_fetched(struct drain *dr, struct evhttp_request *req, int64_t mono)
+barrier_fetched(struct barrier *dr, struct evhttp_request *req, int64_t mono)
 {
 	struct evhttp_connection	*evcon;
 	struct htab_node		*n;
-	struct drain_fetcher		*f = NULL;
+	struct barrier_fetcher		*f = NULL;
 	struct buf			 b;
 	char				*addr = NULL;
 	ev_uint16_t			 port;
@@ -242,13 +242,13 @@ drain_fetched(struct drain *dr, struct evhttp_request *req, int64_t mono)
 	if ((evcon = evhttp_request_get_connection(req)) != NULL)
 		evhttp_connection_get_peer(evcon, &addr, &port);
 	buf_adds(&b, addr != NULL ? addr : "?");
-	drain_key_header(&b, req, "DiscoveryIdentity-Name");
-	drain_key_header(&b, req, "DiscoveryIdentity-Version");
-	drain_key_header(&b, req, "DiscoveryIdentity-Id");
+	barrier_key_header(&b, req, "DiscoveryIdentity-Name");
+	barrier_key_header(&b, req, "DiscoveryIdentity-Version");
+	barrier_key_header(&b, req, "DiscoveryIdentity-Id");
 	buf_addc(&b, '\0');
 	h = hash_bytes(b.data, b.len - 1);
 	for (n = htab_first(&dr->fetchers, h); n != NULL; n = n->next) {
-		f = (struct drain_fetcher *)(void *)n;
+		f = (struct barrier_fetcher *)(void *)n;
 		if (n->hash == h && strcmp(f->key, b.data) == 0)
 			break;
 		f = NULL;
@@ -256,7 +256,7 @@ drain_fetched(struct drain *dr, struct evhttp_request *req, int64_t mono)
 	if (f != NULL)
 		TAILQ_REMOVE(&dr->fetcherq, f, lru);
 	else {
-		if (dr->nfetchers == DRAIN_FETCHERS_MAX) {
+		if (dr->nfetchers == BARRIER_FETCHERS_MAX) {
 			/* Forget the least recent; remember how recent. */
 			f = TAILQ_FIRST(&dr->fetcherq);
 			TAILQ_REMOVE(&dr->fetcherq, f, lru);
@@ -285,7 +285,7 @@ drain_fetched(struct drain *dr, struct evhttp_request *req, int64_t mono)
  * with Eureka's read-only response cache, until its next refresh.
  */
 static int64_t
-drain_visible_after(const struct drain *dr)
+barrier_visible_after(const struct barrier *dr)
 {
 	const struct config	*cf = dr->d.conf;
 
@@ -295,19 +295,19 @@ drain_visible_after(const struct drain *dr)
 
 /* What (app, id)'s barrier waits for at now. */
 static void
-drain_evaluate(struct drain *dr, const char *app, const char *id,
-    struct hk_time now, struct drain_state *st)
+barrier_evaluate(struct barrier *dr, const char *app, const char *id,
+    struct hk_time now, struct barrier_state *st)
 {
 	const struct instance		*in;
-	const struct drain_rec		*r;
-	const struct drain_fetcher	*f;
+	const struct barrier_rec		*r;
+	const struct barrier_fetcher	*f;
 	struct peer			*p;
 	int64_t				 window, from, to;
 	size_t				 i, n;
 
 	memset(st, 0, sizeof *st);
 	in = registry_get(dr->d.reg, app, id, now.mono_ms);
-	r = drain_rec_find(dr, app, id);
+	r = barrier_rec_find(dr, app, id);
 	st->known = in != NULL || r != NULL ||
 	    registry_tombstone(dr->d.reg, app, id, now.mono_ms) != 0;
 	if (!st->known)
@@ -320,7 +320,7 @@ drain_evaluate(struct drain *dr, const char *app, const char *id,
 	}
 	/* Not UP and no record (forgotten, or never UP): count from now. */
 	if (r == NULL)
-		r = drain_rec_add(dr, app, id, 1, now);
+		r = barrier_rec_add(dr, app, id, 1, now);
 	st->rec = r;
 	if (r->local) {
 		n = peers_count(dr->d.peers);
@@ -328,7 +328,7 @@ drain_evaluate(struct drain *dr, const char *app, const char *id,
 			p = peers_get(dr->d.peers, i);
 			if (replicate_acked(dr->d.repl, p, r->seq))
 				continue;
-			if (st->peers < DRAIN_PEERS_LISTED)
+			if (st->peers < BARRIER_PEERS_LISTED)
 				st->peer_urls[st->peers] = p->u.display;
 			st->peers++;
 		}
@@ -336,7 +336,7 @@ drain_evaluate(struct drain *dr, const char *app, const char *id,
 	st->watchers = watch_unsent(dr->d.watch, app, r->wver);
 	window = dr->d.conf->drain_fetch_window_ms;
 	from = r->mono - window;
-	to = r->mono + drain_visible_after(dr);
+	to = r->mono + barrier_visible_after(dr);
 	st->window_ms = to + window - now.mono_ms;
 	if (st->window_ms > 0) {
 		TAILQ_FOREACH(f, &dr->fetcherq, lru) {
@@ -355,8 +355,8 @@ drain_evaluate(struct drain *dr, const char *app, const char *id,
 
 /* Send the answer for st (200, 404 or 409). */
 static void
-drain_reply(struct evhttp_request *req, const char *app,
-    const char *id, const struct drain_state *st, struct hk_time now)
+barrier_reply(struct evhttp_request *req, const char *app,
+    const char *id, const struct barrier_state *st, struct hk_time now)
 {
 	struct buf	b;
 	size_t		i;
@@ -393,7 +393,7 @@ drain_reply(struct evhttp_request *req, const char *app,
 		code = 409;
 	} else {
 		buf_addf(&b, ",\"waiting\":{\"peers\":[");
-		for (i = 0; i < st->peers && i < DRAIN_PEERS_LISTED; i++) {
+		for (i = 0; i < st->peers && i < BARRIER_PEERS_LISTED; i++) {
 			if (i > 0)
 				buf_addc(&b, ',');
 			json_add_string(&b, st->peer_urls[i]);
@@ -415,7 +415,7 @@ drain_reply(struct evhttp_request *req, const char *app,
 
 /* Forget a held answer (answered or gone). */
 static void
-drain_wait_free(struct drain_wait *w)
+barrier_wait_free(struct barrier_wait *w)
 {
 	TAILQ_REMOVE(&w->dr->waits, w, entry);
 	w->dr->nwaits--;
@@ -432,9 +432,9 @@ drain_wait_free(struct drain_wait *w)
  * it; bytes (a pipelined request) leave it to the answer to find out.
  */
 static void
-drain_wait_eof_cb(evutil_socket_t fd, short what, void *arg)
+barrier_wait_eof_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct drain_wait		*w = arg;
+	struct barrier_wait		*w = arg;
 	struct evhttp_connection	*evcon;
 	char				 c;
 	ssize_t				 n;
@@ -449,18 +449,18 @@ drain_wait_eof_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	evcon = evhttp_request_get_connection(w->req);
-	drain_wait_free(w);
+	barrier_wait_free(w);
 	if (evcon != NULL)
 		evhttp_connection_free(evcon);
 }
 
-/* Every DRAIN_POLL_MS while answers are held: answer those now due. */
+/* Every BARRIER_POLL_MS while answers are held: answer those now due. */
 static void
-drain_poll_cb(evutil_socket_t fd, short what, void *arg)
+barrier_poll_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct drain		*dr = arg;
-	struct drain_wait	*w, *next;
-	struct drain_state	 st;
+	struct barrier		*dr = arg;
+	struct barrier_wait	*w, *next;
+	struct barrier_state	 st;
 	struct hk_time		 now = clock_now();
 	struct timeval		 tv;
 
@@ -468,26 +468,26 @@ drain_poll_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	for (w = TAILQ_FIRST(&dr->waits); w != NULL; w = next) {
 		next = TAILQ_NEXT(w, entry);
-		drain_evaluate(dr, w->app, w->id, now, &st);
+		barrier_evaluate(dr, w->app, w->id, now, &st);
 		if (st.drained || !st.known || now.mono_ms >= w->deadline) {
-			drain_reply(w->req, w->app, w->id, &st, now);
-			drain_wait_free(w);
+			barrier_reply(w->req, w->app, w->id, &st, now);
+			barrier_wait_free(w);
 		}
 	}
 	if (!TAILQ_EMPTY(&dr->waits)) {
-		tv = clock_ms_tv(DRAIN_POLL_MS);
+		tv = clock_ms_tv(BARRIER_POLL_MS);
 		evtimer_add(dr->poll_ev, &tv);
 	}
 }
 
 /* Hold req's answer until drained or ms from now; -1 when it cannot. */
 static int
-drain_hold(struct drain *dr, struct evhttp_request *req, const char *app,
+barrier_hold(struct barrier *dr, struct evhttp_request *req, const char *app,
     const char *id, int64_t ms, struct hk_time now)
 {
 	struct evhttp_connection	*evcon;
 	struct bufferevent		*bev;
-	struct drain_wait		*w;
+	struct barrier_wait		*w;
 	struct timeval			 tv;
 
 	if ((evcon = evhttp_request_get_connection(req)) == NULL)
@@ -501,13 +501,13 @@ drain_hold(struct drain *dr, struct evhttp_request *req, const char *app,
 	if ((bev = evhttp_connection_get_bufferevent(evcon)) != NULL &&
 	    bufferevent_getfd(bev) >= 0) {
 		w->eof_ev = event_new(dr->d.base, bufferevent_getfd(bev),
-		    EV_READ, drain_wait_eof_cb, w);
+		    EV_READ, barrier_wait_eof_cb, w);
 		event_add(w->eof_ev, NULL);
 	}
 	TAILQ_INSERT_TAIL(&dr->waits, w, entry);
 	dr->nwaits++;
 	if (!evtimer_pending(dr->poll_ev, NULL)) {
-		tv = clock_ms_tv(DRAIN_POLL_MS);
+		tv = clock_ms_tv(BARRIER_POLL_MS);
 		evtimer_add(dr->poll_ev, &tv);
 	}
 	return (0);
@@ -515,7 +515,7 @@ drain_hold(struct drain *dr, struct evhttp_request *req, const char *app,
 
 /* A duration: "30s", "500ms", "2m", or seconds; -1 if not one. */
 static int64_t
-drain_parse_wait(const char *v)
+barrier_parse_wait(const char *v)
 {
 	char		*end;
 	long long	 n;
@@ -524,7 +524,7 @@ drain_parse_wait(const char *v)
 		return (-1);
 	errno = 0;
 	n = strtoll(v, &end, 10);
-	if (errno != 0 || n < 0 || n > DRAIN_WAIT_MAX_MS)
+	if (errno != 0 || n < 0 || n > BARRIER_WAIT_MAX_MS)
 		return (-1);
 	if (strcmp(end, "ms") == 0)
 		return (n);
@@ -537,7 +537,7 @@ drain_parse_wait(const char *v)
 
 /* First value of query parameter name. */
 static const char *
-drain_query(const struct evkeyvalq *q, const char *name)
+barrier_query(const struct evkeyvalq *q, const char *name)
 {
 	const struct evkeyval	*e;
 
@@ -549,12 +549,12 @@ drain_query(const struct evkeyvalq *q, const char *name)
 	return (NULL);
 }
 
-/* GET heureka/apps/{APP}/{ID}/drained (drain.h). */
+/* GET heureka/apps/{APP}/{ID}/drained (barrier.h). */
 const char *
-drain_http(struct drain *dr, struct evhttp_request *req, const char *rel,
+barrier_http(struct barrier *dr, struct evhttp_request *req, const char *rel,
     const struct evkeyvalq *query, struct hk_time now)
 {
-	struct drain_state	 st;
+	struct barrier_state	 st;
 	const char		*p, *q, *wv;
 	char			*app = NULL, *id = NULL, *seg;
 	size_t			 len;
@@ -586,26 +586,26 @@ drain_http(struct drain *dr, struct evhttp_request *req, const char *rel,
 		goto out;
 	}
 	str_upper(app);
-	if ((wv = drain_query(query, "wait")) != NULL &&
-	    (ms = drain_parse_wait(wv)) < 0) {
+	if ((wv = barrier_query(query, "wait")) != NULL &&
+	    (ms = barrier_parse_wait(wv)) < 0) {
 		http_error(req, 400, "wait must be a duration of at most 120s "
 		    "(30s, 500ms, 2m)");
 		goto out;
 	}
-	drain_evaluate(dr, app, id, now, &st);
+	barrier_evaluate(dr, app, id, now, &st);
 	if (st.drained || !st.known || ms == 0) {
-		drain_reply(req, app, id, &st, now);
+		barrier_reply(req, app, id, &st, now);
 		goto out;
 	}
-	if (dr->nwaits >= DRAIN_PARKED_MAX) {
+	if (dr->nwaits >= BARRIER_PARKED_MAX) {
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "Retry-After", "1");
 		http_error(req, 503, "too many drain answers held; ask again "
 		    "without wait or later");
 		goto out;
 	}
-	if (drain_hold(dr, req, app, id, ms, now) != 0)
-		drain_reply(req, app, id, &st, now);
+	if (barrier_hold(dr, req, app, id, ms, now) != 0)
+		barrier_reply(req, app, id, &st, now);
 out:
 	free(app);
 	free(id);
@@ -615,10 +615,10 @@ out:
 /* ------------------------------------------------------------------ */
 
 /* The barrier over deps. */
-struct drain *
-drain_new(const struct drain_deps *d)
+struct barrier *
+barrier_new(const struct barrier_deps *d)
 {
-	struct drain	*dr;
+	struct barrier	*dr;
 
 	dr = xcalloc(1, sizeof *dr);
 	dr->d = *d;
@@ -628,24 +628,24 @@ drain_new(const struct drain_deps *d)
 	TAILQ_INIT(&dr->fetcherq);
 	TAILQ_INIT(&dr->waits);
 	dr->forgotten_last = INT64_MIN;
-	dr->poll_ev = evtimer_new(d->base, drain_poll_cb, dr);
-	registry_add_observer(d->reg, drain_observe_cb, dr);
+	dr->poll_ev = evtimer_new(d->base, barrier_poll_cb, dr);
+	registry_add_observer(d->reg, barrier_observe_cb, dr);
 	return (dr);
 }
 
 /* Free it; held answers are dropped with their connections' requests. */
 void
-drain_free(struct drain *dr)
+barrier_free(struct barrier *dr)
 {
-	struct drain_fetcher	*f;
-	struct drain_wait	*w;
+	struct barrier_fetcher	*f;
+	struct barrier_wait	*w;
 
 	if (dr == NULL)
 		return;
 	while ((w = TAILQ_FIRST(&dr->waits)) != NULL)
-		drain_wait_free(w);
+		barrier_wait_free(w);
 	while (!TAILQ_EMPTY(&dr->recq))
-		drain_rec_drop(dr, TAILQ_FIRST(&dr->recq));
+		barrier_rec_drop(dr, TAILQ_FIRST(&dr->recq));
 	while ((f = TAILQ_FIRST(&dr->fetcherq)) != NULL) {
 		TAILQ_REMOVE(&dr->fetcherq, f, lru);
 		htab_remove(&dr->fetchers, &f->node);
