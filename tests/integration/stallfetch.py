@@ -17,12 +17,13 @@
 #       written, until the kernel holds A's bytes and then B's in the
 #       server's receive queues (/proc/net/tcp), and continued (SIGCONT);
 #       its next epoll_wait reports both sockets. The fetch is read first.
-#       evhttp answers pipelined requests one at a time, the next only
-#       after the previous answer is written (a later loop turn), so
-#       three /health answers logged before the fetch's mean the loop
-#       turned at least five times while the fetch waited: its body was
-#       built in slices (63, 65). A body built in the fetch's own
-#       callback (HK_SLICE=0) is answered first: "health_first" 0.
+#       evhttp answers pipelined requests one at a time: the next is
+#       read only after the previous answer is written, and the write
+#       and that read each take a later loop turn, so three /health
+#       answers logged before the fetch's mean the loop turned at least
+#       four more times while the fetch waited: its body was built in
+#       slices (63, 65), not in one turn, neither the fetch's own (as
+#       with HK_SLICE=0: "health_first" 0) nor the first after it.
 #   stallfetch.py URL drop PATH [HEADER:VALUE...]
 #       send GET PATH and close the connection without reading.
 #   stallfetch.py URL hold PATH SECONDS [HEADER:VALUE...]
