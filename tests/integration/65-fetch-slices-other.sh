@@ -11,6 +11,10 @@
 . "$(dirname "$0")/lib.sh"
 
 SF="$HK_PYTHON $(dirname "$0")/stallfetch.py"
+# A body built a slice per loop turn takes thousands of turns: on a loaded
+# machine curl's fetches of one may need more than lib.sh's 10 s. This
+# bounds a hang; nothing here asserts a speed.
+HK_CURL_MAX_TIME=120
 GZ="Accept-Encoding: gzip"
 JS="Accept: application/json"
 XG="Accept: application/xml"
