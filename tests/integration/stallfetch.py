@@ -28,9 +28,18 @@
 #       send GET PATH and close the connection without reading.
 #   stallfetch.py URL hold PATH SECONDS [HEADER:VALUE...]
 #       send GET PATH, keep the connection open SECONDS without reading.
+#   stallfetch.py URL beat APP ID PATH [HEADER:VALUE...]
+#       a heartbeat prober (a process of its own) renews APP/ID again and
+#       again on its own connection while GET PATH is fetched once on
+#       another; prints the fetch's status and time and the longest wait
+#       for a heartbeat's answer while the fetch ran.
+#   stallfetch.py URL churn FILE
+#       register a new instance of CHURN every 20 ms (a peer's batch of
+#       one, not rate limited) until FILE exists; prints how many.
 import hashlib
 import http.client
 import json
+import multiprocessing
 import os
 import signal
 import socket
@@ -101,11 +110,14 @@ def read_response(s, rest=None):
         k, _, v = ln.partition(":")
         if k.strip().lower() == "content-length":
             length = int(v.strip())
-    while len(body) < length:
+    parts, got = [body], len(body)
+    while got < length:
         chunk = s.recv(1 << 20)
         if not chunk:
             raise OSError("connection closed in the body")
-        body += chunk
+        parts.append(chunk)
+        got += len(chunk)
+    body = b"".join(parts)
     if rest is not None:
         rest[:] = body[length:]
     elif len(body) > length:
@@ -193,6 +205,62 @@ def race(u, base, pid, alog, path, headers):
             "sha": hashlib.sha256(body).hexdigest(), "len": len(body)}
 
 
+def beater(u, base, app, iid, stop, started, out):
+    """PUT heartbeats until stop is set; out gets the longest wait (ms)."""
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+    worst, n = 0.0, 0
+    while not stop.is_set():
+        t = time.monotonic()
+        c.request("PUT", base + "apps/%s/%s?status=UP" % (app, iid))
+        r = c.getresponse()
+        r.read()
+        worst = max(worst, (time.monotonic() - t) * 1000)
+        n += 1
+        if n == 3:
+            started.set()
+    out.put((round(worst, 1), n))
+
+
+def beat(u, base, app, iid, path, headers):
+    stop, started = multiprocessing.Event(), multiprocessing.Event()
+    out = multiprocessing.Queue()
+    p = multiprocessing.Process(target=beater,
+                                args=(u, base, app, iid, stop, started, out))
+    p.start()
+    started.wait(30)
+    a = socket.create_connection((u.hostname, u.port), timeout=120)
+    t0 = time.monotonic()
+    a.sendall(request_bytes(u, base + path, headers))
+    st, body = read_response(a)
+    ms = (time.monotonic() - t0) * 1000
+    a.close()
+    stop.set()
+    worst, n = out.get()
+    p.join()
+    return {"status": st, "fetch_ms": round(ms, 1), "len": len(body),
+            "beat_max_ms": worst, "beats": n}
+
+
+def churn(u, base, stopfile):
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+    n = 0
+    while not os.path.exists(stopfile):
+        inst = instance("CHURN", "churn-%d" % n)
+        c.request("POST", base + "peerreplication/batch",
+                  json.dumps({"replicationList": [{
+                      "appName": "CHURN", "id": inst["instanceId"],
+                      "action": "Register",
+                      "lastDirtyTimestamp": inst["lastDirtyTimestamp"],
+                      "instanceInfo": inst}]}),
+                  {"Content-Type": "application/json",
+                   "x-netflix-discovery-replication": "true"})
+        r = c.getresponse()
+        r.read()
+        n += 1
+        time.sleep(0.02)	# a fleet's steady pace (the load, not a wait)
+    return {"registered": n}
+
+
 def drop(u, base, path, headers):
     a = socket.create_connection((u.hostname, u.port), timeout=10)
     a.sendall(request_bytes(u, base + path, headers))
@@ -210,6 +278,10 @@ def main():
         out = race(u, base, int(args[0]), args[1], args[2], args[3:])
     elif cmd == "drop":
         out = drop(u, base, args[0], args[1:])
+    elif cmd == "churn":
+        out = churn(u, base, args[0])
+    elif cmd == "beat":
+        out = beat(u, base, args[0], args[1], args[2], args[3:])
     elif cmd == "hold":
         a = socket.create_connection((u.hostname, u.port), timeout=10)
         a.sendall(request_bytes(u, base + args[0], args[2:]))
