@@ -33,7 +33,9 @@
 
 #include "access.h"
 #include "accesslog.h"
+#include "admit.h"
 #include "airlift.h"
+#include "barrier.h"
 #include "cache.h"
 #include "clock.h"
 #include "conn.h"
@@ -46,7 +48,6 @@
 #include "metrics.h"
 #include "ext.h"
 #include "ops.h"
-#include "ratelimit.h"
 #include "peers.h"
 #include "registry.h"
 #include "reglog.h"
@@ -60,7 +61,6 @@
 #include "xmalloc.h"
 
 #define SINGLE_WRITE_MAX	(4 * 1024 * 1024)
-#define RATELIMIT_ENTRIES	65536	/* client addresses tracked */
 #define CGROUP_MEMORY_MAX	"/sys/fs/cgroup/memory.max"
 
 static void	server_gate_cb(enum gate_state, int, struct hk_time, void *);
@@ -100,6 +100,7 @@ server_registry_conf(const struct config *cf, struct registry_conf *rc)
 	    server_default_memory_budget();
 	rc->max_delta_bytes = cf->max_delta_queue_bytes;
 	rc->max_skew_ms = cf->max_clock_skew_ms;
+	rc->max_unheld_tombs = cf->max_unknown_tombstones;
 }
 
 /* Half the RAM, or half the cgroup v2 limit when lower (containers). */
@@ -144,8 +145,6 @@ server_new(struct event_base *base, struct config *conf)
 	server_registry_conf(conf, &rc);
 	s->memory_budget = rc.max_bytes;
 	s->reg = registry_new(&rc, start.wall_ms);
-	s->register_rl = ratelimit_new(conf->register_rate_per_second,
-	    conf->register_rate_burst, RATELIMIT_ENTRIES);
 	s->cache = cache_new(s->reg, conf->use_read_only_response_cache ?
 	    conf->response_cache_update_interval_ms : 0,
 	    conf->response_cache_auto_expiration_in_seconds * 1000);
@@ -160,10 +159,11 @@ server_new(struct event_base *base, struct config *conf)
 	    .peers = &s->peers, .looplag = &s->looplag,
 	    .open_connections = &s->open_connections,
 	    .memory_budget = s->memory_budget });
+	s->admit = admit_new(conf, s->metrics);
 	s->access = access_new(conf);
 	s->watch = watch_new(&(struct watch_deps){ .base = base,
 	    .reg = s->reg, .gate = s->gate, .conf = conf });
-	s->airlift = airlift_new(s->reg, conf);
+	s->airlift = airlift_new(s->reg, conf, s->admit);
 	s->reglog = reglog_new(base, s->reg);
 	s->ops = ops_new(&(struct ops_deps){ .gate = s->gate, .conf = conf,
 	    .metrics = s->metrics, .peers = &s->peers,
@@ -207,6 +207,7 @@ server_free(struct server *s)
 	rest_free(s->rest);
 	airlift_free(s->airlift);
 	ext_free(s->ext);
+	barrier_free(s->barrier);
 	peers_free(s->peers);	/* first: its observers drop their state */
 	sync_free(s->sync);
 	replicate_free(s->repl);
@@ -224,7 +225,7 @@ server_free(struct server *s)
 	cache_free(s->cache);
 	registry_free(s->reg);
 	metrics_free(s->metrics);
-	ratelimit_free(s->register_rl);
+	admit_free(s->admit);
 	access_free(s->access);
 	gate_free(s->gate);
 	free(s->hostname);
@@ -558,12 +559,16 @@ server_listen(struct server *s, char **cause)
 	    s->gate, s->peers, s->repl });
 	s->ext = ext_new(&(struct ext_deps){ s->reg, s->gate, s->peers,
 	    s->sync, s->conf, &s->looplag });
+	/* After the watch and replication: it reads both after a change. */
+	s->barrier = barrier_new(&(struct barrier_deps){ s->base, s->conf,
+	    s->reg, s->peers, s->repl, s->watch });
 	s->rest = rest_new(&(struct rest_deps){ .reg = s->reg,
 	    .cache = s->cache, .gate = s->gate, .conf = s->conf,
-	    .access = s->access, .register_rl = s->register_rl,
+	    .access = s->access, .admit = s->admit,
 	    .memory_budget = s->memory_budget, .metrics = s->metrics,
 	    .watch = s->watch, .airlift = s->airlift,
-	    .dashboard = s->dashboard, .ops = s->ops, .ext = s->ext });
+	    .dashboard = s->dashboard, .ops = s->ops, .ext = s->ext,
+	    .barrier = s->barrier });
 	if (s->conf->port_file != NULL &&
 	    server_write_port(s->conf->port_file, s->port, cause) != 0)
 		return (-1);
@@ -843,6 +848,7 @@ server_stop(struct server *s)
 {
 	gate_set_stopping(s->gate, clock_now());
 	watch_drain(s->watch);
+	peers_stop(s->peers);
 	if (s->evict_ev != NULL)
 		event_del(s->evict_ev);
 	if (s->evict_step_ev != NULL)

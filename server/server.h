@@ -26,8 +26,10 @@ struct peers;
 struct replicate;
 struct sync;
 struct ext;
+struct barrier;
+struct drain;
 struct metrics;
-struct ratelimit;
+struct admit;
 struct rest;
 struct watch;
 struct gate;
@@ -44,8 +46,9 @@ struct server {
 	struct replicate	*repl;		/* batches to the peers */
 	struct sync		*sync;		/* start-up sync, anti-entropy */
 	struct ext		*ext;		/* {base}heureka/ */
+	struct barrier		*barrier;	/* heureka/.../drained */
 	struct metrics		*metrics;
-	struct ratelimit	*register_rl;	/* per client address */
+	struct admit		*admit;		/* registration rate limit */
 	struct access		*access;	/* who may do what */
 	struct watch		*watch;		/* heureka/watch streams */
 	struct reglog		*reglog;	/* registry changes logged */

@@ -15,16 +15,17 @@
 #include "access.h"
 
 struct access;
+struct admit;
 struct airlift;
 struct cache;
 struct config;
+struct barrier;
 struct dashboard;
 struct evhttp_request;
 struct ext;
 struct gate;
 struct metrics;
 struct ops;
-struct ratelimit;
 struct registry;
 struct rest;
 struct watch;
@@ -46,7 +47,7 @@ struct rest_deps {
 	struct gate		*gate;		/* start-up read gate */
 	const struct config	*conf;
 	struct access		*access;	/* who may do what */
-	struct ratelimit	*register_rl;	/* per client address */
+	struct admit		*admit;		/* registration rate limit */
 	size_t			 memory_budget;	/* max-memory-bytes */
 	struct metrics		*metrics;	/* NULL: not recorded */
 	struct watch		*watch;		/* heureka/watch */
@@ -56,6 +57,8 @@ struct rest_deps {
 						   {version}/status */
 	struct ext		*ext;		/* heureka/ digest, apps, stats;
 						   NULL: 404 */
+	struct barrier		*barrier;	/* heureka/apps/A/I/drained,
+						   told of fetches; NULL */
 };
 
 /* A router over deps (copied; what they point to is borrowed). */

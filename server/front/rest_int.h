@@ -136,5 +136,6 @@ void		h_airlift(struct rctx *);
 void		h_watch(struct rctx *);
 void		h_leader(struct rctx *);
 void		h_ext(struct rctx *);
+void		h_drained(struct rctx *);
 
 #endif /* REST_INT_H */

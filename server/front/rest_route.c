@@ -58,7 +58,10 @@ const struct route rest_routes[] = {
 	    h_leader },
 	{ M_PUT | M_DEL, WR, { "heureka", "apps", "*", "leader" }, "leader",
 	    0, h_leader },
-	/* ... and what only peers read (anti-entropy, stats). */
+	/* ... what only peers read: the drain barrier (k8s), ... */
+	{ M_GET, PEER, { "heureka", "apps", "*", "*", "drained" },
+	    "heureka_drained", 0, h_drained },
+	/* ... anti-entropy and stats. */
 	{ M_GET, PEER, { "heureka", "digest" }, "heureka", 0, h_ext },
 	{ M_GET, PEER, { "heureka", "apps" }, "heureka", 0, h_ext },
 	{ M_GET, PEER, { "heureka", "stats" }, "heureka", 0, h_ext },
