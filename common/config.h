@@ -83,6 +83,9 @@ struct config {
 	size_t		 max_instances;			/* heureka: 1000000 */
 	int		 max_metadata_entries;		/* heureka: 128 */
 	int		 max_connections;		/* heureka: 10000 */
+	int		 descriptor_reserve;		/* heureka: 64 */
+	int64_t		 handshake_timeout_ms;		/* heureka: 5000 */
+	int64_t		 head_timeout_ms;		/* heureka: 10000 */
 	size_t		 max_instance_bytes;		/* heureka: 131072 */
 	int		 max_metadata_key_bytes;	/* heureka: 256 */
 	int		 max_metadata_value_bytes;	/* heureka: 4096 */
@@ -128,6 +131,8 @@ struct config {
 	char		*security_peer_name;		/* null: the user's */
 	char		*security_peer_password;	/* null: the user's */
 	char		*security_peer_password_file;
+	double		 security_auth_failures_per_second; /* 1 */
+	int		 security_auth_failure_burst;	/* 10 */
 
 	/* eureka.client.* (peers for the server, servers for clients) */
 	char		*service_url_default_zone;	/* comma list */

@@ -216,7 +216,19 @@ const struct config_opt config_opts[] = {
 	INT(N("eureka.server.max-metadata-entries"), max_metadata_entries,
 	    0, 100000, "128", "heureka: metadata entries per instance"),
 	INT(N("eureka.server.max-connections"), max_connections,
-	    1, 1000000, "10000", "heureka: concurrent client connections"),
+	    1, 1000000, "10000", "heureka: concurrent client connections "
+	    "(counted from accept; the newest past it is closed)"),
+	INT(N("heureka.server.descriptor-reserve"), descriptor_reserve,
+	    0, 100000, "64", "descriptors kept free below the process limit "
+	    "for peers, the health port and files (connections past it are "
+	    "closed)"),
+	I64(N("heureka.server.handshake-timeout-ms"), handshake_timeout_ms,
+	    100, 600000, "5000", "a TLS handshake must finish within this; "
+	    "else the connection is closed"),
+	I64(N("heureka.server.head-timeout-ms"), head_timeout_ms,
+	    100, 600000, "10000", "a request head must arrive whole within "
+	    "this of its first byte (or of the connection); else it is "
+	    "closed"),
 	SIZE(N("eureka.server.max-instance-bytes",
 	    "heureka.server.max-instance-bytes"), max_instance_bytes,
 	    1024, 1073741824.0, "131072",
@@ -332,6 +344,13 @@ const struct config_opt config_opts[] = {
 	STR(N("heureka.security.peer.password-file"),
 	    security_peer_password_file, NULL,
 	    "read heureka.security.peer.password from this file"),
+	DBL(N("heureka.security.auth-failures-per-second"),
+	    security_auth_failures_per_second, 0, 1000000, "1",
+	    "failed authentications per second one client address may make "
+	    "past its burst; then 429 (0: off)"),
+	INT(N("heureka.security.auth-failure-burst"),
+	    security_auth_failure_burst, 1, 1000000, "10",
+	    "failed authentications one client address may make at once"),
 
 	/* eureka.client.* (spec 8.2) */
 	URLS(N("eureka.client.service-url.defaultZone",

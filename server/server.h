@@ -19,6 +19,7 @@
 struct access;
 struct airlift;
 struct cache;
+struct conns;
 struct dashboard;
 struct ops;
 struct peers;
@@ -63,6 +64,7 @@ struct server {
 	char			*hostname;	/* gethostname() */
 	struct gate		*gate;		/* readiness, read gate */
 	unsigned		 open_connections;
+	struct conns		*conns;		/* admission, conn.c */
 
 	struct event		*evict_ev;
 	struct event		*evict_step_ev;	/* a run's next slice */
