@@ -58,10 +58,13 @@ const struct route rest_routes[] = {
 	    h_leader },
 	{ M_PUT | M_DEL, WR, { "heureka", "apps", "*", "leader" }, "leader",
 	    0, h_leader },
-	/* ... what only peers read: the drain barrier (k8s), ... */
-	{ M_GET, PEER, { "heureka", "apps", "*", "*", "drained" },
+	/*
+	 * ... the drain barrier, a read: `heureka drain` runs in a client's
+	 * preStop hook with the client's own credentials (k8s) ...
+	 */
+	{ M_GET, RD, { "heureka", "apps", "*", "*", "drained" },
 	    "heureka_drained", 0, h_drained },
-	/* ... anti-entropy and stats. */
+	/* ... and what only peers read: anti-entropy and stats. */
 	{ M_GET, PEER, { "heureka", "digest" }, "heureka", 0, h_ext },
 	{ M_GET, PEER, { "heureka", "apps" }, "heureka", 0, h_ext },
 	{ M_GET, PEER, { "heureka", "stats" }, "heureka", 0, h_ext },
