@@ -33,6 +33,8 @@
 
 #include "access.h"
 #include "airlift.h"
+#include "consul.h"
+#include "dnssrv.h"
 #include "cache.h"
 #include "clock.h"
 #include "dashboard.h"
@@ -163,6 +165,9 @@ server_new(struct event_base *base, struct config *conf)
 	s->watch = watch_new(&(struct watch_deps){ .base = base,
 	    .reg = s->reg, .gate = s->gate, .conf = conf });
 	s->airlift = airlift_new(s->reg, conf);
+	s->consul = consul_new(&(struct consul_deps){ .base = base,
+	    .reg = s->reg, .conf = conf, .hostname = s->hostname,
+	    .port = &s->port });
 	s->ops = ops_new(&(struct ops_deps){ .gate = s->gate, .conf = conf,
 	    .metrics = s->metrics, .peers = &s->peers,
 	    .hostname = s->hostname, .port = &s->port });
@@ -204,6 +209,8 @@ server_free(struct server *s)
 		server_accept_owner = NULL;
 	rest_free(s->rest);
 	airlift_free(s->airlift);
+	consul_free(s->consul);
+	dnssrv_free(s->dns);
 	ext_free(s->ext);
 	peers_free(s->peers);	/* first: its observers drop their state */
 	sync_free(s->sync);
@@ -569,8 +576,14 @@ server_listen(struct server *s, char **cause)
 	    .cache = s->cache, .gate = s->gate, .conf = s->conf,
 	    .access = s->access, .register_rl = s->register_rl,
 	    .memory_budget = s->memory_budget, .metrics = s->metrics,
-	    .watch = s->watch, .airlift = s->airlift,
+	    .watch = s->watch, .airlift = s->airlift, .consul = s->consul,
 	    .dashboard = s->dashboard, .ops = s->ops, .ext = s->ext });
+	if (s->conf->dns_enabled) {
+		s->dns = dnssrv_new(&(struct dnssrv_deps){ .base = s->base,
+		    .reg = s->reg, .gate = s->gate, .conf = s->conf });
+		if (dnssrv_start(s->dns, cause) != 0)
+			return (-1);
+	}
 	if (s->conf->port_file != NULL &&
 	    server_write_port(s->conf->port_file, s->port, cause) != 0)
 		return (-1);

@@ -18,6 +18,8 @@
 
 struct access;
 struct airlift;
+struct consul;
+struct dnssrv;
 struct cache;
 struct dashboard;
 struct ops;
@@ -48,6 +50,8 @@ struct server {
 	struct access		*access;	/* who may do what */
 	struct watch		*watch;		/* heureka/watch streams */
 	struct airlift		*airlift;	/* /v1/ discovery */
+	struct consul		*consul;	/* /v1/ Consul catalog */
+	struct dnssrv		*dns;		/* NULL: DNS off */
 	struct rest		*rest;		/* the route table */
 	struct ops		*ops;		/* /health, /info, /metrics */
 	struct dashboard	*dashboard;

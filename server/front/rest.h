@@ -16,6 +16,7 @@ struct access;
 struct airlift;
 struct cache;
 struct config;
+struct consul;
 struct dashboard;
 struct evhttp_request;
 struct ext;
@@ -49,6 +50,7 @@ struct rest_deps {
 	struct metrics		*metrics;	/* NULL: not recorded */
 	struct watch		*watch;		/* heureka/watch */
 	struct airlift		*airlift;	/* /v1/ routes */
+	struct consul		*consul;	/* /v1/ Consul catalog */
 	struct dashboard	*dashboard;	/* outside the bases */
 	struct ops		*ops;		/* /health, /info, /metrics,
 						   {version}/status */

@@ -18,6 +18,7 @@
 #include <event2/http.h>
 
 #include "airlift.h"
+#include "consul.h"
 #include "batch.h"
 #include "buf.h"
 #include "cache.h"
@@ -566,4 +567,28 @@ h_airlift(struct rctx *x)
 		return;
 	rest_record(x, airlift_http(x->d->airlift, x->req, x->method, x->seg,
 	    x->nseg, x->now));
+}
+
+/*
+ * Consul's read-only catalog and health API (consul.c): under /v1/ only,
+ * while heureka.consul.enabled; reads wait for the start-up sync as
+ * Eureka's do. A blocking query is recorded when it is held.
+ */
+void
+h_consul(struct rctx *x)
+{
+	const struct evhttp_uri	*u;
+	const char		*path;
+
+	u = evhttp_request_get_evhttp_uri(x->req);
+	path = u != NULL ? evhttp_uri_get_path(u) : NULL;
+	if (!x->d->conf->consul_enabled || x->d->consul == NULL ||
+	    path == NULL || strncmp(path, "/v1/", 4) != 0) {
+		reply_error(x, 404, "no such resource");
+		return;
+	}
+	if (check_access(x) != 0)
+		return;
+	rest_record(x, consul_http(x->d->consul, x->req, x->seg, x->nseg,
+	    &x->query, x->now));
 }

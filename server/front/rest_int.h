@@ -126,5 +126,6 @@ void		h_asg(struct rctx *);
 void		h_status_info(struct rctx *);
 void		h_batch(struct rctx *);
 void		h_airlift(struct rctx *);
+void		h_consul(struct rctx *);
 
 #endif /* REST_INT_H */

@@ -59,6 +59,13 @@ const struct route rest_routes[] = {
 	{ M_GET, { "service" }, "airlift_service", 0, h_airlift },
 	{ M_GET, { "service", "*" }, "airlift_service", 0, h_airlift },
 	{ M_GET, { "service", "*", "*" }, "airlift_service", 0, h_airlift },
+	{ M_GET, { "catalog", "services" }, "consul", 0, h_consul },
+	{ M_GET, { "catalog", "service", "*" }, "consul", 0, h_consul },
+	{ M_GET, { "catalog", "nodes" }, "consul", 0, h_consul },
+	{ M_GET, { "health", "service", "*" }, "consul", 0, h_consul },
+	{ M_GET, { "status", "leader" }, "consul", 0, h_consul },
+	{ M_GET, { "status", "peers" }, "consul", 0, h_consul },
+	{ M_GET, { "agent", "self" }, "consul", 0, h_consul },
 };
 
 const size_t	rest_nroutes = sizeof rest_routes / sizeof rest_routes[0];
