@@ -166,6 +166,8 @@ consul_wait_eof_cb(evutil_socket_t fd, short what, void *arg)
 		event_add(w->eof_ev, NULL);
 		return;
 	}
+	log_debug("%s: a client blocked on a Consul query went away",
+	    __func__);
 	evcon = evhttp_request_get_connection(w->req);
 	consul_wait_free(w);
 	if (evcon != NULL)
