@@ -117,8 +117,28 @@ log_parse_format(const char *s, enum log_format *out)
 	return (0);
 }
 
+/* The current format (the access log follows it). */
+enum log_format
+log_get_format(void)
+{
+	return (log_format);
+}
+
+/* ISO 8601 UTC with milliseconds, as every log line starts. */
+void
+log_timestamp(int64_t wall_ms, char *buf, size_t len)
+{
+	time_t		secs = (time_t)(wall_ms / 1000);
+	struct tm	tm;
+	char		ts[32];
+
+	gmtime_r(&secs, &tm);
+	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03dZ", ts, (int)(wall_ms % 1000));
+}
+
 /* Write a string as a JSON string body, escaping what JSON requires. */
-static void
+void
 log_json_string(FILE *f, const char *s)
 {
 	for (; *s != '\0'; s++) {
@@ -140,8 +160,6 @@ log_vwrite(enum log_level level, const char *fmt, va_list ap, int errno_too)
 	char		 msg[2048], ts[64];
 	int		 saved = errno;
 	int64_t		 now = clock_wall_ms();
-	time_t		 secs = (time_t)(now / 1000);
-	struct tm	 tm;
 	size_t		 len;
 	unsigned char	*p;
 
@@ -161,19 +179,16 @@ log_vwrite(enum log_level level, const char *fmt, va_list ap, int errno_too)
 		errno = saved;
 		return;
 	}
-	gmtime_r(&secs, &tm);
-	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+	log_timestamp(now, ts, sizeof ts);
 	if (log_format == LOG_FORMAT_JSON) {
-		fprintf(stderr, "{\"timestamp\":\"%s.%03dZ\",\"level\":\"%s\","
+		fprintf(stderr, "{\"timestamp\":\"%s\",\"level\":\"%s\","
 		    "\"pid\":%ld,\"logger\":\"%s\",\"message\":\"", ts,
-		    (int)(now % 1000), log_level_names[level], (long)getpid(),
-		    log_name);
+		    log_level_names[level], (long)getpid(), log_name);
 		log_json_string(stderr, msg);
 		fputs("\"}\n", stderr);
 	} else {
-		fprintf(stderr, "%s.%03dZ %5s %ld --- [%s] %s\n", ts,
-		    (int)(now % 1000), log_level_names[level], (long)getpid(),
-		    log_name, msg);
+		fprintf(stderr, "%s %5s %ld --- [%s] %s\n", ts,
+		    log_level_names[level], (long)getpid(), log_name, msg);
 	}
 	fflush(stderr);
 	errno = saved;
