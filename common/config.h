@@ -111,6 +111,19 @@ struct config {
 	int64_t		 airlift_max_age_ms;		/* 30000 */
 	char		*airlift_environment;		/* null: eureka's */
 
+	/* heureka.dns.* (server/front/dnssrv.c; docs/dns-consul.md) */
+	int		 dns_enabled;			/* false */
+	int		 dns_port;			/* 8600, UDP and TCP */
+	char		*dns_bind;			/* null: server.address */
+	char		*dns_domain;			/* "heureka." */
+	int		 dns_ttl;			/* 5 s */
+	int		 dns_max_tcp;			/* 64 connections */
+	int64_t		 dns_tcp_idle_ms;		/* 10000 */
+	/* heureka.consul.* (server/front/consul.c; docs/dns-consul.md) */
+	int		 consul_enabled;		/* true */
+	char		*consul_tags_key;		/* "tags" */
+	int64_t		 consul_max_wait_ms;		/* 600000 */
+
 	/* eureka.dashboard.*, eureka.environment, eureka.datacenter */
 	char		*dashboard_path;		/* "/" */
 	int		 dashboard_enabled;		/* true */

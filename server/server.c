@@ -36,6 +36,8 @@
 #include "admit.h"
 #include "airlift.h"
 #include "barrier.h"
+#include "consul.h"
+#include "dnssrv.h"
 #include "cache.h"
 #include "clock.h"
 #include "conn.h"
@@ -165,6 +167,9 @@ server_new(struct event_base *base, struct config *conf)
 	    .reg = s->reg, .gate = s->gate, .conf = conf });
 	s->airlift = airlift_new(s->reg, conf, s->admit);
 	s->reglog = reglog_new(base, s->reg);
+	s->consul = consul_new(&(struct consul_deps){ .base = base,
+	    .reg = s->reg, .conf = conf, .hostname = s->hostname,
+	    .port = &s->port });
 	s->ops = ops_new(&(struct ops_deps){ .gate = s->gate, .conf = conf,
 	    .metrics = s->metrics, .peers = &s->peers,
 	    .hostname = s->hostname, .port = &s->port });
@@ -206,6 +211,8 @@ server_free(struct server *s)
 		server_accept_owner = NULL;
 	rest_free(s->rest);
 	airlift_free(s->airlift);
+	consul_free(s->consul);
+	dnssrv_free(s->dns);
 	ext_free(s->ext);
 	barrier_free(s->barrier);
 	peers_free(s->peers);	/* first: its observers drop their state */
@@ -566,9 +573,15 @@ server_listen(struct server *s, char **cause)
 	    .cache = s->cache, .gate = s->gate, .conf = s->conf,
 	    .access = s->access, .admit = s->admit,
 	    .memory_budget = s->memory_budget, .metrics = s->metrics,
-	    .watch = s->watch, .airlift = s->airlift,
+	    .watch = s->watch, .airlift = s->airlift, .consul = s->consul,
 	    .dashboard = s->dashboard, .ops = s->ops, .ext = s->ext,
 	    .barrier = s->barrier });
+	if (s->conf->dns_enabled) {
+		s->dns = dnssrv_new(&(struct dnssrv_deps){ .base = s->base,
+		    .reg = s->reg, .gate = s->gate, .conf = s->conf });
+		if (dnssrv_start(s->dns, cause) != 0)
+			return (-1);
+	}
 	if (s->conf->port_file != NULL &&
 	    server_write_port(s->conf->port_file, s->port, cause) != 0)
 		return (-1);

@@ -18,6 +18,8 @@
 
 struct access;
 struct airlift;
+struct consul;
+struct dnssrv;
 struct cache;
 struct conns;
 struct dashboard;
@@ -54,6 +56,8 @@ struct server {
 	struct reglog		*reglog;	/* registry changes logged */
 	struct drain		*drain;		/* SIGTERM: the wait */
 	struct airlift		*airlift;	/* /v1/ discovery */
+	struct consul		*consul;	/* /v1/ Consul catalog */
+	struct dnssrv		*dns;		/* NULL: DNS off */
 	struct rest		*rest;		/* the route table */
 	struct ops		*ops;		/* /health, /info, /metrics */
 	struct dashboard	*dashboard;

@@ -20,6 +20,7 @@ struct airlift;
 struct cache;
 struct config;
 struct barrier;
+struct consul;
 struct dashboard;
 struct evhttp_request;
 struct ext;
@@ -52,6 +53,7 @@ struct rest_deps {
 	struct metrics		*metrics;	/* NULL: not recorded */
 	struct watch		*watch;		/* heureka/watch */
 	struct airlift		*airlift;	/* /v1/ routes */
+	struct consul		*consul;	/* /v1/ Consul catalog */
 	struct dashboard	*dashboard;	/* outside the bases */
 	struct ops		*ops;		/* /health, /info, /metrics,
 						   {version}/status */

@@ -19,6 +19,7 @@
 
 #include "admit.h"
 #include "airlift.h"
+#include "consul.h"
 #include "batch.h"
 #include "buf.h"
 #include "cache.h"
@@ -605,4 +606,28 @@ h_drained(struct rctx *x)
 	barrier_http(x->d->barrier, x->req, x->seg[2], x->seg[3], &x->query,
 	    x->now);
 	rest_record(x, evhttp_request_get_response_code(x->req));
+}
+
+/*
+ * Consul's read-only catalog and health API (consul.c): under /v1/ only,
+ * while heureka.consul.enabled; reads wait for the start-up sync as
+ * Eureka's do. A blocking query is recorded when it is held.
+ */
+void
+h_consul(struct rctx *x)
+{
+	const struct evhttp_uri	*u;
+	const char		*path;
+
+	u = evhttp_request_get_evhttp_uri(x->req);
+	path = u != NULL ? evhttp_uri_get_path(u) : NULL;
+	if (!x->d->conf->consul_enabled || x->d->consul == NULL ||
+	    path == NULL || strncmp(path, "/v1/", 4) != 0) {
+		reply_error(x, 404, "no such resource");
+		return;
+	}
+	if (check_access(x) != 0)
+		return;
+	rest_record(x, consul_http(x->d->consul, x->req, x->seg, x->nseg,
+	    &x->query, x->now));
 }

@@ -137,5 +137,6 @@ void		h_watch(struct rctx *);
 void		h_leader(struct rctx *);
 void		h_ext(struct rctx *);
 void		h_drained(struct rctx *);
+void		h_consul(struct rctx *);
 
 #endif /* REST_INT_H */

@@ -84,6 +84,13 @@ const struct route rest_routes[] = {
 	{ M_GET, RD, { "service", "*" }, "airlift_service", 0, h_airlift },
 	{ M_GET, RD, { "service", "*", "*" }, "airlift_service", 0,
 	    h_airlift },
+	{ M_GET, RD, { "catalog", "services" }, "consul", 0, h_consul },
+	{ M_GET, RD, { "catalog", "service", "*" }, "consul", 0, h_consul },
+	{ M_GET, RD, { "catalog", "nodes" }, "consul", 0, h_consul },
+	{ M_GET, RD, { "health", "service", "*" }, "consul", 0, h_consul },
+	{ M_GET, RD, { "status", "leader" }, "consul", 0, h_consul },
+	{ M_GET, RD, { "status", "peers" }, "consul", 0, h_consul },
+	{ M_GET, RD, { "agent", "self" }, "consul", 0, h_consul },
 };
 
 const size_t	rest_nroutes = sizeof rest_routes / sizeof rest_routes[0];
