@@ -1,11 +1,6 @@
 /*
- * json.c: Eureka's JSON wire format (spec §4.1, §4.3, §4.1.9).
- *
- * The encoders write bytes by hand into a struct buf, in exactly the key
- * order and with exactly the value types of the Java legacy codec
- * (EurekaJacksonCodec), so that our output is byte-for-byte what a Java
- * server would send; json_encode_applications is built from the same
- * open/close pieces the server cache stitches with, so both agree.
+ * json_dec.c: Eureka's JSON wire format, the reading side (spec §4.1.8,
+ * §4.1.9); the writing side is json_enc.c.
  *
  * The decoders drive yajl's callback parser through a small state machine:
  * a stack of frames, one per open JSON object or array, each saying what
@@ -15,10 +10,11 @@
  * Every object being built is reachable from the frame stack or the result,
  * so an error at any point frees everything on one exit path.
  *
- * An instance is decoded into the context's instance builder (its
- * strings in an arena, its maps' arrays kept across the items of one
- * document) and packed into one block when its object closes (instance.h,
- * "Packed instances").
+ * An instance's fields are read by the model's one rule per field
+ * (instance_fields.h, shared with the XML decoder) into the context's
+ * instance builder (its strings in an arena, its maps' arrays kept across
+ * the items of one document) and packed into one block when its object
+ * closes (instance.h, "Packed instances").
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -32,7 +28,9 @@
 #include "buf.h"
 #include "codec.h"
 #include "instance.h"
+#include "instance_fields.h"
 #include "json.h"
+#include "json_keys.h"
 #include "log.h"
 #include "repl.h"
 #include "xmalloc.h"
@@ -141,14 +139,6 @@ struct json_parser {
 #define JSON_TRAILING	"trailing garbage after the JSON document"
 #define JSON_PARSER_KEEP	(64 * 1024)
 
-static void	json_add_instance_full(struct buf *, const struct instance *);
-static void	json_add_instance_compact(struct buf *,
-		    const struct instance *);
-static void	json_add_port(struct buf *, const char *, int32_t, int);
-static void	json_add_dc(struct buf *, const struct instance *, int);
-static void	json_add_map(struct buf *, const struct kvlist *, int);
-static void	json_add_app_body(struct buf *, const struct application *,
-		    int);
 static int	jctx_fail(struct jctx *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 static int	jctx_scalar(struct jctx *, const struct jv *);
@@ -156,518 +146,6 @@ static int	jctx_open(struct jctx *, int);
 static int	jctx_close(struct jctx *);
 static int	json_parse(struct jctx *, const char *, size_t, char **);
 static void	jctx_cleanup(struct jctx *);
-
-/* Jackson's short escapes for the control characters that have one. */
-static const char json_short_esc[32] = {
-	['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n', ['\f'] = 'f', ['\r'] = 'r',
-};
-
-/*
- * Bytes at the start of s (len of them) that need no escape, found eight
- * at a time: a word holds none of '"', '\\' or a control byte when no
- * byte of it is below 0x20 (borrow test) and none equals either quote
- * character (zero-byte test of the word xor the character).
- */
-static size_t
-json_plain_prefix(const char *s, size_t len)
-{
-	const uint64_t	ones = 0x0101010101010101ULL, high = ones << 7;
-	uint64_t	w, q, bs;
-	size_t		i;
-
-	for (i = 0; i + 8 <= len; i += 8) {
-		memcpy(&w, s + i, sizeof w);
-		q = w ^ (ones * '"');
-		bs = w ^ (ones * '\\');
-		if ((((w - ones * 0x20) & ~w) | ((q - ones) & ~q) |
-		    ((bs - ones) & ~bs)) & high)
-			break;
-	}
-	return (i);
-}
-
-/* Append s as a JSON string literal with Jackson's escaping. */
-void
-json_add_string(struct buf *b, const char *s)
-{
-	static const char	 hex[] = "0123456789ABCDEF";
-	const char		*run;
-	unsigned char		 c;
-	char			 esc[6];
-	size_t			 len;
-
-	buf_addc(b, '"');
-	if (s == NULL)
-		s = "";
-	run = s;
-	len = strlen(s);
-	s += json_plain_prefix(s, len);
-	for (; (c = (unsigned char)*s) != '\0'; s++) {
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		/* Copy the plain run before this byte in one go. */
-		if (s > run)
-			buf_add(b, run, (size_t)(s - run));
-		run = s + 1;
-		if (c == '"' || c == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)c;
-			buf_add(b, esc, 2);
-		} else if (json_short_esc[c] != '\0') {
-			esc[0] = '\\';
-			esc[1] = json_short_esc[c];
-			buf_add(b, esc, 2);
-		} else {
-			buf_add(b, "\\u00", 4);
-			esc[0] = hex[c >> 4];
-			esc[1] = hex[c & 0xf];
-			buf_add(b, esc, 2);
-		}
-	}
-	if (s > run)
-		buf_add(b, run, (size_t)(s - run));
-	buf_addc(b, '"');
-}
-
-/* A member of an object being written: "key":"value", or "key":null. */
-void
-json_add_member(struct buf *b, const char *key, const char *value,
-    int comma)
-{
-	if (comma)
-		buf_addc(b, ',');
-	json_add_string(b, key);
-	buf_addc(b, ':');
-	if (value == NULL)
-		buf_adds(b, "null");
-	else
-		json_add_string(b, value);
-}
-
-/* key (a literal with its quotes, colon and any comma) and a string. */
-static void
-json_add_kv(struct buf *b, const char *key, const char *value)
-{
-	buf_adds(b, key);
-	json_add_string(b, value);
-}
-
-/* A port object: "$" is a number, "@enabled" a string (§4.1.4 item 8). */
-static void
-json_add_port(struct buf *b, const char *key, int32_t port, int enabled)
-{
-	buf_adds(b, key);
-	buf_adds(b, "{\"$\":");
-	buf_add_i64(b, port);
-	buf_adds(b, enabled ? ",\"@enabled\":\"true\"}" :
-	    ",\"@enabled\":\"false\"}");
-}
-
-/* Is key one of the AmazonInfo entries the compact codec keeps (§4.3)? */
-static int
-json_compact_dc_key(const char *key)
-{
-	static const char	*keep[] = { "instance-id", "public-ipv4",
-	    "public-hostname", "local-ipv4", "availability-zone" };
-	size_t			 i;
-
-	for (i = 0; i < sizeof keep / sizeof keep[0]; i++) {
-		if (strcmp(key, keep[i]) == 0)
-			return (1);
-	}
-	return (0);
-}
-
-/* A string map; compact != 0 filters to the compact Amazon keys. */
-static void
-json_add_map(struct buf *b, const struct kvlist *kv, int compact)
-{
-	size_t	i;
-	int	first = 1;
-
-	buf_addc(b, '{');
-	for (i = 0; i < kv->n; i++) {
-		if (compact && !json_compact_dc_key(kv->v[i].key))
-			continue;
-		if (!first)
-			buf_addc(b, ',');
-		first = 0;
-		json_add_string(b, kv->v[i].key);
-		buf_addc(b, ':');
-		json_add_string(b, kv->v[i].value);
-	}
-	buf_addc(b, '}');
-}
-
-/* "dataCenterInfo" with its Jackson type id (§4.1.5). */
-static void
-json_add_dc(struct buf *b, const struct instance *in, int compact)
-{
-	buf_adds(b, ",\"dataCenterInfo\":{\"@class\":");
-	if (in->dc_name == DC_AMAZON) {
-		buf_adds(b, "\"com.netflix.appinfo.AmazonInfo\",\"name\":"
-		    "\"Amazon\",\"metadata\":");
-		json_add_map(b, &in->dc_metadata, compact);
-		buf_addc(b, '}');
-		return;
-	}
-	buf_adds(b, "\"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo\""
-	    ",\"name\":");
-	json_add_string(b, dc_name_str(in->dc_name));
-	buf_addc(b, '}');
-}
-
-/* The legacy codec's instance object, keys in §4.1.4 order. */
-static void
-json_add_instance_full(struct buf *b, const struct instance *in)
-{
-	const struct lease_info	*l = &in->lease;
-	const char		*at;
-
-	buf_addc(b, '{');
-	if (in->instance_id != NULL) {
-		json_add_kv(b, "\"instanceId\":", in->instance_id);
-		buf_addc(b, ',');
-	}
-	json_add_kv(b, "\"hostName\":", in->host_name);
-	json_add_kv(b, ",\"app\":", in->app);
-	json_add_kv(b, ",\"ipAddr\":", in->ip_addr);
-	if (instance_sid_shown(in->sid))
-		json_add_kv(b, ",\"sid\":", in->sid);
-	json_add_kv(b, ",\"status\":", instance_status_name(in->status));
-	json_add_kv(b, ",\"overriddenStatus\":",
-	    instance_status_name(in->overridden_status));
-	json_add_port(b, ",\"port\":", in->port, in->port_enabled);
-	json_add_port(b, ",\"securePort\":", in->secure_port,
-	    in->secure_port_enabled);
-	buf_adds(b, ",\"countryId\":");
-	buf_add_i64(b, in->country_id);
-	if (in->has_dc)
-		json_add_dc(b, in, 0);
-	if (in->has_lease) {
-		buf_adds(b, ",\"leaseInfo\":{\"renewalIntervalInSecs\":");
-		buf_add_i64(b, l->renewal_interval_secs);
-		buf_adds(b, ",\"durationInSecs\":");
-		buf_add_i64(b, l->duration_secs);
-		buf_adds(b, ",\"registrationTimestamp\":");
-		buf_add_i64(b, l->registration_ts);
-		buf_adds(b, ",\"lastRenewalTimestamp\":");
-		buf_add_i64(b, l->last_renewal_ts);
-		buf_adds(b, ",\"evictionTimestamp\":");
-		buf_add_i64(b, l->eviction_ts);
-		buf_adds(b, ",\"serviceUpTimestamp\":");
-		buf_add_i64(b, l->service_up_ts);
-		buf_addc(b, '}');
-	}
-	buf_adds(b, ",\"metadata\":");
-	if (in->metadata.n == 0)
-		buf_adds(b, "{\"@class\":\"java.util.Collections$EmptyMap\"}");
-	else
-		json_add_map(b, &in->metadata, 0);
-	/* The @Auto fields: String.valueOf() of each, so all strings. */
-	if (in->app_group_name != NULL)
-		json_add_kv(b, ",\"appGroupName\":", in->app_group_name);
-	if (in->home_page_url != NULL)
-		json_add_kv(b, ",\"homePageUrl\":", in->home_page_url);
-	if (in->status_page_url != NULL)
-		json_add_kv(b, ",\"statusPageUrl\":", in->status_page_url);
-	if (in->health_check_url != NULL)
-		json_add_kv(b, ",\"healthCheckUrl\":", in->health_check_url);
-	if (in->secure_health_check_url != NULL)
-		json_add_kv(b, ",\"secureHealthCheckUrl\":",
-		    in->secure_health_check_url);
-	if (in->vip_address != NULL)
-		json_add_kv(b, ",\"vipAddress\":", in->vip_address);
-	if (in->secure_vip_address != NULL)
-		json_add_kv(b, ",\"secureVipAddress\":",
-		    in->secure_vip_address);
-	buf_adds(b, in->is_coordinating ?
-	    ",\"isCoordinatingDiscoveryServer\":\"true\"" :
-	    ",\"isCoordinatingDiscoveryServer\":\"false\"");
-	buf_adds(b, ",\"lastUpdatedTimestamp\":\"");
-	buf_add_i64(b, in->last_updated_ts);
-	buf_adds(b, "\",\"lastDirtyTimestamp\":\"");
-	buf_add_i64(b, in->last_dirty_ts);
-	buf_addc(b, '"');
-	if ((at = action_type_name(in->action_type)) != NULL)
-		json_add_kv(b, ",\"actionType\":", at);
-	if (in->asg_name != NULL)
-		json_add_kv(b, ",\"asgName\":", in->asg_name);
-	buf_addc(b, '}');
-}
-
-/*
- * The compact ("mini") instance of §4.3: the bean codec's reduced field
- * set, lastUpdatedTimestamp as a number, port and securePort last.
- */
-static void
-json_add_instance_compact(struct buf *b, const struct instance *in)
-{
-	const char	*at;
-
-	buf_addc(b, '{');
-	if (in->instance_id != NULL) {
-		json_add_kv(b, "\"instanceId\":", in->instance_id);
-		buf_addc(b, ',');
-	}
-	json_add_kv(b, "\"app\":", in->app);
-	if (in->app_group_name != NULL)
-		json_add_kv(b, ",\"appGroupName\":", in->app_group_name);
-	json_add_kv(b, ",\"ipAddr\":", in->ip_addr);
-	json_add_kv(b, ",\"hostName\":", in->host_name);
-	json_add_kv(b, ",\"status\":", instance_status_name(in->status));
-	if (in->has_dc)
-		json_add_dc(b, in, 1);
-	if (in->vip_address != NULL)
-		json_add_kv(b, ",\"vipAddress\":", in->vip_address);
-	if (in->secure_vip_address != NULL)
-		json_add_kv(b, ",\"secureVipAddress\":",
-		    in->secure_vip_address);
-	buf_adds(b, ",\"lastUpdatedTimestamp\":");
-	buf_add_i64(b, in->last_updated_ts);
-	if ((at = action_type_name(in->action_type)) != NULL)
-		json_add_kv(b, ",\"actionType\":", at);
-	if (in->asg_name != NULL)
-		json_add_kv(b, ",\"asgName\":", in->asg_name);
-	json_add_port(b, ",\"port\":", in->port, in->port_enabled);
-	json_add_port(b, ",\"securePort\":", in->secure_port,
-	    in->secure_port_enabled);
-	buf_addc(b, '}');
-}
-
-/* One instance object, not root-wrapped. */
-void
-json_encode_instance(struct buf *b, const struct instance *in, int flags)
-{
-	if (flags & CODEC_COMPACT)
-		json_add_instance_compact(b, in);
-	else
-		json_add_instance_full(b, in);
-}
-
-/* {"instance":{...}}: entities returned directly are always full. */
-void
-json_encode_instance_root(struct buf *b, const struct instance *in)
-{
-	buf_adds(b, "{\"instance\":");
-	json_add_instance_full(b, in);
-	buf_addc(b, '}');
-}
-
-/* Start an application object: {"name":"X","instance":[ */
-void
-json_app_open(struct buf *b, const char *name)
-{
-	json_add_kv(b, "{\"name\":", name);
-	buf_adds(b, ",\"instance\":[");
-}
-
-/* End an application object. */
-void
-json_app_close(struct buf *b)
-{
-	buf_adds(b, "]}");
-}
-
-/* versions__delta and apps__hashcode, both strings (§4.1.2). */
-static void
-json_add_apps_header(struct buf *b, int64_t version, const char *hashcode)
-{
-	buf_adds(b, "\"versions__delta\":\"");
-	buf_add_i64(b, version);
-	buf_adds(b, "\",\"apps__hashcode\":");
-	json_add_string(b, hashcode != NULL ? hashcode : "");
-}
-
-/*
- * Start a registry document. The legacy codec writes version and hash
- * first; the compact bean codec writes them after the application array.
- */
-void
-json_apps_open(struct buf *b, int flags, int64_t version,
-    const char *hashcode)
-{
-	buf_adds(b, "{\"applications\":{");
-	if (!(flags & CODEC_COMPACT)) {
-		json_add_apps_header(b, version, hashcode);
-		buf_addc(b, ',');
-	}
-	buf_adds(b, "\"application\":[");
-}
-
-/* End a registry document. */
-void
-json_apps_close(struct buf *b, int flags, int64_t version,
-    const char *hashcode)
-{
-	buf_addc(b, ']');
-	if (flags & CODEC_COMPACT) {
-		buf_addc(b, ',');
-		json_add_apps_header(b, version, hashcode);
-	}
-	buf_adds(b, "}}");
-}
-
-/* An application object's bytes, with its instances. */
-static void
-json_add_app_body(struct buf *b, const struct application *a, int flags)
-{
-	size_t	i;
-
-	json_app_open(b, a->name);
-	for (i = 0; i < a->n; i++) {
-		if (i > 0)
-			buf_addc(b, ',');
-		json_encode_instance(b, a->instances[i], flags);
-	}
-	json_app_close(b);
-}
-
-/* An application; {"application":{...}} when root != 0. */
-void
-json_encode_application(struct buf *b, const struct application *a,
-    int flags, int root)
-{
-	if (root)
-		buf_adds(b, "{\"application\":");
-	json_add_app_body(b, a, flags);
-	if (root)
-		buf_addc(b, '}');
-}
-
-/* A whole registry, stitched exactly as the server cache does it. */
-void
-json_encode_applications(struct buf *b, const struct applications *as,
-    int flags)
-{
-	size_t	i;
-
-	json_apps_open(b, flags, as->versions_delta, as->apps_hashcode);
-	for (i = 0; i < as->n; i++) {
-		if (i > 0)
-			buf_addc(b, ',');
-		json_add_app_body(b, as->apps[i], flags);
-	}
-	json_apps_close(b, flags, as->versions_delta, as->apps_hashcode);
-}
-
-/* json_app_open for the codec interface (JSON has no indentation). */
-static void
-json_codec_app_open(struct buf *b, const char *name, int indent)
-{
-	(void)indent;
-	json_app_open(b, name);
-}
-
-/* json_app_close for the codec interface. */
-static void
-json_codec_app_close(struct buf *b, int indent)
-{
-	(void)indent;
-	json_app_close(b);
-}
-
-/* json_encode_instance for the codec interface. */
-static void
-json_codec_instance(struct buf *b, const struct instance *in, int flags,
-    int indent)
-{
-	(void)indent;
-	json_encode_instance(b, in, flags);
-}
-
-const struct codec json_codec = {
-	.sep = ",",
-	.sep_around = 0,
-	.app_doc_open = "{\"application\":",
-	.app_doc_close = "}",
-	.apps_open = json_apps_open,
-	.apps_close = json_apps_close,
-	.app_open = json_codec_app_open,
-	.app_close = json_codec_app_close,
-	.encode_instance = json_codec_instance,
-	.encode_applications = json_encode_applications,
-};
-
-/* ReplicationList: bean order, nulls omitted, timestamp a number. */
-void
-json_encode_repl_list(struct buf *b, const struct repl_list *l)
-{
-	const struct repl_item	*ri;
-	size_t			 i;
-	int			 first;
-
-	buf_adds(b, "{\"replicationList\":[");
-	for (i = 0; i < l->n; i++) {
-		ri = &l->items[i];
-		if (i > 0)
-			buf_addc(b, ',');
-		buf_addc(b, '{');
-		first = 1;
-		if (ri->app_name != NULL) {
-			json_add_kv(b, "\"appName\":", ri->app_name);
-			first = 0;
-		}
-		if (ri->id != NULL) {
-			json_add_kv(b, first ? "\"id\":" : ",\"id\":", ri->id);
-			first = 0;
-		}
-		if (ri->has_last_dirty) {
-			buf_adds(b, first ? "\"lastDirtyTimestamp\":" :
-			    ",\"lastDirtyTimestamp\":");
-			buf_add_i64(b, ri->last_dirty_ts);
-			first = 0;
-		}
-		if (ri->has_overridden) {
-			json_add_kv(b, first ? "\"overriddenStatus\":" :
-			    ",\"overriddenStatus\":",
-			    instance_status_name(ri->overridden_status));
-			first = 0;
-		}
-		if (ri->has_status) {
-			json_add_kv(b, first ? "\"status\":" : ",\"status\":",
-			    instance_status_name(ri->status));
-			first = 0;
-		}
-		if (ri->info != NULL) {
-			buf_adds(b, first ? "\"instanceInfo\":" :
-			    ",\"instanceInfo\":");
-			json_add_instance_full(b, ri->info);
-			first = 0;
-		}
-		json_add_kv(b, first ? "\"action\":" : ",\"action\":",
-		    repl_action_name(ri->action));
-		buf_addc(b, '}');
-	}
-	buf_adds(b, "]}");
-}
-
-/* ReplicationListResponse: one element per request item, in order. */
-void
-json_encode_repl_response(struct buf *b, const struct repl_response *r)
-{
-	size_t	i;
-
-	buf_adds(b, "{\"responseList\":[");
-	for (i = 0; i < r->n; i++) {
-		if (i > 0)
-			buf_addc(b, ',');
-		/* Most answers of a batch are a bare 200: one append. */
-		if (r->items[i].status_code == 200 &&
-		    r->items[i].entity == NULL) {
-			buf_adds(b, "{\"statusCode\":200}");
-			continue;
-		}
-		buf_adds(b, "{\"statusCode\":");
-		buf_add_i64(b, r->items[i].status_code);
-		if (r->items[i].entity != NULL) {
-			buf_adds(b, ",\"responseEntity\":");
-			json_add_instance_full(b, r->items[i].entity);
-		}
-		buf_addc(b, '}');
-	}
-	buf_adds(b, "]}");
-}
 
 /* --- decoding ---------------------------------------------------------- */
 
@@ -685,50 +163,13 @@ jctx_fail(struct jctx *cx, const char *fmt, ...)
 	return (0);
 }
 
-/*
- * Parse the len bytes at s as one whole decimal long, as Long.parseLong
- * does; -1 if they are not one. Up to 18 digits cannot overflow; past
- * them each digit is checked against the limit's tenth and last digit.
- */
-static int
-json_parse_i64(const char *s, size_t len, int64_t *out)
-{
-	const char	*end = s + len, *fast;
-	uint64_t	 v = 0, lim = (uint64_t)INT64_MAX, d;
-	int		 neg = 0;
-
-	if (s < end && (*s == '-' || *s == '+')) {
-		neg = *s == '-';
-		if (neg)
-			lim++;
-		s++;
-	}
-	if (s == end)
-		return (-1);
-	fast = end - s > 18 ? s + 18 : end;
-	for (; s < fast; s++) {
-		if ((d = (uint64_t)(unsigned char)*s - '0') > 9)
-			return (-1);
-		v = v * 10 + d;
-	}
-	for (; s < end; s++) {
-		if ((d = (uint64_t)(unsigned char)*s - '0') > 9)
-			return (-1);
-		if (v > lim / 10 || (v == lim / 10 && d > lim % 10))
-			return (-1);
-		v = v * 10 + d;
-	}
-	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
-	return (0);
-}
-
 /* A long from a JSON number or a numeric string (§4.1.8). */
 static int
 jv_i64(const struct jv *v, int64_t *out)
 {
 	if (v->type != JV_NUM && v->type != JV_STR)
 		return (-1);
-	return (json_parse_i64(v->s, v->len, out));
+	return (ifield_parse_i64(v->s, v->len, 0, out));
 }
 
 /* An int from a JSON number or a numeric string. */
@@ -757,33 +198,6 @@ jv_ts(const struct jv *v, int64_t *out)
 		return (-1);
 	*out = n;
 	return (0);
-}
-
-/*
- * A boolean from true/false or the strings "true"/"false" (any case): the
- * Java codecs write both. Anything else is -1.
- */
-static int
-jv_bool(const struct jv *v)
-{
-	uint32_t	w;
-
-	if (v->type == JV_BOOL)
-		return (v->b);
-	if (v->type != JV_STR || (v->len != 4 && v->len != 5))
-		return (-1);
-	/*
-	 * Letters only: a byte ORed with 0x20 is the lower-case letter c
-	 * just when it is c or its capital, so this is strncasecmp's answer.
-	 */
-	memcpy(&w, v->s, 4);
-	w |= 0x20202020;
-	if (v->len == 4 && memcmp(&w, "true", 4) == 0)
-		return (1);
-	if (v->len == 5 && memcmp(&w, "fals", 4) == 0 &&
-	    (v->s[4] | 0x20) == 'e')
-		return (0);
-	return (-1);
 }
 
 /*
@@ -862,150 +276,8 @@ jv_status(struct jctx *cx, const struct jv *v, enum instance_status *out)
 	return (0);
 }
 
-/*
- * Every key the decoder gives a meaning to, so that a repeated one can be
- * refused (a parser that kept the first and one that kept the last would
- * read two different instances from the same bytes). Keys it ignores may
- * repeat. At most 64 (a bit each in struct frame's seen). The key of each
- * member is looked up once, when yajl hands it over (json_key_find), and
- * everything after dispatches on its index.
- */
-#define JSON_KEYS(X)							\
-	X(K_INSTANCE_ID, "instanceId")					\
-	X(K_HOST_NAME, "hostName")					\
-	X(K_APP, "app")							\
-	X(K_IP_ADDR, "ipAddr")						\
-	X(K_SID, "sid")							\
-	X(K_STATUS, "status")						\
-	X(K_OVERRIDDEN_STATUS, "overriddenStatus")			\
-	X(K_OVERRIDDEN_STATUS_LC, "overriddenstatus")			\
-	X(K_COUNTRY_ID, "countryId")					\
-	X(K_APP_GROUP_NAME, "appGroupName")				\
-	X(K_HOME_PAGE_URL, "homePageUrl")				\
-	X(K_STATUS_PAGE_URL, "statusPageUrl")				\
-	X(K_HEALTH_CHECK_URL, "healthCheckUrl")				\
-	X(K_SECURE_HEALTH_CHECK_URL, "secureHealthCheckUrl")		\
-	X(K_VIP_ADDRESS, "vipAddress")					\
-	X(K_SECURE_VIP_ADDRESS, "secureVipAddress")			\
-	X(K_IS_COORDINATING, "isCoordinatingDiscoveryServer")		\
-	X(K_LAST_UPDATED_TS, "lastUpdatedTimestamp")			\
-	X(K_LAST_DIRTY_TS, "lastDirtyTimestamp")			\
-	X(K_ACTION_TYPE, "actionType")					\
-	X(K_ASG_NAME, "asgName")					\
-	X(K_PORT, "port")						\
-	X(K_SECURE_PORT, "securePort")					\
-	X(K_DATA_CENTER_INFO, "dataCenterInfo")				\
-	X(K_LEASE_INFO, "leaseInfo")					\
-	X(K_METADATA, "metadata")					\
-	X(K_INSTANCE, "instance")					\
-	X(K_DOLLAR, "$")						\
-	X(K_ENABLED, "@enabled")					\
-	X(K_NAME, "name")						\
-	X(K_RENEWAL_INTERVAL, "renewalIntervalInSecs")			\
-	X(K_DURATION, "durationInSecs")					\
-	X(K_REGISTRATION_TS, "registrationTimestamp")			\
-	X(K_LAST_RENEWAL_TS, "lastRenewalTimestamp")			\
-	X(K_RENEWAL_TS, "renewalTimestamp")				\
-	X(K_EVICTION_TS, "evictionTimestamp")				\
-	X(K_SERVICE_UP_TS, "serviceUpTimestamp")			\
-	X(K_VERSIONS_DELTA, "versions__delta")				\
-	X(K_APPS_HASHCODE, "apps__hashcode")				\
-	X(K_APPLICATION, "application")					\
-	X(K_APPLICATIONS, "applications")				\
-	X(K_APP_NAME, "appName")					\
-	X(K_ID, "id")							\
-	X(K_ACTION, "action")						\
-	X(K_INSTANCE_INFO, "instanceInfo")				\
-	X(K_REPLICATION_LIST, "replicationList")			\
-	X(K_STATUS_CODE, "statusCode")					\
-	X(K_RESPONSE_ENTITY, "responseEntity")				\
-	X(K_RESPONSE_LIST, "responseList")
-
-#define JSON_KEY_ENUM(id, text)	id,
-enum json_key {
-	JSON_KEYS(JSON_KEY_ENUM)
-	K_OTHER			/* a key we give no meaning, or none */
-};
-#undef JSON_KEY_ENUM
-
-#define JSON_KEY_TEXT(id, text)	text,
-static const char *const json_known_keys[] = { JSON_KEYS(JSON_KEY_TEXT) };
-#undef JSON_KEY_TEXT
-
-#define JSON_NKNOWN	((size_t)K_OTHER)
-#define JSON_KEY_MAXLEN	31
-#define JSON_KEY_SLOT_BITS 7
-#define JSON_KEY_SLOTS	(1 << JSON_KEY_SLOT_BITS)
-
-/*
- * json_known_keys by a hash of the length and the first bytes: the
- * first index per slot and the next index of the same slot, each +1 (0
- * ends a chain), each key's length and its bytes as up to four words
- * (json_key_words). Built once per process (pthread_once: the client
- * library decodes from its own threads); a key then costs the hash and,
- * almost always, one comparison of one to four words: no known key
- * shares its slot with more than one other (six pairs do).
- */
-static uint8_t		json_key_head[JSON_KEY_SLOTS];
-static uint8_t		json_key_next[JSON_NKNOWN];
-static uint8_t		json_key_len[JSON_NKNOWN];
-static uint64_t		json_key_w[JSON_NKNOWN][4];
 static pthread_once_t	json_once = PTHREAD_ONCE_INIT;
 static pthread_key_t	json_parser_key;	/* a thread's json_parser */
-
-/*
- * The slot of a key of len bytes whose first word (json_key_words) is w0:
- * a multiplicative hash of the two, its top JSON_KEY_SLOT_BITS bits.
- */
-static inline size_t
-json_key_slot(uint64_t w0, size_t len)
-{
-	return (((w0 ^ ((uint64_t)len << 56)) * 0x9e3779b97f4a7c15ULL) >>
-	    (64 - JSON_KEY_SLOT_BITS));
-}
-
-/* The 8 bytes at p as a word. */
-static inline uint64_t
-json_load8(const char *p)
-{
-	uint64_t	w;
-
-	memcpy(&w, p, sizeof w);
-	return (w);
-}
-
-/*
- * The len bytes at k (1 to JSON_KEY_MAXLEN) as words that, with the
- * length, say which bytes they are, reading none past k + len: the first
- * eight and the last eight bytes (or, under eight, two overlapping
- * halves in w[0]), then the bytes at 8 and at 16 where the first and the
- * last eight leave a gap. Unused words are 0.
- */
-static inline void
-json_key_words(const char *k, size_t len, uint64_t w[4])
-{
-	uint32_t	a, b;
-	uint16_t	c, d;
-
-	w[1] = w[2] = w[3] = 0;
-	if (len >= 8) {
-		w[0] = json_load8(k);
-		w[1] = json_load8(k + len - 8);
-		if (len > 16)
-			w[2] = json_load8(k + 8);
-		if (len > 24)
-			w[3] = json_load8(k + 16);
-	} else if (len >= 4) {
-		memcpy(&a, k, 4);
-		memcpy(&b, k + len - 4, 4);
-		w[0] = a | (uint64_t)b << 32;
-	} else if (len >= 2) {
-		memcpy(&c, k, 2);
-		memcpy(&d, k + len - 2, 2);
-		w[0] = c | (uint64_t)d << 16;
-	} else
-		w[0] = (unsigned char)k[0];
-}
 
 /* Free a thread's parser (the key's destructor, at thread exit). */
 static void
@@ -1018,52 +290,13 @@ json_parser_free(void *arg)
 	free(p);
 }
 
-/*
- * pthread_once body: chain every known key under its slot; the key of
- * the threads' parsers.
- */
+/* pthread_once body: the key tables; the key of the threads' parsers. */
 static void
 json_init(void)
 {
-	size_t	i, len, h;
-
-	for (i = JSON_NKNOWN; i-- > 0;) {
-		len = strlen(json_known_keys[i]);
-		if (len == 0 || len > JSON_KEY_MAXLEN)
-			fatalx("%s: key %s too long", __func__,
-			    json_known_keys[i]);
-		json_key_len[i] = (uint8_t)len;
-		json_key_words(json_known_keys[i], len, json_key_w[i]);
-		h = json_key_slot(json_key_w[i][0], len);
-		json_key_next[i] = json_key_head[h];
-		json_key_head[h] = (uint8_t)(i + 1);
-	}
+	json_keys_init();
 	if (pthread_key_create(&json_parser_key, json_parser_free) != 0)
 		fatalx("%s: pthread_key_create failed", __func__);
-}
-
-/*
- * The index of the len bytes at k among the known keys, or K_OTHER
- * (json_parse has built the table).
- */
-static inline enum json_key
-json_key_find(const char *k, size_t len)
-{
-	const uint64_t	*kw;
-	uint64_t	 w[4];
-	size_t		 i;
-
-	if (len == 0 || len > JSON_KEY_MAXLEN)
-		return (K_OTHER);
-	json_key_words(k, len, w);
-	for (i = json_key_head[json_key_slot(w[0], len)]; i != 0;
-	    i = json_key_next[i - 1]) {
-		kw = json_key_w[i - 1];
-		if (json_key_len[i - 1] == len && kw[0] == w[0] &&
-		    kw[1] == w[1] && kw[2] == w[2] && kw[3] == w[3])
-			return ((enum json_key)(i - 1));
-	}
-	return (K_OTHER);
 }
 
 /* Forget the pending key (known, in cx->keybuf or allocated). */
@@ -1109,160 +342,83 @@ jctx_meta_set(struct jctx *cx, struct kvlist *kv, const struct jv *v)
 	return (1);
 }
 
+/*
+ * Store v as field fid of the instance being built, by the model's rule
+ * for JSON (instance_fields.h); a refused value fails the decode as
+ * "invalid <prefix><label>: <why>".
+ */
+static int
+jctx_field(struct jctx *cx, enum ifield fid, const char *prefix,
+    const char *label, const struct jv *v)
+{
+	struct ifield_val	 iv;
+	const char		*why;
+
+	switch (v->type) {
+	case JV_BOOL:
+		iv.type = IFV_BOOL;
+		break;
+	case JV_NUM:
+		iv.type = IFV_NUM;
+		break;
+	default:
+		iv.type = IFV_TEXT;
+		break;
+	}
+	iv.b = v->b;
+	iv.s = v->s;
+	iv.len = v->len;
+	if (ifield_set(&cx->ib, fid, IFMT_JSON, &iv, &why) != 0)
+		return (jctx_fail(cx, "invalid %s%s: %s", prefix, label, why));
+	return (1);
+}
+
 /* One scalar field of an instance object. */
 static int
 jctx_instance_field(struct jctx *cx, struct frame *f, const struct jv *v)
 {
-	struct instance	*in = f->in;
-	const char	*k = cx->key, *name;
-	int64_t		 n;
-	enum action_type at;
-	int		 known = 1, b;
+	enum ifield	fid = (enum ifield)json_key_field[cx->kid];
 
 	switch (cx->kid) {
-	case K_INSTANCE_ID:
-		in->instance_id = jctx_text(cx, v);
-		break;
-	case K_HOST_NAME:
-		in->host_name = jctx_text(cx, v);
-		break;
-	case K_APP:
-		in->app = jctx_text(cx, v);
-		str_upper(in->app);
-		break;
-	case K_IP_ADDR:
-		in->ip_addr = jctx_text(cx, v);
-		break;
-	case K_SID:
-		in->sid = jctx_text(cx, v);
-		if (strcmp(in->sid, "na") == 0)
-			in->sid = NULL;
-		break;
-	case K_STATUS:
-		if (jv_status(cx, v, &in->status) != 0)
-			return (jctx_fail(cx, "invalid status: a name expected"));
-		break;
-	case K_OVERRIDDEN_STATUS:
-	case K_OVERRIDDEN_STATUS_LC:
-		if (jv_status(cx, v, &in->overridden_status) != 0)
-			return (jctx_fail(cx, "invalid %s: a name expected", k));
-		break;
-	case K_COUNTRY_ID:
-		if (jv_i32(v, &in->country_id) != 0)
-			return (jctx_fail(cx, "invalid countryId"));
-		break;
-	case K_APP_GROUP_NAME:
-		in->app_group_name = jctx_text(cx, v);
-		str_upper(in->app_group_name);
-		break;
-	case K_HOME_PAGE_URL:
-		in->home_page_url = jctx_text(cx, v);
-		break;
-	case K_STATUS_PAGE_URL:
-		in->status_page_url = jctx_text(cx, v);
-		break;
-	case K_HEALTH_CHECK_URL:
-		in->health_check_url = jctx_text(cx, v);
-		break;
-	case K_SECURE_HEALTH_CHECK_URL:
-		in->secure_health_check_url = jctx_text(cx, v);
-		break;
-	case K_VIP_ADDRESS:
-		in->vip_address = jctx_text(cx, v);
-		break;
-	case K_SECURE_VIP_ADDRESS:
-		in->secure_vip_address = jctx_text(cx, v);
-		break;
-	case K_IS_COORDINATING:
-		if ((b = jv_bool(v)) < 0)
-			return (jctx_fail(cx, "invalid %s: true or false "
-			    "expected", k));
-		in->is_coordinating = (uint8_t)b;
-		break;
-	case K_LAST_UPDATED_TS:
-		if (jv_ts(v, &n) != 0)
-			return (jctx_fail(cx, "invalid lastUpdatedTimestamp: "
-			    INSTANCE_TS_RULE));
-		in->last_updated_ts = n;
-		break;
-	case K_LAST_DIRTY_TS:
-		if (jv_ts(v, &n) != 0)
-			return (jctx_fail(cx, "invalid lastDirtyTimestamp: "
-			    INSTANCE_TS_RULE));
-		in->last_dirty_ts = n;
-		break;
-	case K_ACTION_TYPE:
-		if (v->type != JV_STR)
-			return (jctx_fail(cx, "invalid actionType"));
-		if ((name = jv_text(cx, v)) != NULL &&
-		    action_type_parse(name, &at) == 0)
-			in->action_type = at;
-		else
-			in->action_type = ACTION_NONE;
-		break;
-	case K_ASG_NAME:
-		in->asg_name = jctx_text(cx, v);
-		break;
 	case K_PORT:
 	case K_SECURE_PORT:
 	case K_DATA_CENTER_INFO:
 	case K_LEASE_INFO:
 	case K_METADATA:
-		return (jctx_fail(cx, "invalid %s", k));
+		return (jctx_fail(cx, "invalid %s", cx->key));
 	case K_INSTANCE:
 		if (f->kind == F_ROOT_INSTANCE)
 			return (jctx_fail(cx, "invalid instance"));
-		known = 0;
-		break;
+		return (1);
 	default:
-		known = 0;
 		break;
 	}
+	if (fid == IF_NONE || ifield_table[fid].parent != IFP_INSTANCE)
+		return (1);
+	if (!jctx_field(cx, fid, "", cx->key, v))
+		return (0);
 	/* A bare instance counts as found once it has a field we know. */
-	if (known && f->kind == F_ROOT_INSTANCE)
+	if (f->kind == F_ROOT_INSTANCE)
 		cx->found = 1;
 	return (1);
 }
 
-/* One scalar field of a leaseInfo object. */
+/*
+ * One scalar field of a leaseInfo object. The legacy renewalTimestamp
+ * yields to lastRenewalTimestamp, whichever comes first (LeaseInfo's
+ * @JsonCreator).
+ */
 static int
-jctx_lease_field(struct jctx *cx, struct lease_info *l, const struct jv *v)
+jctx_lease_field(struct jctx *cx, struct frame *f, const struct jv *v)
 {
-	int64_t		 n;
-	int32_t		 i;
+	enum ifield	fid = (enum ifield)json_key_field[cx->kid];
 
-	switch (cx->kid) {
-	case K_RENEWAL_INTERVAL:
-	case K_DURATION:
-		if (jv_i32(v, &i) != 0)
-			return (jctx_fail(cx, "invalid leaseInfo.%s", cx->key));
-		/* <= 0 is "the default": instance_apply_defaults() (§4.1.6). */
-		if (cx->kid == K_RENEWAL_INTERVAL)
-			l->renewal_interval_secs = i;
-		else
-			l->duration_secs = i;
+	if (fid == IF_NONE || ifield_table[fid].parent != IFP_LEASE)
 		return (1);
-	case K_REGISTRATION_TS:
-	case K_LAST_RENEWAL_TS:
-	case K_RENEWAL_TS:
-	case K_EVICTION_TS:
-	case K_SERVICE_UP_TS:
-		break;
-	default:
+	if (fid == IF_L_RENEWAL_TS &&
+	    (f->seen & (uint64_t)1 << K_LAST_RENEWAL_TS))
 		return (1);
-	}
-	if (jv_ts(v, &n) != 0)
-		return (jctx_fail(cx, "invalid leaseInfo.%s: " INSTANCE_TS_RULE,
-		    cx->key));
-	if (cx->kid == K_REGISTRATION_TS)
-		l->registration_ts = n;
-	else if (cx->kid == K_EVICTION_TS)
-		l->eviction_ts = n;
-	else if (cx->kid == K_SERVICE_UP_TS)
-		l->service_up_ts = n;
-	else
-		l->last_renewal_ts = n;
-	return (1);
+	return (jctx_field(cx, fid, "leaseInfo.", cx->key, v));
 }
 
 /* One scalar field of a ReplicationInstance. */
@@ -1318,9 +474,7 @@ static int
 jctx_scalar(struct jctx *cx, const struct jv *v)
 {
 	struct frame	*f;
-	const char	*name;
-	int		 rc = 1, b;
-	enum dc_name	 dc;
+	int		 rc = 1;
 
 	if (cx->depth == 0)
 		return (jctx_fail(cx, cx->done ? JSON_TRAILING :
@@ -1337,40 +491,25 @@ jctx_scalar(struct jctx *cx, const struct jv *v)
 		rc = jctx_instance_field(cx, f, v);
 		break;
 	case F_PORT:
-		if (cx->kid == K_DOLLAR) {
-			if (jv_i32(v, f->secure ? &f->in->secure_port :
-			    &f->in->port) != 0)
-				rc = jctx_fail(cx, "invalid %s",
-				    f->secure ? "securePort" : "port");
-		} else if (cx->kid == K_ENABLED) {
-			if ((b = jv_bool(v)) < 0)
-				rc = jctx_fail(cx, "invalid @enabled: true or "
-				    "false expected");
-			else if (f->secure)
-				f->in->secure_port_enabled = b;
-			else
-				f->in->port_enabled = b;
-		}
+		if (cx->kid == K_DOLLAR)
+			rc = jctx_field(cx, f->secure ? IF_SECURE_PORT : IF_PORT,
+			    "", f->secure ? "securePort" : "port", v);
+		else if (cx->kid == K_ENABLED)
+			rc = jctx_field(cx, f->secure ? IF_SECURE_PORT_ENABLED :
+			    IF_PORT_ENABLED, "", "@enabled", v);
 		break;
 	case F_DC:
-		if (cx->kid == K_NAME) {
-			if (v->type != JV_STR ||
-			    (name = jv_text(cx, v)) == NULL ||
-			    dc_name_parse(name, &dc) != 0)
-				rc = jctx_fail(cx,
-				    "invalid dataCenterInfo name");
-			else {
-				f->in->dc_name = dc;
-				f->in->has_dc_name = 1;
-			}
-		} else if (cx->kid == K_METADATA)
+		if (cx->kid == K_NAME)
+			rc = jctx_field(cx, IF_DC_NAME, "", "dataCenterInfo name",
+			    v);
+		else if (cx->kid == K_METADATA)
 			rc = jctx_fail(cx, "invalid dataCenterInfo metadata");
 		break;
 	case F_META:
 		rc = jctx_meta_set(cx, f->kv, v);
 		break;
 	case F_LEASE:
-		rc = jctx_lease_field(cx, &f->in->lease, v);
+		rc = jctx_lease_field(cx, f, v);
 		break;
 	case F_APPS:
 		if (cx->kid == K_VERSIONS_DELTA) {
