@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "bug.h"
 #include "config.h"
 #include "hash.h"
 #include "instance.h"
@@ -624,6 +625,11 @@ metrics_render(struct metrics *m, struct buf *b, struct hk_time now)
 	metrics_header(b, "heureka_open_connections", "gauge",
 	    "Client connections currently open.");
 	buf_addf(b, "heureka_open_connections %u\n", *d->open_connections);
+	metrics_header(b, "heureka_bugs_total", "counter",
+	    "Broken internal invariants (HK_BUG) since the start; each site "
+	    "is logged once. Anything above 0 is a heureka bug to report.");
+	buf_addf(b, "heureka_bugs_total %llu\n",
+	    (unsigned long long)bug_count());
 
 	metrics_render_looplag(d->looplag, b);
 	metrics_render_registry(m, b);
