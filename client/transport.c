@@ -27,6 +27,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "buf.h"
+#include "bug.h"
 #include "clock.h"
 #include "gzip.h"
 #include "httputil.h"
@@ -392,8 +393,11 @@ ev_free(void *ctx)
 	struct ev_req	*r;
 	size_t		 i;
 
-	while ((r = TAILQ_FIRST(&t->reqs)) != NULL)
+	while ((r = TAILQ_FIRST(&t->reqs)) != NULL) {
 		ev_cancel(t, r);
+		/* ev_cancel unlinked it, whether it freed it or not. */
+		HK_ASSERT(TAILQ_FIRST(&t->reqs) != r);
+	}
 	for (i = 0; i < t->nconns; i++) {
 		evhttp_connection_free(t->conns[i].evc[0]);
 		evhttp_connection_free(t->conns[i].evc[1]);

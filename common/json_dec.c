@@ -26,6 +26,7 @@
 #include <yajl/yajl_parse.h>
 
 #include "buf.h"
+#include "bug.h"
 #include "codec.h"
 #include "instance.h"
 #include "instance_fields.h"
@@ -839,6 +840,8 @@ jctx_close(struct jctx *cx)
 			cx->inst = instance_builder_pack(&cx->ib, cx->now);
 		break;
 	case F_INSTANCE:
+		/* jctx_open pushes an F_INSTANCE under a parent only. */
+		HK_ASSERT(p != NULL);
 		/* {"instance":{...}}: the root's own object, finished there. */
 		if (p->kind == F_ROOT_INSTANCE)
 			break;
