@@ -238,7 +238,7 @@ agent_main(int argc, char **argv)
 				    "KEY=VALUE\n");
 				return (CLI_EXIT_USAGE);
 			}
-			k = xstrndup(optarg, eq - optarg);
+			k = xstrndup(optarg, (size_t)(eq - optarg));
 			xasprintf(&settings[n], "eureka.instance.metadata-map."
 			    "%s=%s", k, eq + 1);
 			free(k);

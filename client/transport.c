@@ -312,7 +312,7 @@ ev_stream_chunk_cb(struct evhttp_request *req, void *arg)
 		return;
 	}
 	while ((len = evbuffer_get_contiguous_space(in)) > 0) {
-		p = (char *)evbuffer_pullup(in, len);
+		p = (char *)evbuffer_pullup(in, (ev_ssize_t)len);
 		r->in_chunk = 1;
 		r->chunk(p, len, r->arg);
 		r->in_chunk = 0;

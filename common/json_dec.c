@@ -1012,7 +1012,7 @@ json_map_key_cb(void *arg, const unsigned char *s, size_t len)
 	/* A known key is plain ASCII: its own text, no copy or check. */
 	if ((kid = json_key_find((const char *)s, len)) != K_OTHER) {
 		cx->key = json_known_keys[kid];
-		cx->kid = kid;
+		cx->kid = (int)kid;
 		return (1);
 	}
 	return (jctx_other_key(cx, s, len));
@@ -1111,7 +1111,7 @@ json_surrogates_paired(const char *p, size_t len)
 		} else {
 			if ((bs = memchr(p + i, '\\', len - i)) == NULL)
 				break;
-			i = bs - p;
+			i = (size_t)(bs - p);
 		}
 		if (i + 1 >= len || p[i + 1] != 'u' || len - i < 6 ||
 		    (cp = json_hex4(p + i + 2)) < 0) {

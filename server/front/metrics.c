@@ -404,14 +404,16 @@ metrics_render_instances(struct metrics *m, struct buf *b)
 				buf_addf(b, "%s{application=", names[k]);
 				metrics_add_label(b, reg_app_name(app));
 				buf_addf(b, ",status=\"%s\"} %zu\n",
-				    instance_status_name(st), counts[st]);
+				    instance_status_name((enum instance_status)st),
+				    counts[st]);
 			}
 		}
 		for (st = 0; st < STATUS_COUNT; st++) {
 			if (other[st] > 0)
 				buf_addf(b, "%s{application=\"other\","
 				    "status=\"%s\"} %zu\n", names[k],
-				    instance_status_name(st), other[st]);
+				    instance_status_name((enum instance_status)st),
+				    other[st]);
 		}
 	}
 	if (napps > cap)
