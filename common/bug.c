@@ -83,11 +83,22 @@ bug_self_check(void)
 	return (__atomic_load_n(&bug_checks, __ATOMIC_RELAXED));
 }
 
-/* Whether the walker is due (bug.h: amortised to ~64 visits an op). */
+/*
+ * Whether the walker is due (bug.h): *left counts the operations down to
+ * the next walk, which then sets it to n/16, so walks cost some 16 entry
+ * visits an operation. (A modulus of the growing n would not do: when a
+ * structure grows by one entry an operation, ops / (n/16) stays nearly
+ * constant and the remainder hits 0 every few operations.)
+ */
 int
-bug_check_due(uint64_t *ops, size_t n)
+bug_check_due(uint64_t *left, size_t n)
 {
 	if (!bug_self_check())
 		return (0);
-	return ((*ops)++ % (n / 64 + 1) == 0);
+	if (*left > 0) {
+		(*left)--;
+		return (0);
+	}
+	*left = n / 16;
+	return (1);
 }

@@ -61,10 +61,19 @@ void	 bug_set_self_check(int);
 int	 bug_self_check(void);
 /*
  * Whether a walker over a structure of n entries is due after this
- * operation (*ops counts them): every time while n is small, every
- * n/64-th operation above, so a test's walks cost some 64 entry visits
- * per operation whatever its size. 0 whenever self-checks are off.
+ * operation (*left, zero at first, counts down to the next walk): every
+ * time while n is small, every n/16-th operation above, so a test's walks
+ * cost some 16 entry visits per operation whatever its size. 0 whenever
+ * self-checks are off.
  */
-int	 bug_check_due(uint64_t *ops, size_t n);
+int	 bug_check_due(uint64_t *left, size_t n);
+/*
+ * Declared first in a public operation: fn(&p) runs when the function
+ * returns, by whichever return (the cleanup attribute of GCC and clang).
+ * How a module runs its walker after each operation, when bug_check_due
+ * says so.
+ */
+#define HK_CHECK_AT_EXIT(type, fn, p)					\
+	type *hk_check_at_exit_ __attribute__((cleanup(fn), unused)) = (p)
 
 #endif

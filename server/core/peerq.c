@@ -380,7 +380,7 @@ peerq_self_check(struct peer_queue *q)
 {
 	char	*cause = NULL;
 
-	if (!bug_check_due(&q->check_ops, q->len))
+	if (!bug_check_due(&q->check_left, q->len))
 		return;
 	if (peerq_check(q, &cause) != 0)
 		fatalx("%s: %s", __func__, cause);

@@ -83,7 +83,7 @@ struct peer_queue {
 	size_t			  max;
 	size_t			  urgent;	/* tasks other than heartbeats */
 	struct peer_queue_stats	  stats;
-	uint64_t		  check_ops;	/* bug_check_due's count */
+	uint64_t		  check_left;	/* operations to the next walk */
 };
 #endif
 

@@ -27,14 +27,18 @@
 #include <sys/queue.h>
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "bug.h"
 #include "evict.h"
 #include "hash.h"
 #include "instance.h"
+#include "log.h"
 #include "registry.h"
 #include "xmalloc.h"
 
@@ -223,7 +227,18 @@ struct registry {
 	struct htab_scan	 tscan[5];	/* registry_foreach_table's */
 
 	struct registry_stats	 stats;
+	uint64_t		 check_left;	/* operations to the next walk */
+	unsigned		 op_depth;	/* public operations under way */
 };
+
+/*
+ * After each public operation, in the tests: the walk (bug.h). Only the
+ * outermost one's exit walks: an observer called in the middle of a
+ * change may call back (registry_get), and sees it half done.
+ */
+#define REGISTRY_CHECKED(reg)						\
+	HK_CHECK_AT_EXIT(struct registry, registry_self_check,		\
+	    registry_enter(reg))
 
 static uint64_t	registry_key_hash(uint64_t, uint64_t);
 static void	reg_key_set(struct reg_key *, const char *, const char *);
@@ -285,6 +300,17 @@ static int	registry_is_future(const struct registry *, int64_t,
 static int	registry_copy_cmp(const struct instance *,
 		    const struct instance *);
 static void	app_append(struct application *, struct instance *);
+static int	rcheck_fail(char **, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+static int	rcheck_ptr_cmp(const void *, const void *);
+static size_t	rcheck_occurs(struct lease **, size_t, const struct lease *);
+static int	rcheck_lease(const struct registry *, const struct reg_app *,
+		    size_t, struct lease **, size_t, char **);
+static int	rcheck_queue(const struct registry *, struct lease **,
+		    char **);
+static int	rcheck_side_tables(const struct registry *, char **);
+static struct registry *registry_enter(struct registry *);
+static void	registry_self_check(struct registry **);
 
 /* Eureka's server defaults (§8.1) plus heureka's bounds. */
 void
@@ -1254,6 +1280,7 @@ enum registry_rc
 registry_register(struct registry *reg, struct instance *in, int replicated,
     struct hk_time now)
 {
+	REGISTRY_CHECKED(reg);
 	if (in == NULL)
 		return (REG_INVALID);
 	return (registry_do_register(reg, in, replicated, REG_EV_REGISTER,
@@ -1272,6 +1299,7 @@ registry_renew(struct registry *reg, const char *app, const char *id,
 	struct lease		*l;
 	enum instance_status	 st;
 	int64_t			 stored;
+	REGISTRY_CHECKED(reg);
 
 	if (conflict != NULL)
 		*conflict = NULL;
@@ -1410,6 +1438,7 @@ registry_cancel(struct registry *reg, const char *app, const char *id,
 	struct reg_key	 k;
 	char		*up;
 	int64_t		 ts;
+	REGISTRY_CHECKED(reg);
 
 	if (app == NULL || id == NULL)
 		return (REG_INVALID);
@@ -1454,6 +1483,7 @@ registry_status_update(struct registry *reg, const char *app, const char *id,
 {
 	struct lease	*l;
 	struct instance	*in;
+	REGISTRY_CHECKED(reg);
 
 	if (app == NULL || id == NULL || (unsigned)st >= STATUS_COUNT)
 		return (REG_INVALID);
@@ -1497,6 +1527,7 @@ registry_delete_override(struct registry *reg, const char *app,
 {
 	struct lease	*l;
 	struct instance	*in;
+	REGISTRY_CHECKED(reg);
 
 	if (app == NULL || id == NULL || (unsigned)st >= STATUS_COUNT)
 		return (REG_INVALID);
@@ -1538,6 +1569,7 @@ registry_update_metadata(struct registry *reg, const char *app,
 	struct lease	*l;
 	struct instance	*tmp, *merged;
 	size_t		 i, added = 0, size, old;
+	REGISTRY_CHECKED(reg);
 
 	if (app == NULL || id == NULL || kv == NULL)
 		return (REG_INVALID);
@@ -1590,6 +1622,7 @@ registry_set_override(struct registry *reg, const char *id,
     enum instance_status st, int64_t now)
 {
 	struct lease	*l;
+	REGISTRY_CHECKED(reg);
 
 	if (id == NULL || st == STATUS_UNKNOWN || (unsigned)st >= STATUS_COUNT)
 		return;
@@ -1608,6 +1641,7 @@ registry_get(struct registry *reg, const char *app, const char *id,
     int64_t now)
 {
 	struct lease	*l;
+	REGISTRY_CHECKED(reg);
 
 	if ((l = registry_visible(reg, app, id, now)) == NULL)
 		return (NULL);
@@ -1620,6 +1654,7 @@ registry_find_id(struct registry *reg, const char *id, int64_t now)
 {
 	struct lease	*l;
 	int		 hide;
+	REGISTRY_CHECKED(reg);
 
 	if (id == NULL)
 		return (NULL);
@@ -1637,6 +1672,7 @@ enum instance_status
 registry_override(struct registry *reg, const char *id, int64_t now)
 {
 	struct override	*o;
+	REGISTRY_CHECKED(reg);
 
 	if (id == NULL || (o = override_find(reg, id, now, 1)) == NULL)
 		return (STATUS_UNKNOWN);
@@ -1650,6 +1686,7 @@ registry_foreach_override(struct registry *reg,
     int64_t now)
 {
 	struct override	*o;
+	REGISTRY_CHECKED(reg);
 
 	override_purge(reg, now);
 	TAILQ_FOREACH(o, &reg->override_lru, entry) {
@@ -1801,6 +1838,7 @@ registry_delta(struct registry *reg, int64_t now)
 	size_t			 *heads, *next, *gheads, *gnext, nb, i, j, k;
 	char			 *win;
 	uint64_t		  h;
+	REGISTRY_CHECKED(reg);
 
 	(void)now;
 	if (reg->qn == 0)
@@ -2042,6 +2080,7 @@ registry_dwalk_step(const struct registry *reg, struct reg_dwalk *w,
 void
 registry_purge_deltas(struct registry *reg, int64_t now)
 {
+	REGISTRY_CHECKED(reg);
 	(void)registry_purge_deltas_step(reg, now, SIZE_MAX);
 }
 
@@ -2055,6 +2094,7 @@ registry_purge_deltas_step(struct registry *reg, int64_t now, size_t max)
 {
 	struct tombstone	*t;
 	size_t			 done = 0;
+	REGISTRY_CHECKED(reg);
 
 	while (reg->qn > 0 &&
 	    reg->q[reg->qhead].ts < now - reg->conf.retention_ms) {
@@ -2105,6 +2145,7 @@ registry_bytes(const struct registry *reg)
 void
 registry_set_external_bytes(struct registry *reg, size_t n)
 {
+	REGISTRY_CHECKED(reg);
 	reg->ext_bytes = n;
 }
 
@@ -2125,6 +2166,7 @@ registry_vip(struct registry *reg, const char *vip, int secure)
 	const struct instance	*in;
 	const char		*list;
 	size_t			 i, j;
+	REGISTRY_CHECKED(reg);
 
 	if (vip == NULL)
 		goto out;
@@ -2162,6 +2204,7 @@ out:
 void
 registry_open_for_traffic(struct registry *reg, int count, int64_t now)
 {
+	REGISTRY_CHECKED(reg);
 	(void)now;
 	evict_open_for_traffic(&reg->ev, count);
 }
@@ -2189,6 +2232,7 @@ registry_evict_step(struct registry *reg, struct hk_time now, size_t max,
 	struct reg_app		*a;
 	struct lease		*l;
 	size_t			 done = 0, left;
+	REGISTRY_CHECKED(reg);
 
 	*evicted = 0;
 	if (!es->busy) {
@@ -2253,6 +2297,7 @@ int
 registry_evict(struct registry *reg, struct hk_time now)
 {
 	int	n;
+	REGISTRY_CHECKED(reg);
 
 	reg->evs.busy = 0;
 	(void)registry_evict_step(reg, now, SIZE_MAX, &n);
@@ -2263,6 +2308,7 @@ registry_evict(struct registry *reg, struct hk_time now)
 void
 registry_tick_minute(struct registry *reg, int64_t now)
 {
+	REGISTRY_CHECKED(reg);
 	(void)now;
 	evict_tick_minute(&reg->ev);
 }
@@ -2352,6 +2398,7 @@ registry_tombstone(struct registry *reg, const char *app, const char *id,
 {
 	struct tombstone	*t;
 	struct reg_key		 k;
+	REGISTRY_CHECKED(reg);
 
 	if (app == NULL || id == NULL)
 		return (0);
@@ -2483,6 +2530,7 @@ registry_reconcile(struct registry *reg, const struct instance *r,
 	struct lease		*l;
 	struct tombstone	*t;
 	struct reg_key		 k;
+	REGISTRY_CHECKED(reg);
 
 	if (cancel_ts != NULL)
 		*cancel_ts = 0;
@@ -2511,6 +2559,7 @@ enum registry_rc
 registry_adopt(struct registry *reg, struct instance *r, struct hk_time now)
 {
 	const char	*id;
+	REGISTRY_CHECKED(reg);
 
 	if (r == NULL || r->app == NULL) {
 		instance_free(r);
@@ -2559,4 +2608,309 @@ registry_lease_expired(const struct instance *in, int64_t extra, int64_t now)
 	last = li->last_renewal_ts == li->registration_ts ?
 	    li->registration_ts : li->last_renewal_ts - dur;
 	return (now > last + dur + extra);
+}
+
+/* ------------------------------------------------------------------ */
+/* The walker: every counter and index checked against the structures. */
+
+/* Record the first breach the walk finds; -1. */
+static int
+rcheck_fail(char **cause, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*msg;
+
+	va_start(ap, fmt);
+	xvasprintf(&msg, fmt, ap);
+	va_end(ap);
+	xasprintf(cause, "registry: %s", msg);
+	free(msg);
+	return (-1);
+}
+
+/* Order of lease pointers, for counting the queue's references. */
+static int
+rcheck_ptr_cmp(const void *a, const void *b)
+{
+	uintptr_t	x = (uintptr_t)*(struct lease *const *)a;
+	uintptr_t	y = (uintptr_t)*(struct lease *const *)b;
+
+	return (x < y ? -1 : x > y);
+}
+
+/* How many times l is in the sorted v[n]. */
+static size_t
+rcheck_occurs(struct lease **v, size_t n, const struct lease *l)
+{
+	size_t	lo = 0, hi = n, mid, k = 0;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if ((uintptr_t)v[mid] < (uintptr_t)l)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo + k < n && v[lo + k] == l)
+		k++;
+	return (k);
+}
+
+/* One registered lease of app a, at position j. */
+static int
+rcheck_lease(const struct registry *reg, const struct reg_app *a, size_t j,
+    struct lease **qv, size_t qn, char **cause)
+{
+	const struct lease	*l = a->leases[j];
+	const char		*id;
+	struct reg_key		 k;
+
+	if (l == NULL || l->inst == NULL)
+		return (rcheck_fail(cause, "%s[%zu]: no lease or instance",
+		    a->name, j));
+	id = lease_id(l);
+	if (l->idx != j)
+		return (rcheck_fail(cause, "%s/%s: idx %u at position %zu",
+		    a->name, id, l->idx, j));
+	if (l->app != a)
+		return (rcheck_fail(cause, "%s/%s: lease names another app",
+		    a->name, id));
+	if ((unsigned)l->inst->status >= STATUS_COUNT)
+		return (rcheck_fail(cause, "%s/%s: status %d", a->name, id,
+		    (int)l->inst->status));
+	if (l->duration_secs <= 0)
+		return (rcheck_fail(cause, "%s/%s: duration %d", a->name, id,
+		    (int)l->duration_secs));
+	if (l->app_hash != a->node.hash || l->id_hash != hash_str(id))
+		return (rcheck_fail(cause, "%s/%s: stale key hashes", a->name,
+		    id));
+	if (l->refs != 1 + rcheck_occurs(qv, qn, l))
+		return (rcheck_fail(cause, "%s/%s: refs %u, held %zu times",
+		    a->name, id, l->refs, 1 + rcheck_occurs(qv, qn, l)));
+	if (l->bytes != lease_cost(l))
+		return (rcheck_fail(cause, "%s/%s: bytes %zu, costs %zu",
+		    a->name, id, l->bytes, lease_cost(l)));
+	k.app = a->name;
+	k.id = id;
+	k.ah = l->app_hash;
+	k.ih = l->id_hash;
+	if (lease_find(reg, &k) != l)
+		return (rcheck_fail(cause, "%s/%s: the lease index does not "
+		    "find it", a->name, id));
+	/*
+	 * The id index: l heads its id's chain (and the index finds it
+	 * there) or follows a lease of the same id that links back to it.
+	 * registry_check walks each chain once from its head.
+	 */
+	if (l->id_prev == NULL) {
+		if (id_first(reg, id, l->id_hash) != l)
+			return (rcheck_fail(cause, "%s/%s: heads no chain the id "
+			    "index finds", a->name, id));
+	} else if (l->id_prev->id_next != l ||
+	    strcmp(lease_id(l->id_prev), id) != 0)
+		return (rcheck_fail(cause, "%s/%s: id chain link broken",
+		    a->name, id));
+	if (l->id_next != NULL && l->id_next->id_prev != l)
+		return (rcheck_fail(cause, "%s/%s: id chain back link broken",
+		    a->name, id));
+	return (0);
+}
+
+/* The delta queue: bounds, and what its cancelled leases hold. */
+static int
+rcheck_queue(const struct registry *reg, struct lease **qv, char **cause)
+{
+	const struct lease	*l;
+	size_t			 i, qbytes = 0;
+
+	if ((reg->q == NULL) != (reg->qcap == 0))
+		return (rcheck_fail(cause, "queue array and qcap %zu disagree",
+		    reg->qcap));
+	if (reg->qn > reg->qcap || (reg->qcap > 0 && reg->qhead >= reg->qcap))
+		return (rcheck_fail(cause, "queue qn %zu, qhead %zu, qcap %zu",
+		    reg->qn, reg->qhead, reg->qcap));
+	if (reg->qcap > reg->qmax)
+		return (rcheck_fail(cause, "queue qcap %zu over qmax %zu",
+		    reg->qcap, reg->qmax));
+	for (i = 0; i < reg->qn; i++) {
+		qv[i] = reg->q[(reg->qhead + i) % reg->qcap].lease;
+		if (qv[i] == NULL || qv[i]->inst == NULL)
+			return (rcheck_fail(cause, "queue entry %zu empty", i));
+	}
+	qsort(qv, reg->qn, sizeof *qv, rcheck_ptr_cmp);
+	for (i = 0; i < reg->qn; i++) {
+		l = qv[i];
+		if (i > 0 && qv[i - 1] == l)
+			continue;
+		if (l->app != NULL)
+			continue;	/* registered: rcheck_lease's */
+		if (l->refs != rcheck_occurs(qv, reg->qn, l))
+			return (rcheck_fail(cause, "cancelled %s: refs %u, "
+			    "queued %zu times", lease_id(l), l->refs,
+			    rcheck_occurs(qv, reg->qn, l)));
+		qbytes += l->bytes;
+	}
+	if (qbytes != reg->qbytes)
+		return (rcheck_fail(cause, "qbytes %zu, its cancelled leases "
+		    "hold %zu", reg->qbytes, qbytes));
+	return (0);
+}
+
+/* Overrides and tombstones: table, list and count agree. */
+static int
+rcheck_side_tables(const struct registry *reg, char **cause)
+{
+	const struct override	*o;
+	const struct tombstone	*t;
+	size_t			 n = 0;
+
+	TAILQ_FOREACH(o, &reg->override_lru, entry) {
+		if ((unsigned)o->status >= STATUS_COUNT ||
+		    o->node.hash != hash_str(o->id))
+			return (rcheck_fail(cause, "override %s: status %d or "
+			    "hash", o->id, (int)o->status));
+		n++;
+	}
+	if (n != reg->noverrides || htab_count(&reg->override_tab) != n)
+		return (rcheck_fail(cause, "overrides: %zu listed, noverrides "
+		    "%zu, table %zu", n, reg->noverrides,
+		    htab_count(&reg->override_tab)));
+	n = 0;
+	TAILQ_FOREACH(t, &reg->tomb_fifo, entry) {
+		if (t->node.hash != registry_key_hash(hash_str_upper(t->app),
+		    hash_str(t->id)))
+			return (rcheck_fail(cause, "tombstone %s/%s hashed "
+			    "under another key", t->app, t->id));
+		n++;
+	}
+	if (n != reg->ntombs || htab_count(&reg->tomb_tab) != n)
+		return (rcheck_fail(cause, "tombstones: %zu listed, ntombs "
+		    "%zu, table %zu", n, reg->ntombs,
+		    htab_count(&reg->tomb_tab)));
+	return (0);
+}
+
+/* Walk the registry; 0 when every counter and index holds (registry.h). */
+int
+registry_check(const struct registry *reg, char **cause)
+{
+	const struct reg_app	*a;
+	const struct lease	*f;
+	struct lease		**qv;
+	size_t			 i, j, size = 0, bytes = 0, heads = 0;
+	size_t			 chained = 0;
+	size_t			 uncounted = 0;
+	size_t			 counts[STATUS_COUNT] = { 0 };
+	size_t			 acounts[STATUS_COUNT];
+	int			 rc = -1, s;
+
+	*cause = NULL;
+	qv = xreallocarray(NULL, reg->qn + 1, sizeof *qv);
+	if (rcheck_queue(reg, qv, cause) != 0)
+		goto out;
+	if (reg->napps > reg->capapps ||
+	    htab_count(&reg->app_tab) != reg->napps) {
+		rcheck_fail(cause, "napps %zu, capapps %zu, table %zu",
+		    reg->napps, reg->capapps, htab_count(&reg->app_tab));
+		goto out;
+	}
+	for (i = 0; i < reg->napps; i++) {
+		a = reg->apps[i];
+		if (a == NULL || a->idx != i || a->n == 0 || a->n > a->cap ||
+		    registry_app_find_hashed(reg, a->name,
+		    hash_str_upper(a->name)) != a) {
+			rcheck_fail(cause, "app at %zu: idx, size or table "
+			    "entry wrong", i);
+			goto out;
+		}
+		memset(acounts, 0, sizeof acounts);
+		for (j = 0; j < a->n; j++) {
+			if (rcheck_lease(reg, a, j, qv, reg->qn, cause) != 0)
+				goto out;
+			acounts[a->leases[j]->inst->status]++;
+			bytes += a->leases[j]->bytes;
+			uncounted += a->leases[j]->uncounted;
+			if (a->leases[j]->id_prev != NULL)
+				continue;
+			heads++;
+			for (f = a->leases[j]; f != NULL &&
+			    chained <= reg->size; f = f->id_next)
+				chained++;
+		}
+		for (s = 0; s < STATUS_COUNT; s++) {
+			if (acounts[s] != a->counts[s]) {
+				rcheck_fail(cause, "%s: %zu %s counted, %zu "
+				    "held", a->name, a->counts[s],
+				    instance_status_name(s), acounts[s]);
+				goto out;
+			}
+			counts[s] += acounts[s];
+		}
+		size += a->n;
+	}
+	if (size != reg->size || hidx_count(&reg->lease_idx) != size) {
+		rcheck_fail(cause, "size %zu, leases %zu, lease index %zu",
+		    reg->size, size, hidx_count(&reg->lease_idx));
+		goto out;
+	}
+	for (s = 0; s < STATUS_COUNT; s++) {
+		if (counts[s] != reg->counts[s]) {
+			rcheck_fail(cause, "%zu %s counted, %zu held",
+			    reg->counts[s], instance_status_name(s),
+			    counts[s]);
+			goto out;
+		}
+	}
+	if (chained != size) {
+		rcheck_fail(cause, "id chains hold %zu leases, %zu registered",
+		    chained, size);
+		goto out;
+	}
+	if (hidx_count(&reg->id_idx) != heads) {
+		rcheck_fail(cause, "id index holds %zu, %zu ids registered",
+		    hidx_count(&reg->id_idx), heads);
+		goto out;
+	}
+	if (bytes != reg->bytes) {
+		rcheck_fail(cause, "bytes %zu, its leases hold %zu",
+		    reg->bytes, bytes);
+		goto out;
+	}
+	if ((size_t)reg->ev.uncounted != uncounted) {
+		rcheck_fail(cause, "evict counts %d uncounted leases, %zu "
+		    "registered", reg->ev.uncounted, uncounted);
+		goto out;
+	}
+	if (rcheck_side_tables(reg, cause) != 0)
+		goto out;
+	rc = 0;
+out:
+	free(qv);
+	return (rc);
+}
+
+/* A public operation begins (REGISTRY_CHECKED). */
+static struct registry *
+registry_enter(struct registry *reg)
+{
+	reg->op_depth++;
+	return (reg);
+}
+
+/*
+ * A public operation ends: the outermost runs the walk when due; a breach
+ * is fatal (the tests' mode).
+ */
+static void
+registry_self_check(struct registry **regp)
+{
+	struct registry	*reg = *regp;
+	char		*cause = NULL;
+
+	if (--reg->op_depth > 0)
+		return;
+	if (!bug_check_due(&reg->check_left, reg->size + reg->qn))
+		return;
+	if (registry_check(reg, &cause) != 0)
+		fatalx("%s: %s", __func__, cause);
 }
