@@ -8,7 +8,7 @@
  * struct hk_transport and struct hk_sched (internal.h), so the unit test
  * drives it with a fake server and a hand-moved clock; transport.c provides
  * the real ones over libevent. When the server offers the watch stream
- * (README, "Watch and leader") the client follows it after its first full
+ * (docs/api.md, "Watch and leader") the client follows it after its first full
  * fetch and applies each event to its copy at once; the polls stay as the
  * safety net.
  *

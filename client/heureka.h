@@ -171,7 +171,7 @@ struct heureka_instance *heureka_client_next_up(struct heureka_client *,
 	    const char *app);
 /*
  * The leader of app in the local copy (no I/O): the same rule as
- * heurekad's GET {base}heureka/apps/{app}/leader (README, "Watch and
+ * heurekad's GET {base}heureka/apps/{app}/leader (docs/api.md, "Watch and
  * leader"); a copy to free, NULL if app has no UP instance.
  */
 struct heureka_instance *heureka_client_leader(struct heureka_client *,

@@ -1,7 +1,7 @@
 /*
  * sse.c: a reader of text/event-stream bodies (the server's watch stream,
- * README "Watch and leader"; internal.h). Bytes come in pieces of any size;
- * they are cut into lines (LF or CRLF), each line bounded, and the event:,
+ * docs/api.md, "Watch and leader"; internal.h). Bytes come in pieces of
+ * any size; they are cut into lines (LF or CRLF), each line bounded, and the event:,
  * id: and data: fields of a frame are collected until its blank line, when
  * the whole frame is handed to the caller. Comment lines (keep-alives) and
  * unknown fields are ignored; a line or a frame's data over the bound is

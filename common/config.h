@@ -113,7 +113,7 @@ struct config {
 	char		*log_format;			/* "text" */
 	char		*access_log;			/* null: off */
 
-	/* spring.security.*, heureka.security.* (README "Security") */
+	/* spring.security.*, heureka.security.* (docs/security.md) */
 	char		*security_user_name;		/* "user" */
 	char		*security_user_password;	/* null: security off */
 	char		*security_user_password_file;

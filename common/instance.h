@@ -291,7 +291,7 @@ int	 utf8_valid_n(const char *, size_t);	/* n bytes, NUL is a byte */
 int	 instance_name_ok(const char *, size_t);
 
 /*
- * The leader rule (README, "Watch and leader"), shared by heurekad and
+ * The leader rule (docs/api.md, "Watch and leader"), shared by heurekad and
  * libheureka: a pinned instance (INSTANCE_LEADER_PIN_KEY holds the pin's
  * ms, "" once released) before an unpinned one, the newer pin first; else
  * the older lease.registrationTimestamp; the smaller instance id last.

@@ -25,7 +25,7 @@
 #include "hash.h"
 #include "gate.h"
 #include "log.h"
-#include "replicate.h"
+#include "peers.h"
 #include "server.h"
 #include "xmalloc.h"
 

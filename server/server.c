@@ -44,6 +44,7 @@
 #include "ext.h"
 #include "ops.h"
 #include "ratelimit.h"
+#include "peers.h"
 #include "registry.h"
 #include "replicate.h"
 #include "rest.h"
@@ -204,7 +205,9 @@ server_free(struct server *s)
 	rest_free(s->rest);
 	airlift_free(s->airlift);
 	ext_free(s->ext);
-	peers_free(s->peers);
+	peers_free(s->peers);	/* first: its observers drop their state */
+	sync_free(s->sync);
+	replicate_free(s->repl);
 	if (s->http != NULL)
 		evhttp_free(s->http);
 	if (s->plain_http != NULL)
@@ -553,12 +556,16 @@ server_listen(struct server *s, char **cause)
 	    server_listen_plain(s, cause) != 0)
 		return (-1);
 	if ((s->peers = peers_new(&(struct peers_deps){ s->base, s->conf,
-	    s->reg, s->gate, s->hostname, s->port }, cause)) == NULL) {
+	    s->hostname, s->port }, cause)) == NULL) {
 		errno = EINVAL;		/* heureka.peer.ssl.*: exit 78 */
 		return (-1);
 	}
+	s->repl = replicate_new(&(struct replicate_deps){ s->base, s->conf,
+	    s->reg, s->peers });
+	s->sync = sync_new(&(struct sync_deps){ s->base, s->conf, s->reg,
+	    s->gate, s->peers, s->repl });
 	s->ext = ext_new(&(struct ext_deps){ s->reg, s->gate, s->peers,
-	    s->conf, &s->looplag });
+	    s->sync, s->conf, &s->looplag });
 	s->rest = rest_new(&(struct rest_deps){ .reg = s->reg,
 	    .cache = s->cache, .gate = s->gate, .conf = s->conf,
 	    .access = s->access, .register_rl = s->register_rl,
@@ -775,7 +782,7 @@ server_start(struct server *s)
 	s->history_ev = server_timer(s, cf->dashboard_history_interval_ms,
 	    server_history_cb);
 	dashboard_history_tick(s->dashboard, clock_now());
-	peers_start(s->peers, clock_now());
+	sync_start(s->sync, clock_now());
 }
 
 /*
@@ -793,7 +800,7 @@ server_run(struct server *s)
 	for (;;) {
 		rc = event_base_loop(s->base, EVLOOP_ONCE);
 		/* Big dead bodies go back a piece a turn (cache_reap). */
-		(void)cache_reap(CACHE_REAP_BYTES);
+		(void)cache_reap(s->cache, CACHE_REAP_BYTES);
 		cpu = clock_thread_cpu_us();
 		looplag_turn(&s->looplag, cpu - cpu0);
 		cpu0 = cpu;

@@ -22,6 +22,8 @@ struct cache;
 struct dashboard;
 struct ops;
 struct peers;
+struct replicate;
+struct sync;
 struct ext;
 struct metrics;
 struct ratelimit;
@@ -37,7 +39,9 @@ struct server {
 	struct config		*conf;		/* owned by main */
 	struct registry		*reg;
 	struct cache		*cache;
-	struct peers		*peers;
+	struct peers		*peers;		/* the list, connections */
+	struct replicate	*repl;		/* batches to the peers */
+	struct sync		*sync;		/* start-up sync, anti-entropy */
 	struct ext		*ext;		/* {base}heureka/ */
 	struct metrics		*metrics;
 	struct ratelimit	*register_rl;	/* per client address */

@@ -170,12 +170,21 @@ void		 cache_body_foreach_seg(const struct cache_body *,
 void		 cache_seg_unref(struct cache_seg *);
 /*
  * Dead blobs of 16 MiB or more are freed a piece at a time: give back at
- * most max bytes of them (the loop calls this once a turn; freeing a
- * gigabyte at once is a 100 ms stall); 1 while some remain. cache_bytes
- * counts them until they are gone. With no cache left they go at once.
+ * most max bytes of the cache's (the loop calls this once a turn; freeing
+ * a gigabyte at once is a 100 ms stall); 1 while some remain. cache_bytes
+ * counts them until they are gone. Once the cache is freed, its blobs
+ * still in flight go at once when their last reference does.
  */
 #define CACHE_REAP_BYTES	(64 * 1024 * 1024)	/* per loop turn */
-int		 cache_reap(size_t max);
+int		 cache_reap(struct cache *, size_t max);
+/*
+ * A cache's byte count and reaper outlive it while bodies it made are in
+ * flight: hold a reference to read cache_reaper_bytes() after
+ * cache_free() (tests), release it when done.
+ */
+struct cache_reaper *cache_reaper_hold(struct cache *);
+size_t		 cache_reaper_bytes(const struct cache_reaper *);
+void		 cache_reaper_release(struct cache_reaper *);
 /* Copy the whole body out (tests). Caller frees. */
 char		*cache_body_copy(const struct cache_body *, size_t *);
 

@@ -10,7 +10,7 @@
  * take `mono`, monotonic ms. Leases, eviction, retention, override expiry
  * and tombstone lifetime never look at the wall clock.
  *
- * Which copy wins (README, Cluster): every decision compares times the
+ * Which copy wins (docs/cluster.md): every decision compares times the
  * origin stamped and replication carries unchanged: lastDirtyTimestamp,
  * then lastUpdatedTimestamp (stamped by the node that took the change from
  * a client or operator, kept as carried by replicated registrations and
@@ -199,7 +199,7 @@ void		 registry_set_override(struct registry *, const char *id,
 		     enum instance_status, int64_t mono);
 
 /*
- * Anti-entropy (README, Cluster), loop-free. registry_reconcile() decides
+ * Anti-entropy (docs/cluster.md), loop-free. registry_reconcile() decides
  * what to do with a peer's copy: adopt it (newer by origin times, or we
  * hold none and no tombstone covers it), keep ours, or answer the peer
  * with a Cancel (*cancel_ts: our tombstone's time) because a tombstone

@@ -1,6 +1,6 @@
 /*
- * syncpage.h: one page of a registry pull (GET heureka/apps, README,
- * Cluster). A pull walks the registry in a fixed order that every node
+ * syncpage.h: one page of a registry pull (GET heureka/apps,
+ * docs/cluster.md). A pull walks the registry in a fixed order that every node
  * computes the same way and that no change can reshuffle: applications by
  * (digest_app_key(name), name), then an application's live leases by
  * instance id (strcmp). A cursor is the last (app, id) sent; a page holds

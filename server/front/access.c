@@ -1,5 +1,5 @@
 /*
- * access.c: the one access check of heurekad (README "Security").
+ * access.c: the one access check of heurekad (docs/security.md).
  *
  * A request is open (the /health probes, so orchestrators can probe a
  * secured server), a read (every GET or HEAD: registry fetches, the

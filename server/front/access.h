@@ -1,5 +1,5 @@
 /*
- * access.h: who may do what (README "Security"). Every request is put in
+ * access.h: who may do what (docs/security.md). Every request is put in
  * one of four kinds (open, read, write, peer) by access_classify and
  * judged once, in rest.c's dispatcher, by access_check, before any
  * handler runs: nothing in the registry changes on a refusal.

@@ -4,7 +4,7 @@
  * every peer, sync at start-up, take part in anti-entropy and show in
  * /metrics and on the dashboard exactly as Eureka leases do.
  *
- * The mapping (README, "airlift / Trino discovery"):
+ * The mapping (docs/airlift.md):
  *  - an announced service is an instance of the application
  *    AIRLIFT-<TYPE upper-cased>; its id is "<nodeId>:<serviceId>" (a static
  *    announcement's is "static:<id>"), so two nodes never share an id;

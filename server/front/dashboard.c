@@ -42,7 +42,7 @@
 #include "history.h"
 #include "leader.h"
 #include "ops.h"
-#include "replicate.h"
+#include "peers.h"
 #include "registry.h"
 
 /* PACKAGE_VERSION: autoconf's header, named so it cannot shadow ours. */

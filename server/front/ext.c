@@ -24,8 +24,8 @@
 #include "instance.h"
 #include "json.h"
 #include "looplag.h"
+#include "peers.h"
 #include "registry.h"
-#include "replicate.h"
 #include "sync.h"
 #include "syncpage.h"
 #include "xmalloc.h"
@@ -210,13 +210,13 @@ ext_stats(struct ext *x, struct evhttp_request *req)
 	size_t			 i, n = peers_count(x->d.peers);
 
 	buf_init(&b, 0);
-	peers_sync_result(x->d.peers, &sync_count, &sync_ms);
+	sync_result(x->d.sync, &sync_count, &sync_ms);
 	buf_addf(&b, "{\"ready\":%s,\"syncCount\":%d,\"syncMs\":%lld,"
 	    "\"peers\":[", gate_is_ready(x->d.gate) ? "true" : "false",
 	    sync_count, (long long)sync_ms);
 	for (i = 0; i < n; i++) {
 		peers_info(x->d.peers, i, &pi);
-		peers_sync_stats(x->d.peers, i, &st);
+		sync_stats(x->d.sync, i, &st);
 		items += pi.items_sent;
 		batches += pi.batches_sent;
 		if (i > 0)
@@ -308,7 +308,7 @@ ext_http(struct ext *x, struct evhttp_request *req, const char *rest)
 		 * while the first computation of a large registry is spread
 		 * over turns, a 503 tells the peer to ask next round.
 		 */
-		if (!peers_digest_current(x->d.peers, now.mono_ms, hex, bhex,
+		if (!sync_digest_current(x->d.sync, now.mono_ms, hex, bhex,
 		    &n)) {
 			buf_adds(&b, "{\"error\":\"digest being computed\"}");
 			ext_reply(req, 503, &b);

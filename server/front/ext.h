@@ -1,6 +1,6 @@
 /*
- * ext.h: heureka's extension endpoints under {base}heureka/ (README,
- * Cluster): GET heureka/digest and heureka/apps, which peers use for
+ * ext.h: heureka's extension endpoints under {base}heureka/
+ * (docs/cluster.md): GET heureka/digest and heureka/apps, which peers use for
  * anti-entropy and the start-up sync, both gated as GET apps is (§6.4),
  * and GET heureka/stats, the replication counters and the loop's stall
  * figures (looplag.h). Other paths are 404.
@@ -18,12 +18,14 @@ struct gate;
 struct looplag;
 struct peers;
 struct registry;
+struct sync;
 
 /* What the endpoints read, borrowed for the object's lifetime. */
 struct ext_deps {
 	struct registry		*reg;
 	const struct gate	*gate;
-	const struct peers	*peers;		/* and its digest cache */
+	const struct peers	*peers;
+	const struct sync	*sync;		/* and its digest cache */
 	const struct config	*conf;
 	const struct looplag	*looplag;	/* NULL: no "loop" in stats */
 };

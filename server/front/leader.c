@@ -1,5 +1,5 @@
 /*
- * leader.c: the leader rule and its REST face (README, "Watch and
+ * leader.c: the leader rule and its REST face (docs/api.md, "Watch and
  * leader"). The rule reads only what replication carries unchanged (the
  * instance id, status, registrationTimestamp as the origin stamped it and
  * the LEADER_PIN_KEY metadata), so every converged peer names the same

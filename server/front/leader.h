@@ -1,5 +1,5 @@
 /*
- * leader.h: one leader per application (README, "Watch and leader").
+ * leader.h: one leader per application (docs/api.md, "Watch and leader").
  *
  * The leader is computed from the replicated copies every peer holds, so
  * converged peers agree (the watch keeps it between events, as the same

@@ -25,7 +25,7 @@
 #include "cache.h"
 #include "looplag.h"
 #include "metrics.h"
-#include "replicate.h"
+#include "peers.h"
 #include "registry.h"
 
 /*

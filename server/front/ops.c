@@ -36,7 +36,7 @@
 
 #include "metrics.h"
 #include "ops.h"
-#include "replicate.h"
+#include "peers.h"
 
 /* PACKAGE_VERSION: autoconf's header, named so it cannot shadow ours. */
 #include "heureka-config.h"

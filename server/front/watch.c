@@ -1,5 +1,5 @@
 /*
- * watch.c: the watch stream (README, "Watch and leader"; watch.h).
+ * watch.c: the watch stream (docs/api.md, "Watch and leader"; watch.h).
  *
  * One registry observer makes each event once, as the text of an SSE
  * frame, keeps it in a ring of the last heureka.watch.window frames and

@@ -1,6 +1,6 @@
 /*
  * watch.h: the watch stream, GET {base}heureka/watch[?app=APP], as
- * Server-Sent Events (README, "Watch and leader").
+ * Server-Sent Events (docs/api.md, "Watch and leader").
  *
  * A registry observer turns every change (local or replicated; not
  * heartbeats) into one event, `event: ADDED|MODIFIED|DELETED|LEADER`,

@@ -1,7 +1,8 @@
 /*
  * sync.c: start-up sync and anti-entropy on the server's event loop
  * (sync.h); every decision is taken by server/core/syncrule.c, this file
- * makes the requests and acts on the answers.
+ * makes the requests (on the peers' control connections, peers.h) and
+ * acts on the answers; a cancel it finds goes out through replicate.h.
  *
  * Start-up sync (§6.4) asks every peer for its registry at once, a page
  * at a time (syncpage.h; a Java peer's GET apps/ is one page), and is
@@ -56,47 +57,105 @@
 #include "instance.h"
 #include "json.h"
 #include "log.h"
-#include "peers_int.h"
+#include "peerq.h"
+#include "peers.h"
 #include "registry.h"
+#include "replicate.h"
 #include "sync.h"
 #include "syncpage.h"
 #include "syncrule.h"
 #include "xmalloc.h"
 
-static void	peers_dg_arm(struct event *, int64_t);
-static void	peer_ctl_get(struct peer *, enum sync_kind, int,
+/* One sync or anti-entropy request in flight. */
+struct sync_ctl {
+	struct sync_peer	*sp;
+	enum sync_kind		 kind;
+	int			 java;		/* fell back to GET apps/ */
+	int			 timed_out;
+	char			*query;		/* a page's query, or NULL */
+};
+
+/* The sync's state of one peer (its slot). */
+struct sync_peer {
+	struct sync		*s;
+	struct peer		*p;
+	struct sync_ctl		*ctl;
+	int			 no_ae;		/* peer lacks the extension */
+	int			 ae_mismatch;	/* digest rounds that differed */
+	uint64_t		 pull_buckets;	/* of the pull under way */
+	unsigned		 pull_pages;	/* pages of it so far */
+	size_t			 pull_adopted;	/* instances they gave */
+	uint64_t		 ae_rounds;
+	uint64_t		 ae_pulls;
+	uint64_t		 ae_adopted;
+	uint64_t		 ae_cancels;
+	uint64_t		 ae_pages;	/* pages pulled */
+	uint64_t		 ae_apps;	/* applications they held */
+	uint64_t		 ae_instances;
+	uint64_t		 ae_buckets;	/* buckets asked for */
+	uint64_t		 sync_pages;	/* start-up sync pages */
+};
+
+struct sync {
+	struct event_base	*base;		/* sync_deps, borrowed */
+	const struct config	*conf;
+	struct registry		*reg;
+	struct gate		*gate;
+	struct peers		*peers;
+	struct replicate	*repl;
+	int			 slot;
+	struct event		*ae_ev;
+	struct event		*sync_ev;
+	struct event		*dg_ev;		/* digest refresh */
+	struct digest		*digest;
+	int			 started;
+	struct sync_state	 state;
+	int64_t			 started_ms;
+	int64_t			 sync_ms;	/* how long the sync took */
+	struct log_ratelim	 rl;
+};
+
+static void	sync_dg_arm(struct event *, int64_t);
+static void	sync_ctl_get(struct sync_peer *, enum sync_kind, int,
 		    const char *, struct hk_time);
+
+/* The sync's state of p. */
+static struct sync_peer *
+sync_of(const struct sync *s, const struct peer *p)
+{
+	return (p->slot[s->slot]);
+}
 
 /* Tell the gate reads may be served. */
 static void
-peers_set_ready(struct peers *ps, const char *why, struct hk_time now)
+sync_set_ready(struct sync *s, const char *why, struct hk_time now)
 {
-	if (gate_is_ready(ps->gate))
+	if (gate_is_ready(s->gate))
 		return;
-	ps->sync_ms = now.mono_ms - ps->sync_started_ms;
+	s->sync_ms = now.mono_ms - s->started_ms;
 	log_info("registry ready (%s, %d instance(s) copied, %lld ms)", why,
-	    ps->sync.count, (long long)ps->sync_ms);
-	gate_set_ready(ps->gate, ps->sync.count, now);
+	    s->state.count, (long long)s->sync_ms);
+	gate_set_ready(s->gate, s->state.count, now);
 }
 
 /* One peer's part of a start-up sync round finished (syncrule.c). */
 static void
-peers_sync_one_done(struct peers *ps, int answered, int peer_ready,
+sync_one_done(struct sync *s, int answered, int peer_ready,
     struct hk_time now)
 {
 	struct sync_next	nx;
 	struct timeval		tv;
 
-	if (gate_is_ready(ps->gate))
+	if (gate_is_ready(s->gate))
 		return;
-	nx = sync_peer_done(&ps->sync, answered, peer_ready,
-	    ps->conf->registry_sync_retries,
-	    ps->conf->registry_sync_retry_wait_ms);
+	nx = sync_peer_done(&s->state, answered, peer_ready,
+	    s->conf->registry_sync_retries,
+	    s->conf->registry_sync_retry_wait_ms);
 	switch (nx.step) {
 	case SYNC_WAIT:
 		return;
 	case SYNC_READY:
-		peers_set_ready(ps, nx.why, now);
+		sync_set_ready(s, nx.why, now);
 		return;
 	case SYNC_RETRY:
 		break;
@@ -105,33 +164,34 @@ peers_sync_one_done(struct peers *ps, int answered, int peer_ready,
 		log_warnx("start-up sync: no peer answered; reads refused "
 		    "until one does or waitTimeInMsWhenSyncEmpty has passed");
 	tv = clock_ms_tv(nx.wait_ms);
-	evtimer_add(ps->sync_ev, &tv);
+	evtimer_add(s->sync_ev, &tv);
 }
 
-/* A pull's peer and time, for peer_cancel_cb. */
-struct peer_pull {
-	struct peer	*p;
-	int64_t		 mono;
+/* A pull's peer and time, for sync_cancel_found. */
+struct sync_pull {
+	struct sync_peer	*sp;
+	int64_t			 mono;
 };
 
 /* Anti-entropy found a copy we cancelled: push the peer a Cancel. */
 static void
-peer_cancel_cb(const char *app, const char *id, int64_t cancel_ts,
+sync_cancel_found(const char *app, const char *id, int64_t cancel_ts,
     void *arg)
 {
-	struct peer_pull	*pl = arg;
-	struct peer		*p = pl->p;
+	struct sync_pull	*pl = arg;
+	struct sync_peer	*sp = pl->sp;
 
-	p->ae_cancels++;
-	peer_enqueue(p, peer_task_cancel(app, id, cancel_ts, pl->mono,
-	    p->ps->conf->max_time_for_replication), pl->mono);
+	sp->ae_cancels++;
+	replicate_push(sp->s->repl, sp->p, peer_task_cancel(app, id,
+	    cancel_ts, pl->mono, sp->s->conf->max_time_for_replication),
+	    pl->mono);
 }
 
 /* Record a control-request failure (called before the callback). */
 static void
-peer_ctl_error_cb(enum evhttp_request_error err, void *arg)
+sync_ctl_error_cb(enum evhttp_request_error err, void *arg)
 {
-	struct peer_ctl	*c = arg;
+	struct sync_ctl	*c = arg;
 
 	if (err == EVREQ_HTTP_TIMEOUT)
 		c->timed_out = 1;
@@ -150,40 +210,42 @@ sync_bucket_count(uint64_t mask)
 
 /* A digest came back: equal, pull, or let replication converge. */
 static void
-peer_ctl_digest(struct peer *p, const struct buf *body, struct hk_time now)
+sync_ctl_digest(struct sync_peer *sp, const struct buf *body,
+    struct hk_time now)
 {
-	struct peers	*ps = p->ps;
+	struct sync	*s = sp->s;
 	char		 mine[65], theirs[65];
 	char		 mine_b[DIGEST_BUCKETS_HEX + 1];
 	char		 theirs_b[DIGEST_BUCKETS_HEX + 1];
 	size_t		 n;
 
-	p->ae_rounds++;
+	sp->ae_rounds++;
 	if (peer_parse_digest_buckets(body->data, theirs, theirs_b) != 0) {
-		log_warnx_rl(&ps->rl, "peer %s: bad digest", p->u.display);
+		log_warnx_rl(&s->rl, "peer %s: bad digest", sp->p->u.display);
 		return;
 	}
 	/* Ours, from the cache; still being computed: next round. */
-	if (!digest_refresh(ps->digest, ps->reg, now.mono_ms,
+	if (!digest_refresh(s->digest, s->reg, now.mono_ms,
 	    DIGEST_REFRESH_BUDGET)) {
-		if (!evtimer_pending(ps->dg_ev, NULL))
-			peers_dg_arm(ps->dg_ev, 0);
+		if (!evtimer_pending(s->dg_ev, NULL))
+			sync_dg_arm(s->dg_ev, 0);
 		return;
 	}
-	digest_hex(ps->digest, mine, mine_b, &n);
-	switch (sync_digest_step(mine, theirs, gate_is_ready(ps->gate),
-	    peer_queue_urgent(p->q), p->inflight != NULL, &p->ae_mismatch)) {
+	digest_hex(s->digest, mine, mine_b, &n);
+	switch (sync_digest_step(mine, theirs, gate_is_ready(s->gate),
+	    replicate_urgent(s->repl, sp->p),
+	    replicate_inflight(s->repl, sp->p), &sp->ae_mismatch)) {
 	case SYNC_DIGEST_EQUAL:
-		peers_set_ready(ps, "in sync with a peer", now);
+		sync_set_ready(s, "in sync with a peer", now);
 		break;
 	case SYNC_DIGEST_PULL:
 		/* Only the buckets that differ (all, from an older peer). */
-		p->pull_buckets = digest_differing(mine_b, theirs_b);
-		if (p->pull_buckets == 0)
-			p->pull_buckets = SYNC_BUCKETS_ALL;
-		p->ae_pulls++;
-		p->ae_buckets += sync_bucket_count(p->pull_buckets);
-		peer_ctl_get(p, SYNC_KIND_PULL, 0, NULL, now);
+		sp->pull_buckets = digest_differing(mine_b, theirs_b);
+		if (sp->pull_buckets == 0)
+			sp->pull_buckets = SYNC_BUCKETS_ALL;
+		sp->ae_pulls++;
+		sp->ae_buckets += sync_bucket_count(sp->pull_buckets);
+		sync_ctl_get(sp, SYNC_KIND_PULL, 0, NULL, now);
 		break;
 	case SYNC_DIGEST_WAIT:
 		break;
@@ -209,14 +271,14 @@ peer_ctl_digest(struct peer *p, const struct buf *body, struct hk_time now)
  * once.
  */
 static void
-peer_ctl_registry(struct peer *p, struct evhttp_request *req,
+sync_ctl_registry(struct sync_peer *sp, struct evhttp_request *req,
     enum sync_kind kind, int java, const char *query, const struct buf *body,
     struct hk_time now)
 {
-	struct peers		*ps = p->ps;
+	struct sync		*s = sp->s;
 	struct evkeyvalq	*ih = evhttp_request_get_input_headers(req);
 	struct applications	*apps;
-	struct peer_pull	 pl = { p, now.mono_ms };
+	struct sync_pull	 pl = { sp, now.mono_ms };
 	const char		*rh, *next;
 	char			*cause = NULL;
 	int			 peer_ready;
@@ -226,67 +288,68 @@ peer_ctl_registry(struct peer *p, struct evhttp_request *req,
 	apps = json_decode_applications(body->data, body->len, now.wall_ms,
 	    &cause);
 	if (apps == NULL) {
-		log_warnx_rl(&ps->rl, "peer %s: bad registry: %s",
-		    p->u.display, cause);
+		log_warnx_rl(&s->rl, "peer %s: bad registry: %s",
+		    sp->p->u.display, cause);
 		free(cause);
 		if (kind == SYNC_KIND_SYNC)
-			peers_sync_one_done(ps, 0, 0, now);
+			sync_one_done(s, 0, 0, now);
 		return;
 	}
 	napps = apps->n;
 	for (i = 0; i < napps; i++)
 		ninst += apps->apps[i]->n;
-	n = sync_reconcile(ps->reg, apps, now, java,
-	    kind == SYNC_KIND_PULL ? peer_cancel_cb : NULL, &pl);
+	n = sync_reconcile(s->reg, apps, now, java,
+	    kind == SYNC_KIND_PULL ? sync_cancel_found : NULL, &pl);
 	applications_free(apps);
-	p->pull_adopted += n;
+	sp->pull_adopted += n;
 	if (kind == SYNC_KIND_PULL) {
-		p->ae_pages++;
-		p->ae_apps += napps;
-		p->ae_instances += ninst;
-		p->ae_adopted += n;
+		sp->ae_pages++;
+		sp->ae_apps += napps;
+		sp->ae_instances += ninst;
+		sp->ae_adopted += n;
 	} else {
-		p->sync_pages++;
-		ps->sync.count += (int)n;
+		sp->sync_pages++;
+		s->state.count += (int)n;
 	}
 	next = evhttp_find_header(ih, "X-Heureka-Next");
 	step = java ? SYNC_PAGE_LAST : sync_page_step(evhttp_find_header(ih,
-	    "X-Heureka-Page"), next, query, p->pull_pages);
-	p->pull_pages++;
+	    "X-Heureka-Page"), next, query, sp->pull_pages);
+	sp->pull_pages++;
 	if (step == SYNC_PAGE_MORE) {
-		peer_ctl_get(p, kind, 0, next, now);
+		sync_ctl_get(sp, kind, 0, next, now);
 		return;
 	}
 	if (step == SYNC_PAGE_BAD) {
-		log_warnx_rl(&ps->rl, "peer %s: bad page of its registry "
-		    "(X-Heureka-Page/Next); pull abandoned", p->u.display);
+		log_warnx_rl(&s->rl, "peer %s: bad page of its registry "
+		    "(X-Heureka-Page/Next); pull abandoned", sp->p->u.display);
 		if (kind == SYNC_KIND_SYNC)
-			peers_sync_one_done(ps, 0, 0, now);
+			sync_one_done(s, 0, 0, now);
 		return;
 	}
 	if (kind == SYNC_KIND_PULL) {
-		if (p->pull_adopted > 0)
+		if (sp->pull_adopted > 0)
 			log_info("anti-entropy: adopted %zu instance(s) from %s "
-			    "(%u page(s))", p->pull_adopted, p->u.display,
-			    p->pull_pages);
-		peers_set_ready(ps, "anti-entropy pull", now);
+			    "(%u page(s))", sp->pull_adopted, sp->p->u.display,
+			    sp->pull_pages);
+		sync_set_ready(s, "anti-entropy pull", now);
 		return;
 	}
 	rh = evhttp_find_header(ih, "X-Heureka-Ready");
 	peer_ready = sync_peer_ready(java, rh);
 	log_info("start-up sync: %zu instance(s) from %s in %u page(s)%s",
-	    p->pull_adopted, p->u.display, p->pull_pages,
+	    sp->pull_adopted, sp->p->u.display, sp->pull_pages,
 	    peer_ready ? "" : " (not ready)");
-	peers_sync_one_done(ps, 1, peer_ready, now);
+	sync_one_done(s, 1, peer_ready, now);
 }
 
 /* A sync or anti-entropy GET came back. */
 static void
-peer_ctl_done_cb(struct evhttp_request *req, void *arg)
+sync_ctl_done_cb(struct evhttp_request *req, void *arg)
 {
-	struct peer_ctl		*c = arg;
-	struct peer		*p = c->p;
-	struct peers		*ps = p->ps;
+	struct sync_ctl		*c = arg;
+	struct sync_peer	*sp = c->sp;
+	struct sync		*s = sp->s;
+	struct peer		*p = sp->p;
 	struct buf		 body;
 	struct hk_time		 now = clock_now();
 	const char		*rh = NULL;
@@ -295,7 +358,7 @@ peer_ctl_done_cb(struct evhttp_request *req, void *arg)
 	int			 code = 0, java = c->java, credentials;
 	size_t			 max;
 
-	p->ctl = NULL;
+	sp->ctl = NULL;
 	free(c);
 	if (req != NULL) {
 		code = evhttp_request_get_response_code(req);
@@ -308,14 +371,14 @@ peer_ctl_done_cb(struct evhttp_request *req, void *arg)
 	switch (sync_answer(kind, code, java, rh, &credentials)) {
 	case SYNC_ANS_JAVA:
 		/* Not a heureka peer: the standard endpoint. */
-		peer_ctl_get(p, kind, 1, NULL, now);
+		sync_ctl_get(sp, kind, 1, NULL, now);
 		goto out;
 	case SYNC_ANS_BUSY:
 		/* Its digest is still being computed: ask next round. */
 		p->reachable = 1;
 		goto out;
 	case SYNC_ANS_NO_AE:
-		p->no_ae = 1;
+		sp->no_ae = 1;
 		log_info("peer %s has no anti-entropy endpoint (not heureka?)",
 		    p->u.display);
 		goto out;
@@ -328,66 +391,62 @@ peer_ctl_done_cb(struct evhttp_request *req, void *arg)
 		p->reachable = 1;
 		log_info("start-up sync: %s is not ready either",
 		    p->u.display);
-		peers_sync_one_done(ps, 1, 0, now);
+		sync_one_done(s, 1, 0, now);
 		goto out;
 	case SYNC_ANS_OK:
 	case SYNC_ANS_FAILED:
 		break;
 	}
 	if (credentials)
-		log_warnx_rl(&ps->rl, "peer %s answered %d: check the "
+		log_warnx_rl(&s->rl, "peer %s answered %d: check the "
 		    "credentials in its URL (heureka.security.peer.*) or the "
 		    "peer certificate", p->u.display, code);
 	if (code != 200 || peer_body(req, &body, max) != 0) {
 		if (code != 403)
 			p->reachable = 0;
 		if (kind == SYNC_KIND_SYNC)
-			peers_sync_one_done(ps, 0, 0, now);
+			sync_one_done(s, 0, 0, now);
 		goto out;
 	}
 	p->reachable = 1;
 	p->last_success_ms = now.wall_ms;
-	if (p->bo.failures > 0) {
-		/*
-		 * The peer answers again: end the replication pause now
-		 * rather than up to 30 s later. This probe runs once per
-		 * anti-entropy interval, so it cannot become a retry storm.
-		 */
-		peer_backoff_ok(&p->bo);
-		peer_kick(p, 0, now.mono_ms);
-	}
+	/*
+	 * The peer answers again: end a replication pause now rather than
+	 * up to 30 s later. This probe runs once per anti-entropy interval,
+	 * so it cannot become a retry storm.
+	 */
+	replicate_answered(s->repl, p, now.mono_ms);
 	if (kind == SYNC_KIND_DIGEST)
-		peer_ctl_digest(p, &body, now);
+		sync_ctl_digest(sp, &body, now);
 	else
-		peer_ctl_registry(p, req, kind, java, query, &body, now);
+		sync_ctl_registry(sp, req, kind, java, query, &body, now);
 out:
 	free(query);
 	buf_free(&body);
 }
 
 /*
- * Issue a sync/anti-entropy GET to p (one at a time per peer). A pull's
- * first page has query NULL; the next ones pass the X-Heureka-Next the
- * page before said.
+ * Issue a sync/anti-entropy GET to sp's peer (one at a time per peer). A
+ * pull's first page has query NULL; the next ones pass the
+ * X-Heureka-Next the page before said.
  */
 static void
-peer_ctl_get(struct peer *p, enum sync_kind kind, int java,
+sync_ctl_get(struct sync_peer *sp, enum sync_kind kind, int java,
     const char *query, struct hk_time now)
 {
 	struct evhttp_request	*req;
-	struct peer_ctl		*c;
+	struct sync_ctl		*c;
 	char			*uri, *first = NULL;
 	const char		*what;
 	size_t			 max;
 
-	peer_tls_refresh(p);
-	if (p->ctl != NULL || p->ctl_conn == NULL) {
+	if (sp->ctl != NULL || sp->p->conn[PEER_CONN_CTL] == NULL) {
 		if (kind == SYNC_KIND_SYNC)
-			peers_sync_one_done(p->ps, 0, 0, now);
+			sync_one_done(sp->s, 0, 0, now);
 		return;
 	}
 	c = xcalloc(1, sizeof *c);
-	c->p = p;
+	c->sp = sp;
 	c->kind = kind;
 	c->java = java;
 	if (kind == SYNC_KIND_DIGEST) {
@@ -399,12 +458,12 @@ peer_ctl_get(struct peer *p, enum sync_kind kind, int java,
 	} else {
 		if (query == NULL) {
 			/* A new pull: its first page. */
-			p->pull_pages = 0;
-			p->pull_adopted = 0;
+			sp->pull_pages = 0;
+			sp->pull_adopted = 0;
 			if (kind == SYNC_KIND_PULL &&
-			    p->pull_buckets != SYNC_BUCKETS_ALL)
+			    sp->pull_buckets != SYNC_BUCKETS_ALL)
 				xasprintf(&first, "after=&buckets=%016llx",
-				    (unsigned long long)p->pull_buckets);
+				    (unsigned long long)sp->pull_buckets);
 			else
 				first = xstrdup("after=");
 			query = first;
@@ -413,72 +472,71 @@ peer_ctl_get(struct peer *p, enum sync_kind kind, int java,
 		what = "heureka/apps?";
 		max = PEER_PAGE_BODY_MAX;
 	}
-	req = evhttp_request_new(peer_ctl_done_cb, c);
-	evhttp_request_set_error_cb(req, peer_ctl_error_cb);
-	peer_headers(p, req);
-	xasprintf(&uri, "%s%s%s", p->u.path, what,
+	req = evhttp_request_new(sync_ctl_done_cb, c);
+	evhttp_request_set_error_cb(req, sync_ctl_error_cb);
+	peer_headers(sp->p, req);
+	xasprintf(&uri, "%s%s%s", sp->p->u.path, what,
 	    c->query != NULL ? c->query : "");
 	free(first);
-	evhttp_connection_set_max_body_size(p->ctl_conn, max);
-	p->ctl = c;
-	if (evhttp_make_request(p->ctl_conn, req, EVHTTP_REQ_GET, uri) != 0) {
-		p->ctl = NULL;
-		evhttp_request_free(req);
+	/* Not in flight yet: an idle peer may move to new TLS first. */
+	if (peer_request(sp->p, PEER_CONN_CTL, req, EVHTTP_REQ_GET, uri,
+	    max) != 0) {
 		free(c->query);
 		free(c);
 		if (kind == SYNC_KIND_SYNC)
-			peers_sync_one_done(p->ps, 0, 0, now);
+			sync_one_done(sp->s, 0, 0, now);
 	} else
-		peer_conn_nodelay(p->ctl_conn);
+		sp->ctl = c;
 	free(uri);
 }
 
 /* One attempt of the start-up sync: ask every peer at once. */
 static void
-peers_sync_round(struct peers *ps, struct hk_time now)
+sync_round(struct sync *s, struct hk_time now)
 {
-	size_t	i;
+	size_t	i, n = peers_count(s->peers);
 
-	sync_round_begin(&ps->sync, ps->n);
-	for (i = 0; i < ps->n && !gate_is_ready(ps->gate); i++)
-		peer_ctl_get(ps->v[i], SYNC_KIND_SYNC, 0, NULL, now);
+	sync_round_begin(&s->state, n);
+	for (i = 0; i < n && !gate_is_ready(s->gate); i++)
+		sync_ctl_get(sync_of(s, peers_get(s->peers, i)),
+		    SYNC_KIND_SYNC, 0, NULL, now);
 }
 
 /* Retry timer of the start-up sync. */
 static void
-peers_sync_cb(evutil_socket_t fd, short what, void *arg)
+sync_retry_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct peers	*ps = arg;
+	struct sync	*s = arg;
 
 	(void)fd;
 	(void)what;
-	if (!gate_is_ready(ps->gate))
-		peers_sync_round(ps, clock_now());
+	if (!gate_is_ready(s->gate))
+		sync_round(s, clock_now());
 }
 
 /* Anti-entropy timer: ask every idle peer for its digest. */
 static void
-peers_ae_cb(evutil_socket_t fd, short what, void *arg)
+sync_ae_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct peers	*ps = arg;
-	struct peer	*p;
-	struct hk_time	 now = clock_now();
-	size_t		 i;
+	struct sync		*s = arg;
+	struct sync_peer	*sp;
+	struct hk_time		 now = clock_now();
+	size_t			 i, n = peers_count(s->peers);
 
 	(void)fd;
 	(void)what;
-	if (!ps->sync.done)
+	if (!s->state.done)
 		return;
-	for (i = 0; i < ps->n; i++) {
-		p = ps->v[i];
-		if (!p->no_ae && p->ctl == NULL)
-			peer_ctl_get(p, SYNC_KIND_DIGEST, 0, NULL, now);
+	for (i = 0; i < n; i++) {
+		sp = sync_of(s, peers_get(s->peers, i));
+		if (!sp->no_ae && sp->ctl == NULL)
+			sync_ctl_get(sp, SYNC_KIND_DIGEST, 0, NULL, now);
 	}
 }
 
 /* Arm the digest refresh timer `ms` from now. */
 static void
-peers_dg_arm(struct event *ev, int64_t ms)
+sync_dg_arm(struct event *ev, int64_t ms)
 {
 	struct timeval	tv;
 
@@ -493,107 +551,190 @@ peers_dg_arm(struct event *ev, int64_t ms)
  * finds it current and never walks the registry in one turn.
  */
 static void
-peers_dg_cb(evutil_socket_t fd, short what, void *arg)
+sync_dg_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct peers	*ps = arg;
+	struct sync	*s = arg;
 
 	(void)fd;
 	(void)what;
-	if (!digest_refresh(ps->digest, ps->reg, clock_now().mono_ms,
+	if (!digest_refresh(s->digest, s->reg, clock_now().mono_ms,
 	    DIGEST_REFRESH_BUDGET))
-		peers_dg_arm(ps->dg_ev, 10);
-	else if (ps->n > 0)
-		peers_dg_arm(ps->dg_ev, 1000);
+		sync_dg_arm(s->dg_ev, 10);
+	else if (peers_count(s->peers) > 0)
+		sync_dg_arm(s->dg_ev, 1000);
 	/*
 	 * A node with no peers of its own stops here: nobody compares its
 	 * digest unless someone asks for it, and asking re-arms the timer
-	 * (peers_digest_current), so an idle standalone node does no work.
+	 * (sync_digest_current), so an idle standalone node does no work.
 	 */
 }
 
-/* Make the sync's and anti-entropy's timers (from peers_new). */
-void
-peers_sync_init(struct peers *ps)
+/* ------------------------------------------------------------------ */
+/* The peer list's observer.                                            */
+
+/* A peer joined: its sync state. */
+static void *
+sync_peer_added(struct peer *p, void *arg)
 {
-	ps->ae_ev = event_new(ps->base, -1, EV_PERSIST, peers_ae_cb, ps);
-	ps->sync_ev = evtimer_new(ps->base, peers_sync_cb, ps);
-	ps->dg_ev = evtimer_new(ps->base, peers_dg_cb, ps);
-	ps->digest = digest_new();
+	struct sync		*s = arg;
+	struct sync_peer	*sp;
+
+	sp = xcalloc(1, sizeof *sp);
+	sp->s = s;
+	sp->p = p;
+	return (sp);
 }
 
-/* Free them (from peers_free). */
-void
-peers_sync_clear(struct peers *ps)
+/* p's connections were replaced: the request in flight went with them. */
+static void
+sync_peer_reset(struct peer *p, void *arg)
 {
-	if (ps->ae_ev != NULL)
-		event_free(ps->ae_ev);
-	if (ps->sync_ev != NULL)
-		event_free(ps->sync_ev);
-	if (ps->dg_ev != NULL)
-		event_free(ps->dg_ev);
-	ps->ae_ev = ps->sync_ev = ps->dg_ev = NULL;
-	digest_free(ps->digest);
-	ps->digest = NULL;
+	struct sync_peer	*sp = sync_of(arg, p);
+
+	if (sp->ctl != NULL)
+		free(sp->ctl->query);
+	free(sp->ctl);
+	sp->ctl = NULL;
+}
+
+/* p leaves the list. */
+static void
+sync_peer_removed(struct peer *p, void *arg)
+{
+	struct sync	*s = arg;
+
+	if (sync_of(s, p) == NULL)
+		return;
+	sync_peer_reset(p, s);
+	free(sync_of(s, p));
+}
+
+/* Is a sync request in flight to p (a TLS change waits)? */
+static int
+sync_peer_busy(const struct peer *p, void *arg)
+{
+	return (sync_of(arg, p)->ctl != NULL);
+}
+
+/* The sync's part of peer_info. */
+static void
+sync_peer_info(const struct peer *p, struct peer_info *pi, void *arg)
+{
+	const struct sync_peer	*sp = sync_of(arg, p);
+
+	pi->ae_rounds = sp->ae_rounds;
+	pi->ae_pulls = sp->ae_pulls;
+	pi->ae_adopted = sp->ae_adopted;
+	pi->ae_cancels = sp->ae_cancels;
+	pi->ae_supported = !sp->no_ae;
+}
+
+static const struct peer_observer sync_observer = {
+	sync_peer_added, sync_peer_reset, sync_peer_removed, sync_peer_busy,
+	sync_peer_info
+};
+
+/* The sync's timers and the digest cache; observes the peers. */
+struct sync *
+sync_new(const struct sync_deps *d)
+{
+	struct sync		*s;
+	struct log_ratelim	 rl = LOG_RATELIM_INIT(10000, 5);
+
+	s = xcalloc(1, sizeof *s);
+	s->base = d->base;
+	s->conf = d->conf;
+	s->reg = d->reg;
+	s->gate = d->gate;
+	s->peers = d->peers;
+	s->repl = d->repl;
+	s->rl = rl;
+	s->ae_ev = event_new(s->base, -1, EV_PERSIST, sync_ae_cb, s);
+	s->sync_ev = evtimer_new(s->base, sync_retry_cb, s);
+	s->dg_ev = evtimer_new(s->base, sync_dg_cb, s);
+	s->digest = digest_new();
+	if ((s->slot = peers_observe(d->peers, &sync_observer, s)) < 0)
+		fatalx("%s: no observer slot left", __func__);
+	return (s);
+}
+
+/* Free it, after peers_free (which dropped every peer's state). */
+void
+sync_free(struct sync *s)
+{
+	if (s == NULL)
+		return;
+	if (s->ae_ev != NULL)
+		event_free(s->ae_ev);
+	if (s->sync_ev != NULL)
+		event_free(s->sync_ev);
+	if (s->dg_ev != NULL)
+		event_free(s->dg_ev);
+	digest_free(s->digest);
+	free(s);
 }
 
 /* Start-up sync, then anti-entropy. */
 void
-peers_start(struct peers *ps, struct hk_time now)
+sync_start(struct sync *s, struct hk_time now)
 {
 	struct timeval	tv;
-	int64_t		ms = ps->conf->anti_entropy_interval_ms;
+	int64_t		ms = s->conf->anti_entropy_interval_ms;
 
-	if (ps->started)
+	if (s->started)
 		return;
-	ps->started = 1;
-	ps->sync_started_ms = now.mono_ms;
+	s->started = 1;
+	s->started_ms = now.mono_ms;
 	if (ms > 0) {
 		tv = clock_ms_tv(ms);
-		event_add(ps->ae_ev, &tv);
-		peers_dg_arm(ps->dg_ev, 0);
+		event_add(s->ae_ev, &tv);
+		sync_dg_arm(s->dg_ev, 0);
 	}
-	if (ps->n == 0) {
+	if (peers_count(s->peers) == 0) {
 		/* A one-node cluster has nobody to wait for. */
-		ps->sync.done = 1;
-		peers_set_ready(ps, "no peers", now);
+		s->state.done = 1;
+		sync_set_ready(s, "no peers", now);
 		return;
 	}
-	peers_sync_round(ps, now);
+	sync_round(s, now);
 }
 
 /* The start-up sync's result so far. */
 void
-peers_sync_result(const struct peers *ps, int *count, int64_t *ms)
+sync_result(const struct sync *s, int *count, int64_t *ms)
 {
-	*count = ps->sync.count;
-	*ms = ps->sync_ms;
+	*count = s->state.count;
+	*ms = s->sync_ms;
 }
 
-/* One peer's paged pulls so far. */
+/* Peer i's paged pulls so far. */
 void
-peers_sync_stats(const struct peers *ps, size_t i,
-    struct sync_peer_stats *st)
+sync_stats(const struct sync *s, size_t i, struct sync_peer_stats *st)
 {
-	const struct peer	*p = ps->v[i];
+	const struct sync_peer	*sp;
 
-	st->sync_pages = p->sync_pages;
-	st->ae_pages = p->ae_pages;
-	st->ae_apps = p->ae_apps;
-	st->ae_instances = p->ae_instances;
-	st->ae_buckets = p->ae_buckets;
+	memset(st, 0, sizeof *st);
+	if (i >= peers_count(s->peers))
+		return;
+	sp = sync_of(s, peers_get(s->peers, i));
+	st->sync_pages = sp->sync_pages;
+	st->ae_pages = sp->ae_pages;
+	st->ae_apps = sp->ae_apps;
+	st->ae_instances = sp->ae_instances;
+	st->ae_buckets = sp->ae_buckets;
 }
 
 /* The digests GET heureka/digest answers (sync.h). */
 int
-peers_digest_current(const struct peers *ps, int64_t mono, char hex[65],
+sync_digest_current(const struct sync *s, int64_t mono, char hex[65],
     char *buckets, size_t *count)
 {
-	if (!digest_refresh(ps->digest, ps->reg, mono,
+	if (!digest_refresh(s->digest, s->reg, mono,
 	    DIGEST_REFRESH_BUDGET)) {
-		if (!evtimer_pending(ps->dg_ev, NULL))
-			peers_dg_arm(ps->dg_ev, 0);
+		if (!evtimer_pending(s->dg_ev, NULL))
+			sync_dg_arm(s->dg_ev, 0);
 		return (0);
 	}
-	digest_hex(ps->digest, hex, buckets, count);
+	digest_hex(s->digest, hex, buckets, count);
 	return (1);
 }

@@ -1,7 +1,7 @@
 'use strict';
 /*
  * auth.js: eureka-js-client against a heurekad with authentication on
- * (README "Security"), the credentials in its service URL as Spring
+ * (docs/security.md), the credentials in its service URL as Spring
  * users write them (http://user:pass@host:port/eureka/apps/). Starts its
  * own server (HEUREKAD, 127.0.0.1, a free port), then:
  *   1. a client with the credentials registers, heartbeats (the lease's

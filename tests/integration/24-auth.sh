@@ -1,5 +1,5 @@
 #!/bin/sh
-# 24-auth.sh: HTTP Basic authentication on one node (README "Security").
+# 24-auth.sh: HTTP Basic authentication on one node (docs/security.md).
 # No, wrong and right credentials on every kind of endpoint: open
 # (/health probes), read (registry GETs, dashboard, /metrics, /info),
 # write (register, heartbeat, status, metadata, cancel) and peer

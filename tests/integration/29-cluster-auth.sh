@@ -1,6 +1,6 @@
 #!/bin/sh
 # 29-cluster-auth.sh: a three-node cluster with authentication on and the
-# peer credentials in the peer URLs (README "Security") replicates, syncs
+# peer credentials in the peer URLs (docs/security.md) replicates, syncs
 # a restarted node and repairs by anti-entropy as it does without. A
 # client with the user's (non-peer) credentials that sends the
 # x-netflix-discovery-replication header is handled as a client: its

@@ -11,13 +11,24 @@
 #   -<event2/*>           a system header (glob) they may not include
 #   -call clock_now       a function they may not call (time is passed in)
 #   json.c xml.c: RULE    the rule holds only for those files of the folder
+#   private peers_int.h: replicate.c sync.c
+#                         who besides its own module may include a private
+#                         header of this folder
 # One rule holds everywhere, without a line: only common/clock.c reads a
 # clock (clock.h); a call of clock_gettime(), gettimeofday(), time(),
 # clock() or timespec_get() in any other file fails.
 # The check fails when a file includes a project header its folder does not
 # list, includes a forbidden system header, calls a forbidden function, or
-# when the modules (x.c + x.h) form a ring: A uses B's header and B, through
-# any path, uses A's. --graph prints the module graph instead; --self-test
+# when the modules form a ring: A uses B's header and B, through any path,
+# uses A's. A module is x.h with x.c, and also x_int.h (its private
+# header) and every x_*.c that has no header of its own (registry.c,
+# registry_delta.c, ... behind registry_int.h are the module registry). A
+# private header `x_int.h` may be included only by its module's files and
+# by the files its folder names in a `private` line. A function an _int.h
+# declares is attributed to the module of the .c that defines it, so a
+# file that includes it and names that function uses the defining module
+# (two modules calling each other through one _int.h are a ring, not two
+# users of a header). --graph prints the module graph instead; --self-test
 # builds small trees that must fail and one that must pass.
 import fnmatch
 import os
@@ -40,12 +51,17 @@ def strip_comments(text):
     return re.sub(r'"(\\.|[^"\\\n])*"', '""', text)
 
 
-def load_rules(path):
+def load_rules(path, privates=None):
     rules = []
     with open(path) as f:
         for n, line in enumerate(f, 1):
             line = line.split("#", 1)[0].strip()
             if not line:
+                continue
+            m = re.match(r"^private\s+(\S+_int\.h)\s*:\s*(.*)$", line)
+            if m:
+                if privates is not None:
+                    privates[m.group(1)] = m.group(2).split()
                 continue
             files = None
             m = re.match(r"^([\w.*\[\]\s]+?)\s*:\s*(.*)$", line)
@@ -59,6 +75,21 @@ def load_rules(path):
 
 def applies(files, name):
     return files is None or any(fnmatch.fnmatch(name, g) for g in files)
+
+
+def module_of(d, name, names):
+    """The module a file belongs to: x_int.h and a header-less x_*.c
+    belong to x when x.c or x.h is in the folder."""
+    stem = name[:-2]
+    if name.endswith(".h") and stem.endswith("_int"):
+        return f"{d}/{stem[:-4]}"
+    if name.endswith(".c") and f"{stem}.h" not in names:
+        parts = stem.split("_")
+        for k in range(len(parts) - 1, 0, -1):
+            p = "_".join(parts[:k])
+            if f"{p}.c" in names or f"{p}.h" in names:
+                return f"{d}/{p}"
+    return f"{d}/{stem}"
 
 
 def scan(src):
@@ -82,22 +113,59 @@ def scan(src):
     return headers, files
 
 
+DECL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+DEFN = re.compile(r"^([A-Za-z_]\w*)\s*\(", re.M)
+NOT_FUNC = {"if", "for", "while", "switch", "return", "sizeof", "defined",
+            "__attribute__", "__typeof__"}
+
+
+def int_owners(src, headers, files):
+    """For each *_int.h: {function it declares: module whose .c defines
+    it}. Definitions start a line (return type on the line above)."""
+    owners = {}
+    for name, path in headers.items():
+        if not name.endswith("_int.h"):
+            continue
+        d = os.path.dirname(path)
+        with open(os.path.join(src, path), errors="replace") as f:
+            code = strip_comments(f.read())
+        code = re.sub(r"^\s*#.*$", " ", code, flags=re.M)
+        code = re.sub(r"\(\s*\*\s*\w+\s*\)", " ", code)  # (*fnptr)
+        declared = set(DECL.findall(code)) - NOT_FUNC
+        found = {}
+        for c in files.get(d, []):
+            if not c.endswith(".c"):
+                continue
+            with open(os.path.join(src, d, c), errors="replace") as f:
+                text = strip_comments(f.read())
+            for fn in DEFN.findall(text):
+                if fn in declared:
+                    found[fn] = module_of(d, c, files[d])
+        owners[path] = found
+    return owners
+
+
 def check(src, quiet=False):
     headers, files = scan(src)
     errors = []
     edges = {}                      # module -> set of modules it uses
-    for d, names in files.items():
+    rules_of, privates = {}, {}
+    owners = int_owners(src, headers, files)
+    for d in files:
         mi = os.path.join(src, d, ".may_include")
-        rules = []
+        privates[d] = {}
+        rules_of[d] = []
         if os.path.exists(mi):
-            rules = load_rules(mi)
+            rules_of[d] = load_rules(mi, privates[d])
         else:
             errors.append(f"{d}/: no .may_include")
+    for d, names in files.items():
+        rules = rules_of[d]
         for name in names:
             path = os.path.join(src, d, name)
             with open(path, errors="replace") as f:
                 text = f.read()
-            mod = f"{d}/{name[:-2]}"
+            mod = module_of(d, name, names)
             edges.setdefault(mod, set())
             code = strip_comments(text)
             for kind, inc in INC.findall(text):
@@ -105,10 +173,22 @@ def check(src, quiet=False):
                     target = headers.get(os.path.basename(inc))
                     if target is None:
                         continue        # generated (heureka-config.h...)
-                    tmod = target[:-2]
+                    td, tname = os.path.split(target)
+                    tmod = module_of(td, tname, files[td])
                     if tmod != mod:
                         edges[mod].add(tmod)
+                    for fn, omod in owners.get(target, {}).items():
+                        if omod != mod and re.search(
+                                r"\b%s\b" % re.escape(fn), code):
+                            edges[mod].add(omod)
                     if target == f"{d}/{name}":
+                        continue
+                    if tname.endswith("_int.h") and tmod != mod and not (
+                            td == d and any(fnmatch.fnmatch(name, g) for g in
+                                            privates[td].get(tname, ()))):
+                        errors.append(f"{d}/{name}: includes {target}, "
+                                      f"private to {tmod} and the files "
+                                      f"{td}/.may_include names for it")
                         continue
                     ok = any(applies(fs, name) and not r.startswith("-")
                              and fnmatch.fnmatch(target, r)
@@ -222,10 +302,44 @@ def self_test():
                            "common/*.h\na.c: -call foo\n",
                            "common/b.c": "long t(void) { return foo(0); }\n",
                            }, False),
+        "ring behind an _int.h": ({
+            "server/front/.may_include":
+                "common/*.h\nserver/core/*.h\nserver/front/*.h\n"
+                "private p_int.h: a.c b.c\n",
+            "server/front/p_int.h": "void a_go(int);\nint b_go(void);\n",
+            "server/front/a.c": '#include "p_int.h"\nvoid\na_go(int x)\n'
+                                '{ b_go(); }\n',
+            "server/front/b.c": '#include "p_int.h"\nint\nb_go(void)\n'
+                                '{ a_go(1); return 0; }\n'}, True),
+        "one way through an _int.h": ({
+            "server/front/.may_include":
+                "common/*.h\nserver/core/*.h\nserver/front/*.h\n"
+                "private p_int.h: a.c b.c\n",
+            "server/front/p_int.h": "void a_go(int);\n"
+                                    "struct s { void (*cb)(int); };\n",
+            "server/front/a.c": '#include "p_int.h"\nvoid\na_go(int x)\n'
+                                '{ }\n',
+            "server/front/b.c": '#include "p_int.h"\nint\nb_go(void)\n'
+                                '{ a_go(1); return 0; }\n'}, False),
         "per-file rule hits": ({"common/.may_include":
                                 "common/*.h\nb.c: -call foo\n",
                                 "common/b.c":
                                 "long t(void) { return foo(0); }\n"}, True),
+        "module in files behind its _int.h": ({
+            "server/core/r_int.h": '#include "r.h"\n',
+            "server/core/r.c": '#include "r.h"\n#include "r_int.h"\n',
+            "server/core/r_part.c": '#include "r_int.h"\n'}, False),
+        "private header from another module": ({
+            "server/core/r_int.h": "", "server/core/q.h": "",
+            "server/core/q.c": '#include "r_int.h"\n'}, True),
+        "private header from another folder": ({
+            "server/core/r_int.h": "",
+            "server/front/x.c": '#include "r_int.h"\n'}, True),
+        "private header shared by name": ({
+            "server/core/.may_include": "common/*.h\nserver/core/*.h\n"
+                                        "private r_int.h: q.c\n",
+            "server/core/r_int.h": "", "server/core/q.h": "",
+            "server/core/q.c": '#include "r_int.h"\n'}, False),
     }
     bad = 0
     for name, (over, want_fail) in cases.items():

@@ -1,6 +1,7 @@
 #!/bin/bash
 # tests/layers/layers.sh: the layering check (docs/ARCHITECTURE.md) as a
-# `make check` test. First the checker's own self-test (a ring, an upward
+# `make check` test. First the checker's own self-test (a ring, one hidden
+# behind a shared _int.h, an upward
 # include, libevent or a clock read in the core must each be caught), then
 # the tree itself against every folder's .may_include.
 set -eu

@@ -336,8 +336,9 @@ END_TEST
 
 START_TEST(test_bytes_accounted)
 {
-	size_t	len, zlen;
-	char	*p, *z;
+	struct cache_reaper	*rp;
+	size_t			 len, zlen;
+	char			*p, *z;
 
 	p = fetch(CACHE_JSON, 0, 0, &len);
 	z = fetch(CACHE_XML, 0, 1, &zlen);
@@ -345,9 +346,11 @@ START_TEST(test_bytes_accounted)
 	ck_assert_uint_ge(cache_bytes(cache), len + zlen);
 	free(p);
 	free(z);
+	rp = cache_reaper_hold(cache);
 	cache_free(cache);
 	cache = NULL;
-	ck_assert_uint_eq(cache_bytes(NULL), 0);
+	ck_assert_uint_eq(cache_reaper_bytes(rp), 0);
+	cache_reaper_release(rp);
 }
 END_TEST
 
@@ -528,6 +531,7 @@ START_TEST(test_segments_outlive_body)
 {
 	struct cache_key	 k = { CACHE_JSON, 0, 0 };
 	struct cache_body	*b;
+	struct cache_reaper	*rp;
 	static struct segs	 sg;
 	size_t			 i, j, l1, l2, total = 0, distinct = 0;
 	char			*want, *got;
@@ -550,19 +554,21 @@ START_TEST(test_segments_outlive_body)
 			distinct += sg.len[i];
 	}
 	cache_body_unref(b);
+	rp = cache_reaper_hold(cache);
 	cache_free(cache);
 	cache = NULL;
 	/*
 	 * Each fragment begins with its separator; the body lends the
 	 * first one without its ",", which stays counted until it goes.
 	 */
-	ck_assert_uint_eq(cache_bytes(NULL), distinct + 1);
+	ck_assert_uint_eq(cache_reaper_bytes(rp), distinct + 1);
 	got = segs_join(&sg, &l2);
 	ck_assert_uint_eq(l1, l2);
 	ck_assert(memcmp(want, got, l1) == 0);
 	for (i = 0; i < sg.n; i++)
 		cache_seg_unref(sg.seg[i]);
-	ck_assert_uint_eq(cache_bytes(NULL), 0);
+	ck_assert_uint_eq(cache_reaper_bytes(rp), 0);
+	cache_reaper_release(rp);
 	free(want);
 	free(got);
 }
@@ -1172,6 +1178,16 @@ END_TEST
  */
 START_TEST(test_step_walk_reuse_change_mid)
 {
+	/*
+	 * A gzip body's chunks end where a name's keyed hash says
+	 * (GZ_CHUNK_MASK), so with a random key the eight changed
+	 * applications below land in every chunk of JSON gzip's body in
+	 * about one run in ten (5 of 40 measured) and no segment is left
+	 * to reuse. The key is fixed so the layout is the same in every
+	 * run (the key "reuse-change-mid" is one of those layouts: it
+	 * fails the reuse assertion).
+	 */
+	static const uint8_t	 key[HASH_KEY_LEN] = "walk-reuse-key-1";
 	struct cache_key	 k;
 	struct cache		*fresh;
 	uint64_t		 a0, p0, r0;
@@ -1179,6 +1195,7 @@ START_TEST(test_step_walk_reuse_change_mid)
 	int			 i, j, n, done, phase;
 
 	teardown();
+	hash_set_key(key);
 	setup_n(300, 3);
 	for (i = 0; i < 8; i++) {
 		k = key_at(i);
@@ -1447,7 +1464,7 @@ START_TEST(test_plain_idle_gzip_only)
 	zj = apps_len(cache, &jz, T0 + 4000 + 89999 + 90000);
 	ck_assert_uint_eq(cache_stats(cache)->plain_drops, 1);
 	ck_assert_uint_ge(cache_bytes(cache), zj + zx + pl);
-	while (cache_reap(64 * 1024))
+	while (cache_reap(cache, 64 * 1024))
 		;
 	ck_assert_uint_eq(cache_bytes(cache), zj + zx);
 	fresh = cache_new(reg, 0, 0);
@@ -1503,7 +1520,7 @@ START_TEST(test_plain_idle_every_variant)
 			plain += len;
 			free(s);
 		}
-		while (cache_reap(SIZE_MAX))
+		while (cache_reap(cache, SIZE_MAX))
 			;
 		ck_assert_msg(cache_bytes(cache) <= 2 * held,
 		    "round %d: %zu %zu", round, cache_bytes(cache), held);
@@ -1575,7 +1592,7 @@ START_TEST(test_plain_idle_read_only)
 	ck_assert_uint_eq(cache_stats(ro)->fragment_encodes, enc);
 	ck_assert_uint_eq(cache_stats(ro)->plain_drops, 1);
 	zl = apps_len(ro, &jz, T0 + 120000);
-	while (cache_reap(SIZE_MAX))
+	while (cache_reap(ro, SIZE_MAX))
 		;
 	ck_assert_uint_eq(cache_bytes(ro), zl);
 	fresh = cache_new(reg, 0, 0);
@@ -2022,10 +2039,10 @@ START_TEST(test_ro_swap_reaped)
 	ro = cache_new(reg, 30000, 180000);
 	len = apps_len(ro, &k, T0);
 	ck_assert_uint_ge(len, 4 * 1024 * 1024);
-	ck_assert_int_eq(cache_reap(SIZE_MAX), 0);
+	ck_assert_int_eq(cache_reap(ro, SIZE_MAX), 0);
 	cache_refresh_read_only(ro, TR);
 	ck_assert_uint_ge(cache_bytes(ro), 2 * len - len / 16);
-	while (cache_reap(1024 * 1024)) {
+	while (cache_reap(ro, 1024 * 1024)) {
 		calls++;
 		ck_assert_uint_lt(calls, 1000);
 	}

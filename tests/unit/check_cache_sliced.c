@@ -336,7 +336,7 @@ START_TEST(test_big_body_reaped_in_pieces)
 		snprintf(id, sizeof id, "big-%d", i);
 		add("BIG", id, STATUS_UP, T0);
 	}
-	ck_assert_int_eq(cache_reap(SIZE_MAX), 0);
+	ck_assert_int_eq(cache_reap(cache, SIZE_MAX), 0);
 	before = cache_bytes(cache);
 	b = cache_res_body(cache, CACHE_RES_APP, &k, "BIG", NOW);
 	len = cache_body_len(b);
@@ -348,7 +348,7 @@ START_TEST(test_big_body_reaped_in_pieces)
 	add("BIG", "big-0", STATUS_DOWN, T0 + 5);
 	b = cache_res_body(cache, CACHE_RES_APP, &k, "BIG", NOW);
 	ck_assert_uint_ge(cache_bytes(cache), held + len - 1024);
-	while (cache_reap(1024 * 1024)) {
+	while (cache_reap(cache, 1024 * 1024)) {
 		calls++;
 		ck_assert_uint_lt(calls, 1000);
 	}
@@ -357,7 +357,7 @@ START_TEST(test_big_body_reaped_in_pieces)
 	ck_assert_uint_le(cache_bytes(cache), held + 1024);
 	/* The new body is the cache's: nothing for the reaper. */
 	cache_body_unref(b);
-	ck_assert_int_eq(cache_reap(SIZE_MAX), 0);
+	ck_assert_int_eq(cache_reap(cache, SIZE_MAX), 0);
 }
 END_TEST
 

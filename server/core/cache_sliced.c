@@ -1,0 +1,483 @@
+/*
+ * cache_sliced.c: the sliced builds of the delta, one application and a
+ * VIP body (cache_step), with the same bytes as their one-call builds in
+ * cache_ro.c, so a parked fetch or a read-only refresh never encodes a
+ * big body in one loop turn. Each build walks its source and starts over
+ * when the source moved; see the comment above struct sbuild.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache_int.h"
+#include "xmalloc.h"
+
+/*
+ * Sliced builds of the other bodies (cache_step): the delta, one
+ * application and a VIP, with the same bytes as their one-call builds
+ * (cache_ro.c). The plain body is encoded by a walk of its source that keeps
+ * its place between calls (the delta: a registry_dwalk; an application
+ * or a VIP: an index into the registry) and starts over when the source
+ * moved meanwhile (the delta queue, the application's generation, the
+ * registry's); the opening piece, which carries the version and hash
+ * code, is written last, so the body is one registry version. A gzip
+ * body deflates the current plain body a slice at a time (gzip_stream),
+ * starting over when that body is replaced. After MAX_TRIES starts a
+ * build runs whole, so it always ends. The builds under way are a list
+ * bounded by MAX_SIDE_ENTRIES (each waits for a parked fetch or a
+ * read-only refresh; past the bound the oldest goes).
+ */
+#define WALK_WEIGHT		64	/* a delta record or VIP instance seen */
+#define GZ_PIECE_MIN		16384	/* bytes deflated a slice, at least */
+
+struct sbuild {
+	enum side_kind		 kind;
+	struct cache_key	 key;
+	char			*name;
+	int			 started;
+	uint64_t		 gen;		/* the source when it began */
+	struct reg_dwalk	*dw;		/* the delta's walk */
+	size_t			 ai, ii;	/* next app, next instance */
+	size_t			 napps;		/* applications written */
+	size_t			 open_ai;	/* VIP: the app open, + 1 */
+	int			 inapp;		/* one is open */
+	size_t			 counts[STATUS_COUNT];	/* VIP hash code */
+	struct buf		 b;		/* what is encoded so far */
+	struct cache_body	*src;		/* gzip: the plain body */
+	size_t			 pos;		/* its bytes deflated */
+	struct gzip_stream	*zs;
+	unsigned		 tries;
+	struct sbuild		*next;
+};
+
+/* Forget a build's progress (it starts over on the next call). */
+static void
+sb_reset(struct sbuild *sb)
+{
+	registry_dwalk_free(sb->dw);
+	sb->dw = NULL;
+	buf_free(&sb->b);
+	buf_init(&sb->b, 0);
+	sb->ai = sb->ii = sb->napps = sb->open_ai = 0;
+	sb->inapp = sb->started = 0;
+	memset(sb->counts, 0, sizeof sb->counts);
+	cache_body_unref(sb->src);
+	sb->src = NULL;
+	sb->pos = 0;
+	gzip_stream_free(sb->zs);
+	sb->zs = NULL;
+}
+
+/* Unlink and free a build. */
+void
+sb_free(struct cache *c, struct sbuild *sb)
+{
+	struct sbuild	**pp;
+
+	for (pp = &c->sb; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == sb) {
+			*pp = sb->next;
+			c->nsb--;
+			break;
+		}
+	}
+	sb_reset(sb);
+	buf_free(&sb->b);
+	free(sb->name);
+	free(sb);
+}
+
+/* The build for (kind, k, name), made when absent. */
+static struct sbuild *
+sb_get(struct cache *c, enum side_kind kind, const struct cache_key *k,
+    const char *name)
+{
+	struct sbuild	*sb, *last = NULL;
+
+	for (sb = c->sb; sb != NULL; last = sb, sb = sb->next) {
+		if (sb->kind == kind && memcmp(&sb->key, k, sizeof *k) == 0 &&
+		    ((sb->name == NULL && name == NULL) ||
+		    (sb->name != NULL && name != NULL &&
+		    strcmp(sb->name, name) == 0)))
+			return (sb);
+	}
+	if (c->nsb >= MAX_SIDE_ENTRIES && last != NULL)
+		sb_free(c, last);	/* the oldest: new ones go first */
+	sb = xcalloc(1, sizeof *sb);
+	sb->kind = kind;
+	sb->key = *k;
+	sb->name = name != NULL ? xstrdup(name) : NULL;
+	buf_init(&sb->b, 0);
+	sb->next = c->sb;
+	c->sb = sb;
+	c->nsb++;
+	return (sb);
+}
+
+/* The build is to start over (its source moved). */
+static void
+sb_restart(struct sbuild *sb)
+{
+	sb_reset(sb);
+	sb->tries++;
+}
+
+/* Whether a slice that began at work w0 has used its budget. */
+static int
+sb_spent(const struct cache *c, size_t w0, size_t budget)
+{
+	return (c->work - w0 > budget);
+}
+
+/* Append one instance of application app to a walk's body. */
+static void
+sb_instance(struct cache *c, struct sbuild *sb, const char *app,
+    const struct instance *in, int first)
+{
+	const struct codec	*cc = vcodec(variant(&sb->key));
+	size_t			 len0 = sb->b.len;
+
+	if (first) {
+		if (sb->inapp) {
+			if (cc->sep_around)
+				buf_adds(&sb->b, cc->sep);
+			cc->app_close(&sb->b, 1);
+		}
+		if (sb->napps++ > 0 || cc->sep_around)
+			buf_adds(&sb->b, cc->sep);
+		cc->app_open(&sb->b, app, 1);
+		sb->inapp = 1;
+	}
+	if (!first || cc->sep_around)
+		buf_adds(&sb->b, cc->sep);
+	cc->encode_instance(&sb->b, in, vflags(variant(&sb->key)), 2);
+	c->work += sb->b.len - len0;
+}
+
+/*
+ * The walk's body as a registry document: the opening piece (version,
+ * hash code) before what it encoded, the closing piece after; two
+ * segments, nothing copied.
+ */
+static struct cache_body *
+sb_apps_body(struct cache_reaper *rp, struct sbuild *sb, int64_t version,
+    const char *hash)
+{
+	const struct codec	*cc = vcodec(variant(&sb->key));
+	struct cache_body	*cb = xcalloc(1, sizeof *cb);
+	struct buf		 head;
+	size_t			 cap = 0;
+
+	if (sb->inapp) {
+		if (cc->sep_around)
+			buf_adds(&sb->b, cc->sep);
+		cc->app_close(&sb->b, 1);
+	}
+	if (cc->sep_around)
+		buf_adds(&sb->b, cc->sep);
+	apps_piece(&sb->b, variant(&sb->key), 1, version, hash);
+	buf_init(&head, 0);
+	apps_piece(&head, variant(&sb->key), 0, version, hash);
+	cb->refs = 1;
+	body_push(cb, &cap, blob_from_buf(rp, &head));
+	body_push(cb, &cap, blob_from_buf(rp, &sb->b));
+	buf_init(&sb->b, 0);
+	sb->inapp = 0;
+	return (body_coalesce(cb));
+}
+
+/* sb_instance for the delta walk; stops the step once the slice is spent. */
+struct sb_emit {
+	struct cache	*c;
+	struct sbuild	*sb;
+	size_t		 w0, budget;
+};
+
+/* registry_dwalk_step's emit: one instance of the delta. */
+static int
+sb_delta_emit(const char *app, const struct instance *in, int first,
+    void *arg)
+{
+	struct sb_emit	*e = arg;
+
+	sb_instance(e->c, e->sb, app, in, first);
+	return (sb_spent(e->c, e->w0, e->budget));
+}
+
+/* Whether the plain delta slot is current (cache_delta_live's test). */
+static int
+delta_fresh(const struct cache *c, const struct slot *s, int64_t now)
+{
+	return (s->body != NULL && s->gen == registry_gen(c->reg) &&
+	    s->dsize == registry_delta_size(c->reg) && now < s->expires);
+}
+
+/* One slice of the plain delta for variant v; 1 when its slot is current. */
+static int
+delta_plain_step(struct cache *c, const struct cache_key *k, size_t budget,
+    int64_t now)
+{
+	struct slot	*s = &c->delta[variant(k)][0];
+	struct sbuild	*sb;
+	struct sb_emit	 e;
+	size_t		 w0 = c->work, left, done;
+	char		*hash;
+	int		 fin;
+
+	if (delta_fresh(c, s, now))
+		return (1);
+	sb = sb_get(c, SIDE_DELTA, k, NULL);
+	if (sb->dw != NULL && !registry_dwalk_valid(c->reg, sb->dw))
+		sb_restart(sb);
+	if (sb->tries >= MAX_TRIES)
+		budget = SIZE_MAX;
+	if (sb->dw == NULL)
+		sb->dw = registry_dwalk_new(c->reg);
+	e = (struct sb_emit){ c, sb, w0, budget };
+	for (;;) {
+		left = budget == SIZE_MAX ? SIZE_MAX :
+		    (budget - (c->work - w0)) / WALK_WEIGHT + 1;
+		fin = registry_dwalk_step(c->reg, sb->dw, left, &done,
+		    sb_delta_emit, &e);
+		c->work += done * WALK_WEIGHT;
+		if (fin)
+			break;
+		if (sb_spent(c, w0, budget))
+			return (0);
+	}
+	cache_body_unref(s->body);
+	hash = registry_delta_complete(c->reg, now) ?
+	    registry_hashcode(c->reg) : xstrdup(REGISTRY_HASHCODE_TRUNCATED);
+	s->body = sb_apps_body(c->rp, sb, ++c->delta_version, hash);
+	free(hash);
+	s->gen = registry_gen(c->reg);
+	s->dsize = registry_delta_size(c->reg);
+	s->expires = cache_until(c, now);
+	c->stats.delta_builds++;
+	sb_free(c, sb);
+	return (1);
+}
+
+/*
+ * Deflate the build's plain body (sb->src) from where the last slice
+ * stopped, within the slice's budget: 1 when the gzip body is whole (in
+ * sb->b).
+ */
+static int
+gz_slices(struct cache *c, struct sbuild *sb, size_t w0, size_t budget)
+{
+	const struct bseg	*sg;
+	size_t			 i, off, n, want;
+
+	if (sb->zs == NULL) {
+		sb->zs = gzip_stream_new(GZIP_LEVEL);
+		sb->pos = 0;
+	}
+	while (sb->pos < sb->src->len) {
+		if (sb_spent(c, w0, budget))
+			return (0);
+		want = budget == SIZE_MAX ? SIZE_MAX :
+		    (budget - (c->work - w0)) / GZ_WEIGHT + 1;
+		if (want < GZ_PIECE_MIN)
+			want = GZ_PIECE_MIN;
+		/* The segment holding byte pos. */
+		for (i = 0, off = 0; i < sb->src->nseg; i++) {
+			sg = &sb->src->segs[i];
+			if (sb->pos < off + sg->len)
+				break;
+			off += sg->len;
+		}
+		sg = &sb->src->segs[i];
+		n = off + sg->len - sb->pos;
+		if (n > want)
+			n = want;
+		gzip_stream_add(sb->zs, sg->bl->data + sg->off +
+		    (sb->pos - off), n, &sb->b, 0);
+		sb->pos += n;
+		c->work += n * GZ_WEIGHT;
+	}
+	gzip_stream_add(sb->zs, NULL, 0, &sb->b, 1);
+	return (1);
+}
+
+/* One slice of the delta for k; 1 when its slot is current. */
+static int
+delta_step(struct cache *c, const struct cache_key *k, size_t budget,
+    int64_t now)
+{
+	struct slot		*z = &c->delta[variant(k)][1];
+	struct cache_body	*src;
+	struct cache_key	 plain = *k;
+	struct sbuild		*sb;
+	size_t			 w0 = c->work;
+
+	plain.gzip = 0;
+	if (!delta_plain_step(c, &plain, budget, now))
+		return (0);
+	if (!k->gzip)
+		return (1);
+	src = c->delta[variant(k)][0].body;
+	if (z->body != NULL && z->src == src)
+		return (1);
+	sb = sb_get(c, SIDE_DELTA, k, NULL);
+	if (sb->src != src) {
+		if (sb->src != NULL)
+			sb_restart(sb);
+		sb->src = body_ref(src);
+	}
+	if (!gz_slices(c, sb, w0, sb->tries >= MAX_TRIES ? SIZE_MAX :
+	    budget))
+		return (0);
+	cache_body_unref(z->body);
+	cache_body_unref(z->src);
+	z->body = body_from_buf(c->rp, &sb->b);
+	z->src = body_ref(src);
+	sb_free(c, sb);
+	return (1);
+}
+
+/*
+ * One slice of GET apps/{name} for k; 1 when cache_app_live returns it
+ * without encoding (or the application has no instance). A gzip body
+ * deflates a plain one the build keeps to itself, as the one-call build.
+ */
+static int
+app_step(struct cache *c, const struct cache_key *k, const char *name,
+    size_t budget, int64_t now)
+{
+	struct reg_app		*app = registry_app_find(c->reg, name);
+	const struct codec	*cc = vcodec(variant(k));
+	struct appfrag		*af;
+	struct sbuild		*sb;
+	size_t			 w0 = c->work, n, len0;
+	int			 v = variant(k), g = k->gzip ? 1 : 0;
+
+	if (app == NULL || reg_app_size(app) == 0)
+		return (1);
+	af = frag_lookup(c, reg_app_name(app), reg_app_hash(app));
+	frag_sync(c, af, app, now, 0);
+	if (af->root[v][g] != NULL)
+		return (1);
+	sb = sb_get(c, SIDE_APP, k, name);
+	if (sb->started && sb->gen != reg_app_gen(app))
+		sb_restart(sb);
+	if (sb->tries >= MAX_TRIES)
+		budget = SIZE_MAX;
+	if (!sb->started) {
+		sb->started = 1;
+		sb->gen = reg_app_gen(app);
+		buf_adds(&sb->b, cc->app_doc_open);
+		cc->app_open(&sb->b, reg_app_name(app), 0);
+	}
+	if (sb->src == NULL) {
+		n = reg_app_size(app);
+		for (; sb->ii < n; sb->ii++) {
+			if (sb_spent(c, w0, budget))
+				return (0);
+			len0 = sb->b.len;
+			if (sb->ii > 0 || cc->sep_around)
+				buf_adds(&sb->b, cc->sep);
+			cc->encode_instance(&sb->b, reg_app_instance_at(app,
+			    sb->ii), vflags(v), 1);
+			c->work += sb->b.len - len0;
+		}
+		if (cc->sep_around)
+			buf_adds(&sb->b, cc->sep);
+		cc->app_close(&sb->b, 0);
+		buf_adds(&sb->b, cc->app_doc_close);
+		if (!g) {
+			af->root[v][0] = body_from_buf(c->rp, &sb->b);
+			sb_free(c, sb);
+			return (1);
+		}
+		sb->src = body_from_buf(c->rp, &sb->b);
+		buf_init(&sb->b, 0);
+	}
+	if (!gz_slices(c, sb, w0, budget))
+		return (0);
+	af->root[v][1] = body_from_buf(c->rp, &sb->b);
+	sb_free(c, sb);
+	return (1);
+}
+
+/*
+ * One slice of GET vips/{vip} (svips/ when secure) for k; 1 when
+ * cache_vip_live returns it without encoding. The walk looks at every
+ * instance of the registry, so each one seen counts WALK_WEIGHT / 2.
+ */
+static int
+vip_step(struct cache *c, const struct cache_key *k, const char *vip,
+    int secure, size_t budget, int64_t now)
+{
+	enum side_kind		 kind = secure ? SIDE_SVIP : SIDE_VIP;
+	struct side		*s = side_find(c->vips, kind, k, vip);
+	const struct instance	*in;
+	struct reg_app		*app;
+	struct sbuild		*sb;
+	size_t			 w0 = c->work, n;
+	char			*hash;
+
+	if (s != NULL && s->gen == registry_gen(c->reg) && now < s->expires)
+		return (1);
+	sb = sb_get(c, kind, k, vip);
+	if (sb->started && sb->gen != registry_gen(c->reg))
+		sb_restart(sb);
+	if (sb->tries >= MAX_TRIES)
+		budget = SIZE_MAX;
+	if (!sb->started) {
+		sb->started = 1;
+		sb->gen = registry_gen(c->reg);
+	}
+	for (; sb->src == NULL && sb->ai < registry_app_count(c->reg);
+	    sb->ai++, sb->ii = 0) {
+		app = registry_app_at(c->reg, sb->ai);
+		n = reg_app_size(app);
+		for (; sb->ii < n; sb->ii++) {
+			if (sb_spent(c, w0, budget))
+				return (0);
+			c->work += WALK_WEIGHT / 2;
+			in = reg_app_instance_at(app, sb->ii);
+			if (!instance_has_vip(secure ? in->secure_vip_address :
+			    in->vip_address, vip, INSTANCE_VIP_EXACT))
+				continue;
+			sb_instance(c, sb, reg_app_name(app), in,
+			    sb->open_ai != sb->ai + 1);
+			sb->open_ai = sb->ai + 1;
+			if ((unsigned)in->status < STATUS_COUNT)
+				sb->counts[in->status]++;
+		}
+	}
+	if (sb->src == NULL) {
+		hash = instance_hashcode(sb->counts);
+		sb->src = sb_apps_body(c->rp, sb, -1, hash);
+		free(hash);
+	}
+	if (k->gzip && !gz_slices(c, sb, w0, budget))
+		return (0);
+	if (s == NULL)
+		s = side_add(&c->vips, &c->nvips, kind, k, vip, 0);
+	cache_body_unref(s->body);
+	s->body = k->gzip ? body_from_buf(c->rp, &sb->b) : body_ref(sb->src);
+	s->gen = registry_gen(c->reg);
+	s->expires = cache_until(c, now);
+	sb_free(c, sb);
+	return (1);
+}
+
+/* One slice of any body but the full registry's; see cache_step. */
+int
+side_step(struct cache *c, enum side_kind kind, const struct cache_key *k,
+    const char *name, size_t budget, int64_t now)
+{
+	switch (kind) {
+	case SIDE_APPS:
+		return (apps_step(c, k, budget, now));
+	case SIDE_DELTA:
+		return (delta_step(c, k, budget, now));
+	case SIDE_APP:
+		return (app_step(c, k, name, budget, now));
+	case SIDE_VIP:
+	case SIDE_SVIP:
+		return (vip_step(c, k, name, kind == SIDE_SVIP, budget, now));
+	}
+	return (1);
+}

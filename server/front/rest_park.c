@@ -1,0 +1,244 @@
+/*
+ * rest_park.c: the fetches of a body the cache builds a slice per loop
+ * turn (cache_step): GET apps, apps/delta, apps/{app} and vips/{vip}
+ * are answered at once when the body is ready, else parked in arrival
+ * order (at most one per connection, so bounded by max-connections) and
+ * answered by the slice timer when it is; a client that goes away
+ * meanwhile is noticed and its connection freed.
+ */
+
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "cache.h"
+#include "clock.h"
+#include "config.h"
+#include "log.h"
+#include "rest_int.h"
+#include "xmalloc.h"
+
+/* Forget a parked fetch (its request is answered or gone). */
+void
+parked_free(struct parked *p)
+{
+	TAILQ_REMOVE(&p->rest->parked, p, entry);
+	if (p->eof_ev != NULL)
+		event_free(p->eof_ev);
+	free(p->name);
+	free(p);
+}
+
+/*
+ * The socket of a parked fetch is readable: the client closed it (end of
+ * file or an error), so its connection goes, the request with it. Bytes
+ * (a pipelined request, TLS records) leave it to the reply to find out.
+ */
+static void
+parked_eof_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct parked			*p = arg;
+	struct evhttp_connection	*evcon;
+	char				 c;
+	ssize_t				 n;
+
+	(void)what;
+	n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n > 0)
+		return;
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+	    errno == EINTR)) {
+		event_add(p->eof_ev, NULL);
+		return;
+	}
+	log_debug("%s: a client waiting for a full fetch went away",
+	    __func__);
+	evcon = evhttp_request_get_connection(p->x.req);
+	parked_free(p);
+	if (evcon != NULL)
+		evhttp_connection_free(evcon);
+}
+
+/* Arm the next slice for the next loop turn. */
+static void
+rest_slice_arm(struct rest *rest)
+{
+	static const struct timeval	zero = { 0, 0 };
+
+	if (!TAILQ_EMPTY(&rest->parked))
+		evtimer_add(rest->slice_ev, &zero);
+}
+
+/* Reply with resource res's body; an application with none is 404. */
+static void
+reply_res(struct rctx *x, enum cache_res res, const struct cache_key *k,
+    const char *name, int64_t now)
+{
+	struct cache_body	*b;
+
+	if ((b = cache_res_body(x->d->cache, res, k, name, now)) == NULL)
+		reply(x, 404, NULL, NULL, 0);
+	else
+		reply_body(x, b, k);
+}
+
+/* Whether two parked fetches wait for the same body. */
+static int
+parked_same(const struct parked *a, const struct parked *b)
+{
+	return (a->res == b->res && memcmp(&a->k, &b->k, sizeof a->k) == 0 &&
+	    ((a->name == NULL && b->name == NULL) || (a->name != NULL &&
+	    b->name != NULL && strcmp(a->name, b->name) == 0)));
+}
+
+/*
+ * One loop turn of the parked fetches: a slice of the build for the
+ * oldest one's body; when it is done, every fetch parked on that body
+ * gets it, in arrival order.
+ */
+static void
+rest_slice_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct rest		*rest = arg;
+	struct parked		*p, *next, want;
+	struct rctx		 x;
+	struct hk_time		 now = clock_now();
+
+	(void)fd;
+	(void)what;
+	if ((p = TAILQ_FIRST(&rest->parked)) == NULL)
+		return;
+	want = *p;
+	if (cache_step(rest->d.cache, want.res, &want.k, want.name,
+	    rest->d.conf->cache_encode_slice_bytes, now.mono_ms)) {
+		want.name = p->name != NULL ? xstrdup(p->name) : NULL;
+		for (; p != NULL; p = next) {
+			next = TAILQ_NEXT(p, entry);
+			if (!parked_same(p, &want))
+				continue;
+			x = p->x;
+			TAILQ_INIT(&x.query);
+			parked_free(p);
+			reply_res(&x, want.res, &want.k, want.name,
+			    now.mono_ms);
+		}
+		free(want.name);
+	}
+	rest_slice_arm(rest);
+}
+
+/*
+ * Park a fetch until its body is built (see struct parked); -1 when it
+ * cannot wait (no connection), and the caller builds it at once.
+ */
+static int
+fetch_park(struct rctx *x, enum cache_res res, const struct cache_key *k,
+    const char *name)
+{
+	struct rest			*rest = (struct rest *)(void *)
+					    ((char *)(void *)x->d -
+					    offsetof(struct rest, d));
+	struct evhttp_connection	*evcon;
+	struct event_base		*base;
+	struct bufferevent		*bev;
+	struct parked			*p;
+
+	if ((evcon = evhttp_request_get_connection(x->req)) == NULL ||
+	    (base = evhttp_connection_get_base(evcon)) == NULL)
+		return (-1);
+	if (rest->slice_ev == NULL)
+		rest->slice_ev = evtimer_new(base, rest_slice_cb, rest);
+	p = xcalloc(1, sizeof *p);
+	p->rest = rest;
+	p->x = *x;
+	p->x.nseg = 0;
+	p->x.segheap = NULL;
+	TAILQ_INIT(&p->x.query);
+	p->res = res;
+	p->k = *k;
+	p->name = name != NULL ? xstrdup(name) : NULL;
+	if ((bev = evhttp_connection_get_bufferevent(evcon)) != NULL &&
+	    bufferevent_getfd(bev) >= 0) {
+		p->eof_ev = event_new(base, bufferevent_getfd(bev), EV_READ,
+		    parked_eof_cb, p);
+		event_add(p->eof_ev, NULL);
+	}
+	TAILQ_INSERT_TAIL(&rest->parked, p, entry);
+	rest_slice_arm(rest);
+	return (0);
+}
+
+/*
+ * A fetch of resource res: a slice of its body's build in this turn; if
+ * the body is not done, the request waits for the next turns' slices
+ * (struct parked).
+ */
+static void
+fetch_sliced(struct rctx *x, enum cache_res res, const struct cache_key *k,
+    const char *name)
+{
+	if (!cache_step(x->d->cache, res, k, name,
+	    x->d->conf->cache_encode_slice_bytes, x->now.mono_ms) &&
+	    fetch_park(x, res, k, name) == 0)
+		return;
+	reply_res(x, res, k, name, x->now.mono_ms);
+}
+
+/* GET apps */
+void
+h_apps(struct rctx *x)
+{
+	struct cache_key	 k;
+
+	if (check_access(x) != 0)
+		return;
+	request_key(x, &k, 1);
+	fetch_sliced(x, CACHE_RES_APPS, &k, NULL);
+}
+
+/* GET apps/delta */
+void
+h_delta(struct rctx *x)
+{
+	struct cache_key	 k;
+
+	if (x->d->conf->disable_delta) {
+		reply(x, 403, NULL, NULL, 0);
+		return;
+	}
+	if (check_access(x) != 0)
+		return;
+	request_key(x, &k, 1);
+	fetch_sliced(x, CACHE_RES_DELTA, &k, NULL);
+}
+
+/* GET apps/{app} */
+void
+h_app(struct rctx *x)
+{
+	struct cache_key	 k;
+
+	if (check_access(x) != 0)
+		return;
+	request_key(x, &k, 1);
+	fetch_sliced(x, CACHE_RES_APP, &k, x->seg[1]);
+}
+
+/* GET vips/{vip} and svips/{svip}: 200 with an empty list when unknown. */
+void
+h_vip(struct rctx *x)
+{
+	struct cache_key	 k;
+
+	if (check_access(x) != 0)
+		return;
+	request_key(x, &k, 1);
+	fetch_sliced(x, x->seg[0][0] == 's' ? CACHE_RES_SVIP : CACHE_RES_VIP,
+	    &k, x->seg[1]);
+}
