@@ -56,6 +56,8 @@ static size_t	lease_walk(const struct registry *, int64_t, int64_t, int,
 static void	live_walk_cb(struct lease *, void *);
 static void	lease_display(struct lease *);
 static void	lease_renew(struct lease *, struct hk_time);
+static void	registry_uncount(struct registry *, struct reg_app *,
+		    enum instance_status);
 static void	registry_set_status(struct registry *, struct lease *,
 		    enum instance_status);
 static void	registry_notify(struct registry *, enum registry_event_type,
@@ -235,6 +237,12 @@ registry_free(struct registry *reg)
 	for (i = 0; i < reg->napps; i++) {
 		a = reg->apps[i];
 		for (j = 0; j < a->n; j++) {
+			/*
+			 * As a cancel: the lease leaves its app, its bytes
+			 * go to the queue's count, which lease_unref takes
+			 * them from (the queue may still hold it).
+			 */
+			reg->qbytes += a->leases[j]->bytes;
 			a->leases[j]->app = NULL;
 			lease_unref(reg, a->leases[j]);
 		}
@@ -405,9 +413,12 @@ registry_app_drop(struct registry *reg, struct reg_app *a)
 void
 lease_unref(struct registry *reg, struct lease *l)
 {
+	/* A reference too few would free what a holder still uses. */
+	HK_ASSERT(l->refs > 0);
 	if (--l->refs > 0)
 		return;
-	if (l->app == NULL && reg->qbytes >= l->bytes)
+	/* qbytes holds every queued cancelled lease's bytes: never short. */
+	if (l->app == NULL && !HK_BUG(reg->qbytes < l->bytes))
 		reg->qbytes -= l->bytes;
 	instance_free(l->inst);
 	free(l);
@@ -502,15 +513,27 @@ lease_renew(struct lease *l, struct hk_time now)
 	lease_display(l);
 }
 
+/*
+ * A registered lease of status st leaves the status counters (its app's
+ * and the registry's), which count it: neither can be 0.
+ */
+static void
+registry_uncount(struct registry *reg, struct reg_app *a,
+    enum instance_status st)
+{
+	if (HK_BUG(reg->counts[st] == 0 || a->counts[st] == 0))
+		return;
+	reg->counts[st]--;
+	a->counts[st]--;
+}
+
 /* Change a registered lease's status, keeping the status counters exact. */
 static void
 registry_set_status(struct registry *reg, struct lease *l,
     enum instance_status st)
 {
-	if ((unsigned)l->inst->status < STATUS_COUNT) {
-		reg->counts[l->inst->status]--;
-		l->app->counts[l->inst->status]--;
-	}
+	if ((unsigned)l->inst->status < STATUS_COUNT)
+		registry_uncount(reg, l->app, l->inst->status);
 	l->inst->status = st;
 	reg->counts[st]++;
 	l->app->counts[st]++;
@@ -671,8 +694,7 @@ registry_do_register(struct registry *reg, struct instance *in,
 				instance_free(in);
 				taken = 0;
 			} else {
-				reg->counts[l->inst->status]--;
-				l->app->counts[l->inst->status]--;
+				registry_uncount(reg, l->app, l->inst->status);
 				instance_free(l->inst);
 				l->inst = in;
 				reg->counts[in->status]++;
@@ -863,9 +885,9 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 	recent_add(&reg->cancelled, now.wall_ms, a->name, lease_id(l));
 	override_del(reg, lease_id(l));
 
-	reg->counts[l->inst->status]--;
-	a->counts[l->inst->status]--;
-	reg->size--;
+	registry_uncount(reg, a, l->inst->status);
+	if (!HK_BUG(reg->size == 0))
+		reg->size--;
 	hidx_remove(&reg->lease_idx, lease_key_hash(l), l);
 	id_unlink(reg, l);
 	last = a->leases[a->n - 1];
@@ -1238,9 +1260,6 @@ registry_size(const struct registry *reg)
 char *
 registry_hashcode(const struct registry *reg)
 {
-	/* buf_steal() leaves an empty buffer unterminated: avoid it. */
-	if (reg->size == 0)
-		return (xstrdup(""));
 	return (instance_hashcode(reg->counts));
 }
 
@@ -1318,10 +1337,7 @@ registry_vip(struct registry *reg, const char *vip, int secure)
 	}
 out:
 	as->versions_delta = -1;
-	if (as->n == 0)
-		as->apps_hashcode = xstrdup("");   /* see registry_hashcode */
-	else
-		as->apps_hashcode = applications_hashcode(as);
+	as->apps_hashcode = applications_hashcode(as);
 	return (as);
 }
 

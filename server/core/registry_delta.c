@@ -25,8 +25,11 @@ static void	registry_dequeue(struct registry *, int64_t, int);
 static void
 registry_dequeue(struct registry *reg, int64_t now, int early)
 {
-	struct change	*c = &reg->q[reg->qhead];
+	struct change	*c;
 
+	/* The rule every `% qcap` relies on (see above). */
+	HK_ASSERT(reg->qn > 0 && reg->qcap > 0);
+	c = &reg->q[reg->qhead];
 	if (early && c->ts >= now - reg->conf.retention_ms) {
 		if (c->ts > reg->qtrunc_ts)
 			reg->qtrunc_ts = c->ts;
@@ -67,6 +70,8 @@ registry_enqueue(struct registry *reg, struct lease *l, int64_t now)
 		reg->qcap = ncap;
 		reg->qhead = 0;
 	}
+	/* Grown above if full: room for one more, so qcap > 0. */
+	HK_ASSERT(reg->qn < reg->qcap);
 	l->refs++;
 	reg->q[(reg->qhead + reg->qn) % reg->qcap].lease = l;
 	reg->q[(reg->qhead + reg->qn) % reg->qcap].ts = now;
