@@ -327,6 +327,7 @@ cache_reap(struct cache *c, size_t max)
 	struct blob		*bl;
 	char			*p;
 	size_t			 n;
+	CACHE_CHECKED(c);
 
 	while ((bl = rp->head) != NULL && max > 0) {
 		n = bl->len < max ? bl->len : max;

@@ -661,6 +661,7 @@ int
 cache_apps_step(struct cache *c, const struct cache_key *k, size_t budget,
     int64_t now)
 {
+	CACHE_CHECKED(c);
 	if (!k->gzip)
 		plain_fetched(c, variant(k), now);
 	if (c->ro_ms > 0 && side_find(c->ro, SIDE_APPS, k, NULL) != NULL)
