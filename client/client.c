@@ -38,6 +38,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "config.h"
+#include "defaults.h"
 #include "hash.h"
 #include "httputil.h"
 #include "instance.h"
@@ -921,13 +922,13 @@ client_alloc(const struct config *cf, char **cause)
 		return (NULL);
 	}
 	if (c->renew_ms <= 0)
-		c->renew_ms = 30000;
+		c->renew_ms = LEASE_DEFAULT_RENEWAL_SECS * 1000LL;
 	if (c->fetch_ms <= 0)
-		c->fetch_ms = 30000;
+		c->fetch_ms = DEFAULT_FETCH_INTERVAL_SECS * 1000LL;
 	if (c->repl_ms <= 0)
-		c->repl_ms = 30000;
+		c->repl_ms = DEFAULT_REPLICATION_INTERVAL_SECS * 1000LL;
 	if (c->repl_initial_ms < 0)
-		c->repl_initial_ms = 40000;
+		c->repl_initial_ms = DEFAULT_INITIAL_REPLICATION_SECS * 1000LL;
 	hk_backoff_init(&c->hb_bo, c->renew_ms,
 	    cf->heartbeat_executor_exponential_back_off_bound);
 	hk_backoff_init(&c->rf_bo, c->fetch_ms,
@@ -935,7 +936,7 @@ client_alloc(const struct config *cf, char **cause)
 	/* Burst 2, 60 * 2 / replication interval per minute (§7.4). */
 	hk_ratelim_init(&c->rl, 2, (int)(120000 / c->repl_ms));
 	hk_endpoints_init(&c->ep, cf->service_url_default_zone != NULL ?
-	    cf->service_url_default_zone : "http://localhost:8761/eureka/");
+	    cf->service_url_default_zone : DEFAULT_SERVICE_URL);
 	c->apps = applications_new();
 	hk_sse_init(&c->w_sse);
 	hk_backoff_init(&c->w_bo, HK_WATCH_BO_MS, HK_WATCH_BO_BOUND);

@@ -78,19 +78,20 @@ registry_conf_defaults(struct registry_conf *rc)
 {
 	memset(rc, 0, sizeof *rc);
 	rc->self_preservation = 1;
-	rc->renewal_percent_threshold = 0.85;
+	rc->renewal_percent_threshold = DEFAULT_RENEWAL_PERCENT_THRESHOLD;
 	rc->expected_client_renewal_interval_secs =
 	    LEASE_DEFAULT_RENEWAL_SECS;
 	rc->expected_initial = 1;
-	rc->retention_ms = 180000;
+	rc->retention_ms = DEFAULT_DELTA_RETENTION_MS;
 	rc->override_ttl_ms = 3600000;
-	rc->tombstone_ms = 180000;
-	rc->eviction_interval_ms = 60000;
-	rc->max_instances = REGISTRY_DEFAULT_MAX;
+	/* heurekad derives its own from the configuration (server.c). */
+	rc->tombstone_ms = DEFAULT_DELTA_RETENTION_MS;
+	rc->eviction_interval_ms = DEFAULT_EVICTION_INTERVAL_MS;
+	rc->max_instances = DEFAULT_MAX_INSTANCES;
 	rc->sync_when_timestamp_differs = 1;
-	rc->max_instance_bytes = REGISTRY_DEFAULT_INSTANCE_BYTES;
-	rc->max_delta_bytes = REGISTRY_DEFAULT_DELTA_BYTES;
-	rc->max_skew_ms = 300000;
+	rc->max_instance_bytes = DEFAULT_MAX_INSTANCE_BYTES;
+	rc->max_delta_bytes = DEFAULT_MAX_DELTA_QUEUE_BYTES;
+	rc->max_skew_ms = DEFAULT_MAX_CLOCK_SKEW_MS;
 }
 
 /*
@@ -198,7 +199,7 @@ registry_new(const struct registry_conf *rc, int64_t now)
 	else
 		registry_conf_defaults(&reg->conf);
 	if (reg->conf.max_instances == 0)
-		reg->conf.max_instances = REGISTRY_DEFAULT_MAX;
+		reg->conf.max_instances = DEFAULT_MAX_INSTANCES;
 	if (reg->conf.expected_client_renewal_interval_secs <= 0)
 		reg->conf.expected_client_renewal_interval_secs =
 		    LEASE_DEFAULT_RENEWAL_SECS;

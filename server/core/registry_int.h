@@ -14,17 +14,15 @@
 #include <stdint.h>
 
 #include "bug.h"
+#include "defaults.h"
 #include "evict.h"
 #include "hash.h"
 #include "instance.h"
 #include "registry.h"
 
-#define REGISTRY_DEFAULT_MAX		1000000
 /* hash_fixed's starting value for the copy hash (peers compare it). */
 #define REGISTRY_COPY_HASH_SEED		1469598103934665603ULL
 #define REGISTRY_QUEUE_SLACK		4096	/* delta queue above 4 x max */
-#define REGISTRY_DEFAULT_INSTANCE_BYTES	131072	/* 2 x the default body cap */
-#define REGISTRY_DEFAULT_DELTA_BYTES	(64 * 1024 * 1024)
 
 #define CONTAINER_OF(p, type, member) \
 	((type *)(void *)((char *)(p) - offsetof(type, member)))
