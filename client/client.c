@@ -36,6 +36,7 @@
 #include <event2/thread.h>
 
 #include "buf.h"
+#include "bug.h"
 #include "clock.h"
 #include "config.h"
 #include "defaults.h"
@@ -165,7 +166,7 @@ struct heureka_client {
 #define LOCK(c)		pthread_mutex_lock(&(c)->mu)
 #define UNLOCK(c)	pthread_mutex_unlock(&(c)->mu)
 
-static void	 op_send(struct hk_op *);
+static int	 op_send(struct hk_op *);
 static void	 op_cancel(struct heureka_client *, struct hk_op *);
 static struct hk_op *op_start(struct heureka_client *, enum hk_req_kind,
 		     const char *, const char *, const char *, hk_done_cb,
@@ -234,13 +235,16 @@ op_done_cb(int status, const char *body, size_t len, void *arg)
 		free(shown);
 		hk_endpoints_failed(&c->ep, op->cur);
 		op->attempt++;
-		op_send(op);
+		(void)op_send(op);
 	}
 	UNLOCK(c);
 }
 
-/* Send the next attempt of an operation, or fail it (status 0). */
-static void
+/*
+ * Send the next attempt of an operation, or fail it (status 0): 0 while
+ * it is pending, -1 when it has finished (and op is freed).
+ */
+static int
 op_send(struct hk_op *op)
 {
 	struct heureka_client	*c = op->c;
@@ -262,16 +266,21 @@ op_send(struct hk_op *op)
 	    op->path, op->body, op->body != NULL ? strlen(op->body) : 0,
 	    op_done_cb, op);
 	if (op->handle != NULL)
-		return;
+		return (0);
 	hk_endpoints_failed(&c->ep, op->cur);
 	op->attempt++;
-	op_send(op);
-	return;
+	return (op_send(op));
 fail:
 	op_finish(op, 0, NULL, 0);
+	return (-1);
 }
 
-/* Start a request on the first acceptable endpoint. */
+/*
+ * Start a request on the first acceptable endpoint. NULL when it has
+ * finished already (no endpoint took it: its callback has run, and the
+ * op is gone), so the caller never keeps a freed op, which a later op
+ * could be allocated over (scan-build's use after free).
+ */
 static struct hk_op *
 op_start(struct heureka_client *c, enum hk_req_kind kind, const char *method,
     const char *path, const char *body, hk_done_cb cb, void *arg)
@@ -287,7 +296,8 @@ op_start(struct heureka_client *c, enum hk_req_kind kind, const char *method,
 	op->arg = arg;
 	op->cur = -1;
 	TAILQ_INSERT_TAIL(&c->ops, op, entry);
-	op_send(op);
+	if (op_send(op) != 0)
+		return (NULL);
 	return (op);
 }
 
@@ -1089,8 +1099,11 @@ hk_client_shutdown(struct heureka_client *c)
 	disarm(c, c->t_repl);
 	disarm(c, c->t_kick);
 	watch_stop(c);
-	while ((op = TAILQ_FIRST(&c->ops)) != NULL)
+	while ((op = TAILQ_FIRST(&c->ops)) != NULL) {
 		op_cancel(c, op);
+		/* op_cancel unlinks (and frees) a listed op. */
+		HK_ASSERT(TAILQ_FIRST(&c->ops) != op);
+	}
 	c->hb_op = c->rf_op = c->reg_op = NULL;
 	if (c->started && c->do_register && c->unregister_on_shutdown) {
 		c->self->status = STATUS_DOWN;
@@ -1146,8 +1159,10 @@ client_free(struct heureka_client *c)
 	if (c->attached) {
 		if (c->w_handle != NULL)
 			c->tr.cancel(c->tr.ctx, c->w_handle);
-		while ((op = TAILQ_FIRST(&c->ops)) != NULL)
+		while ((op = TAILQ_FIRST(&c->ops)) != NULL) {
 			op_cancel(c, op);
+			HK_ASSERT(TAILQ_FIRST(&c->ops) != op);
+		}
 		for (i = 0; i < sizeof timers / sizeof timers[0]; i++) {
 			if (*timers[i] != NULL) {
 				c->sc.timer_del(c->sc.ctx, *timers[i]);
