@@ -3,11 +3,19 @@
  * registered. It runs a libheureka client for the service's name and port,
  * probes the service's health URL every --health-interval seconds and
  * flips the instance UP or DOWN through the library's dirty path (so the
- * change reaches the server by the rate-limited on-demand update, or at the
- * latest by the next heartbeat's lastDirtyTimestamp), and cancels the
- * registration on SIGTERM/SIGINT before exiting 0.
+ * change reaches the server by the rate-limited on-demand update, which
+ * says in the log when it holds one back, or at the latest by the next
+ * replicator run), and cancels the registration on SIGTERM/SIGINT before
+ * exiting 0. With a health URL the instance registers STARTING and turns
+ * UP only when a probe first passes (a failing service is never announced
+ * UP); it refuses to start without a port (flag, config or environment).
+ * With --drain it first takes the instance out of traffic and waits for
+ * the drain barrier (clidrain.c), as `heureka drain` does, within
+ * --drain-timeout.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +30,7 @@
 
 #include "cli.h"
 #include "heureka.h"
+#include "internal.h"
 
 #define AGENT_MAX_SETTINGS	256
 
@@ -36,7 +45,10 @@ struct agent {
 	struct evhttp_request		*hreq;
 	struct event			*probe_ev;
 	int				 last_ok;	/* -1 unknown */
+	int				 passed;	/* a probe passed once */
 	int				 stopping;
+	struct cli_drain		 drain;		/* --drain */
+	int				 draining;
 };
 
 static const char agent_usage[] =
@@ -44,8 +56,10 @@ static const char agent_usage[] =
 "Register a service with Eureka, heartbeat for it, and cancel the\n"
 "registration on SIGTERM/SIGINT.\n"
 "  --app NAME             application name (eureka.instance.appname)\n"
-"  --port PORT            the service's port\n"
-"  --health-url URL       probe this URL: 2xx means UP, anything else DOWN\n"
+"  --port PORT            the service's port (required, here or as\n"
+"                         eureka.instance.non-secure-port in -c/-D/env)\n"
+"  --health-url URL       probe this URL: 2xx means UP, anything else DOWN;\n"
+"                         registered STARTING until a probe first passes\n"
 "  --health-interval S    seconds between probes (default 10)\n"
 "  --metadata K=V         metadata entry (repeatable)\n"
 "  --server URL           Eureka server (repeatable, or a comma list;\n"
@@ -56,12 +70,27 @@ static const char agent_usage[] =
 "  --instance-id ID       instance id (default HOST:APP:PORT)\n"
 "  --renewal-interval S   heartbeat period (default 30)\n"
 "  --lease-duration S     lease expiry the server applies (default 90)\n"
+"  --drain                on SIGTERM/SIGINT: OUT_OF_SERVICE, wait for the\n"
+"                         drain barrier on every server, then cancel\n"
+"  --drain-timeout D      give the barrier up after D (default 60s)\n"
 "  -c FILE                .yml or .properties with eureka.* keys\n"
 "  -D KEY=VALUE           any eureka.client.* / eureka.instance.* setting\n"
 "  -v                     log debug lines\n"
 "Environment variables (EUREKA_INSTANCE_APPNAME, ...) are read too.\n";
 
 static void	probe_start(struct agent *);
+
+/* A probe's outcome in words: "answered 200", "no answer". */
+static const char *
+probe_what(int code, struct evhttp_request *req)
+{
+	static char	buf[64];
+
+	if (req == NULL || code == 0)
+		return ("no answer (connection refused or timed out)");
+	snprintf(buf, sizeof buf, "answered %d", code);
+	return (buf);
+}
 
 /* The health probe answered. */
 static void
@@ -75,12 +104,22 @@ probe_done_cb(struct evhttp_request *req, void *arg)
 	ag->hreq = NULL;
 	if (ag->stopping)
 		return;
+	if (!ok && !ag->passed) {
+		/* Never healthy yet: it stays STARTING, not DOWN. */
+		if (ag->last_ok != 0)
+			log_info("agent: health %s: %s: still STARTING",
+			    ag->health_url, probe_what(code, req));
+		ag->last_ok = 0;
+		return;
+	}
 	if (ok != ag->last_ok) {
-		log_info("agent: health %s answered %d: %s", ag->health_url,
-		    code, ok ? "UP" : "DOWN");
+		log_info("agent: health %s: %s: %s", ag->health_url,
+		    probe_what(code, req), ok ? "UP" : "DOWN");
 		heureka_client_set_status(ag->client, ok ? "UP" : "DOWN");
 		ag->last_ok = ok;
 	}
+	if (ok)
+		ag->passed = 1;
 }
 
 /* Probe timer. */
@@ -152,25 +191,81 @@ agent_signal_cb(evutil_socket_t sig, short what, void *arg)
 		evhttp_cancel_request(ag->hreq);
 		ag->hreq = NULL;
 	}
+	if (ag->draining) {
+		/* Blocks this loop (no heartbeat) for at most the timeout. */
+		ag->drain.id = heureka_client_instance_id(ag->client);
+		if (cli_drain_run(&ag->drain) == CLI_EXIT_FOUND)
+			log_info("agent: drained");
+		else
+			log_warnx("agent: not drained; cancelling anyway");
+	}
 	heureka_client_stop(ag->client, agent_stopped_cb, ag);
 }
 
-/* Add "key=value" to the settings list. */
-static void
+/* Add "key=value" to the settings list; -1 (said) when it is full. */
+static int
 add_setting(char **settings, int *n, const char *key, const char *value)
 {
-	if (*n >= AGENT_MAX_SETTINGS - 1)
-		fatalx("agent: too many settings");
+	if (*n >= AGENT_MAX_SETTINGS - 1) {
+		fprintf(stderr, "heureka agent: more than %d settings\n",
+		    AGENT_MAX_SETTINGS - 1);
+		return (-1);
+	}
 	if (key == NULL)
 		settings[(*n)++] = xstrdup(value);
 	else
 		xasprintf(&settings[(*n)++], "%s=%s", key, value);
 	settings[*n] = NULL;
+	return (0);
 }
 
-/* heureka agent: keep a non-C service registered until SIGTERM/SIGINT. */
-int
-agent_main(int argc, char **argv)
+/* What the command line asked for. */
+struct agent_args {
+	struct heureka_options	 o;
+	struct cli_tls		 tls;
+	char			*settings[AGENT_MAX_SETTINGS];
+	int			 n;
+	char			*servers;
+	int			 verbose;
+};
+
+/* A usage error: say what is wrong, then how to ask for help; 64. */
+static int
+agent_usage_error(const char *fmt, ...)
+{
+	va_list	ap;
+
+	fprintf(stderr, "heureka agent: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nusage: heureka agent --app NAME --port PORT "
+	    "[options] (heureka agent --help)\n");
+	return (CLI_EXIT_USAGE);
+}
+
+/* A whole number in [min, max] for option opt, or -1 (said why). */
+static int
+agent_number(const char *opt, const char *arg, int min, int max)
+{
+	char		*end;
+	long long	 v;
+
+	v = strtoll(arg, &end, 10);
+	if (*arg == '\0' || *end != '\0' || v < min || v > max) {
+		agent_usage_error("%s %s: expected a number from %d to %d",
+		    opt, arg, min, max);
+		return (-1);
+	}
+	return ((int)v);
+}
+
+/*
+ * Parse the command line into args and ag; 0 to run, else the exit code
+ * (0 after --help, 64 after saying what is wrong).
+ */
+static int
+agent_parse(int argc, char **argv, struct agent *ag, struct agent_args *aa)
 {
 	static const struct option longopts[] = {
 		{ "app", required_argument, NULL, 'a' },
@@ -185,139 +280,194 @@ agent_main(int argc, char **argv)
 		{ "renewal-interval", required_argument, NULL, 'r' },
 		{ "lease-duration", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "drain", no_argument, NULL, 'N' },
+		{ "drain-timeout", required_argument, NULL, 'T' },
 		CLI_TLS_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	struct agent		 ag;
-	struct heureka_options	 o;
-	struct cli_tls		 tls;
-	struct event		*sigint, *sigterm;
-	char			*settings[AGENT_MAX_SETTINGS] = { NULL };
-	char			*servers = NULL, *cause = NULL, *eq, *k;
-	int			 ch, n = 0, i, rc = 0, verbose = 0, port = 0;
-	const char		*scheme;
+	char	*eq, *k;
+	int	 ch, rc = 0;
 
-	memset(&ag, 0, sizeof ag);
-	memset(&o, 0, sizeof o);
-	memset(&tls, 0, sizeof tls);
-	ag.health_interval = 10;
-	ag.last_ok = -1;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "a:p:c:D:vh", longopts, NULL))
-	    != -1) {
-		if (cli_tls_opt(&tls, ch, optarg))
+	opterr = 0;
+	while (rc == 0 && (ch = getopt_long(argc, argv, ":a:p:c:D:vh",
+	    longopts, NULL)) != -1) {
+		if (cli_tls_opt(&aa->tls, ch, optarg))
 			continue;
 		switch (ch) {
 		case 'a':
-			o.app_name = optarg;
+			aa->o.app_name = optarg;
 			break;
 		case 'p':
-			port = atoi(optarg);
-			if (port <= 0 || port > 65535) {
-				fprintf(stderr, "heureka: bad --port\n");
-				return (CLI_EXIT_USAGE);
-			}
-			o.port = port;
+			if ((aa->o.port = agent_number("--port", optarg, 1,
+			    65535)) < 0)
+				rc = CLI_EXIT_USAGE;
 			break;
 		case 'H':
-			ag.health_url = optarg;
+			ag->health_url = optarg;
 			break;
 		case 'I':
-			ag.health_interval = atoi(optarg);
-			if (ag.health_interval < 1 ||
-			    ag.health_interval > 3600) {
-				fprintf(stderr, "heureka: bad "
-				    "--health-interval\n");
-				return (CLI_EXIT_USAGE);
-			}
+			if ((ag->health_interval = agent_number(
+			    "--health-interval", optarg, 1, 3600)) < 0)
+				rc = CLI_EXIT_USAGE;
 			break;
 		case 'm':
 			if ((eq = strchr(optarg, '=')) == NULL ||
 			    eq == optarg) {
-				fprintf(stderr, "heureka: --metadata wants "
-				    "KEY=VALUE\n");
-				return (CLI_EXIT_USAGE);
+				rc = agent_usage_error("--metadata %s: "
+				    "expected KEY=VALUE", optarg);
+				break;
 			}
-			k = xstrndup(optarg, (size_t)(eq - optarg));
-			xasprintf(&settings[n], "eureka.instance.metadata-map."
-			    "%s=%s", k, eq + 1);
+			xasprintf(&k, "eureka.instance.metadata-map.%.*s",
+			    (int)(eq - optarg), optarg);
+			if (add_setting(aa->settings, &aa->n, k, eq + 1) != 0)
+				rc = CLI_EXIT_USAGE;
 			free(k);
-			if (++n >= AGENT_MAX_SETTINGS - 1)
-				fatalx("agent: too many settings");
 			break;
 		case 's':
-			cli_add_server(&servers, optarg);
+			cli_add_server(&aa->servers, optarg);
 			break;
 		case 'n':
-			o.host_name = optarg;
+			aa->o.host_name = optarg;
 			break;
 		case 'i':
-			o.ip_addr = optarg;
+			aa->o.ip_addr = optarg;
 			break;
 		case 'x':
-			o.instance_id = optarg;
+			aa->o.instance_id = optarg;
 			break;
 		case 'r':
-			add_setting(settings, &n, "eureka.instance.lease-"
-			    "renewal-interval-in-seconds", optarg);
+			if (add_setting(aa->settings, &aa->n, "eureka.instance."
+			    "lease-renewal-interval-in-seconds", optarg) != 0)
+				rc = CLI_EXIT_USAGE;
 			break;
 		case 'l':
-			add_setting(settings, &n, "eureka.instance.lease-"
-			    "expiration-duration-in-seconds", optarg);
+			if (add_setting(aa->settings, &aa->n, "eureka.instance."
+			    "lease-expiration-duration-in-seconds", optarg) != 0)
+				rc = CLI_EXIT_USAGE;
 			break;
 		case 'c':
-			o.config_file = optarg;
+			aa->o.config_file = optarg;
+			break;
+		case 'N':
+			ag->draining = 1;
+			break;
+		case 'T':
+			if ((ag->drain.timeout_ms = cli_duration_ms(optarg)) <= 0)
+				rc = agent_usage_error("--drain-timeout %s: "
+				    "expected a duration (60s, 500ms, 2m)",
+				    optarg);
 			break;
 		case 'D':
-			add_setting(settings, &n, NULL, optarg);
+			if (add_setting(aa->settings, &aa->n, NULL, optarg) != 0)
+				rc = CLI_EXIT_USAGE;
 			break;
 		case 'v':
-			verbose = 1;
+			aa->verbose = 1;
 			break;
 		case 'h':
 			fputs(agent_usage, stdout);
 			fputs(CLI_TLS_HELP, stdout);
-			return (0);
+			return (-1);
+		case ':':
+			rc = agent_usage_error("%s needs a value",
+			    argv[optind - 1]);
+			break;
 		default:
-			fputs(agent_usage, stderr);
-			return (CLI_EXIT_USAGE);
+			rc = agent_usage_error("unknown option %s",
+			    argv[optind - 1]);
+			break;
 		}
 	}
-	if (optind != argc) {
-		fputs(agent_usage, stderr);
+	if (rc == 0 && optind != argc)
+		rc = agent_usage_error("unexpected argument %s", argv[optind]);
+	if (rc == 0 && ag->draining && aa->o.app_name == NULL)
+		rc = agent_usage_error("--drain needs --app");
+	return (rc);
+}
+
+/*
+ * Make the client from the arguments; 0, or the exit code after saying
+ * why not. The port may come from a flag, -c, -D or the environment; a
+ * service without one is refused rather than registered as port 0.
+ */
+static int
+agent_client(struct agent *ag, struct agent_args *aa)
+{
+	const char	*scheme;
+	char		*cause = NULL;
+
+	ag->drain.servers = aa->servers;
+	ag->drain.tls = aa->tls;
+	ag->drain.app = aa->o.app_name;
+	if (ag->drain.timeout_ms == 0)
+		ag->drain.timeout_ms = 60000;
+	aa->o.use_env = 1;
+	aa->o.no_fetch = 1;	/* a sidecar registers; it does not look up */
+	aa->o.settings = (const char *const *)aa->settings;
+	cli_tls_apply(&aa->tls, &aa->o);
+	if (aa->servers != NULL ||
+	    getenv("EUREKA_CLIENT_SERVICEURL_DEFAULTZONE") == NULL)
+		aa->o.service_url = cli_servers(aa->servers);
+	if ((ag->client = heureka_client_new(&aa->o, &cause)) == NULL) {
+		agent_usage_error("%s", cause);
+		free(cause);
 		return (CLI_EXIT_USAGE);
 	}
-	log_init("heureka", verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
-	    LOG_FORMAT_TEXT);
-	heureka_set_log_level(verbose ? 3 : 2);
-
-	o.use_env = 1;
-	o.no_fetch = 1;		/* a sidecar registers; it does not look up */
-	o.settings = (const char *const *)settings;
-	cli_tls_apply(&tls, &o);
-	if (servers != NULL || getenv("EUREKA_CLIENT_SERVICEURL_DEFAULTZONE")
-	    == NULL)
-		o.service_url = cli_servers(servers);
-	if ((ag.client = heureka_client_new(&o, &cause)) == NULL) {
-		fprintf(stderr, "heureka: %s\n", cause);
-		free(cause);
-		rc = CLI_EXIT_USAGE;
-		goto out;
+	if (hk_client_self(ag->client)->port <= 0) {
+		heureka_client_free(ag->client);
+		ag->client = NULL;
+		return (agent_usage_error("--port is required: the port your "
+		    "service listens on (or eureka.instance.non-secure-port)"));
 	}
-	if (ag.health_url != NULL) {
-		ag.huri = evhttp_uri_parse(ag.health_url);
-		scheme = ag.huri != NULL ? evhttp_uri_get_scheme(ag.huri) :
+	if (ag->health_url != NULL) {
+		ag->huri = evhttp_uri_parse(ag->health_url);
+		scheme = ag->huri != NULL ? evhttp_uri_get_scheme(ag->huri) :
 		    NULL;
 		if (scheme == NULL || strcasecmp(scheme, "http") != 0 ||
-		    evhttp_uri_get_host(ag.huri) == NULL) {
-			fprintf(stderr, "heureka: bad --health-url %s (http "
-			    "only)\n", ag.health_url);
-			heureka_client_free(ag.client);
-			rc = CLI_EXIT_USAGE;
-			goto out;
+		    evhttp_uri_get_host(ag->huri) == NULL) {
+			heureka_client_free(ag->client);
+			ag->client = NULL;
+			return (agent_usage_error("--health-url %s: expected "
+			    "http://host[:port]/path", ag->health_url));
 		}
+		/* Not UP before the service says so (Spring's STARTING). */
+		heureka_client_set_status(ag->client, "STARTING");
 	}
-	ag.base = event_base_new();
+	return (0);
+}
+
+/* heureka agent: keep a non-C service registered until SIGTERM/SIGINT. */
+int
+agent_main(int argc, char **argv)
+{
+	struct agent		 ag;
+	struct agent_args	 aa;
+	struct event		*sigint, *sigterm;
+	int			 i, rc;
+
+	memset(&ag, 0, sizeof ag);
+	memset(&aa, 0, sizeof aa);
+	aa.o = (struct heureka_options)HEUREKA_OPTIONS_INIT;
+	ag.health_interval = 10;
+	ag.last_ok = -1;
+	if ((rc = agent_parse(argc, argv, &ag, &aa)) != 0) {
+		if (rc < 0)
+			rc = 0;		/* --help */
+		goto out;
+	}
+	log_init("heureka", aa.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
+	    LOG_FORMAT_TEXT);
+	heureka_set_log_level(aa.verbose ? HEUREKA_LOG_DEBUG :
+	    HEUREKA_LOG_INFO);
+	if ((rc = agent_client(&ag, &aa)) != 0)
+		goto out;
+	if ((ag.base = event_base_new()) == NULL) {
+		fprintf(stderr, "heureka agent: no event loop\n");
+		heureka_client_free(ag.client);
+		rc = CLI_EXIT_UNREACHABLE;
+		goto out;
+	}
 	ag.dns = evdns_base_new(ag.base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
 	sigint = evsignal_new(ag.base, SIGINT, agent_signal_cb, &ag);
 	sigterm = evsignal_new(ag.base, SIGTERM, agent_signal_cb, &ag);
@@ -325,13 +475,15 @@ agent_main(int argc, char **argv)
 	evsignal_add(sigterm, NULL);
 	if (heureka_client_start(ag.client, ag.base) != 0) {
 		/* Freed below, with the rest: one exit path. */
-		fprintf(stderr, "heureka: cannot start the client\n");
+		fprintf(stderr, "heureka agent: cannot start the client: %s\n",
+		    strerror(errno));
 		rc = CLI_EXIT_UNREACHABLE;
 	} else {
-		log_info("agent: %s registering with %s",
+		log_info("agent: %s registering %s with %s",
 		    heureka_client_instance_id(ag.client),
-		    o.service_url != NULL ? o.service_url :
-		    cli_servers(NULL));
+		    ag.huri != NULL ? "STARTING (UP once the health URL "
+		    "answers 2xx)" : "UP", aa.o.service_url != NULL ?
+		    aa.o.service_url : cli_servers(NULL));
 		if (ag.huri != NULL) {
 			ag.probe_ev = evtimer_new(ag.base, probe_cb, &ag);
 			probe_start(&ag);
@@ -356,8 +508,8 @@ agent_main(int argc, char **argv)
 out:
 	if (ag.huri != NULL)
 		evhttp_uri_free(ag.huri);
-	for (i = 0; i < n; i++)
-		free(settings[i]);
-	free(servers);
+	for (i = 0; i < aa.n; i++)
+		free(aa.settings[i]);
+	free(aa.servers);
 	return (rc);
 }

@@ -4,13 +4,22 @@
  * operator `status` override, and `watch`, which keeps a libheureka copy
  * of the registry and prints each change. Queries use libheureka's
  * failover; exit codes are stable for scripts: 0 found, 1 not found,
- * 2 unreachable (or a server error), 64 usage.
+ * 2 unreachable (or a server error), 64 usage (EX_USAGE). Every failure
+ * is said on stderr with what happened: the connection error (refused,
+ * timed out, DNS, TLS) or the HTTP status in words with what it usually
+ * means (a 404 from a URL that is not a Eureka API, told apart from "no
+ * such application" by asking for the delta; 401/403: credentials), and
+ * a lookup that finds nothing says what it did not find.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "heureka-config.h"
 
 #include <event2/event.h>
 
@@ -46,12 +55,13 @@ static const struct {
 	const char	*usage;
 } cmds[] = {
 	{ "agent", agent_main, "agent --app NAME --port PORT [options]" },
-	{ "apps", cmd_apps, "apps [--json] [--server URL]" },
-	{ "get", cmd_get, "get APP [ID] [--json] [--server URL]" },
-	{ "vip", cmd_vip, "vip VIP [--json] [--server URL]" },
+	{ "apps", cmd_apps, "apps [--json] [--server URL] [--timeout S]" },
+	{ "get", cmd_get, "get APP [ID] [--json] [--server URL] [--timeout S]" },
+	{ "vip", cmd_vip, "vip VIP [--json] [--server URL] [--timeout S]" },
 	{ "status", cmd_status, "status APP ID VALUE | status --delete APP ID"
 	    " [--server URL]" },
-	{ "watch", cmd_watch, "watch [APP] [--interval SECS] [--server URL]" },
+	{ "watch", cmd_watch, "watch [APP] [--interval S] [--server URL]" },
+	{ "drain", cmd_drain, "drain APP ID [--timeout 60s] [--server URL]" },
 };
 
 /* Usage of every command. */
@@ -68,16 +78,58 @@ usage(FILE *f)
 
 /* Common options of the query commands. */
 struct qopts {
-	char	*servers;
-	int	 json;
-	int	 del;
-	int	 interval;
-	struct cli_tls tls;
+	const char	*cmd;		/* "apps", "get", ... for messages */
+	const char	*usage;
+	char		*servers;
+	int		 json;
+	int		 del;
+	int		 interval;
+	int		 timeout;	/* s; 0: the library's default */
+	struct cli_tls	 tls;
 };
 
-/* Parse --server/--json/--delete/--interval/--help; returns optind or -1. */
+/* A usage error: say what is wrong, then the command's usage; 64. */
 static int
-parse_qopts(int argc, char **argv, struct qopts *q, const char *use,
+usage_error(const struct qopts *q, const char *fmt, ...)
+{
+	va_list	ap;
+
+	fprintf(stderr, "heureka %s: ", q->cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nusage: heureka %s\n", q->usage);
+	return (CLI_EXIT_USAGE);
+}
+
+/* A number of seconds in [min, max] for option opt, or -1 (said why). */
+static int
+parse_secs(const struct qopts *q, const char *opt, const char *arg, int min,
+    int max)
+{
+	const char	*errstr = NULL;
+	long long	 v;
+	char		*end;
+
+	v = strtoll(arg, &end, 10);
+	if (*arg == '\0' || *end != '\0')
+		errstr = "not a number";
+	else if (v < min || v > max)
+		errstr = "out of range";
+	if (errstr != NULL) {
+		usage_error(q, "%s %s: %s (seconds, %d to %d)", opt, arg,
+		    errstr, min, max);
+		return (-1);
+	}
+	return ((int)v);
+}
+
+/*
+ * Parse --server/--json/--delete/--interval/--timeout/--help; returns
+ * optind, or -1 after saying what is wrong.
+ */
+static int
+parse_qopts(int argc, char **argv, struct qopts *q, int which,
     const char *help)
 {
 	static const struct option longopts[] = {
@@ -85,6 +137,7 @@ parse_qopts(int argc, char **argv, struct qopts *q, const char *use,
 		{ "json", no_argument, NULL, 'j' },
 		{ "delete", no_argument, NULL, 'd' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_TLS_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
@@ -92,9 +145,12 @@ parse_qopts(int argc, char **argv, struct qopts *q, const char *use,
 	int	ch;
 
 	memset(q, 0, sizeof *q);
+	q->cmd = cmds[which].name;
+	q->usage = cmds[which].usage;
 	q->interval = 30;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "s:jdi:h", longopts, NULL))
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":s:jdi:t:h", longopts, NULL))
 	    != -1) {
 		if (cli_tls_opt(&q->tls, ch, optarg))
 			continue;
@@ -109,24 +165,41 @@ parse_qopts(int argc, char **argv, struct qopts *q, const char *use,
 			q->del = 1;
 			break;
 		case 'i':
-			q->interval = atoi(optarg);
-			if (q->interval < 1 || q->interval > 86400) {
-				fprintf(stderr, "heureka: bad --interval\n");
-				return (-1);
-			}
+			if ((q->interval = parse_secs(q, "--interval", optarg,
+			    1, 86400)) < 0)
+				goto bad;
+			break;
+		case 't':
+			if ((q->timeout = parse_secs(q, "--timeout", optarg,
+			    1, 3600)) < 0)
+				goto bad;
 			break;
 		case 'h':
-			printf("usage: heureka %s\n%s%s", use, help,
+			printf("usage: heureka %s\n%s%s", q->usage, help,
 			    CLI_TLS_HELP);
 			free(q->servers);
 			exit(0);
+		case ':':
+			usage_error(q, "%s needs a value", argv[optind - 1]);
+			goto bad;
 		default:
-			fprintf(stderr, "usage: heureka %s\n", use);
-			return (-1);
+			usage_error(q, "unknown option %s", argv[optind - 1]);
+			goto bad;
 		}
 	}
 	return (optind);
+bad:
+	free(q->servers);
+	q->servers = NULL;
+	return (-1);
 }
+
+/* Options every query command's --help lists. */
+#define QOPTS_HELP \
+"  --server URL   Eureka server (repeatable, or a comma list; default\n" \
+"                 $EUREKA_CLIENT_SERVICEURL_DEFAULTZONE, else\n" \
+"                 " CLI_DEFAULT_SERVER ")\n" \
+"  --timeout S    seconds to wait for an answer (default 8)\n"
 
 /* A query answered: keep the answer and leave the loop. */
 static void
@@ -142,33 +215,50 @@ answer_cb(int status, const char *body, size_t len, void *arg)
 	event_base_loopbreak(a->base);
 }
 
-/* Run one request with failover; returns the HTTP status (0: no answer). */
+/*
+ * Run one request with failover; returns the HTTP status, <= 0 for no
+ * answer (hk_status_str says why), or CLI_QUERY_SETUP after saying why
+ * the client could not be made.
+ */
+#define CLI_QUERY_SETUP	(-1000)
 static int
 query(const struct qopts *q, enum hk_req_kind kind, const char *method,
     const char *path, struct answer *a)
 {
-	const char		*servers = q->servers;
-	struct heureka_options	 o;
+	struct heureka_options	 o = HEUREKA_OPTIONS_INIT;
 	struct heureka_client	*c;
-	char			*cause = NULL;
+	char			*cause = NULL, tmo[96];
+	const char		*settings[3];
 
-	memset(&o, 0, sizeof o);
 	memset(a, 0, sizeof *a);
-	o.service_url = cli_servers(servers);
+	a->status = CLI_QUERY_SETUP;
+	o.service_url = cli_servers(q->servers);
 	o.no_register = 1;
 	o.no_fetch = 1;
+	if (q->timeout > 0) {
+		snprintf(tmo, sizeof tmo, "eureka.client.eureka-server-read-"
+		    "timeout-seconds=%d", q->timeout);
+		settings[0] = tmo;
+		settings[1] = NULL;
+		o.settings = settings;
+	}
 	cli_tls_apply(&q->tls, &o);
 	if ((c = heureka_client_new(&o, &cause)) == NULL) {
-		fprintf(stderr, "heureka: %s\n", cause);
+		fprintf(stderr, "heureka %s: %s\n", q->cmd, cause);
 		free(cause);
-		return (-1);
+		return (a->status);
 	}
-	a->base = event_base_new();
+	if ((a->base = event_base_new()) == NULL) {
+		fprintf(stderr, "heureka %s: no event loop\n", q->cmd);
+		heureka_client_free(c);
+		return (a->status);
+	}
 	if (heureka_client_start(c, a->base) != 0) {
-		fprintf(stderr, "heureka: cannot start client\n");
+		fprintf(stderr, "heureka %s: cannot start the client: %s\n",
+		    q->cmd, strerror(errno));
 		heureka_client_free(c);
 		event_base_free(a->base);
-		return (-1);
+		return (a->status);
 	}
 	hk_client_request(c, kind, method, path, NULL, answer_cb, a);
 	event_base_dispatch(a->base);
@@ -177,25 +267,132 @@ query(const struct qopts *q, enum hk_req_kind kind, const char *method,
 	return (a->status);
 }
 
-/* Map an HTTP answer to the exit code, with a message when unreachable. */
-static int
-exit_code(const struct answer *a, const char *servers)
+/* The server's own reason, when its body is one short line of text. */
+static void
+print_reason(const struct answer *a)
 {
+	size_t	i, n = a->len;
+
+	while (n > 0 && (a->body[n - 1] == '\n' || a->body[n - 1] == '\r' ||
+	    a->body[n - 1] == ' '))
+		n--;
+	if (n == 0 || n > 200)
+		return;
+	for (i = 0; i < n; i++) {
+		if ((unsigned char)a->body[i] < 0x20 || a->body[i] == '<' ||
+		    a->body[i] == '{')
+			return;		/* not a plain sentence */
+	}
+	fprintf(stderr, " (the server says: %.*s)", (int)n, a->body);
+}
+
+/* What to do about an answer, after the status in words. */
+static const char *
+status_hint(int status)
+{
+	switch (status) {
+	case HK_NET_STATUS(HK_NET_REFUSED):
+		return (": is the server running, on that host and port?");
+	case HK_NET_STATUS(HK_NET_TIMEOUT):
+		return (": the server or the network is too slow, a "
+		    "firewall drops the packets, or it is https:// against a "
+		    "plain http port (--timeout S waits longer)");
+	case HK_NET_STATUS(HK_NET_DNS):
+		return (": check the host name in the URL");
+	case HK_NET_STATUS(HK_NET_HANDSHAKE):
+		return (": is it https:// against a plain http port?");
+	case HK_NET_STATUS(HK_NET_CLOSED):
+		return (": is it http:// against a TLS port, or did "
+		    "something in between drop it?");
+	case HK_NET_STATUS(HK_NET_TLS):
+		return (": the reason is above; --cacert FILE trusts the CA "
+		    "that signed the server's certificate");
+	case 401:
+	case 403:
+		return (": wrong or missing credentials (give them in the "
+		    "URL: http://USER:PASSWORD@host:port/eureka/)");
+	case 404:
+		return (": nothing Eureka at this URL; the URL must end in "
+		    "/eureka/ (e.g. " CLI_DEFAULT_SERVER ")");
+	case 503:
+		return (": the server is not ready (starting, syncing with "
+		    "its peers, or stopping)");
+	}
+	return ("");
+}
+
+/* Say why a query failed (no answer, or an answer refused); returns 2. */
+static int
+query_failed(const struct qopts *q, const struct answer *a)
+{
+	char		 sb[HK_STATUS_MAX];
+	char		*shown;
+	const char	*list = cli_servers(q->servers);
+
+	if (a->status == CLI_QUERY_SETUP)
+		return (CLI_EXIT_UNREACHABLE);	/* said already */
+	shown = config_redact(list);
+	if (strchr(list, ',') != NULL)
+		fprintf(stderr, "heureka %s: no server took the request (%s); "
+		    "the last: %s%s", q->cmd, shown,
+		    hk_status_str(a->status, sb, sizeof sb),
+		    status_hint(a->status));
+	else if (a->status <= 0)
+		fprintf(stderr, "heureka %s: %s: %s%s", q->cmd, shown,
+		    hk_status_str(a->status, sb, sizeof sb),
+		    status_hint(a->status));
+	else
+		fprintf(stderr, "heureka %s: %s answered %s%s", q->cmd, shown,
+		    hk_status_str(a->status, sb, sizeof sb),
+		    status_hint(a->status));
+	if (a->status > 0)
+		print_reason(a);
+	fputc('\n', stderr);
+	free(shown);
+	return (CLI_EXIT_UNREACHABLE);
+}
+
+/*
+ * A lookup answered 404: is that "no such application" or a service URL
+ * that is not a Eureka API at all? Ask for the delta, which every Eureka
+ * server has (200, or 403 when it is turned off) and which is small.
+ * Returns 1 when the URL looks right.
+ */
+static int
+eureka_here(const struct qopts *q)
+{
+	struct answer	a;
+	int		st;
+
+	st = query(q, HK_REQ_DELTA, "GET", "apps/delta", &a);
+	free(a.body);
+	return (st != 404);
+}
+
+/*
+ * Map a lookup's answer to the exit code: 0 found; 1 not found, said
+ * with what (a 404 from a URL that is no Eureka API is an error, 2);
+ * 2 with the reason otherwise.
+ */
+static int
+lookup_result(const struct qopts *q, const struct answer *a,
+    const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*shown;
+
 	if (a->status == 200 || a->status == 204)
 		return (CLI_EXIT_FOUND);
-	if (a->status == 404)
-		return (CLI_EXIT_NOT_FOUND);
-	if (a->status == 0) {
-		char	*shown = config_redact(cli_servers(servers));
-
-		fprintf(stderr, "heureka: no server answered (%s)\n", shown);
-		free(shown);
-	} else if (a->status == 401)
-		fprintf(stderr, "heureka: server answered 401: it wants "
-		    "credentials (http://user:password@host:port/eureka/)\n");
-	else
-		fprintf(stderr, "heureka: server answered %d\n", a->status);
-	return (CLI_EXIT_UNREACHABLE);
+	if (a->status != 404 || !eureka_here(q))
+		return (query_failed(q, a));
+	shown = config_redact(cli_servers(q->servers));
+	fprintf(stderr, "heureka %s: ", q->cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " on %s\n", shown);
+	free(shown);
+	return (CLI_EXIT_NOT_FOUND);
 }
 
 /* Column widths of the instance table. */
@@ -291,20 +488,24 @@ cmd_apps(int argc, char **argv)
 	struct answer	a;
 	int		i, rc;
 
-	if ((i = parse_qopts(argc, argv, &q, cmds[1].usage,
+	if ((i = parse_qopts(argc, argv, &q, 1,
 	    "List every registered instance.\n"
-	    "  --json        print the server's JSON document\n"
-	    "  --server URL  Eureka server (repeatable, or a comma list)\n"))
-	    < 0)
+	    "Exit status: 0 listed, 2 unreachable or refused, 64 usage.\n"
+	    "  --json         print the server's JSON document\n"
+	    QOPTS_HELP)) < 0)
 		return (CLI_EXIT_USAGE);
 	if (i != argc) {
-		fprintf(stderr, "usage: heureka %s\n", cmds[1].usage);
-		return (CLI_EXIT_USAGE);
+		rc = usage_error(&q, "unexpected argument %s", argv[i]);
+		free(q.servers);
+		return (rc);
 	}
 	query(&q, HK_REQ_FULL, "GET", "apps/", &a);
-	if ((rc = exit_code(&a, q.servers)) == CLI_EXIT_FOUND &&
-	    print_apps(&a, q.json) < 0)
+	if (a.status != 200)
+		rc = query_failed(&q, &a);
+	else if (print_apps(&a, q.json) < 0)
 		rc = CLI_EXIT_UNREACHABLE;
+	else
+		rc = CLI_EXIT_FOUND;
 	free(a.body);
 	free(q.servers);
 	return (rc);
@@ -322,17 +523,21 @@ cmd_get(int argc, char **argv)
 	char			*cause = NULL;
 	int			 i, rc;
 
-	if ((i = parse_qopts(argc, argv, &q, cmds[2].usage,
+	if ((i = parse_qopts(argc, argv, &q, 2,
 	    "Show one application's instances, or one instance.\n"
-	    "Exit status: 0 found, 1 not found, 2 unreachable.\n"
-	    "  --json        print the server's JSON document\n"
-	    "  --server URL  Eureka server (repeatable, or a comma list)\n"))
-	    < 0)
+	    "Exit status: 0 found, 1 not found, 2 unreachable or refused,\n"
+	    "64 usage.\n"
+	    "  --json         print the server's JSON document\n"
+	    QOPTS_HELP)) < 0)
 		return (CLI_EXIT_USAGE);
 	if (argc - i < 1 || argc - i > 2) {
-		fprintf(stderr, "usage: heureka %s\n", cmds[2].usage);
+		if (argc - i < 1)
+			rc = usage_error(&q, "which application?");
+		else
+			rc = usage_error(&q, "unexpected argument %s",
+			    argv[i + 2]);
 		free(q.servers);
-		return (CLI_EXIT_USAGE);
+		return (rc);
 	}
 	buf_init(&b, 0);
 	buf_adds(&b, "apps/");
@@ -343,7 +548,12 @@ cmd_get(int argc, char **argv)
 	}
 	query(&q, HK_REQ_QUERY, "GET", b.data, &a);
 	buf_free(&b);
-	if ((rc = exit_code(&a, q.servers)) != CLI_EXIT_FOUND)
+	if (argc - i == 2)
+		rc = lookup_result(&q, &a, "no instance %s of application %s",
+		    argv[i + 1], argv[i]);
+	else
+		rc = lookup_result(&q, &a, "no application %s", argv[i]);
+	if (rc != CLI_EXIT_FOUND)
 		goto out;
 	if (q.json) {
 		printf("%s\n", a.body);
@@ -360,7 +570,8 @@ cmd_get(int argc, char **argv)
 			    app->instances, app->n);
 	}
 	if (in == NULL && app == NULL) {
-		fprintf(stderr, "heureka: bad answer from server: %s\n", cause);
+		fprintf(stderr, "heureka get: bad answer from server: %s\n",
+		    cause);
 		free(cause);
 		rc = CLI_EXIT_UNREACHABLE;
 	}
@@ -376,36 +587,54 @@ out:
 static int
 cmd_vip(int argc, char **argv)
 {
-	struct qopts	q;
-	struct answer	a;
-	struct buf	b;
-	long		n;
-	int		i, rc;
+	struct qopts		 q;
+	struct answer		 a;
+	struct applications	*as;
+	struct buf		 b;
+	char			*cause = NULL, *shown;
+	int			 i, rc;
 
-	if ((i = parse_qopts(argc, argv, &q, cmds[3].usage,
+	if ((i = parse_qopts(argc, argv, &q, 3,
 	    "Show the instances whose vipAddress lists VIP.\n"
-	    "Exit status: 0 found, 1 none, 2 unreachable.\n"
-	    "  --json        print the server's JSON document\n"
-	    "  --server URL  Eureka server (repeatable, or a comma list)\n"))
-	    < 0)
+	    "Exit status: 0 found, 1 none, 2 unreachable or refused,\n"
+	    "64 usage.\n"
+	    "  --json         print the server's JSON document\n"
+	    QOPTS_HELP)) < 0)
 		return (CLI_EXIT_USAGE);
 	if (argc - i != 1) {
-		fprintf(stderr, "usage: heureka %s\n", cmds[3].usage);
+		if (argc - i < 1)
+			rc = usage_error(&q, "which VIP address?");
+		else
+			rc = usage_error(&q, "unexpected argument %s",
+			    argv[i + 1]);
 		free(q.servers);
-		return (CLI_EXIT_USAGE);
+		return (rc);
 	}
 	buf_init(&b, 0);
 	buf_adds(&b, "vips/");
 	url_add_segment(&b, argv[i]);
 	query(&q, HK_REQ_QUERY, "GET", b.data, &a);
 	buf_free(&b);
-	if ((rc = exit_code(&a, q.servers)) == CLI_EXIT_FOUND) {
-		n = print_apps(&a, q.json);
-		if (n < 0)
-			rc = CLI_EXIT_UNREACHABLE;
-		else if (n == 0)
-			rc = CLI_EXIT_NOT_FOUND;
-	}
+	rc = lookup_result(&q, &a, "no instance has VIP address %s", argv[i]);
+	if (rc != CLI_EXIT_FOUND)
+		goto out;
+	/* Eureka answers an unknown VIP with an empty list. */
+	if ((as = json_decode_applications(a.body, a.len, clock_wall_ms(),
+	    &cause)) == NULL) {
+		fprintf(stderr, "heureka vip: bad answer from server: %s\n",
+		    cause);
+		free(cause);
+		rc = CLI_EXIT_UNREACHABLE;
+	} else if (applications_count(as) == 0) {
+		shown = config_redact(cli_servers(q.servers));
+		fprintf(stderr, "heureka vip: no instance has VIP address %s "
+		    "on %s\n", argv[i], shown);
+		free(shown);
+		rc = CLI_EXIT_NOT_FOUND;
+	} else
+		print_apps(&a, q.json);
+	applications_free(as);
+out:
 	free(a.body);
 	free(q.servers);
 	return (rc);
@@ -419,20 +648,33 @@ cmd_status(int argc, char **argv)
 	struct answer		a;
 	struct buf		b;
 	enum instance_status	st;
-	int			i, rc;
+	int			i, rc, want;
 
-	if ((i = parse_qopts(argc, argv, &q, cmds[4].usage,
+	if ((i = parse_qopts(argc, argv, &q, 4,
 	    "Set (PUT) or remove (--delete) an operator status override.\n"
-	    "VALUE is UP, DOWN, STARTING, OUT_OF_SERVICE or UNKNOWN.\n"
-	    "Exit status: 0 done, 1 no such instance, 2 unreachable.\n"
-	    "  --server URL  Eureka server (repeatable, or a comma list)\n"))
-	    < 0)
+	    "VALUE is UP, DOWN, STARTING, OUT_OF_SERVICE or UNKNOWN; the\n"
+	    "override wins over what the instance reports until removed.\n"
+	    "--delete removes it: Eureka marks the instance UNKNOWN, answers\n"
+	    "its next heartbeat 404, and the instance registers again with\n"
+	    "its own status (within one renewal interval, 30 s by default).\n"
+	    "Exit status: 0 done, 1 no such instance, 2 unreachable or\n"
+	    "refused, 64 usage.\n"
+	    "  --delete       remove the override (see above)\n"
+	    QOPTS_HELP)) < 0)
 		return (CLI_EXIT_USAGE);
-	if (argc - i != (q.del ? 2 : 3) || (!q.del &&
-	    instance_status_parse(argv[i + 2], &st) != 0)) {
-		fprintf(stderr, "usage: heureka %s\n", cmds[4].usage);
+	want = q.del ? 2 : 3;
+	if (argc - i != want) {
+		rc = usage_error(&q, "expected %s, got %d argument%s",
+		    q.del ? "APP ID (with --delete)" : "APP ID VALUE",
+		    argc - i, argc - i == 1 ? "" : "s");
 		free(q.servers);
-		return (CLI_EXIT_USAGE);
+		return (rc);
+	}
+	if (!q.del && instance_status_parse(argv[i + 2], &st) != 0) {
+		rc = usage_error(&q, "%s is not a status (UP, DOWN, STARTING, "
+		    "OUT_OF_SERVICE or UNKNOWN)", argv[i + 2]);
+		free(q.servers);
+		return (rc);
 	}
 	buf_init(&b, 0);
 	buf_adds(&b, "apps/");
@@ -444,7 +686,8 @@ cmd_status(int argc, char **argv)
 		buf_addf(&b, "?value=%s", instance_status_name(st));
 	query(&q, HK_REQ_QUERY, q.del ? "DELETE" : "PUT", b.data, &a);
 	buf_free(&b);
-	rc = exit_code(&a, q.servers);
+	rc = lookup_result(&q, &a, "no instance %s of application %s",
+	    argv[i + 1], argv[i]);
 	free(a.body);
 	free(q.servers);
 	return (rc);
@@ -490,24 +733,25 @@ cmd_watch(int argc, char **argv)
 	struct heureka_client	*c;
 	struct watch		 w;
 	struct event		*sigint, *sigterm;
-	char			*cause = NULL, setting[128];
-	const char		*settings[3];
-	int			 i;
+	char			*cause = NULL, setting[128], tmo[96];
+	const char		*settings[4];
+	int			 i, rc;
 
-	if ((i = parse_qopts(argc, argv, &q, cmds[5].usage,
+	if ((i = parse_qopts(argc, argv, &q, 5,
 	    "Print one line per registry change, as it arrives:\n"
 	    "  ADDED|MODIFIED|DELETED APP INSTANCE-ID STATUS\n"
 	    "The first fetch lists the current instances as ADDED; later\n"
 	    "changes are pushed by the server's watch stream when it has one.\n"
+	    "Runs until SIGINT/SIGTERM (exit 0); failed fetches are retried\n"
+	    "and said on stderr.\n"
 	    "  --interval S   delta polling period (default 30): the safety\n"
 	    "                 net, or the only source without a watch\n"
-	    "  --server URL   Eureka server (repeatable, or a comma list)\n"))
-	    < 0)
+	    QOPTS_HELP)) < 0)
 		return (CLI_EXIT_USAGE);
 	if (argc - i > 1) {
-		fprintf(stderr, "usage: heureka %s\n", cmds[5].usage);
+		rc = usage_error(&q, "unexpected argument %s", argv[i + 1]);
 		free(q.servers);
-		return (CLI_EXIT_USAGE);
+		return (rc);
 	}
 	w.app = argc - i == 1 ? argv[i] : NULL;
 	snprintf(setting, sizeof setting,
@@ -515,31 +759,47 @@ cmd_watch(int argc, char **argv)
 	settings[0] = setting;
 	settings[1] = "eureka.client.filter-only-up-instances=false";
 	settings[2] = NULL;
-	memset(&o, 0, sizeof o);
+	if (q.timeout > 0) {
+		snprintf(tmo, sizeof tmo, "eureka.client.eureka-server-read-"
+		    "timeout-seconds=%d", q.timeout);
+		settings[2] = tmo;
+	}
+	settings[3] = NULL;
+	o = (struct heureka_options)HEUREKA_OPTIONS_INIT;
 	o.service_url = cli_servers(q.servers);
 	o.no_register = 1;
 	o.settings = settings;
 	cli_tls_apply(&q.tls, &o);
 	if ((c = heureka_client_new(&o, &cause)) == NULL) {
-		fprintf(stderr, "heureka: %s\n", cause);
+		fprintf(stderr, "heureka watch: %s\n", cause);
 		free(cause);
 		free(q.servers);
 		return (CLI_EXIT_USAGE);
 	}
-	w.base = event_base_new();
+	if ((w.base = event_base_new()) == NULL) {
+		fprintf(stderr, "heureka watch: no event loop\n");
+		heureka_client_free(c);
+		free(q.servers);
+		return (CLI_EXIT_UNREACHABLE);
+	}
 	heureka_client_on_change(c, watch_change_cb, &w);
 	sigint = evsignal_new(w.base, SIGINT, watch_signal_cb, w.base);
 	sigterm = evsignal_new(w.base, SIGTERM, watch_signal_cb, w.base);
 	evsignal_add(sigint, NULL);
 	evsignal_add(sigterm, NULL);
-	heureka_client_start(c, w.base);
-	event_base_dispatch(w.base);
+	rc = 0;
+	if (heureka_client_start(c, w.base) != 0) {
+		fprintf(stderr, "heureka watch: cannot start the client: %s\n",
+		    strerror(errno));
+		rc = CLI_EXIT_UNREACHABLE;
+	} else
+		event_base_dispatch(w.base);
 	heureka_client_free(c);
 	event_free(sigint);
 	event_free(sigterm);
 	event_base_free(w.base);
 	free(q.servers);
-	return (0);
+	return (rc);
 }
 
 /* Dispatch to the subcommand named by argv[1]. */
@@ -560,8 +820,9 @@ main(int argc, char **argv)
 		usage(stdout);
 		return (0);
 	}
-	if (strcmp(argv[1], "--version") == 0) {
-		printf("heureka 0.1.0\n");
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		printf("heureka %s (revision %s)\n", PACKAGE_VERSION,
+		    HK_REVISION);
 		return (0);
 	}
 	for (i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {

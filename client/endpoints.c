@@ -3,9 +3,11 @@
  * RetryableEurekaHttpClient keeps it (internal.h): URLs in order, a
  * quarantine of those that failed, cleared once it holds two thirds of
  * them, and which answers of each kind of request end the retry loop
- * (ServerStatusEvaluators).
+ * (ServerStatusEvaluators), and what each answer or failure means in words
+ * (hk_status_str: messages never show a bare status 0).
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,7 +100,7 @@ hk_endpoints_failed(struct hk_endpoints *ep, int i)
 int
 hk_req_accepted(enum hk_req_kind kind, int status)
 {
-	if (status == 0)
+	if (status <= 0)
 		return (0);
 	if ((status >= 200 && status < 300) || status == 302)
 		return (1);
@@ -115,4 +117,57 @@ hk_req_accepted(enum hk_req_kind kind, int status)
 		break;
 	}
 	return (0);
+}
+
+/* Words for the answers a Eureka server gives, and for no answer. */
+static const struct {
+	int		 status;
+	const char	*text;
+} hk_status_names[] = {
+	{ HK_NET_STATUS(HK_NET_UNKNOWN), "no answer" },
+	{ HK_NET_STATUS(HK_NET_REFUSED), "connection refused" },
+	{ HK_NET_STATUS(HK_NET_TIMEOUT), "timed out" },
+	{ HK_NET_STATUS(HK_NET_DNS), "host name not found (DNS)" },
+	{ HK_NET_STATUS(HK_NET_TLS), "TLS verification failed" },
+	{ HK_NET_STATUS(HK_NET_HANDSHAKE), "TLS handshake failed" },
+	{ HK_NET_STATUS(HK_NET_CLOSED), "connection closed before an answer" },
+	{ HK_NET_STATUS(HK_NET_BADURL), "not a usable http(s) URL" },
+	{ HK_NET_STATUS(HK_NET_PROTO), "not an HTTP answer" },
+	{ HK_NET_STATUS(HK_NET_TOOBIG), "answer too large" },
+	{ HK_NET_STATUS(HK_NET_BADBODY), "bad compressed body" },
+	{ HK_NET_STATUS(HK_NET_LOCAL), "could not send the request" },
+	{ 200, "200 OK" },
+	{ 204, "204 No Content" },
+	{ 302, "302 Found" },
+	{ 400, "400 Bad Request" },
+	{ 401, "401 Unauthorized" },
+	{ 403, "403 Forbidden" },
+	{ 404, "404 Not Found" },
+	{ 405, "405 Method Not Allowed" },
+	{ 409, "409 Conflict" },
+	{ 413, "413 Payload Too Large" },
+	{ 415, "415 Unsupported Media Type" },
+	{ 429, "429 Too Many Requests" },
+	{ 500, "500 Internal Server Error" },
+	{ 502, "502 Bad Gateway" },
+	{ 503, "503 Service Unavailable" },
+	{ 504, "504 Gateway Timeout" },
+};
+
+/* A request's status in words, never a bare number 0. */
+const char *
+hk_status_str(int status, char *buf, size_t len)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof hk_status_names / sizeof hk_status_names[0];
+	    i++) {
+		if (hk_status_names[i].status == status)
+			return (hk_status_names[i].text);
+	}
+	if (status > 0)
+		snprintf(buf, len, "HTTP %d", status);
+	else
+		snprintf(buf, len, "no answer (error %d)", -status);
+	return (buf);
 }

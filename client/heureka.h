@@ -5,7 +5,9 @@
  * heartbeats, and discovers other services, the way the Java
  * DiscoveryClient does:
  *
- *	struct heureka_options	 o = { .app_name = "hello", .port = 8080 };
+ *	struct heureka_options	 o = HEUREKA_OPTIONS_INIT;
+ *	o.app_name = "hello";
+ *	o.port = 8080;
  *	struct heureka_client	*c = heureka_client_new(&o, &cause);
  *	heureka_client_start(c, base);		   (or _start_thread(c))
  *	...
@@ -35,6 +37,14 @@
  * No function here blocks on the network, except heureka_client_stop for
  * a threaded client, which waits (bounded by the read timeout) for the
  * cancel to be answered.
+ *
+ * Errors: the library never exits its host. A function that fails returns
+ * -1 (or NULL) with errno set (EINVAL a bad argument or a client that does
+ * not register, EALREADY already started, ENOMEM out of resources,
+ * ENOSPC too many metadata entries), or a message in *cause. What happens
+ * on the network (a failed heartbeat, an unreachable server) is retried
+ * and said in the library's log (heureka_set_log_callback); only a failed
+ * allocation still ends the process, with abort().
  */
 #ifndef HEUREKA_H
 #define HEUREKA_H
@@ -51,7 +61,12 @@ extern "C" {
 struct heureka_client;
 
 /*
- * What to build the client from. Fields left 0/NULL take their defaults.
+ * What to build the client from. Initialise it with HEUREKA_OPTIONS_INIT,
+ * which sets size to the size the caller was compiled with: fields added
+ * to a later heureka.h go last, and a library reads only what the
+ * caller's struct holds, so a program built against an older heureka.h
+ * keeps working (heureka_client_new refuses a size of 0).
+ * Fields left 0/NULL take their defaults.
  * Settings are applied weakest first: built-in (Spring Cloud) defaults,
  * config_file (.yml/.yaml/.properties, the eureka.client.* and
  * eureka.instance.* keys in Spring or Netflix spelling), the environment
@@ -60,6 +75,7 @@ struct heureka_client;
  * terminated array), then the named fields below.
  */
 struct heureka_options {
+	size_t			 size;		/* HEUREKA_OPTIONS_INIT */
 	const char		*app_name;	/* unless no_register */
 	int			 port;		/* non-secure port */
 	const char		*service_url;	/* comma list of server URLs */
@@ -83,6 +99,10 @@ struct heureka_options {
 	const char		*client_key;	/* PEM key */
 	int			 insecure;
 };
+#define HEUREKA_OPTIONS_INIT	{ sizeof(struct heureka_options) }
+/* The size of the first struct heureka_options with a size (0.2). */
+#define HEUREKA_OPTIONS_MIN_SIZE					\
+	(offsetof(struct heureka_options, insecure) + sizeof(int))
 
 /* A key/value pair of an instance's metadata. */
 struct heureka_kv {
@@ -128,14 +148,21 @@ typedef void (*heureka_leader_cb)(struct heureka_client *, const char *app,
 
 /*
  * Create a client; NULL with a message in *cause (caller frees) on a bad
- * setting. Nothing is sent until it is started.
+ * setting or an options struct without its size. Nothing is sent until it
+ * is started.
  */
 struct heureka_client	*heureka_client_new(const struct heureka_options *,
 			     char **cause);
 
-/* Run on the caller's event_base (which must outlive the client). */
+/*
+ * Run on the caller's event_base (which must outlive the client). -1 with
+ * errno: EALREADY started, EINVAL no base, ENOMEM no timers.
+ */
 int	heureka_client_start(struct heureka_client *, struct event_base *);
-/* Run on a new thread with its own event_base; lookups become thread-safe. */
+/*
+ * Run on a new thread with its own event_base; lookups become
+ * thread-safe. -1 with errno as heureka_client_start, or pthread_create's.
+ */
 int	heureka_client_start_thread(struct heureka_client *);
 
 /*
@@ -153,7 +180,11 @@ void	heureka_client_free(struct heureka_client *);
 /*
  * Change the local instance: marks it dirty so the next replicator run (or,
  * for a status, an immediate rate-limited update) re-registers it.
- * status is one of UP, DOWN, STARTING, OUT_OF_SERVICE, UNKNOWN.
+ * status is one of UP, DOWN, STARTING, OUT_OF_SERVICE, UNKNOWN. A status
+ * change the on-demand rate limit holds back (two at once, then four a
+ * minute by default) is said in the log at info and sent by the next
+ * replicator run. -1 with errno EINVAL (not a status, or a client that
+ * does not register) or ENOSPC (metadata full).
  */
 int	heureka_client_set_status(struct heureka_client *, const char *status);
 int	heureka_client_set_metadata(struct heureka_client *, const char *key,
@@ -192,8 +223,23 @@ const char *heureka_client_instance_id(struct heureka_client *);
 void	heureka_instance_free(struct heureka_instance *);
 void	heureka_instances_free(struct heureka_instance *, size_t);
 
-/* Library log level: 0 error, 1 warn (default), 2 info, 3 debug. */
+/*
+ * The library's log, process-wide (every client): lines at or above the
+ * level (default HEUREKA_LOG_WARN) go to stderr, or, once a callback is
+ * set, to the callback with their level and the message alone (no time
+ * stamp, no newline), so the host routes them into its own logging. The
+ * callback runs on whichever thread logs (a threaded client's own); set
+ * it before creating clients. NULL goes back to stderr.
+ */
+enum heureka_log_level {
+	HEUREKA_LOG_ERROR = 0,
+	HEUREKA_LOG_WARN,
+	HEUREKA_LOG_INFO,
+	HEUREKA_LOG_DEBUG,
+};
+typedef void (*heureka_log_cb)(int level, const char *message, void *arg);
 void	heureka_set_log_level(int);
+void	heureka_set_log_callback(heureka_log_cb, void *);
 
 #ifdef __cplusplus
 }

@@ -1,16 +1,19 @@
 /*
- * internal.h: libheureka's private interfaces, shared by client.c (the
- * protocol logic: register, heartbeat, fetch, merge, failover), transport.c
- * (the libevent implementations of the transport and scheduler), the CLI and
- * the unit test. Not installed.
+ * internal.h: libheureka's private interfaces, shared by the files of the
+ * protocol logic (client.c: register, heartbeat, lifecycle; ops.c:
+ * requests with failover; fetch.c: the local copy; watch.c: the watch
+ * stream; api.c: the public API), transport.c (the libevent
+ * implementations of the transport and scheduler), the CLI and the unit
+ * tests, which link the library's objects whole (libheureka_core.la). Not
+ * installed.
  *
  * The protocol logic never touches a socket or a clock: requests go through
  * struct hk_transport and timers through struct hk_sched, both tables of
  * function pointers, so tests substitute fakes and drive time by hand.
  *
- * Internal symbols carry an hk_ prefix because libheureka is a shared library
- * linked into other people's programs: a generic name such as client_new
- * could clash with theirs. Only heureka_* and hk_* symbols are exported.
+ * Internal symbols carry an hk_ prefix so they never clash with a name of
+ * the host program's; libheureka.so exports none of them, only the
+ * heureka_* API (client/include.am, checked by tests/abi/lib-symbols.sh).
  */
 #ifndef HEUREKA_INTERNAL_H
 #define HEUREKA_INTERNAL_H
@@ -37,9 +40,31 @@ enum hk_req_kind {
 };
 
 /*
- * Completion of one HTTP exchange: status 0 means no answer (connection
- * refused, timeout, bad URL); body is the decoded (inflated) body, borrowed
- * for the call, NUL-terminated.
+ * Why an exchange got no HTTP answer. A done callback's status is the HTTP
+ * status, or one of these negated; 0 is "no answer" with no reason known
+ * (a transport that cannot tell). hk_status_str says it in words.
+ */
+enum hk_neterr {
+	HK_NET_UNKNOWN = 0,	/* no answer, reason unknown */
+	HK_NET_REFUSED,		/* connection refused */
+	HK_NET_TIMEOUT,		/* no answer within the timeout */
+	HK_NET_DNS,		/* the host name did not resolve */
+	HK_NET_TLS,		/* TLS verification failed */
+	HK_NET_HANDSHAKE,	/* TLS handshake failed */
+	HK_NET_CLOSED,		/* closed before a whole answer */
+	HK_NET_BADURL,		/* not a usable http(s) URL */
+	HK_NET_PROTO,		/* not an HTTP answer */
+	HK_NET_TOOBIG,		/* answer over the body bound */
+	HK_NET_BADBODY,		/* bad gzip body */
+	HK_NET_LOCAL,		/* could not send (out of memory, ...) */
+};
+#define HK_NET_STATUS(e)	(-(int)(e))	/* as a done status */
+#define HK_STATUS_MAX		128		/* hk_status_str's buffer */
+
+/*
+ * Completion of one HTTP exchange: status > 0 is the HTTP status, <= 0
+ * no answer (-status is an enum hk_neterr); body is the decoded
+ * (inflated) body, borrowed for the call, NUL-terminated.
  */
 typedef void (*hk_done_cb)(int status, const char *body, size_t len,
     void *arg);
@@ -49,7 +74,8 @@ typedef void (*hk_done_cb)(int status, const char *body, size_t len,
  * of a 200 text/event-stream answer as it arrives (borrowed, not
  * NUL-terminated); end is called once when the stream is over: status 200
  * if it was a stream that ended or dropped, HK_STREAM_NOT_SSE for a 2xx
- * that is not an event stream, else the HTTP status (0: no answer).
+ * that is not an event stream, else the HTTP status (<= 0: no answer, as
+ * for hk_done_cb).
  */
 #define HK_STREAM_NOT_SSE	1
 typedef void (*hk_chunk_cb)(const char *data, size_t len, void *arg);
@@ -57,7 +83,9 @@ typedef void (*hk_end_cb)(int status, void *arg);
 
 /*
  * The transport. send() never calls done from within itself; done is called
- * exactly once unless the request is cancelled first. url is a service URL
+ * exactly once unless the request is cancelled first. send() and stream()
+ * return NULL with errno set when nothing was queued (EINVAL: the URL is
+ * not usable). url is a service URL
  * ending in '/', path is relative to it ("apps/FOO"). stream() (NULL: not
  * offered) opens a streamed GET with an optional Last-Event-ID; the same
  * cancel() drops it without calling end.
@@ -125,6 +153,8 @@ void	hk_endpoints_clear(struct hk_endpoints *);
 size_t	hk_endpoints_candidates(struct hk_endpoints *, int *out);
 void	hk_endpoints_failed(struct hk_endpoints *, int);
 int	hk_req_accepted(enum hk_req_kind, int status);
+/* A status in words ("connection refused", "404 Not Found"), in buf. */
+const char *hk_status_str(int status, char *buf, size_t len);
 
 /*
  * sse.c: a text/event-stream reader. Lines are bounded (a longer one is
@@ -191,5 +221,171 @@ void	hk_instance_list_add(struct heureka_instance **, size_t *n,
 /* Build the instance description from config (Spring defaults, §8.3). */
 struct instance *hk_instance_from_config(const struct config *, int64_t now,
 	    char **cause);
+
+/*
+ * The client itself, shared by the files of the library: ops.c (requests
+ * with failover), client.c (register, heartbeat, replicator, lifecycle),
+ * fetch.c (the local copy), watch.c (the watch stream) and api.c (the
+ * public API). Every field is guarded by mu.
+ */
+#include <sys/queue.h>
+#include <pthread.h>
+
+#include <openssl/ssl.h>
+
+#include "hash.h"
+#include "heureka.h"
+
+
+/* One logical request walking the endpoint list (RetryableEurekaHttpClient). */
+struct hk_op {
+	struct heureka_client	*c;
+	enum hk_req_kind	 kind;
+	char			*method;
+	char			*path;
+	char			*body;
+	int			 cand[HK_MAX_URLS];
+	size_t			 ncand;
+	int			 have_cand;
+	size_t			 idx;
+	int			 attempt;
+	int			 cur;
+	int			 last;		/* last attempt's status */
+	void			*handle;
+	hk_done_cb		 cb;
+	void			*arg;
+	struct hk_op		**slot;		/* the owner's handle, or NULL */
+	TAILQ_ENTRY(hk_op)	 entry;
+};
+TAILQ_HEAD(hk_ops, hk_op);
+
+/* Round-robin position of one app, in c->rr by its upper-cased name. */
+struct hk_rr {
+	struct htab_node	 node;
+	char			*app;
+	unsigned		 next;
+};
+
+#define CONTAINER_OF(p, type, member) \
+	((type *)(void *)((char *)(p) - offsetof(type, member)))
+
+struct heureka_client {
+	pthread_mutex_t		 mu;
+	int			 attached;
+	int			 started;
+	int			 stopping;
+	struct hk_transport	 tr;
+	struct hk_sched		 sc;
+	struct hk_endpoints	 ep;
+	struct hk_ops		 ops;
+
+	/* Settings (from struct config). */
+	int			 do_register;
+	int			 do_fetch;
+	int			 unregister_on_shutdown;
+	int			 on_demand;
+	int			 filter_up;
+	int			 disable_delta;
+	int64_t			 renew_ms;
+	int64_t			 fetch_ms;
+	int64_t			 repl_initial_ms;
+	int64_t			 repl_ms;
+	int			 connect_timeout_s;
+	int			 read_timeout_s;
+	SSL_CTX			*tls_ctx;	/* https:// URLs, or NULL */
+
+	/* Our instance and its dirty flag (ApplicationInfoManager). */
+	struct instance		*self;
+	char			*self_path;	/* apps/APP/ID, encoded */
+	int			 dirty;
+	int			 registered;
+	struct hk_op		*reg_op;
+	int64_t			 reg_dirty_ts;
+	int			 reg_again;
+	struct hk_ratelim	 rl;
+
+	/* Tasks. */
+	void			*t_heartbeat;
+	void			*t_hb_timeout;
+	void			*t_refresh;
+	void			*t_rf_timeout;
+	void			*t_repl;
+	void			*t_kick;
+	void			*t_final;
+	void			*t_stop;
+	struct hk_backoff	 hb_bo;
+	struct hk_backoff	 rf_bo;
+	struct hk_op		*hb_op;
+	struct hk_op		*rf_op;
+	struct hk_op		*cancel_op;
+
+	/* The local copy of the registry (unfiltered; lookups filter). */
+	struct applications	*apps;
+	int			 fetched;
+	struct htab		 rr;		/* struct hk_rr */
+	uint64_t		 rnd;
+	heureka_change_cb	 change_cb;
+	void			*change_arg;
+	heureka_leader_cb	 leader_cb;
+	void			*leader_arg;
+	char			**leaders;	/* "APP\0id" per app last told */
+	size_t			 nleaders;
+
+	/* The watch stream (SSE): its handle, parse state and retry. */
+	void			*w_handle;
+	int			 w_none;	/* server has no watch */
+	int64_t			 w_none_at;	/* when it said so */
+	int			 w_wait;	/* reconnect timer armed */
+	int			 w_up;		/* an event came since open */
+	char			*w_last_id;	/* Last-Event-ID to resume */
+	struct hk_sse		 w_sse;		/* the stream's reader */
+	void			*t_watch;
+	struct hk_backoff	 w_bo;
+
+	/* Threading and shutdown. */
+	struct event_base	*own_base;
+	pthread_t		 thread;
+	int			 threaded;
+	heureka_done_cb		 stop_cb;
+	void			*stop_arg;
+};
+
+#define LOCK(c)		pthread_mutex_lock(&(c)->mu)
+#define UNLOCK(c)	pthread_mutex_unlock(&(c)->mu)
+
+#define HK_WATCH_REDETECT_MS	(5 * 60 * 1000)	/* no watch: ask again */
+#define HK_WATCH_BO_MS		500		/* first reconnect delay */
+#define HK_WATCH_BO_BOUND	60		/* up to 30 s */
+
+/* ops.c */
+void		 hk_op_start(struct heureka_client *, struct hk_op **slot,
+		     enum hk_req_kind, const char *, const char *,
+		     const char *, hk_done_cb, void *);
+void		 hk_op_cancel(struct heureka_client *, struct hk_op *);
+
+/* client.c */
+struct heureka_client *hk_client_alloc(const struct config *, char **);
+int	hk_client_attach(struct heureka_client *, struct hk_transport *,
+	    struct hk_sched *);
+void	hk_client_free(struct heureka_client *);
+void	hk_arm(struct heureka_client *, void *, int64_t);
+void	hk_disarm(struct heureka_client *, void *);
+void	hk_mark_dirty(struct heureka_client *);
+
+/* fetch.c */
+void	hk_fetch_start(struct heureka_client *, int);
+void	hk_refresh_cb(void *);
+void	hk_rf_timeout_cb(void *);
+void	hk_change_bridge(enum action_type, const struct instance *, void *);
+void	hk_leaders_check(struct heureka_client *);
+struct instance *hk_app_leader(const struct application *);
+
+/* watch.c */
+void	hk_watch_open(struct heureka_client *);
+void	hk_watch_stop(struct heureka_client *);
+void	hk_watch_cb(void *);
+
+/* api.c */
+int	hk_rr_free_cb(struct htab_node *, void *);
 
 #endif

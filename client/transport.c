@@ -14,6 +14,8 @@
 #include <sys/queue.h>
 #include <sys/time.h>
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -21,6 +23,7 @@
 #include "heureka-config.h"
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/dns.h>
 #include <event2/event.h>
 #include <event2/http.h>
@@ -33,6 +36,7 @@
 #include "httputil.h"
 #include "log.h"
 #include "tls.h"
+#include "url.h"
 #include "xmalloc.h"
 
 #include "internal.h"
@@ -48,6 +52,7 @@ struct ev_conn {
 	char			*prefix;	/* URL path, ends in '/' */
 	char			*auth;		/* "Basic ..." from the URL's
 						   userinfo, or NULL */
+	char			 hostport[300];	/* Host: header, [v6]:port */
 	struct evhttp_connection *evc[3];	/* 0 registration, 1 query,
 						   2 stream */
 };
@@ -76,6 +81,9 @@ struct ev_req {
 	int			 sse;		/* 200 text/event-stream */
 	int			 in_chunk;	/* inside chunk(): free later */
 	int			 cancelled;	/* ... because it was */
+	int			 err;		/* evhttp's error, -1: none */
+	int64_t			 sent_ms;	/* monotonic, when queued */
+	const char		*hostport;	/* the connection's, borrowed */
 	void			*arg;
 	TAILQ_ENTRY(ev_req)	 entry;
 };
@@ -86,13 +94,37 @@ struct ev_timer {
 	void		*arg;
 };
 
-/* Find or set up the connections for one service URL. */
+/* Free what one URL's connection set holds. */
+static void
+ev_conn_clear(struct ev_conn *cn)
+{
+	int	j;
+
+	for (j = 0; j < 3; j++) {
+		if (cn->evc[j] != NULL)
+			evhttp_connection_free(cn->evc[j]);
+	}
+	free(cn->url);
+	free(cn->host);
+	free(cn->prefix);
+	free(cn->auth);
+	memset(cn, 0, sizeof *cn);
+}
+
+/*
+ * Find or set up the connections for one service URL; NULL with errno
+ * EINVAL for a URL that cannot be used (said in the log), ENOMEM when
+ * libevent or OpenSSL could not make a connection. The URL is parsed by
+ * common/url.c, which takes IPv6 literals ("http://[::1]:8761/eureka/":
+ * the host is connected to without its brackets, which the Host header
+ * keeps).
+ */
 static struct ev_conn *
 ev_conn_get(struct ev_tr *t, const char *url)
 {
 	struct ev_conn		*cn;
-	struct evhttp_uri	*u;
-	const char		*scheme, *host, *path;
+	struct peer_url		 u;
+	char			*cause = NULL;
 	size_t			 i;
 	int			 j, https;
 
@@ -100,59 +132,50 @@ ev_conn_get(struct ev_tr *t, const char *url)
 		if (strcmp(t->conns[i].url, url) == 0)
 			return (&t->conns[i]);
 	}
-	if (t->nconns == EV_MAX_CONNS)
-		return (NULL);
-	if ((u = evhttp_uri_parse(url)) == NULL) {
-		char	*shown = http_url_scrub(url);
-
-		log_warnx("heureka: bad service URL %s", shown);
-		free(shown);
+	if (t->nconns == EV_MAX_CONNS) {
+		errno = ENOMEM;
 		return (NULL);
 	}
-	scheme = evhttp_uri_get_scheme(u);
-	host = evhttp_uri_get_host(u);
-	https = scheme != NULL && strcasecmp(scheme, "https") == 0;
-	if (scheme == NULL || (strcasecmp(scheme, "http") != 0 && !https) ||
-	    host == NULL || *host == '\0') {
-		char	*shown = http_url_scrub(url);
-
-		log_warnx("heureka: unsupported service URL %s (http or "
-		    "https)", shown);
-		free(shown);
-		evhttp_uri_free(u);
+	if (peer_url_parse(url, &u, &cause) != 0) {
+		log_warnx("heureka: bad service URL: %s", cause);
+		free(cause);
+		errno = EINVAL;
 		return (NULL);
 	}
+	https = strcmp(u.scheme, "https") == 0;
 	if (https && t->tls_ctx == NULL) {
-		char	*shown = http_url_scrub(url);
-
-		log_warnx("heureka: %s: no TLS context", shown);
-		free(shown);
-		evhttp_uri_free(u);
+		log_warnx("heureka: %s: no TLS context", u.display);
+		peer_url_clear(&u);
+		errno = EINVAL;
 		return (NULL);
 	}
-	cn = &t->conns[t->nconns++];
+	cn = &t->conns[t->nconns];
 	memset(cn, 0, sizeof *cn);
 	cn->url = xstrdup(url);
-	cn->host = xstrdup(host);
-	cn->port = evhttp_uri_get_port(u) > 0 ? evhttp_uri_get_port(u) :
-	    https ? 443 : 80;
-	path = evhttp_uri_get_path(u);
-	if (path == NULL || *path == '\0')
-		path = "/";
-	if (path[strlen(path) - 1] == '/')
-		cn->prefix = xstrdup(path);
-	else
-		xasprintf(&cn->prefix, "%s/", path);
+	cn->host = xstrdup(u.host);
+	cn->port = u.port;
+	cn->prefix = xstrdup(u.path);
 	/* Spring's way: credentials ride in the service URL. */
-	if (evhttp_uri_get_userinfo(u) != NULL)
-		cn->auth = http_basic_auth(evhttp_uri_get_userinfo(u));
-	evhttp_uri_free(u);
+	if (u.userinfo != NULL)
+		cn->auth = http_basic_auth(u.userinfo);
+	if (strchr(cn->host, ':') != NULL)
+		snprintf(cn->hostport, sizeof cn->hostport, "[%s]:%d",
+		    cn->host, cn->port);
+	else
+		snprintf(cn->hostport, sizeof cn->hostport, "%s:%d",
+		    cn->host, cn->port);
+	peer_url_clear(&u);
 	for (j = 0; j < 3; j++) {
 		cn->evc[j] = tls_http_connection(t->base, t->dns,
 		    https ? t->tls_ctx : NULL, cn->host, NULL,
 		    (unsigned short)cn->port);
-		if (cn->evc[j] == NULL)
-			fatalx("heureka: cannot make a connection to %s", url);
+		if (cn->evc[j] == NULL) {
+			log_warnx("heureka: cannot make a connection to %s",
+			    cn->hostport);
+			ev_conn_clear(cn);
+			errno = ENOMEM;
+			return (NULL);
+		}
 		evhttp_connection_set_retries(cn->evc[j], 0);
 		if (j == 2) {
 			/* Unbounded body: the client bounds its lines. */
@@ -164,7 +187,70 @@ ev_conn_get(struct ev_tr *t, const char *url)
 		evhttp_connection_set_timeout(cn->evc[j], t->timeout_s);
 		evhttp_connection_set_max_body_size(cn->evc[j], EV_MAX_BODY);
 	}
+	t->nconns++;
 	return (cn);
+}
+
+/* evhttp says why a request failed (before ev_req_cb runs). */
+static void
+ev_req_err_cb(enum evhttp_request_error err, void *arg)
+{
+	struct ev_req	*r = arg;
+
+	r->err = (int)err;
+}
+
+/*
+ * Why a request got no answer. libevent 2.1 tells a timeout, an early
+ * close or an oversized body through the error callback, a name that did
+ * not resolve through the bufferevent's DNS error, a TLS handshake that
+ * failed through the OpenSSL error; a connection that could not be made
+ * (evhttp_connection_cb: refused, or a connect timeout) comes back with a
+ * request and none of them: the time it took tells the two apart.
+ */
+static int
+ev_req_failure(struct ev_req *r, struct evhttp_request *req)
+{
+	struct bufferevent	*bev;
+	const char		*why;
+	char			 eb[256];
+	int			 dnserr;
+
+	if ((why = tls_connection_verify_error(r->evc)) != NULL) {
+		log_warnx("heureka: TLS: server certificate refused: %s", why);
+		return (HK_NET_STATUS(HK_NET_TLS));
+	}
+	if ((why = tls_connection_error(r->evc, eb, sizeof eb)) != NULL) {
+		log_warnx("heureka: TLS handshake with %s failed: %s",
+		    r->hostport, why);
+		return (HK_NET_STATUS(HK_NET_HANDSHAKE));
+	}
+	bev = evhttp_connection_get_bufferevent(r->evc);
+	if (bev != NULL && (dnserr = bufferevent_socket_get_dns_error(bev))
+	    != 0) {
+		log_debug("heureka: %s: %s", r->hostport,
+		    evutil_gai_strerror(dnserr));
+		return (HK_NET_STATUS(HK_NET_DNS));
+	}
+	switch (r->err) {
+	case EVREQ_HTTP_TIMEOUT:
+		return (HK_NET_STATUS(HK_NET_TIMEOUT));
+	case EVREQ_HTTP_EOF:
+	case EVREQ_HTTP_BUFFER_ERROR:
+		return (HK_NET_STATUS(HK_NET_CLOSED));
+	case EVREQ_HTTP_INVALID_HEADER:
+		return (HK_NET_STATUS(HK_NET_PROTO));
+	case EVREQ_HTTP_DATA_TOO_LONG:
+		return (HK_NET_STATUS(HK_NET_TOOBIG));
+	case -1:
+		if (req == NULL)
+			break;
+		if (clock_mono_ms() - r->sent_ms >=
+		    (int64_t)r->t->timeout_s * 1000 - 100)
+			return (HK_NET_STATUS(HK_NET_TIMEOUT));
+		return (HK_NET_STATUS(HK_NET_REFUSED));
+	}
+	return (HK_NET_STATUS(HK_NET_UNKNOWN));
 }
 
 /* evhttp finished a request (req NULL or code 0: no answer). */
@@ -176,28 +262,25 @@ ev_req_cb(struct evhttp_request *req, void *arg)
 	struct buf		 plain;
 	const char		*enc;
 	char			*body = NULL;
-	const char		*why;
 	size_t			 len = 0;
 	int			 status = 0, zrc;
 
 	r->req = NULL;
 	TAILQ_REMOVE(&r->t->reqs, r, entry);
+	if (req != NULL)
+		status = evhttp_request_get_response_code(req);
+	if (status <= 0)
+		status = ev_req_failure(r, req);
 	if (r->end != NULL) {
 		if (r->sse)
 			status = 200;
-		else if (req != NULL)
-			status = evhttp_request_get_response_code(req);
-		if (status >= 200 && status < 300 && !r->sse)
+		else if (status >= 200 && status < 300)
 			status = HK_STREAM_NOT_SSE;
 		r->end(status, r->arg);
 		free(r);
 		return;
 	}
-	if ((req == NULL || evhttp_request_get_response_code(req) == 0) &&
-	    (why = tls_connection_verify_error(r->evc)) != NULL)
-		log_warnx("heureka: TLS: server certificate refused: %s", why);
-	if (req != NULL && (status = evhttp_request_get_response_code(req))
-	    != 0) {
+	if (status > 0) {
 		in = evhttp_request_get_input_buffer(req);
 		len = evbuffer_get_length(in);
 		body = xmalloc(len + 1);
@@ -211,7 +294,7 @@ ev_req_cb(struct evhttp_request *req, void *arg)
 			    EV_MAX_BODY)) != 0) {
 				log_warnx("heureka: bad gzip body: %s",
 				    gzip_strerror(zrc));
-				status = 0;
+				status = HK_NET_STATUS(HK_NET_BADBODY);
 				buf_reset(&plain);
 			}
 			free(body);
@@ -234,7 +317,7 @@ ev_send(void *ctx, const char *url, const char *method, const char *path,
 	struct evhttp_request		*req;
 	struct evkeyvalq		*h;
 	enum evhttp_cmd_type		 cmd;
-	char				*uri, hostport[300];
+	char				*uri;
 	int				 query;
 
 	if ((cn = ev_conn_get(t, url)) == NULL)
@@ -247,17 +330,26 @@ ev_send(void *ctx, const char *url, const char *method, const char *path,
 		cmd = EVHTTP_REQ_PUT;
 	else if (strcmp(method, "DELETE") == 0)
 		cmd = EVHTTP_REQ_DELETE;
-	else
+	else {
+		errno = EINVAL;
 		return (NULL);
+	}
 	query = cmd == EVHTTP_REQ_GET;
 	r = xcalloc(1, sizeof *r);
 	r->t = t;
 	r->done = done;
 	r->arg = arg;
-	req = evhttp_request_new(ev_req_cb, r);
+	r->err = -1;
+	r->sent_ms = clock_mono_ms();
+	r->hostport = cn->hostport;
+	if ((req = evhttp_request_new(ev_req_cb, r)) == NULL) {
+		free(r);
+		errno = ENOMEM;
+		return (NULL);
+	}
+	evhttp_request_set_error_cb(req, ev_req_err_cb);
 	h = evhttp_request_get_output_headers(req);
-	snprintf(hostport, sizeof hostport, "%s:%d", cn->host, cn->port);
-	evhttp_add_header(h, "Host", hostport);
+	evhttp_add_header(h, "Host", cn->hostport);
 	evhttp_add_header(h, "Accept", "application/json");
 	evhttp_add_header(h, "Accept-Encoding", "gzip");
 	evhttp_add_header(h, "User-Agent", "heureka-client/" PACKAGE_VERSION);
@@ -275,6 +367,7 @@ ev_send(void *ctx, const char *url, const char *method, const char *path,
 	if (evhttp_make_request(cn->evc[query], req, cmd, uri) != 0) {
 		free(uri);
 		free(r);		/* evhttp freed req */
+		errno = EIO;
 		return (NULL);
 	}
 	free(uri);
@@ -335,7 +428,7 @@ ev_stream(void *ctx, const char *url, const char *path, const char *last_id,
 	struct ev_req		*r;
 	struct evhttp_request	*req;
 	struct evkeyvalq	*h;
-	char			*uri, hostport[300];
+	char			*uri;
 
 	if ((cn = ev_conn_get(t, url)) == NULL)
 		return (NULL);
@@ -344,12 +437,19 @@ ev_stream(void *ctx, const char *url, const char *path, const char *last_id,
 	r->chunk = chunk;
 	r->end = end;
 	r->arg = arg;
-	req = evhttp_request_new(ev_req_cb, r);
+	r->err = -1;
+	r->sent_ms = clock_mono_ms();
+	r->hostport = cn->hostport;
+	if ((req = evhttp_request_new(ev_req_cb, r)) == NULL) {
+		free(r);
+		errno = ENOMEM;
+		return (NULL);
+	}
+	evhttp_request_set_error_cb(req, ev_req_err_cb);
 	evhttp_request_set_header_cb(req, ev_stream_header_cb);
 	evhttp_request_set_chunked_cb(req, ev_stream_chunk_cb);
 	h = evhttp_request_get_output_headers(req);
-	snprintf(hostport, sizeof hostport, "%s:%d", cn->host, cn->port);
-	evhttp_add_header(h, "Host", hostport);
+	evhttp_add_header(h, "Host", cn->hostport);
 	evhttp_add_header(h, "Accept", "text/event-stream");
 	evhttp_add_header(h, "User-Agent", "heureka-client/" PACKAGE_VERSION);
 	if (last_id != NULL)
@@ -360,6 +460,7 @@ ev_stream(void *ctx, const char *url, const char *path, const char *last_id,
 	if (evhttp_make_request(cn->evc[2], req, EVHTTP_REQ_GET, uri) != 0) {
 		free(uri);
 		free(r);
+		errno = EIO;
 		return (NULL);
 	}
 	free(uri);
@@ -398,15 +499,8 @@ ev_free(void *ctx)
 		/* ev_cancel unlinked it, whether it freed it or not. */
 		HK_ASSERT(TAILQ_FIRST(&t->reqs) != r);
 	}
-	for (i = 0; i < t->nconns; i++) {
-		evhttp_connection_free(t->conns[i].evc[0]);
-		evhttp_connection_free(t->conns[i].evc[1]);
-		evhttp_connection_free(t->conns[i].evc[2]);
-		free(t->conns[i].url);
-		free(t->conns[i].host);
-		free(t->conns[i].prefix);
-		free(t->conns[i].auth);
-	}
+	for (i = 0; i < t->nconns; i++)
+		ev_conn_clear(&t->conns[i]);
 	if (t->dns != NULL)
 		evdns_base_free(t->dns, 0);
 	tls_ctx_free(t->tls_ctx);
@@ -453,7 +547,7 @@ ev_timer_cb(evutil_socket_t fd, short what, void *arg)
 	tm->cb(tm->arg);
 }
 
-/* New (unarmed) timer. */
+/* New (unarmed) timer; NULL with errno ENOMEM if libevent has none. */
 static void *
 ev_timer_new(void *ctx, void (*cb)(void *), void *arg)
 {
@@ -461,8 +555,11 @@ ev_timer_new(void *ctx, void (*cb)(void *), void *arg)
 
 	tm->cb = cb;
 	tm->arg = arg;
-	if ((tm->ev = evtimer_new(ctx, ev_timer_cb, tm)) == NULL)
-		fatalx("evtimer_new");
+	if ((tm->ev = evtimer_new(ctx, ev_timer_cb, tm)) == NULL) {
+		free(tm);
+		errno = ENOMEM;
+		return (NULL);
+	}
 	return (tm);
 }
 

@@ -40,9 +40,13 @@ struct config {
 	int		 plain_port;			/* -1: off */
 	char		*plain_address;			/* 127.0.0.1 */
 	char		*plain_port_file;		/* null */
+	int64_t		 shutdown_grace_ms;		/* 10000 */
 	char		*peer_ssl_certificate;		/* mutual TLS */
 	char		*peer_ssl_key;
 	char		*peer_ssl_trust;		/* null: system CAs */
+	int64_t		 peer_resolve_interval_ms;	/* heureka: 30000 */
+	char		*dns_nameservers;		/* null: resolv.conf */
+	int64_t		 drain_fetch_window_ms;		/* heureka: 90000 */
 
 	/* eureka.server.* (spec §8.1) */
 	int		 enable_self_preservation;	/* true */
@@ -73,6 +77,7 @@ struct config {
 	int64_t		 anti_entropy_interval_ms;	/* heureka: 30000 */
 	size_t		 sync_page_bytes;		/* heureka: 1 MiB */
 	int64_t		 max_clock_skew_ms;	/* heureka: 300000 */
+	size_t		 max_unknown_tombstones;	/* heureka: 65536 */
 	size_t		 max_body_bytes;		/* heureka: 65536 */
 	size_t		 max_batch_bytes;		/* heureka: 8 MiB */
 	size_t		 max_instances;			/* heureka: 1000000 */
@@ -92,6 +97,8 @@ struct config {
 	int		 watch_window;			/* 1024 events */
 	size_t		 watch_window_bytes;		/* 8 MiB of them */
 	int64_t		 watch_keepalive_ms;		/* 15000 */
+	int64_t		 watch_stall_ms;		/* 30000 */
+	size_t		 watch_slice_bytes;		/* 1 MiB a turn */
 	/* heureka.cache.* (server/core/cache.c) */
 	size_t		 cache_encode_slice_bytes;	/* 1 MiB, 0: whole */
 	int64_t		 cache_plain_idle_ms;	/* 90000, 0: keep */

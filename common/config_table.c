@@ -68,6 +68,11 @@ const struct config_opt config_opts[] = {
 	    "address of heureka.server.plain-port"),
 	STR(N("heureka.server.plain-port-file"), plain_port_file, NULL,
 	    "write the bound plain port to this file"),
+	I64(N("heureka.server.shutdown-grace-ms"), shutdown_grace_ms, 0,
+	    3600000, "10000",
+	    "on SIGTERM, how long requests in flight may take to finish "
+	    "(/health answers 503 meanwhile) before the port closes; 0: at "
+	    "once"),
 	STR(N("heureka.peer.ssl.certificate"), peer_ssl_certificate, NULL,
 	    "PEM client certificate presented to https:// peers (mutual TLS)"),
 	STR(N("heureka.peer.ssl.certificate-private-key"), peer_ssl_key, NULL,
@@ -75,6 +80,17 @@ const struct config_opt config_opts[] = {
 	STR(N("heureka.peer.ssl.trust-certificate"), peer_ssl_trust, NULL,
 	    "PEM CA bundle https:// peers are verified against (default: "
 	    "the system's)"),
+	I64(N("heureka.peer.resolve-interval-ms"), peer_resolve_interval_ms,
+	    100, MS_MAX, "30000",
+	    "re-resolve peer host names this often; a name with several "
+	    "addresses is one peer per address"),
+	STR(N("heureka.dns.nameservers"), dns_nameservers, NULL,
+	    "DNS servers (host[:port], comma-separated) peer names are "
+	    "resolved with (default: /etc/resolv.conf)"),
+	I64(N("heureka.drain.fetch-window-ms"), drain_fetch_window_ms,
+	    0, MS_MAX, "90000",
+	    "drain barrier: clients that fetched this long before a change "
+	    "must fetch again (or the window pass) before it is drained"),
 
 	/* eureka.server.* (spec 8.1) */
 	BOOL(N("eureka.server.enable-self-preservation",
@@ -183,8 +199,16 @@ const struct config_opt config_opts[] = {
 	I64(N("eureka.server.max-clock-skew-ms",
 	    "heureka.server.max-clock-skew-ms"),
 	    max_clock_skew_ms, 0, MS_MAX, NUM(DEFAULT_MAX_CLOCK_SKEW_MS),
-	    "heureka: registrations whose lastDirtyTimestamp is further "
-	    "ahead of our clock get 400 (0: off)"),
+	    "heureka: a registration, cancel, status change or override "
+	    "removal whose lastDirtyTimestamp (or a replicated copy's "
+	    "lastUpdatedTimestamp) is further ahead of our clock gets 400 "
+	    "(0: off)"),
+	SIZE(N("eureka.server.max-unknown-tombstones",
+	    "heureka.server.max-unknown-tombstones"),
+	    max_unknown_tombstones, 1, 100000000.0, "65536",
+	    "heureka: tombstones kept for cancels of instances this node "
+	    "never held (also at most 1/16 of max-memory-bytes); past it the "
+	    "oldest go"),
 	SIZE(N("eureka.server.max-body-bytes"), max_body_bytes,
 	    1024, 1073741824.0, "65536", "heureka: largest request body"),
 	SIZE(N("eureka.server.max-batch-bytes"), max_batch_bytes,
@@ -244,7 +268,8 @@ const struct config_opt config_opts[] = {
 	    "2048", "open watch streams at most; past it a watch gets 503"),
 	SIZE(N("heureka.watch.max-buffer-bytes"), watch_max_buffer_bytes,
 	    1024, (size_t)1 << 30, "1048576",
-	    "unsent bytes one watcher may hold; past it: RESET and close"),
+	    "unsent bytes one watcher may hold (its output and what the "
+	    "kernel holds unacknowledged); past it: RESET and close"),
 	INT(N("heureka.watch.window"), watch_window, 1, 1000000, "1024",
 	    "recent events kept for Last-Event-ID resumes"),
 	SIZE(N("heureka.watch.window-bytes"), watch_window_bytes, 4096,
@@ -252,6 +277,14 @@ const struct config_opt config_opts[] = {
 	    "bytes of recent events kept for resumes; the oldest go first"),
 	I64(N("heureka.watch.keepalive-interval-ms"), watch_keepalive_ms, 10,
 	    3600000, "15000", "a comment line to every watcher this often"),
+	I64(N("heureka.watch.stall-timeout-ms"), watch_stall_ms, 100,
+	    86400000, "30000",
+	    "a watcher whose unsent bytes are not read for this long: RESET "
+	    "and close"),
+	SIZE(N("heureka.watch.slice-bytes"), watch_slice_bytes, 0,
+	    (size_t)1 << 40, "1048576",
+	    "snapshot encoding and event fan-out per loop turn, in bytes "
+	    "encoded (a frame handed to a watcher counts 256); 0: no bound"),
 
 	/* heureka.cache.* (server/core/cache.c; docs/performance.md) */
 	SIZE(N("heureka.cache.encode-slice-bytes"), cache_encode_slice_bytes,

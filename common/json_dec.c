@@ -144,6 +144,11 @@ static int	jctx_fail(struct jctx *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 static int	jctx_scalar(struct jctx *, const struct jv *);
 static int	jctx_open(struct jctx *, int);
+static int	jctx_open_root(struct jctx *, int);
+static int	jctx_open_apps(struct jctx *, const struct frame *,
+		    enum json_key, int, enum frame_kind *);
+static int	jctx_open_repl(struct jctx *, const struct frame *,
+		    enum json_key, int, enum frame_kind *);
 static int	jctx_close(struct jctx *);
 static int	json_parse(struct jctx *, const char *, size_t, char **);
 static void	jctx_cleanup(struct jctx *);
@@ -593,6 +598,155 @@ jctx_push_instance(struct jctx *cx)
 	f->kv = NULL;
 }
 
+/* jctx_open_repl's answers. */
+#define OPEN_KIND	0	/* push the kind it set (or left) */
+#define OPEN_PUSHED	1
+#define OPEN_BAD	2
+#define OPEN_FAILED	3
+
+/* Whether key kid names a field of parent (its value is a scalar). */
+static int
+jctx_scalar_key(enum json_key kid, enum ifield_parent parent)
+{
+	enum ifield	fid;
+
+	if (kid == K_OTHER || (fid = (enum ifield)json_key_field[kid]) ==
+	    IF_NONE)
+		return (0);
+	return (ifield_table[fid].parent == parent);
+}
+
+/* The document's own object opens: its frame says what it must be. */
+static int
+jctx_open_root(struct jctx *cx, int is_map)
+{
+	struct frame	*f;
+
+	if (cx->done)
+		return (jctx_fail(cx, JSON_TRAILING));
+	if (!is_map)
+		return (jctx_fail(cx, "expected a JSON object"));
+	f = jctx_push(cx, F_SKIP);
+	switch (cx->doc) {
+	case DOC_INSTANCE:
+		f->kind = F_ROOT_INSTANCE;
+		f->in = instance_builder_begin(&cx->ib);
+		break;
+	case DOC_APPLICATION:
+		f->kind = F_ROOT_APP;
+		break;
+	case DOC_APPLICATIONS:
+		f->kind = F_ROOT_APPS;
+		break;
+	case DOC_REPL_LIST:
+		f->kind = F_ROOT_REPL;
+		break;
+	case DOC_REPL_RESPONSE:
+		f->kind = F_ROOT_RESP;
+		break;
+	}
+	return (1);
+}
+
+/*
+ * A container opens inside an applications or application document: as
+ * jctx_open_repl answers.
+ */
+static int
+jctx_open_apps(struct jctx *cx, const struct frame *p, enum json_key kid,
+    int is_map, enum frame_kind *kind)
+{
+	struct frame	*f;
+
+	if (p->kind == F_ROOT_APPS) {
+		if (kid != K_APPLICATIONS)
+			return (OPEN_KIND);
+		if (!is_map || cx->found)
+			return (OPEN_BAD);
+		f = jctx_push(cx, F_APPS);
+		f->apps = cx->apps;
+		cx->found = 1;
+		return (OPEN_PUSHED);
+	}
+	if (p->kind == F_APPS && kid == K_VERSIONS_DELTA)
+		return (OPEN_BAD);
+	if (p->kind != F_APP_ARRAY && kid != K_APPLICATION)
+		return (OPEN_KIND);
+	if (!is_map) {
+		if (p->kind == F_APP_ARRAY || p->kind == F_ROOT_APP)
+			return (OPEN_BAD);
+		*kind = F_APP_ARRAY;
+		return (OPEN_KIND);
+	}
+	if (p->kind == F_ROOT_APP && cx->app != NULL)
+		return (OPEN_BAD);
+	f = jctx_push(cx, F_APP);
+	if (p->kind == F_ROOT_APP) {
+		cx->app = application_new("");
+		f->app = cx->app;
+	} else
+		applications_add(f->apps, (f->app = application_new("")));
+	cx->found = 1;
+	return (OPEN_PUSHED);
+}
+
+/*
+ * A container opens inside a replication list or response: OPEN_PUSHED
+ * (its frame pushed), OPEN_KIND (push *kind), OPEN_BAD or OPEN_FAILED.
+ */
+static int
+jctx_open_repl(struct jctx *cx, const struct frame *p, enum json_key kid,
+    int is_map, enum frame_kind *kind)
+{
+	struct frame	*f;
+
+	switch (p->kind) {
+	case F_ROOT_REPL:
+	case F_ROOT_RESP:
+		if (kid != (p->kind == F_ROOT_REPL ? K_REPLICATION_LIST :
+		    K_RESPONSE_LIST))
+			return (OPEN_KIND);
+		if (is_map || cx->found)
+			return (OPEN_BAD);
+		cx->found = 1;
+		*kind = p->kind == F_ROOT_REPL ? F_REPL_ARRAY : F_RESP_ARRAY;
+		return (OPEN_KIND);
+	case F_REPL_ARRAY:
+	case F_RESP_ARRAY:
+		if (!is_map)
+			return (OPEN_BAD);
+		if ((p->kind == F_REPL_ARRAY ? cx->rl->n : cx->rr->n) >=
+		    REPL_MAX_ITEMS) {
+			jctx_fail(cx, "too many replication items");
+			return (OPEN_FAILED);
+		}
+		if (p->kind == F_REPL_ARRAY) {
+			f = jctx_push(cx, F_REPL_ITEM);
+			f->ri = repl_list_add(cx->rl);
+			f->ri->decoded = 1;
+		} else {
+			f = jctx_push(cx, F_RESP_ITEM);
+			f->rsi = repl_response_add(cx->rr);
+		}
+		return (OPEN_PUSHED);
+	case F_REPL_ITEM:
+	case F_RESP_ITEM:
+		if (kid == (p->kind == F_REPL_ITEM ? K_INSTANCE_INFO :
+		    K_RESPONSE_ENTITY)) {
+			if (!is_map)
+				return (OPEN_BAD);
+			jctx_push_instance(cx);
+			return (OPEN_PUSHED);
+		}
+		if (kid == K_ACTION || kid == K_APP_NAME || kid == K_ID ||
+		    kid == K_LAST_DIRTY_TS || kid == K_STATUS_CODE)
+			return (OPEN_BAD);
+		return (OPEN_KIND);
+	default:
+		return (OPEN_KIND);
+	}
+}
+
 /* Which frame a new container gets, given the parent frame and key. */
 static int
 jctx_open(struct jctx *cx, int is_map)
@@ -605,32 +759,8 @@ jctx_open(struct jctx *cx, int is_map)
 
 	if (cx->depth >= JSON_MAX_DEPTH)
 		return (jctx_fail(cx, "nesting too deep"));
-	if (cx->depth == 0) {
-		if (cx->done)
-			return (jctx_fail(cx, JSON_TRAILING));
-		if (!is_map)
-			return (jctx_fail(cx, "expected a JSON object"));
-		f = jctx_push(cx, F_SKIP);
-		switch (cx->doc) {
-		case DOC_INSTANCE:
-			f->kind = F_ROOT_INSTANCE;
-			f->in = instance_builder_begin(&cx->ib);
-			break;
-		case DOC_APPLICATION:
-			f->kind = F_ROOT_APP;
-			break;
-		case DOC_APPLICATIONS:
-			f->kind = F_ROOT_APPS;
-			break;
-		case DOC_REPL_LIST:
-			f->kind = F_ROOT_REPL;
-			break;
-		case DOC_REPL_RESPONSE:
-			f->kind = F_ROOT_RESP;
-			break;
-		}
-		return (1);
-	}
+	if (cx->depth == 0)
+		return (jctx_open_root(cx, is_map));
 	p = &cx->st[cx->depth - 1];
 	k = cx->key != NULL ? cx->key : "";
 	kid = cx->key != NULL ? (enum json_key)cx->kid : K_OTHER;
@@ -675,11 +805,8 @@ jctx_open(struct jctx *cx, int is_map)
 			f = jctx_push(cx, F_META);
 			f->kv = &f->in->metadata;
 			goto done;
-		} else if (kid == K_INSTANCE_ID || kid == K_HOST_NAME ||
-		    kid == K_APP || kid == K_STATUS || kid == K_IP_ADDR ||
-		    kid == K_LAST_DIRTY_TS || kid == K_LAST_UPDATED_TS ||
-		    kid == K_COUNTRY_ID)
-			goto bad;
+		} else if (jctx_scalar_key(kid, IFP_INSTANCE))
+			goto bad;	/* a field's value is no container */
 		break;
 	case F_DC:
 		if (kid == K_METADATA) {
@@ -690,7 +817,7 @@ jctx_open(struct jctx *cx, int is_map)
 			f->kv = &f->in->dc_metadata;
 			goto done;
 		}
-		if (kid == K_NAME)
+		if (jctx_scalar_key(kid, IFP_DC))
 			goto bad;
 		break;
 	case F_META:
@@ -702,43 +829,22 @@ jctx_open(struct jctx *cx, int is_map)
 			goto bad;
 		break;
 	case F_LEASE:
-		if (strstr(k, "Timestamp") != NULL ||
-		    strstr(k, "InSecs") != NULL)
+		if (jctx_scalar_key(kid, IFP_LEASE))
 			goto bad;
 		break;
 	case F_ROOT_APP:
 	case F_APPS:
 	case F_APP_ARRAY:
-		if (p->kind == F_APPS && kid == K_VERSIONS_DELTA)
+	case F_ROOT_APPS:
+		switch (jctx_open_apps(cx, p, kid, is_map, &kind)) {
+		case OPEN_PUSHED:
+			goto done;
+		case OPEN_BAD:
 			goto bad;
-		if (p->kind != F_APP_ARRAY && kid != K_APPLICATION)
-			break;
-		if (!is_map) {
-			if (p->kind == F_APP_ARRAY || p->kind == F_ROOT_APP)
-				goto bad;
-			kind = F_APP_ARRAY;
+		default:
 			break;
 		}
-		f = jctx_push(cx, F_APP);
-		if (p->kind == F_ROOT_APP) {
-			if (cx->app != NULL)
-				goto bad;
-			cx->app = application_new("");
-			f->app = cx->app;
-		} else
-			applications_add(f->apps,
-			    (f->app = application_new("")));
-		cx->found = 1;
-		goto done;
-	case F_ROOT_APPS:
-		if (kid != K_APPLICATIONS)
-			break;
-		if (!is_map || cx->found)
-			goto bad;
-		f = jctx_push(cx, F_APPS);
-		f->apps = cx->apps;
-		cx->found = 1;
-		goto done;
+		break;
 	case F_APP:
 	case F_INST_ARRAY:
 		if (p->kind == F_APP && kid != K_INSTANCE) {
@@ -755,62 +861,22 @@ jctx_open(struct jctx *cx, int is_map)
 		jctx_push_instance(cx);
 		goto done;
 	case F_ROOT_REPL:
-		if (kid != K_REPLICATION_LIST)
-			break;
-		if (is_map || cx->found)
-			goto bad;
-		cx->found = 1;
-		kind = F_REPL_ARRAY;
-		break;
 	case F_REPL_ARRAY:
-		if (!is_map)
-			goto bad;
-		if (cx->rl->n >= REPL_MAX_ITEMS) {
-			rc = jctx_fail(cx, "too many replication items");
-			goto out;
-		}
-		f = jctx_push(cx, F_REPL_ITEM);
-		f->ri = repl_list_add(cx->rl);
-		f->ri->decoded = 1;
-		goto done;
 	case F_REPL_ITEM:
-		if (kid == K_INSTANCE_INFO) {
-			if (!is_map)
-				goto bad;
-			jctx_push_instance(cx);
-			goto done;
-		}
-		if (kid == K_ACTION || kid == K_APP_NAME || kid == K_ID ||
-		    kid == K_LAST_DIRTY_TS)
-			goto bad;
-		break;
 	case F_ROOT_RESP:
-		if (kid != K_RESPONSE_LIST)
-			break;
-		if (is_map || cx->found)
-			goto bad;
-		cx->found = 1;
-		kind = F_RESP_ARRAY;
-		break;
 	case F_RESP_ARRAY:
-		if (!is_map)
-			goto bad;
-		if (cx->rr->n >= REPL_MAX_ITEMS) {
-			rc = jctx_fail(cx, "too many replication items");
-			goto out;
-		}
-		f = jctx_push(cx, F_RESP_ITEM);
-		f->rsi = repl_response_add(cx->rr);
-		goto done;
 	case F_RESP_ITEM:
-		if (kid == K_RESPONSE_ENTITY) {
-			if (!is_map)
-				goto bad;
-			jctx_push_instance(cx);
+		switch (jctx_open_repl(cx, p, kid, is_map, &kind)) {
+		case OPEN_PUSHED:
 			goto done;
-		}
-		if (kid == K_STATUS_CODE)
+		case OPEN_BAD:
 			goto bad;
+		case OPEN_FAILED:
+			rc = 0;
+			goto out;
+		default:
+			break;
+		}
 		break;
 	}
 	jctx_push(cx, kind);

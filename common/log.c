@@ -2,7 +2,9 @@
  * log.c: line-oriented logging to stderr. The text layout mimics Spring
  * Boot's ("2026-11-30T16:47:04.123Z  INFO 1234 --- [heurekad] message") so
  * operators' log tooling copes; --log-format=json gives one object per line.
- * libevent's own messages are routed here too.
+ * libevent's own messages are routed here too. A program that embeds
+ * the code (libheureka's host) can take the lines itself (log_set_sink)
+ * and decide what a fatal error does (log_set_fatal).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -24,6 +26,12 @@ static enum log_format	 log_format = LOG_FORMAT_TEXT;
 
 static const char *log_level_names[] = { "ERROR", "WARN", "INFO", "DEBUG" };
 
+/* Where lines go instead of stderr (libheureka's host), and its argument. */
+static log_sink_fn	 log_sink;
+static void		*log_sink_arg;
+/* Called instead of exit(1) by fatal() (libheureka: never exit the host). */
+static void		(*log_fatal_fn)(void);
+
 static void	log_vwrite(enum log_level, const char *, va_list, int);
 
 /* Set the program name, level and format. */
@@ -33,6 +41,33 @@ log_init(const char *name, enum log_level level, enum log_format format)
 	log_name = name;
 	log_level = level;
 	log_format = format;
+}
+
+/*
+ * Send every line (the message only, without time stamp or level) to sink
+ * instead of stderr; NULL goes back to stderr.
+ */
+void
+log_set_sink(log_sink_fn sink, void *arg)
+{
+	log_sink = sink;
+	log_sink_arg = arg;
+}
+
+/* What fatal() and fatalx() do instead of exit(1); must not return. */
+void
+log_set_fatal(void (*fn)(void))
+{
+	log_fatal_fn = fn;
+}
+
+/* Leave after a fatal line: the hook, else exit(1). */
+static void __attribute__((noreturn))
+log_fatal_exit(void)
+{
+	if (log_fatal_fn != NULL)
+		log_fatal_fn();
+	exit(1);
 }
 
 /* Change the level, for example on SIGHUP. */
@@ -82,8 +117,28 @@ log_parse_format(const char *s, enum log_format *out)
 	return (0);
 }
 
+/* The current format (the access log follows it). */
+enum log_format
+log_get_format(void)
+{
+	return (log_format);
+}
+
+/* ISO 8601 UTC with milliseconds, as every log line starts. */
+void
+log_timestamp(int64_t wall_ms, char *buf, size_t len)
+{
+	time_t		secs = (time_t)(wall_ms / 1000);
+	struct tm	tm;
+	char		ts[32];
+
+	gmtime_r(&secs, &tm);
+	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03dZ", ts, (int)(wall_ms % 1000));
+}
+
 /* Write a string as a JSON string body, escaping what JSON requires. */
-static void
+void
 log_json_string(FILE *f, const char *s)
 {
 	for (; *s != '\0'; s++) {
@@ -105,8 +160,6 @@ log_vwrite(enum log_level level, const char *fmt, va_list ap, int errno_too)
 	char		 msg[2048], ts[64];
 	int		 saved = errno;
 	int64_t		 now = clock_wall_ms();
-	time_t		 secs = (time_t)(now / 1000);
-	struct tm	 tm;
 	size_t		 len;
 	unsigned char	*p;
 
@@ -121,19 +174,21 @@ log_vwrite(enum log_level level, const char *fmt, va_list ap, int errno_too)
 		if (*p < 0x20)
 			*p = ' ';
 	}
-	gmtime_r(&secs, &tm);
-	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (log_sink != NULL) {
+		log_sink(level, msg, log_sink_arg);
+		errno = saved;
+		return;
+	}
+	log_timestamp(now, ts, sizeof ts);
 	if (log_format == LOG_FORMAT_JSON) {
-		fprintf(stderr, "{\"timestamp\":\"%s.%03dZ\",\"level\":\"%s\","
+		fprintf(stderr, "{\"timestamp\":\"%s\",\"level\":\"%s\","
 		    "\"pid\":%ld,\"logger\":\"%s\",\"message\":\"", ts,
-		    (int)(now % 1000), log_level_names[level], (long)getpid(),
-		    log_name);
+		    log_level_names[level], (long)getpid(), log_name);
 		log_json_string(stderr, msg);
 		fputs("\"}\n", stderr);
 	} else {
-		fprintf(stderr, "%s.%03dZ %5s %ld --- [%s] %s\n", ts,
-		    (int)(now % 1000), log_level_names[level], (long)getpid(),
-		    log_name, msg);
+		fprintf(stderr, "%s %5s %ld --- [%s] %s\n", ts,
+		    log_level_names[level], (long)getpid(), log_name, msg);
 	}
 	fflush(stderr);
 	errno = saved;
@@ -203,7 +258,7 @@ fatal(const char *fmt, ...)
 	va_start(ap, fmt);
 	log_vwrite(LOG_LEVEL_ERROR, fmt, ap, 1);
 	va_end(ap);
-	exit(1);
+	log_fatal_exit();
 }
 
 /* Log and exit. */
@@ -215,7 +270,7 @@ fatalx(const char *fmt, ...)
 	va_start(ap, fmt);
 	log_vwrite(LOG_LEVEL_ERROR, fmt, ap, 0);
 	va_end(ap);
-	exit(1);
+	log_fatal_exit();
 }
 
 /* True if another line fits in the current window; counts the rest. */

@@ -7,7 +7,9 @@
 #ifndef LOG_H
 #define LOG_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum log_level {
 	LOG_LEVEL_ERROR = 0,
@@ -31,12 +33,22 @@ struct log_ratelim {
 };
 #define LOG_RATELIM_INIT(ms, n)	{ 0, (ms), (n), 0, 0 }
 
+/* A line for the host (the message without time stamp or level). */
+typedef void (*log_sink_fn)(enum log_level, const char *msg, void *arg);
+
 void	log_init(const char *, enum log_level, enum log_format);
+void	log_set_sink(log_sink_fn, void *);
+void	log_set_fatal(void (*)(void));
 void	log_set_level(enum log_level);
 enum log_level log_get_level(void);
 int	log_parse_level(const char *, enum log_level *);
 int	log_parse_format(const char *, enum log_format *);
 void	log_take_libevent(void);
+enum log_format log_get_format(void);
+/* "2026-11-30T16:47:04.123Z" for wall_ms into buf (at least 32 bytes). */
+void	log_timestamp(int64_t wall_ms, char *buf, size_t len);
+/* s as the body of a JSON string (escaped, no quotes) to f. */
+void	log_json_string(FILE *f, const char *s);
 
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));

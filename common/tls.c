@@ -420,6 +420,26 @@ tls_connection_verify_error(struct evhttp_connection *evc)
 	return (X509_verify_cert_error_string(r));
 }
 
+/*
+ * The TLS error that ended this connection's handshake (a plain HTTP
+ * server answering a ClientHello, a protocol version refused), in buf;
+ * NULL if there was none. Consumes the connection's OpenSSL error.
+ */
+const char *
+tls_connection_error(struct evhttp_connection *evc, char *buf, size_t len)
+{
+	struct bufferevent	*bev;
+	unsigned long		 e;
+
+	if (evc == NULL ||
+	    (bev = evhttp_connection_get_bufferevent(evc)) == NULL ||
+	    bufferevent_openssl_get_ssl(bev) == NULL ||
+	    (e = bufferevent_get_openssl_error(bev)) == 0)
+		return (NULL);
+	ERR_error_string_n(e, buf, len);
+	return (buf);
+}
+
 /* Did this request's connection present a verified client certificate? */
 int
 tls_request_peer_verified(struct evhttp_request *req)

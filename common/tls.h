@@ -72,6 +72,9 @@ struct evhttp_connection *tls_http_connection(struct event_base *,
  * is not TLS or nothing failed; for log lines.
  */
 const char *tls_connection_verify_error(struct evhttp_connection *);
+/* The OpenSSL error that ended the connection's handshake, or NULL. */
+const char *tls_connection_error(struct evhttp_connection *, char *,
+	    size_t);
 
 /*
  * 1 if the request's connection is TLS and presented a client certificate

@@ -1,7 +1,8 @@
 /*
  * main.c: heurekad's entry point. Reads the configuration (defaults, then
  * the file, then the environment, then the command line: strongest last),
- * validates it before anything starts (exit 78 on any error), binds,
+ * validates it before anything starts (exit 78 on any error; 64 for a
+ * malformed command line), binds,
  * starts the timers and the start-up sync, and runs the event loop until
  * SIGTERM or SIGINT. SIGHUP re-reads the file for what can change safely
  * (log level, peers, credentials, TLS certificates).
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sysexits.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -20,12 +22,14 @@
 #include "heureka-config.h"
 
 #include "access.h"
+#include "accesslog.h"
 #include "clock.h"
 #include "config.h"
 #include "hash.h"
 #include "gate.h"
 #include "log.h"
 #include "peers.h"
+#include "reload.h"
 #include "server.h"
 #include "xmalloc.h"
 
@@ -115,7 +119,11 @@ opt_free(struct options *o)
 	o->nset = 0;
 }
 
-/* Parse argv into o; exits on --help, --version and usage errors. */
+/*
+ * Parse argv into o; exits on --help and --version (0) and on usage
+ * errors (EX_USAGE, 64: an unknown option, a missing value). A key or
+ * value the configuration refuses is EX_CONFIG (78), later.
+ */
 static void
 parse_args(int argc, char **argv, struct options *o)
 {
@@ -128,7 +136,7 @@ parse_args(int argc, char **argv, struct options *o)
 #define NEED_ARG() do {							\
 	if (next == NULL) {						\
 		fprintf(stderr, "heurekad: %s needs a value\n", a);	\
-		exit(CONFIG_EX_CONFIG);					\
+		exit(EX_USAGE);						\
 	}								\
 	i++;								\
 } while (0)
@@ -136,7 +144,8 @@ parse_args(int argc, char **argv, struct options *o)
 			usage(stdout);
 			exit(0);
 		} else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
-			printf("heurekad %s\n", PACKAGE_VERSION);
+			printf("heurekad %s (revision %s)\n", PACKAGE_VERSION,
+			    HK_REVISION);
 			exit(0);
 		} else if (strcmp(a, "-c") == 0) {
 			NEED_ARG();
@@ -152,13 +161,13 @@ parse_args(int argc, char **argv, struct options *o)
 			if (opt_add_kv(o, next) != 0) {
 				fprintf(stderr, "heurekad: -D %s: expected "
 				    "key=value\n", next);
-				exit(CONFIG_EX_CONFIG);
+				exit(EX_USAGE);
 			}
 		} else if (strncmp(a, "-D", 2) == 0 && a[2] != '\0') {
 			if (opt_add_kv(o, a + 2) != 0) {
 				fprintf(stderr, "heurekad: %s: expected "
 				    "-Dkey=value\n", a);
-				exit(CONFIG_EX_CONFIG);
+				exit(EX_USAGE);
 			}
 		} else if (strcmp(a, "--port-file") == 0) {
 			NEED_ARG();
@@ -197,9 +206,29 @@ parse_args(int argc, char **argv, struct options *o)
 		} else {
 			fprintf(stderr, "heurekad: unknown argument '%s'\n", a);
 			usage(stderr);
-			exit(CONFIG_EX_CONFIG);
+			exit(EX_USAGE);
 		}
 #undef NEED_ARG
+	}
+}
+
+/*
+ * The log format the command line asks for, applied before the file and
+ * the environment are read, so that what loading them logs (an ignored
+ * key, an unknown environment variable) is already in that format.
+ */
+static void
+early_log_format(const struct options *o)
+{
+	enum log_format	fmt;
+	size_t		i;
+
+	for (i = o->nset; i > 0; i--) {
+		if (strcmp(o->set[i - 1].key, "heureka.log.format") == 0) {
+			if (log_parse_format(o->set[i - 1].value, &fmt) == 0)
+				log_init("heurekad", LOG_LEVEL_INFO, fmt);
+			return;
+		}
 	}
 }
 
@@ -263,29 +292,56 @@ cleanup_stalled(int sig)
 	_exit(main_exit_status);
 }
 
-/* SIGTERM/SIGINT: stop the loop cleanly (exit status 0). */
+/*
+ * The drain is over (left: requests still unfinished at the end of the
+ * grace period): end the loop, which closes the port.
+ */
 static void
-signal_stop_cb(evutil_socket_t sig, short what, void *arg)
+main_drained_cb(void *arg, size_t left, int64_t ms)
 {
 	struct event_base	*base = arg;
 	struct timeval		 tv = { 0, 200000 };
 
-	if (gate_is_stopping(main_server->gate)) {
-		event_base_loopbreak(base);
-		return;
-	}
-	log_info("received %s, shutting down", sig == SIGINT ? "SIGINT" :
-	    "SIGTERM");
-	server_stop(main_server);
-	/* A short grace lets queued replication and replies go out. */
+	if (left > 0)
+		log_warnx("shutdown: %zu connection%s still busy after %lld ms "
+		    "(heureka.server.shutdown-grace-ms); closing", left,
+		    left == 1 ? "" : "s", (long long)ms);
+	else
+		log_info("shutdown: drained in %lld ms", (long long)ms);
+	/* A short grace lets queued replication go out. */
 	event_base_loopexit(base, peers_count(main_server->peers) > 0 ?
 	    &tv : NULL);
 }
 
 /*
+ * SIGTERM/SIGINT: a draining stop (exit status 0). /health and readiness
+ * answer 503 and the watch streams end at once; requests in flight finish
+ * (server_drain) while the port stays open; then the loop ends. A second
+ * signal ends it at once.
+ */
+static void
+signal_stop_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct event_base	*base = arg;
+
+	if (gate_is_stopping(main_server->gate)) {
+		event_base_loopbreak(base);
+		return;
+	}
+	log_info("received %s, shutting down (draining for up to %lld ms)",
+	    sig == SIGINT ? "SIGINT" : "SIGTERM",
+	    (long long)main_server->conf->shutdown_grace_ms);
+	server_stop(main_server);
+	server_drain(main_server, main_drained_cb, base);
+}
+
+/*
  * SIGHUP: re-read the configuration. Only what can change safely on a
- * running server is applied: logging, the peer list, the credentials
- * and the TLS certificate, key and trust bundle (server.ssl.*).
+ * running server is applied: logging (level, format, the access log,
+ * reopened so a rotated file is let go), the peer list, the credentials
+ * and the TLS certificate, key and trust bundle (server.ssl.*). Which
+ * changed keys are applied and which need a restart is logged
+ * (reload.c).
  */
 static void
 signal_hup_cb(evutil_socket_t sig, short what, void *arg)
@@ -305,6 +361,8 @@ signal_hup_cb(evutil_socket_t sig, short what, void *arg)
 		config_free(&cf);
 		return;
 	}
+	reload_report(main_server->conf, &cf);
+	(void)accesslog_open(cf.access_log);
 	/*
 	 * Swap the peer list and the peers' TLS files in the live
 	 * configuration, then re-resolve and reconnect.
@@ -375,6 +433,7 @@ main(int argc, char **argv)
 	malloc_setup();
 	log_init("heurekad", LOG_LEVEL_INFO, LOG_FORMAT_TEXT);
 	parse_args(argc, argv, &main_opts);
+	early_log_format(&main_opts);
 	if (load_config(&main_opts, &cf, &cause) != 0 ||
 	    apply_logging(&cf, &cause) != 0) {
 		fprintf(stderr, "heurekad: configuration error: %s\n", cause);
@@ -438,6 +497,8 @@ main(int argc, char **argv)
 	event_base_free(base);
 	config_free(&cf);
 	opt_free(&main_opts);
+	reload_free();
+	(void)accesslog_open(NULL);
 	libevent_global_shutdown();
 	return (rc);
 }

@@ -32,10 +32,14 @@
 #include <event2/listener.h>
 
 #include "access.h"
+#include "accesslog.h"
+#include "admit.h"
 #include "airlift.h"
+#include "barrier.h"
 #include "cache.h"
 #include "clock.h"
 #include "dashboard.h"
+#include "drain.h"
 #include "gate.h"
 #include "guard.h"
 #include "httputil.h"
@@ -43,9 +47,9 @@
 #include "metrics.h"
 #include "ext.h"
 #include "ops.h"
-#include "ratelimit.h"
 #include "peers.h"
 #include "registry.h"
+#include "reglog.h"
 #include "replicate.h"
 #include "rest.h"
 #include "sdnotify.h"
@@ -56,7 +60,6 @@
 #include "xmalloc.h"
 
 #define SINGLE_WRITE_MAX	(4 * 1024 * 1024)
-#define RATELIMIT_ENTRIES	65536	/* client addresses tracked */
 #define CGROUP_MEMORY_MAX	"/sys/fs/cgroup/memory.max"
 
 /* The connection cap is logged once a minute, however often it is hit. */
@@ -99,6 +102,7 @@ server_registry_conf(const struct config *cf, struct registry_conf *rc)
 	    server_default_memory_budget();
 	rc->max_delta_bytes = cf->max_delta_queue_bytes;
 	rc->max_skew_ms = cf->max_clock_skew_ms;
+	rc->max_unheld_tombs = cf->max_unknown_tombstones;
 }
 
 /* Half the RAM, or half the cgroup v2 limit when lower (containers). */
@@ -143,8 +147,6 @@ server_new(struct event_base *base, struct config *conf)
 	server_registry_conf(conf, &rc);
 	s->memory_budget = rc.max_bytes;
 	s->reg = registry_new(&rc, start.wall_ms);
-	s->register_rl = ratelimit_new(conf->register_rate_per_second,
-	    conf->register_rate_burst, RATELIMIT_ENTRIES);
 	s->cache = cache_new(s->reg, conf->use_read_only_response_cache ?
 	    conf->response_cache_update_interval_ms : 0,
 	    conf->response_cache_auto_expiration_in_seconds * 1000);
@@ -159,10 +161,12 @@ server_new(struct event_base *base, struct config *conf)
 	    .peers = &s->peers, .looplag = &s->looplag,
 	    .open_connections = &s->open_connections,
 	    .memory_budget = s->memory_budget });
+	s->admit = admit_new(conf, s->metrics);
 	s->access = access_new(conf);
 	s->watch = watch_new(&(struct watch_deps){ .base = base,
 	    .reg = s->reg, .gate = s->gate, .conf = conf });
-	s->airlift = airlift_new(s->reg, conf);
+	s->airlift = airlift_new(s->reg, conf, s->admit);
+	s->reglog = reglog_new(base, s->reg);
 	s->ops = ops_new(&(struct ops_deps){ .gate = s->gate, .conf = conf,
 	    .metrics = s->metrics, .peers = &s->peers,
 	    .hostname = s->hostname, .port = &s->port });
@@ -205,6 +209,7 @@ server_free(struct server *s)
 	rest_free(s->rest);
 	airlift_free(s->airlift);
 	ext_free(s->ext);
+	barrier_free(s->barrier);
 	peers_free(s->peers);	/* first: its observers drop their state */
 	sync_free(s->sync);
 	replicate_free(s->repl);
@@ -213,13 +218,15 @@ server_free(struct server *s)
 	if (s->plain_http != NULL)
 		evhttp_free(s->plain_http);
 	watch_free(s->watch);
+	reglog_free(s->reglog);
+	drain_free(s->drain);
 	dashboard_free(s->dashboard);
 	ops_free(s->ops);
 	tls_ctx_free(s->tls_ctx);
 	cache_free(s->cache);
 	registry_free(s->reg);
 	metrics_free(s->metrics);
-	ratelimit_free(s->register_rl);
+	admit_free(s->admit);
 	access_free(s->access);
 	gate_free(s->gate);
 	free(s->hostname);
@@ -344,6 +351,10 @@ server_request_cb(struct evhttp_request *req, void *arg)
 			    "wait in the backlog", s->open_connections);
 		}
 	}
+	/* Draining: answer, then close, so the client goes elsewhere. */
+	if (gate_is_stopping(s->gate))
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Connection", "close");
 	if (guard_verdict(req, &code, &reason))
 		rest_reject(req, s->rest, code, reason);
 	else
@@ -495,6 +506,29 @@ server_listen_plain(struct server *s, char **cause)
 	return (0);
 }
 
+/*
+ * Every interface and no authentication is Eureka's default, and
+ * heurekad keeps it; but anyone who reaches the port may then register,
+ * cancel and take instances out of service, so say so once, with the
+ * keys that change it.
+ */
+static void
+server_warn_open(const struct server *s)
+{
+	const char	*a = s->conf->server_address;
+
+	if (access_enabled(s->access))
+		return;
+	if (a != NULL && *a != '\0' && strcmp(a, "0.0.0.0") != 0 &&
+	    strcmp(a, "::") != 0 && strcmp(a, "[::]") != 0)
+		return;
+	log_warnx("listening on all interfaces (%s) with authentication off: "
+	    "anyone who reaches port %d may register, cancel and change "
+	    "instances; set server.address (-b 127.0.0.1) or "
+	    "spring.security.user.password", a != NULL && *a != '\0' ? a :
+	    "0.0.0.0", s->port);
+}
+
 /* Bind the HTTP listener and create the peers (which need our port). */
 int
 server_listen(struct server *s, char **cause)
@@ -566,16 +600,20 @@ server_listen(struct server *s, char **cause)
 	    s->gate, s->peers, s->repl });
 	s->ext = ext_new(&(struct ext_deps){ s->reg, s->gate, s->peers,
 	    s->sync, s->conf, &s->looplag });
+	/* After the watch and replication: it reads both after a change. */
+	s->barrier = barrier_new(&(struct barrier_deps){ s->base, s->conf,
+	    s->reg, s->peers, s->repl, s->watch });
 	s->rest = rest_new(&(struct rest_deps){ .reg = s->reg,
 	    .cache = s->cache, .gate = s->gate, .conf = s->conf,
-	    .access = s->access, .register_rl = s->register_rl,
+	    .access = s->access, .admit = s->admit,
 	    .memory_budget = s->memory_budget, .metrics = s->metrics,
 	    .watch = s->watch, .airlift = s->airlift,
-	    .dashboard = s->dashboard, .ops = s->ops, .ext = s->ext });
+	    .dashboard = s->dashboard, .ops = s->ops, .ext = s->ext,
+	    .barrier = s->barrier });
 	if (s->conf->port_file != NULL &&
 	    server_write_port(s->conf->port_file, s->port, cause) != 0)
 		return (-1);
-	rest_set_access_log(s->conf->access_log);
+	(void)accesslog_open(s->conf->access_log);
 	if (access_enabled(s->access))
 		log_info("authentication on: HTTP Basic user %s%s",
 		    s->conf->security_user_name,
@@ -585,6 +623,7 @@ server_listen(struct server *s, char **cause)
 	    s->conf->server_address, s->port, s->tls_ctx != NULL ?
 	    " (TLS)" : "", peers_count(s->peers),
 	    peers_count(s->peers) == 1 ? "" : "s");
+	server_warn_open(s);
 	return (0);
 }
 
@@ -839,12 +878,18 @@ server_gate_cb(enum gate_state st, int count, struct hk_time now, void *arg)
 	sdnotify_send("READY=1");
 }
 
-/* Shutting down: /health turns DOWN, timers stop. */
+/*
+ * Shutting down: /health and readiness turn DOWN (503), every watch
+ * stream gets its last event and a clean end, the timers stop. Requests
+ * keep being served (with Connection: close) until server_drain's wait
+ * is over.
+ */
 void
 server_stop(struct server *s)
 {
 	gate_set_stopping(s->gate, clock_now());
-	watch_close_all(s->watch);
+	watch_drain(s->watch);
+	peers_stop(s->peers);
 	if (s->evict_ev != NULL)
 		event_del(s->evict_ev);
 	if (s->evict_step_ev != NULL)
@@ -863,4 +908,27 @@ server_stop(struct server *s)
 		event_del(s->lag_ev);
 	if (s->history_ev != NULL)
 		event_del(s->history_ev);
+}
+
+/* What a draining shutdown waits for: see guard_busy, rest_parked_count. */
+static size_t
+server_busy(void *arg)
+{
+	struct server	*s = arg;
+
+	return (guard_busy() + rest_parked_count(s->rest));
+}
+
+/*
+ * After server_stop: let what is in flight finish, for at most
+ * heureka.server.shutdown-grace-ms, then call done (which ends the loop).
+ */
+void
+server_drain(struct server *s, void (*done)(void *, size_t, int64_t),
+    void *arg)
+{
+	drain_free(s->drain);
+	s->drain = drain_start(&(struct drain_deps){ .base = s->base,
+	    .grace_ms = s->conf->shutdown_grace_ms, .busy = server_busy,
+	    .done = done, .arg = arg });
 }

@@ -25,8 +25,10 @@ struct peers;
 struct replicate;
 struct sync;
 struct ext;
+struct barrier;
+struct drain;
 struct metrics;
-struct ratelimit;
+struct admit;
 struct rest;
 struct watch;
 struct gate;
@@ -43,10 +45,13 @@ struct server {
 	struct replicate	*repl;		/* batches to the peers */
 	struct sync		*sync;		/* start-up sync, anti-entropy */
 	struct ext		*ext;		/* {base}heureka/ */
+	struct barrier		*barrier;	/* heureka/.../drained */
 	struct metrics		*metrics;
-	struct ratelimit	*register_rl;	/* per client address */
+	struct admit		*admit;		/* registration rate limit */
 	struct access		*access;	/* who may do what */
 	struct watch		*watch;		/* heureka/watch streams */
+	struct reglog		*reglog;	/* registry changes logged */
+	struct drain		*drain;		/* SIGTERM: the wait */
 	struct airlift		*airlift;	/* /v1/ discovery */
 	struct rest		*rest;		/* the route table */
 	struct ops		*ops;		/* /health, /info, /metrics */
@@ -92,7 +97,9 @@ void		 server_start(struct server *);	/* timers, peers, sync */
  * loop failed.
  */
 int		 server_run(struct server *);
-void		 server_stop(struct server *);	/* stop accepting, flush */
+void		 server_stop(struct server *);	/* /health 503, watches end */
+void		 server_drain(struct server *,
+		     void (*)(void *, size_t, int64_t), void *);
 /*
  * The default of eureka.server.max-memory-bytes: half the physical RAM,
  * or half the cgroup's memory.max when that is lower.

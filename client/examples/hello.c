@@ -3,6 +3,9 @@
  * application HELLO on the port given on the command line, looks up
  * another application every few seconds and prints the instance it would
  * call (round robin over the UP ones), and deregisters on SIGINT/SIGTERM.
+ * The library's log lines go through a callback into the program's own
+ * output, at info level (the default is warn) so the registration and the
+ * cancel show.
  *
  * Build it against the installed library:
  *
@@ -65,12 +68,24 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	h->client = NULL;
 }
 
+/* The library's log lines, into our output. */
+static void
+log_cb(int level, const char *message, void *arg)
+{
+	static const char	*names[] = { "error", "warn", "info", "debug" };
+
+	(void)arg;
+	printf("hello: [%s] %s\n", level >= 0 && level < 4 ? names[level] :
+	    "?", message);
+	fflush(stdout);
+}
+
 /* Register, look up OTHER periodically, deregister on a signal. */
 int
 main(int argc, char **argv)
 {
 	struct hello		 h;
-	struct heureka_options	 o = { 0 };
+	struct heureka_options	 o = HEUREKA_OPTIONS_INIT;
 	struct event		*tick, *sint, *sterm;
 	struct timeval		 tv = { 3, 0 };
 	char			*cause;
@@ -79,6 +94,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: hello PORT [OTHER-APP [SERVER-URL]]\n");
 		return (64);
 	}
+	heureka_set_log_callback(log_cb, NULL);
+	heureka_set_log_level(HEUREKA_LOG_INFO);
 	o.app_name = "HELLO";
 	o.port = atoi(argv[1]);
 	o.use_env = 1;			/* EUREKA_* variables */
@@ -91,7 +108,11 @@ main(int argc, char **argv)
 		return (78);
 	}
 	h.base = event_base_new();
-	heureka_client_start(h.client, h.base);
+	if (heureka_client_start(h.client, h.base) != 0) {
+		perror("hello: heureka_client_start");
+		heureka_client_free(h.client);
+		return (1);
+	}
 	printf("hello: registering %s\n", heureka_client_instance_id(h.client));
 	fflush(stdout);
 

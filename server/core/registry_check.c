@@ -35,6 +35,9 @@ static int	rcheck_lease(const struct registry *, const struct reg_app *,
 		    size_t, struct lease **, size_t, char **);
 static int	rcheck_queue(const struct registry *, struct lease **,
 		    char **);
+static int	rcheck_tombs(const struct registry *,
+		    const struct tombstone_list *, unsigned, size_t *, size_t *,
+		    char **);
 static int	rcheck_side_tables(const struct registry *, char **);
 
 /* Record the first breach the walk finds; -1. */
@@ -180,13 +183,42 @@ rcheck_queue(const struct registry *reg, struct lease **qv, char **cause)
 	return (0);
 }
 
+/*
+ * One tombstone list (unheld: the list of instances never held here):
+ * each entry on the list its flag says, hashed under its (app, id); *n
+ * and *bytes what the list holds, as registry_tomb.c counts them.
+ */
+static int
+rcheck_tombs(const struct registry *reg, const struct tombstone_list *l,
+    unsigned unheld, size_t *n, size_t *bytes, char **cause)
+{
+	const struct tombstone	*t;
+	const char		*app, *id;
+
+	(void)reg;
+	*n = *bytes = 0;
+	TAILQ_FOREACH(t, l, entry) {
+		app = t->key;
+		id = t->key + t->idoff;
+		if (t->unheld != unheld)
+			return (rcheck_fail(cause, "tombstone %s/%s on the "
+			    "wrong list", app, id));
+		if (t->idoff != strlen(app) + 1 || t->node.hash !=
+		    registry_key_hash(hash_str_upper(app), hash_str(id)))
+			return (rcheck_fail(cause, "tombstone %s/%s hashed "
+			    "under another key", app, id));
+		(*n)++;
+		*bytes += TOMB_OVERHEAD + strlen(app) + 1 + strlen(id) + 1;
+	}
+	return (0);
+}
+
 /* Overrides and tombstones: table, list and count agree. */
 static int
 rcheck_side_tables(const struct registry *reg, char **cause)
 {
 	const struct override	*o;
-	const struct tombstone	*t;
-	size_t			 n = 0;
+	size_t			 n = 0, bytes, all, tbytes;
 
 	TAILQ_FOREACH(o, &reg->override_lru, entry) {
 		if ((unsigned)o->status >= STATUS_COUNT ||
@@ -199,18 +231,25 @@ rcheck_side_tables(const struct registry *reg, char **cause)
 		return (rcheck_fail(cause, "overrides: %zu listed, noverrides "
 		    "%zu, table %zu", n, reg->noverrides,
 		    htab_count(&reg->override_tab)));
-	n = 0;
-	TAILQ_FOREACH(t, &reg->tomb_fifo, entry) {
-		if (t->node.hash != registry_key_hash(hash_str_upper(t->app),
-		    hash_str(t->id)))
-			return (rcheck_fail(cause, "tombstone %s/%s hashed "
-			    "under another key", t->app, t->id));
-		n++;
-	}
-	if (n != reg->ntombs || htab_count(&reg->tomb_tab) != n)
-		return (rcheck_fail(cause, "tombstones: %zu listed, ntombs "
-		    "%zu, table %zu", n, reg->ntombs,
-		    htab_count(&reg->tomb_tab)));
+	if (rcheck_tombs(reg, &reg->tomb_fifo, 0, &n, &bytes, cause) != 0)
+		return (-1);
+	if (n != reg->ntombs)
+		return (rcheck_fail(cause, "tombstones: %zu held listed, ntombs "
+		    "%zu", n, reg->ntombs));
+	all = n;
+	tbytes = bytes;
+	if (rcheck_tombs(reg, &reg->tomb_unheld, 1, &n, &bytes, cause) != 0)
+		return (-1);
+	if (n != reg->nunheld || bytes != reg->unheld_bytes)
+		return (rcheck_fail(cause, "tombstones: %zu unheld listed (%zu "
+		    "bytes), nunheld %zu (%zu bytes)", n, bytes, reg->nunheld,
+		    reg->unheld_bytes));
+	all += n;
+	tbytes += bytes;
+	if (htab_count(&reg->tomb_tab) != all || tbytes != reg->tomb_bytes)
+		return (rcheck_fail(cause, "tombstones: table %zu, listed %zu; "
+		    "tomb_bytes %zu, theirs %zu", htab_count(&reg->tomb_tab),
+		    all, reg->tomb_bytes, tbytes));
 	return (0);
 }
 

@@ -32,6 +32,8 @@
  * "Connection: close" connection (every refusal) with the reply unsent;
  * and it does not flush a reply queued while writing was disabled.
  */
+#include <sys/queue.h>
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,7 +77,12 @@ struct guard {
 	struct evbuffer		*held;		/* read, not yet passed on */
 	struct evbuffer_cb_entry *ent;
 	int			 busy;
+	struct evhttp_connection *evcon;
+	LIST_ENTRY(guard)	 entry;		/* guard_all */
 };
+
+/* Every guarded connection, for guard_busy() (at most max-connections). */
+static LIST_HEAD(, guard) guard_all = LIST_HEAD_INITIALIZER(guard_all);
 
 /*
  * What the guard checks against and whom it tells of a close (one
@@ -705,6 +712,7 @@ guard_close_cb(struct evhttp_connection *evcon, void *arg)
 		evbuffer_remove_cb_entry(bufferevent_get_input(bev), g->ent);
 	if (guard_conf.closecb != NULL)
 		guard_conf.closecb(evcon, guard_conf.closearg);
+	LIST_REMOVE(g, entry);
 	evbuffer_free(g->held);
 	free(g);
 }
@@ -730,6 +738,8 @@ guard_first_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
 	g->state = G_HEAD;
 	g->held = evbuffer_new();
 	g->ent = evbuffer_add_cb(in, guard_input_cb, g);
+	g->evcon = evcon;
+	LIST_INSERT_HEAD(&guard_all, g, entry);
 	evhttp_connection_set_closecb(evcon, guard_close_cb, g);
 	guard_input_cb(in, info, g);
 }
@@ -746,6 +756,27 @@ void
 guard_attach(struct bufferevent *bev)
 {
 	evbuffer_add_cb(bufferevent_get_input(bev), guard_first_cb, bev);
+}
+
+/*
+ * Connections in the middle of something: a request head or body partly
+ * received, or reply bytes not yet written to the socket; see guard.h.
+ */
+size_t
+guard_busy(void)
+{
+	struct guard		*g;
+	struct bufferevent	*bev;
+	size_t			 n = 0;
+
+	LIST_FOREACH(g, &guard_all, entry) {
+		bev = evhttp_connection_get_bufferevent(g->evcon);
+		if ((g->state != G_HEAD && g->state != G_CLOSED) ||
+		    evbuffer_get_length(g->held) > 0 || (bev != NULL &&
+		    evbuffer_get_length(bufferevent_get_output(bev)) > 0))
+			n++;
+	}
+	return (n);
 }
 
 /* Whether req is the stand-in for a refused request; see guard.h. */

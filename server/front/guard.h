@@ -64,6 +64,13 @@ void	guard_init(const struct guard_conf *);
 /* Guard a new connection's socket bufferevent, before evhttp uses it. */
 void	guard_attach(struct bufferevent *);
 
+/*
+ * How many connections are in the middle of a request: its head or body
+ * partly received, or its reply not yet all written to the socket (a
+ * draining shutdown waits for them).
+ */
+size_t	guard_busy(void);
+
 /* 1 with *code and *reason (borrowed) when req is a guard's refusal. */
 int	guard_verdict(struct evhttp_request *, int *code, const char **reason);
 

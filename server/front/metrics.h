@@ -50,8 +50,9 @@ enum metrics_limit {
 	METRICS_LIMIT_INSTANCES,		/* registry full: 503 */
 	METRICS_LIMIT_METADATA_ENTRIES,		/* too many metadata entries */
 	METRICS_LIMIT_CONNECTIONS,		/* listener paused at the cap */
+	METRICS_LIMIT_FETCH_MEMORY,		/* no room to encode: 503 */
 };
-#define METRICS_NLIMITS	8
+#define METRICS_NLIMITS	9
 void		 metrics_limit(struct metrics *, enum metrics_limit,
 		     uint64_t n);
 uint64_t	 metrics_limit_count(const struct metrics *,

@@ -22,6 +22,8 @@
 #include <event2/http.h>
 
 #include "access.h"
+#include "barrier.h"
+#include "accesslog.h"
 #include "buf.h"
 #include "cache.h"
 #include "dashboard.h"
@@ -38,7 +40,6 @@
 #include "xmalloc.h"
 #include "xml.h"
 
-static FILE *rest_access_log;
 
 /* Method name for logs. */
 static const char *
@@ -66,23 +67,9 @@ rest_record(struct rctx *x, int code)
 
 	if (x->d->metrics != NULL)
 		metrics_http(x->d->metrics, x->route, code, us);
-	if (rest_access_log != NULL) {
-		const char *uri = evhttp_request_get_uri(x->req);
-		char *scrub;
-
-		/* URIs are client-controlled: keep them on one line. */
-		scrub = xstrdup(uri != NULL ? uri : "-");
-		for (char *p = scrub; *p != '\0'; p++) {
-			if ((unsigned char)*p < 0x20)
-				*p = '?';
-		}
-		fprintf(rest_access_log, "%lld %s %s %d %lldus\n",
-		    (long long)x->now.wall_ms, method_name(x->method), scrub,
-		    code,
-		    (long long)us);
-		fflush(rest_access_log);
-		free(scrub);
-	}
+	if (accesslog_enabled())
+		accesslog_write(x->req, method_name(x->method), code, us,
+		    x->now.wall_ms);
 }
 
 /* Reply with a body and record it. */
@@ -266,6 +253,11 @@ rest_route(struct rctx *x, const char *rel)
 			rest_record(x, evhttp_request_get_response_code(x->req));
 			return;
 		}
+		if ((x->route = barrier_http(x->d->barrier, x->req,
+		    rel[7] == '/' ? rel + 8 : "", &x->query, x->now)) != NULL) {
+			rest_record(x, evhttp_request_get_response_code(x->req));
+			return;
+		}
 		x->route = "heureka";
 		if (x->d->ext == NULL) {
 			reply(x, 404, NULL, NULL, 0);
@@ -433,19 +425,4 @@ rest_reject(struct evhttp_request *req, struct rest *rest, int code,
 	log_warnx_rl(&rl, "%s refused at header time: %d %s (logged once "
 	    "a minute)", method_name(x.method), code, reason);
 	reply_error(&x, code, reason);
-}
-
-/* Open (or close, with NULL) the access log: a path or "-" for stderr. */
-void
-rest_set_access_log(const char *path)
-{
-	if (rest_access_log != NULL && rest_access_log != stderr)
-		fclose(rest_access_log);
-	rest_access_log = NULL;
-	if (path == NULL || *path == '\0')
-		return;
-	if (strcmp(path, "-") == 0)
-		rest_access_log = stderr;
-	else if ((rest_access_log = fopen(path, "a")) == NULL)
-		log_warn("access log %s", path);
 }

@@ -13,16 +13,17 @@
 #include <stddef.h>
 
 struct access;
+struct admit;
 struct airlift;
 struct cache;
 struct config;
+struct barrier;
 struct dashboard;
 struct evhttp_request;
 struct ext;
 struct gate;
 struct metrics;
 struct ops;
-struct ratelimit;
 struct registry;
 struct rest;
 struct watch;
@@ -44,7 +45,7 @@ struct rest_deps {
 	struct gate		*gate;		/* start-up read gate */
 	const struct config	*conf;
 	struct access		*access;	/* who may do what */
-	struct ratelimit	*register_rl;	/* per client address */
+	struct admit		*admit;		/* registration rate limit */
 	size_t			 memory_budget;	/* max-memory-bytes */
 	struct metrics		*metrics;	/* NULL: not recorded */
 	struct watch		*watch;		/* heureka/watch */
@@ -54,6 +55,8 @@ struct rest_deps {
 						   {version}/status */
 	struct ext		*ext;		/* heureka/ digest, apps, stats;
 						   NULL: 404 */
+	struct barrier		*barrier;	/* heureka/apps/A/I/drained,
+						   told of fetches; NULL */
 };
 
 /* A router over deps (copied; what they point to is borrowed). */
@@ -75,8 +78,7 @@ int		 rest_route_lookup(const char *path, int method,
 /* Answer a request the header-time guard refused; the connection closes. */
 void		 rest_reject(struct evhttp_request *, struct rest *,
 		     int code, const char *reason);
-
-/* Open the access log: a path, "-" for stderr, NULL to close. */
-void		 rest_set_access_log(const char *);
+/* Fetches waiting for a body built in slices (struct parked). */
+size_t		 rest_parked_count(const struct rest *);
 
 #endif

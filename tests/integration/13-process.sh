@@ -54,7 +54,7 @@ for bad in "-D eureka.server.no-such-key=1" "-D eureka.server.eviction-interval-
 done
 rc=0
 timeout 10 "$HEUREKAD" --no-such-option >"$d/out" 2>&1 || rc=$?
-assert_eq 78 "$rc" "unknown option"
+assert_eq 64 "$rc" "unknown option (EX_USAGE)"
 
 hk_log "--check-config, --help, --version"
 timeout 10 "$HEUREKAD" --check-config -D eureka.server.eviction-interval-timer-in-ms=1000 \

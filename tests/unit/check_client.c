@@ -6,8 +6,14 @@
  * the supervisor back-off, failover and quarantine, 404 heartbeats and
  * cancel on stop, and the watch stream (pushed events, no-watch fallback,
  * reconnect with Last-Event-ID), whose chunks the test feeds by hand.
+ * Issue 22: a send the transport refuses at once on every attempt leaves
+ * no freed operation in the client's slots (heartbeat, register, fetch,
+ * cancel go on); the log callback, its default level and the rate-limit
+ * line; a failed request says why (never a bare 0); struct
+ * heureka_options' size.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +42,7 @@ struct freq {
 };
 static struct freq	reqs[MAXREQ];
 static int		nreqs;
+static int		send_refusals;	/* f_send refuses this many */
 
 #define MAXSTR	32
 struct fstream {
@@ -68,6 +75,10 @@ f_send(void *ctx, const char *url, const char *method, const char *path,
 {
 	struct freq	*r;
 
+	if (send_refusals > 0) {
+		send_refusals--;
+		return (NULL);		/* refused at once, nothing queued */
+	}
 	ck_assert_int_lt(nreqs, MAXREQ);
 	r = &reqs[nreqs++];
 	r->url = xstrdup(url);
@@ -249,6 +260,7 @@ reset(void)
 	memset(timers, 0, sizeof timers);
 	now_ms = T0;
 	stopped = 0;
+	send_refusals = 0;
 }
 
 /* A client on the fakes. */
@@ -565,6 +577,208 @@ START_TEST(test_status_rate_limited)
 }
 END_TEST
 
+/*
+ * Setters before the start (the agent registers STARTING): no scheduler
+ * yet, and the first registration carries them.
+ */
+START_TEST(test_set_before_start)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 1, 0);
+
+	ck_assert_int_eq(heureka_client_set_status(c, "STARTING"), 0);
+	ck_assert_int_eq(heureka_client_set_metadata(c, "zone", "a"), 0);
+	ck_assert_int_eq(heureka_client_set_status(c, "SIDEWAYS"), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	hk_client_start(c);
+	ck_assert_str_eq(reqs[last()].method, "POST");
+	ck_assert_ptr_nonnull(strstr(reqs[last()].body,
+	    "\"status\":\"STARTING\""));
+	ck_assert_ptr_nonnull(strstr(reqs[last()].body, "\"zone\":\"a\""));
+	heureka_client_free(c);
+}
+END_TEST
+
+/* The lines the library logged, through heureka_set_log_callback. */
+#define MAXLOG	64
+static char	*logged[MAXLOG];
+static int	 logged_level[MAXLOG];
+static int	 nlogged;
+
+/* Log callback: keep the line. */
+static void
+log_keep(int level, const char *msg, void *arg)
+{
+	(void)arg;
+	if (nlogged < MAXLOG) {
+		logged_level[nlogged] = level;
+		logged[nlogged++] = xstrdup(msg);
+	}
+}
+
+/* The first kept line containing s at level, or -1. */
+static int
+log_find(int level, const char *s)
+{
+	int	i;
+
+	for (i = 0; i < nlogged; i++) {
+		if (logged_level[i] == level && strstr(logged[i], s) != NULL)
+			return (i);
+	}
+	return (-1);
+}
+
+/* Forget the kept lines and give the log back to stderr. */
+static void
+log_drop(void)
+{
+	int	i;
+
+	heureka_set_log_callback(NULL, NULL);
+	for (i = 0; i < nlogged; i++)
+		free(logged[i]);
+	nlogged = 0;
+}
+
+/* A status change the rate limit holds back is said, not silent. */
+START_TEST(test_status_rate_limited_logged)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 1, 0);
+	const char		*st[] = { "DOWN", "UP", "DOWN" };
+	int			 k;
+
+	heureka_set_log_callback(log_keep, NULL);
+	heureka_set_log_level(HEUREKA_LOG_INFO);
+	hk_client_start(c);
+	reply(last(), 204, NULL);
+	for (k = 0; k < 3; k++) {
+		heureka_client_set_status(c, st[k]);
+		advance(0);
+		if (k < 2)
+			reply(last(), 204, NULL);
+	}
+	k = log_find(HEUREKA_LOG_INFO, "held back by the rate limit");
+	ck_assert_msg(k >= 0, "no line says the status was held back");
+	ck_assert_ptr_nonnull(strstr(logged[k], "status DOWN of HELLO/"));
+	log_drop();
+	heureka_client_free(c);
+}
+END_TEST
+
+/*
+ * The log callback gets the library's lines with their level; the default
+ * level is warn, as heureka.h says (an info line is not passed on).
+ */
+START_TEST(test_log_callback)
+{
+	struct heureka_client	*c;
+
+	heureka_set_log_callback(log_keep, NULL);
+	c = mkclient("http://s1/eureka/", 1, 0);
+	hk_client_start(c);
+	reply(last(), 204, NULL);		/* "registered": info */
+	ck_assert_int_eq(log_find(HEUREKA_LOG_INFO, "registered"), -1);
+	advance(30000);
+	while (reqs[last()].pending)		/* every attempt */
+		reply(last(), HK_NET_STATUS(HK_NET_REFUSED), NULL);
+	ck_assert_int_ge(log_find(HEUREKA_LOG_WARN, "heartbeat of "
+	    "HELLO/h1:hello:8080 failed: connection refused"), 0);
+	advance(30000);
+	while (reqs[last()].pending)
+		reply(last(), 0, NULL);		/* no reason known */
+	ck_assert_int_ge(log_find(HEUREKA_LOG_WARN, "failed: no answer"), 0);
+	heureka_set_log_level(HEUREKA_LOG_INFO);
+	advance(30000);
+	reply(last(), 404, NULL);
+	ck_assert_int_ge(log_find(HEUREKA_LOG_INFO, "heartbeat 404"), 0);
+	log_drop();
+	heureka_client_free(c);
+}
+END_TEST
+
+/* A request no server accepted reports the last answer, not 0. */
+static int	last_status;
+
+/* Keep a one-off request's status. */
+static void
+keep_status(int status, const char *body, size_t len, void *arg)
+{
+	(void)body;
+	(void)len;
+	(void)arg;
+	last_status = status;
+}
+
+START_TEST(test_failed_request_says_why)
+{
+	struct heureka_client	*c = mkclient("http://a/e/,http://b/e/", 0, 0);
+	char			 sb[HK_STATUS_MAX];
+
+	last_status = 12345;
+	hk_client_request(c, HK_REQ_QUERY, "GET", "apps/X", NULL,
+	    keep_status, NULL);
+	reply(last(), HK_NET_STATUS(HK_NET_TIMEOUT), NULL);
+	reply(last(), 401, NULL);		/* refused by every server */
+	ck_assert_int_eq(last_status, 401);
+	hk_client_request(c, HK_REQ_FULL, "GET", "apps/", NULL,
+	    keep_status, NULL);
+	reply(last(), 404, NULL);
+	reply(last(), HK_NET_STATUS(HK_NET_REFUSED), NULL);
+	ck_assert_int_eq(last_status, HK_NET_STATUS(HK_NET_REFUSED));
+	ck_assert_str_eq(hk_status_str(last_status, sb, sizeof sb),
+	    "connection refused");
+	ck_assert_str_eq(hk_status_str(0, sb, sizeof sb), "no answer");
+	ck_assert_str_eq(hk_status_str(401, sb, sizeof sb),
+	    "401 Unauthorized");
+	ck_assert_str_eq(hk_status_str(418, sb, sizeof sb), "HTTP 418");
+	heureka_client_free(c);
+}
+END_TEST
+
+/*
+ * struct heureka_options carries its size: 0 is refused with a reason, a
+ * struct from an older heureka.h (only the fields up to insecure) works,
+ * a newer one works while the fields this library lacks are 0.
+ */
+START_TEST(test_options_size)
+{
+	struct {
+		struct heureka_options	o;
+		int			newer;
+	}			 big;
+	struct heureka_options	 o;
+	struct heureka_client	*c;
+	char			*cause = NULL;
+
+	memset(&o, 0, sizeof o);
+	o.app_name = "hello";
+	o.port = 8080;
+	o.service_url = "http://s1/eureka/";
+	ck_assert_ptr_null(heureka_client_new(&o, &cause));
+	ck_assert_ptr_nonnull(strstr(cause, "HEUREKA_OPTIONS_INIT"));
+	free(cause);
+
+	o.size = HEUREKA_OPTIONS_MIN_SIZE;
+	c = heureka_client_new(&o, &cause);
+	ck_assert_msg(c != NULL, "old size refused: %s", cause);
+	ck_assert_str_eq(heureka_client_instance_id(c), instance_id(
+	    hk_client_self(c)));
+	ck_assert_int_eq(hk_client_self(c)->port, 8080);
+	heureka_client_free(c);
+
+	memset(&big, 0, sizeof big);
+	big.o = o;
+	big.o.size = sizeof big;
+	c = heureka_client_new(&big.o, &cause);
+	ck_assert_msg(c != NULL, "zero tail refused: %s", cause);
+	heureka_client_free(c);
+	big.newer = 1;
+	ck_assert_ptr_null(heureka_client_new(&big.o, &cause));
+	ck_assert_ptr_nonnull(strstr(cause, "does not know"));
+	free(cause);
+}
+END_TEST
+
 START_TEST(test_backoff)
 {
 	struct heureka_client	*c = mkclient("http://s1/eureka/", 1, 0);
@@ -722,6 +936,89 @@ START_TEST(test_cancel_on_stop)
 	ck_assert_int_eq(stopped, 1);
 	for (j = 0; j < MAXTIM; j++)
 		ck_assert(!timers[j].used);	/* every timer freed */
+}
+END_TEST
+
+/* Requests with this method and path prefix among reqs[from..]. */
+static int
+count_reqs(int from, const char *method, const char *prefix)
+{
+	int	i, n = 0;
+
+	for (i = from; i < nreqs; i++) {
+		if (strcmp(reqs[i].method, method) == 0 &&
+		    strncmp(reqs[i].path, prefix, strlen(prefix)) == 0)
+			n++;
+	}
+	return (n);
+}
+
+/*
+ * A heartbeat the transport refuses at once (every attempt) must not
+ * leave a freed operation in hb_op: heartbeats go on, so the lease lives.
+ */
+START_TEST(test_refused_heartbeat_continues)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 1, 0);
+	int			 from;
+
+	hk_client_start(c);
+	reply(last(), 204, NULL);		/* registered */
+	send_refusals = HK_RETRIES;
+	advance(30000);				/* this heartbeat is refused */
+	from = nreqs;
+	advance(10 * 60 * 1000);
+	ck_assert_int_ge(count_reqs(from, "PUT", "apps/HELLO/"), 1);
+	ck_assert_ptr_null(c->hb_op);
+	heureka_client_free(c);
+}
+END_TEST
+
+/* Refused registrations: the replicator registers again later. */
+START_TEST(test_refused_register_continues)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 1, 0);
+
+	send_refusals = HK_RETRIES;
+	hk_client_start(c);			/* the POST is refused */
+	ck_assert_int_eq(nreqs, 0);
+	advance(10 * 60 * 1000);
+	ck_assert_int_ge(count_reqs(0, "POST", "apps/HELLO"), 1);
+	heureka_client_free(c);
+}
+END_TEST
+
+/* Refused registry fetches: the refresh task fetches again later. */
+START_TEST(test_refused_fetch_continues)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 0, 1);
+
+	send_refusals = HK_RETRIES;
+	hk_client_start(c);			/* the GET apps/ is refused */
+	ck_assert_int_eq(nreqs, 0);
+	advance(10 * 60 * 1000);
+	ck_assert_int_ge(count_reqs(0, "GET", "apps/"), 1);
+	heureka_client_free(c);
+}
+END_TEST
+
+/* A refused cancel: the stop completes and leaves no stale cancel_op. */
+START_TEST(test_refused_cancel_finishes)
+{
+	struct heureka_client	*c = mkclient("http://s1/eureka/", 1, 0);
+	int			 j;
+
+	hk_client_start(c);
+	reply(last(), 204, NULL);
+	send_refusals = HK_RETRIES;
+	hk_client_shutdown(c);			/* the DELETE is refused */
+	ck_assert_ptr_null(c->cancel_op);
+	ck_assert_int_eq(count_reqs(0, "DELETE", "apps/"), 0);
+	c->stop_cb = stop_done;
+	advance(0);
+	ck_assert_int_eq(stopped, 1);
+	for (j = 0; j < MAXTIM; j++)
+		ck_assert(!timers[j].used);
 }
 END_TEST
 
@@ -1214,11 +1511,20 @@ client_suite(void)
 	tcase_add_test(tc, test_status_on_demand);
 	tcase_add_test(tc, test_ratelim);
 	tcase_add_test(tc, test_status_rate_limited);
+	tcase_add_test(tc, test_status_rate_limited_logged);
+	tcase_add_test(tc, test_set_before_start);
+	tcase_add_test(tc, test_log_callback);
+	tcase_add_test(tc, test_failed_request_says_why);
+	tcase_add_test(tc, test_options_size);
 	tcase_add_test(tc, test_backoff);
 	tcase_add_test(tc, test_quarantine);
 	tcase_add_test(tc, test_failover);
 	tcase_add_test(tc, test_heartbeat_404);
 	tcase_add_test(tc, test_cancel_on_stop);
+	tcase_add_test(tc, test_refused_heartbeat_continues);
+	tcase_add_test(tc, test_refused_register_continues);
+	tcase_add_test(tc, test_refused_fetch_continues);
+	tcase_add_test(tc, test_refused_cancel_finishes);
 	tcase_add_test(tc, test_lookups);
 	tcase_add_test(tc, test_vip_ignores_case);
 	tcase_add_test(tc, test_leader);
