@@ -304,7 +304,7 @@ registry_check(const struct registry *reg, char **cause)
 			if (acounts[s] != a->counts[s]) {
 				rcheck_fail(cause, "%s: %zu %s counted, %zu "
 				    "held", a->name, a->counts[s],
-				    instance_status_name(s), acounts[s]);
+				    instance_status_name((enum instance_status)s), acounts[s]);
 				goto out;
 			}
 			counts[s] += acounts[s];
@@ -319,7 +319,7 @@ registry_check(const struct registry *reg, char **cause)
 	for (s = 0; s < STATUS_COUNT; s++) {
 		if (counts[s] != reg->counts[s]) {
 			rcheck_fail(cause, "%zu %s counted, %zu held",
-			    reg->counts[s], instance_status_name(s),
+			    reg->counts[s], instance_status_name((enum instance_status)s),
 			    counts[s]);
 			goto out;
 		}
