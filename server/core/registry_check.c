@@ -304,7 +304,8 @@ registry_check(const struct registry *reg, char **cause)
 			if (acounts[s] != a->counts[s]) {
 				rcheck_fail(cause, "%s: %zu %s counted, %zu "
 				    "held", a->name, a->counts[s],
-				    instance_status_name((enum instance_status)s), acounts[s]);
+				    instance_status_name((enum instance_status)s),
+				    acounts[s]);
 				goto out;
 			}
 			counts[s] += acounts[s];
