@@ -61,6 +61,7 @@ static const struct {
 	{ "status", cmd_status, "status APP ID VALUE | status --delete APP ID"
 	    " [--server URL]" },
 	{ "watch", cmd_watch, "watch [APP] [--interval S] [--server URL]" },
+	{ "drain", cmd_drain, "drain APP ID [--timeout 60s] [--server URL]" },
 };
 
 /* Usage of every command. */

@@ -44,6 +44,9 @@ struct config {
 	char		*peer_ssl_certificate;		/* mutual TLS */
 	char		*peer_ssl_key;
 	char		*peer_ssl_trust;		/* null: system CAs */
+	int64_t		 peer_resolve_interval_ms;	/* heureka: 30000 */
+	char		*dns_nameservers;		/* null: resolv.conf */
+	int64_t		 drain_fetch_window_ms;		/* heureka: 90000 */
 
 	/* eureka.server.* (spec §8.1) */
 	int		 enable_self_preservation;	/* true */

@@ -79,6 +79,17 @@ const struct config_opt config_opts[] = {
 	STR(N("heureka.peer.ssl.trust-certificate"), peer_ssl_trust, NULL,
 	    "PEM CA bundle https:// peers are verified against (default: "
 	    "the system's)"),
+	I64(N("heureka.peer.resolve-interval-ms"), peer_resolve_interval_ms,
+	    100, MS_MAX, "30000",
+	    "re-resolve peer host names this often; a name with several "
+	    "addresses is one peer per address"),
+	STR(N("heureka.dns.nameservers"), dns_nameservers, NULL,
+	    "DNS servers (host[:port], comma-separated) peer names are "
+	    "resolved with (default: /etc/resolv.conf)"),
+	I64(N("heureka.drain.fetch-window-ms"), drain_fetch_window_ms,
+	    0, MS_MAX, "90000",
+	    "drain barrier: clients that fetched this long before a change "
+	    "must fetch again (or the window pass) before it is drained"),
 
 	/* eureka.server.* (spec 8.1) */
 	BOOL(N("eureka.server.enable-self-preservation",

@@ -35,6 +35,7 @@
 #include "accesslog.h"
 #include "admit.h"
 #include "airlift.h"
+#include "barrier.h"
 #include "cache.h"
 #include "clock.h"
 #include "dashboard.h"
@@ -208,6 +209,7 @@ server_free(struct server *s)
 	rest_free(s->rest);
 	airlift_free(s->airlift);
 	ext_free(s->ext);
+	barrier_free(s->barrier);
 	peers_free(s->peers);	/* first: its observers drop their state */
 	sync_free(s->sync);
 	replicate_free(s->repl);
@@ -597,12 +599,16 @@ server_listen(struct server *s, char **cause)
 	    s->gate, s->peers, s->repl });
 	s->ext = ext_new(&(struct ext_deps){ s->reg, s->gate, s->peers,
 	    s->sync, s->conf, &s->looplag });
+	/* After the watch and replication: it reads both after a change. */
+	s->barrier = barrier_new(&(struct barrier_deps){ s->base, s->conf,
+	    s->reg, s->peers, s->repl, s->watch });
 	s->rest = rest_new(&(struct rest_deps){ .reg = s->reg,
 	    .cache = s->cache, .gate = s->gate, .conf = s->conf,
 	    .access = s->access, .admit = s->admit,
 	    .memory_budget = s->memory_budget, .metrics = s->metrics,
 	    .watch = s->watch, .airlift = s->airlift,
-	    .dashboard = s->dashboard, .ops = s->ops, .ext = s->ext });
+	    .dashboard = s->dashboard, .ops = s->ops, .ext = s->ext,
+	    .barrier = s->barrier });
 	if (s->conf->port_file != NULL &&
 	    server_write_port(s->conf->port_file, s->port, cause) != 0)
 		return (-1);
@@ -882,6 +888,7 @@ server_stop(struct server *s)
 {
 	gate_set_stopping(s->gate, clock_now());
 	watch_drain(s->watch);
+	peers_stop(s->peers);
 	if (s->evict_ev != NULL)
 		event_del(s->evict_ev);
 	if (s->evict_step_ev != NULL)

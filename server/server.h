@@ -25,6 +25,8 @@ struct peers;
 struct replicate;
 struct sync;
 struct ext;
+struct barrier;
+struct drain;
 struct metrics;
 struct admit;
 struct rest;
@@ -43,6 +45,7 @@ struct server {
 	struct replicate	*repl;		/* batches to the peers */
 	struct sync		*sync;		/* start-up sync, anti-entropy */
 	struct ext		*ext;		/* {base}heureka/ */
+	struct barrier		*barrier;	/* heureka/.../drained */
 	struct metrics		*metrics;
 	struct admit		*admit;		/* registration rate limit */
 	struct access		*access;	/* who may do what */

@@ -498,6 +498,41 @@ metrics_render_limits(struct metrics *m, struct buf *b)
 	buf_addf(b, "heureka_memory_budget_bytes %zu\n", d->memory_budget);
 }
 
+/* The peer list itself: how many, and how it followed DNS. */
+static void
+metrics_render_peer_list(const struct peers *ps, struct buf *b)
+{
+	struct peers_totals	t;
+
+	peers_totals(ps, &t);
+	metrics_header(b, "heureka_peers", "gauge",
+	    "Peers now (one per address of a peer name).");
+	buf_addf(b, "heureka_peers %zu\n", peers_count(ps));
+	metrics_header(b, "heureka_peer_names_unresolved", "gauge",
+	    "Configured peer URLs whose name does not resolve now.");
+	buf_addf(b, "heureka_peer_names_unresolved %zu\n", t.unresolved);
+	metrics_header(b, "heureka_peer_dns_lookups_total", "counter",
+	    "Lookups of peer names.");
+	buf_addf(b, "heureka_peer_dns_lookups_total %llu\n",
+	    (unsigned long long)t.dns_lookups);
+	metrics_header(b, "heureka_peer_dns_failures_total", "counter",
+	    "Lookups of peer names that failed or gave no address.");
+	buf_addf(b, "heureka_peer_dns_failures_total %llu\n",
+	    (unsigned long long)t.dns_failures);
+	metrics_header(b, "heureka_peers_joined_total", "counter",
+	    "Peers that joined the list (a new address of a name).");
+	buf_addf(b, "heureka_peers_joined_total %llu\n",
+	    (unsigned long long)t.added);
+	metrics_header(b, "heureka_peers_left_total", "counter",
+	    "Peers that left the list (an address gone).");
+	buf_addf(b, "heureka_peers_left_total %llu\n",
+	    (unsigned long long)t.removed);
+	metrics_header(b, "heureka_peers_left_dropped_total", "counter",
+	    "Replication tasks dropped with the queues of peers that left.");
+	buf_addf(b, "heureka_peers_left_dropped_total %llu\n",
+	    (unsigned long long)t.removed_dropped);
+}
+
 /* Per-peer replication counters and queue depth. */
 static void
 metrics_render_peers(struct metrics *m, struct buf *b)
@@ -556,6 +591,7 @@ metrics_render_peers(struct metrics *m, struct buf *b)
 			buf_addf(b, "} %llu\n", (unsigned long long)v);
 		}
 	}
+	metrics_render_peer_list(*d->peers, b);
 }
 
 #define METRICS_MAX_TABLES	8

@@ -22,6 +22,7 @@
 #include <event2/http.h>
 
 #include "access.h"
+#include "barrier.h"
 #include "accesslog.h"
 #include "buf.h"
 #include "cache.h"
@@ -258,6 +259,11 @@ rest_route(struct rctx *x, const char *rel)
 	if (strncmp(rel, "heureka/", 8) == 0 || strcmp(rel, "heureka") == 0) {
 		x->route = "heureka";
 		if ((x->route = watch_http(x->d->watch, x->req,
+		    rel[7] == '/' ? rel + 8 : "", &x->query, x->now)) != NULL) {
+			rest_record(x, evhttp_request_get_response_code(x->req));
+			return;
+		}
+		if ((x->route = barrier_http(x->d->barrier, x->req,
 		    rel[7] == '/' ? rel + 8 : "", &x->query, x->now)) != NULL) {
 			rest_record(x, evhttp_request_get_response_code(x->req));
 			return;

@@ -17,6 +17,7 @@ struct admit;
 struct airlift;
 struct cache;
 struct config;
+struct barrier;
 struct dashboard;
 struct evhttp_request;
 struct ext;
@@ -54,6 +55,8 @@ struct rest_deps {
 						   {version}/status */
 	struct ext		*ext;		/* heureka/ digest, apps, stats;
 						   NULL: 404 */
+	struct barrier		*barrier;	/* heureka/apps/A/I/drained,
+						   told of fetches; NULL */
 };
 
 /* A router over deps (copied; what they point to is borrowed). */

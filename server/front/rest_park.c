@@ -28,6 +28,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include "barrier.h"
 #include "cache.h"
 #include "clock.h"
 #include "config.h"
@@ -277,6 +278,7 @@ h_apps(struct rctx *x)
 
 	if (check_access(x) != 0)
 		return;
+	barrier_fetched(x->d->barrier, x->req, x->now.mono_ms);
 	request_key(x, &k, 1);
 	fetch_sliced(x, CACHE_RES_APPS, &k, NULL);
 }
@@ -293,6 +295,7 @@ h_delta(struct rctx *x)
 	}
 	if (check_access(x) != 0)
 		return;
+	barrier_fetched(x->d->barrier, x->req, x->now.mono_ms);
 	request_key(x, &k, 1);
 	fetch_sliced(x, CACHE_RES_DELTA, &k, NULL);
 }

@@ -97,6 +97,18 @@ struct watch_app {
 	struct watchsnap	*snap;		/* kept snapshot pieces */
 };
 
+/*
+ * Where an event ended in a watcher's output: it has left heurekad (the
+ * kernel took it, and its peer acknowledged what SIOCOUTQ no longer
+ * counts) once the bytes delivered reach `at`. The drain barrier
+ * (barrier.c) asks, through watch_unsent().
+ */
+#define WATCH_MARKS	8
+struct watch_mark {
+	uint64_t	 version;
+	size_t		 at;		/* handed just after it */
+};
+
 /* One open stream. */
 struct watcher {
 	TAILQ_ENTRY(watcher)	 entry;
@@ -119,6 +131,9 @@ struct watcher {
 	size_t			 handed;
 	size_t			 delivered;
 	int64_t			 progress_ms;
+	/* Where recent events ended in its output (the drain barrier). */
+	struct watch_mark	 marks[WATCH_MARKS];	/* oldest first */
+	size_t			 nmarks;
 };
 
 struct watch {
@@ -152,6 +167,7 @@ struct watch_turn {
 
 static void	watcher_free(struct watcher *);
 static void	watch_pump_soon(struct watch *, int64_t ms);
+static void	watcher_mark(struct watcher *, uint64_t);
 
 /*
  * The watch_app of name, created when create is set; h is
@@ -540,6 +556,7 @@ watcher_snap_step(struct watch *w, struct watcher *wr, struct watch_turn *t)
 		(void)watcher_put(wr, bl);
 		watch_blob_unref(bl);
 		watcher_snap_end(wr);
+		watcher_mark(wr, wr->snapver);
 		wr->next = wr->snapver + 1;
 		return;
 	}
@@ -591,6 +608,59 @@ watcher_snap_step(struct watch *w, struct watcher *wr, struct watch_turn *t)
 	t->budget -= t->budget < c.encoded ? t->budget : c.encoded;
 }
 
+/* Note that event `version` ends where wr's output ends now. */
+static void
+watcher_mark(struct watcher *wr, uint64_t version)
+{
+	if (wr->nmarks == WATCH_MARKS) {
+		memmove(&wr->marks[0], &wr->marks[1],
+		    (WATCH_MARKS - 1) * sizeof wr->marks[0]);
+		wr->nmarks--;
+	}
+	wr->marks[wr->nmarks].version = version;
+	wr->marks[wr->nmarks].at = wr->handed;
+	wr->nmarks++;
+}
+
+/*
+ * Has wr written out every event up to `version` it is to get? Not while
+ * its snapshot is under way or the event is still ahead of its cursor;
+ * after that, once the bytes delivered reach the first mark at or after
+ * the event (conservative when the event is older than the marks kept).
+ */
+static int
+watcher_written(const struct watcher *wr, uint64_t version)
+{
+	size_t	pending, delivered, i;
+
+	if (wr->closing)
+		return (1);	/* going: a reconnect gets a snapshot */
+	if (wr->snapping || wr->next <= version)
+		return (0);
+	pending = watch_conn_pending(wr->evcon);
+	delivered = wr->handed > pending ? wr->handed - pending : 0;
+	for (i = 0; i < wr->nmarks; i++)
+		if (wr->marks[i].version >= version)
+			return (delivered >= wr->marks[i].at);
+	return (wr->nmarks == 0 ||
+	    delivered >= wr->marks[wr->nmarks - 1].at);
+}
+
+/* Streams covering app that have not yet written out event `version`. */
+size_t
+watch_unsent(const struct watch *w, const char *app, uint64_t version)
+{
+	const struct watcher	*wr;
+	size_t			 n = 0;
+
+	if (w == NULL)
+		return (0);
+	TAILQ_FOREACH(wr, &w->watchers, entry)
+		if (watcher_wants(wr, app) && !watcher_written(wr, version))
+			n++;
+	return (n);
+}
+
 /*
  * Serve one watcher within the turn's budget: snapshot steps while its
  * unsent bytes are under half its bound, then the events after its
@@ -634,6 +704,7 @@ watcher_feed(struct watch *w, struct watcher *wr, struct watch_turn *t)
 			return;
 		}
 		pending += watcher_put(wr, f->blob);
+		watcher_mark(wr, f->version);
 		wr->next++;
 		t->budget -= t->budget < WATCH_COST_SEND ? t->budget :
 		    WATCH_COST_SEND;

@@ -79,5 +79,11 @@ const char	*watch_http(struct watch *, struct evhttp_request *,
 		     const char *rel, const struct evkeyvalq *query,
 		     struct hk_time now);
 const struct watch_stats *watch_stats(const struct watch *);
+/*
+ * Open streams covering app that have not written out every event up to
+ * `version` (a watch_stats version) yet: the drain barrier's watchers.
+ */
+size_t		 watch_unsent(const struct watch *, const char *app,
+		     uint64_t version);
 
 #endif
