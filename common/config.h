@@ -83,6 +83,9 @@ struct config {
 	size_t		 max_instances;			/* heureka: 1000000 */
 	int		 max_metadata_entries;		/* heureka: 128 */
 	int		 max_connections;		/* heureka: 10000 */
+	int		 descriptor_reserve;		/* heureka: 64 */
+	int64_t		 handshake_timeout_ms;		/* heureka: 5000 */
+	int64_t		 head_timeout_ms;		/* heureka: 10000 */
 	size_t		 max_instance_bytes;		/* heureka: 131072 */
 	int		 max_metadata_key_bytes;	/* heureka: 256 */
 	int		 max_metadata_value_bytes;	/* heureka: 4096 */
@@ -108,6 +111,19 @@ struct config {
 	int64_t		 airlift_max_age_ms;		/* 30000 */
 	char		*airlift_environment;		/* null: eureka's */
 
+	/* heureka.dns.* (server/front/dnssrv.c; docs/dns-consul.md) */
+	int		 dns_enabled;			/* false */
+	int		 dns_port;			/* 8600, UDP and TCP */
+	char		*dns_bind;			/* null: server.address */
+	char		*dns_domain;			/* "heureka." */
+	int		 dns_ttl;			/* 5 s */
+	int		 dns_max_tcp;			/* 64 connections */
+	int64_t		 dns_tcp_idle_ms;		/* 10000 */
+	/* heureka.consul.* (server/front/consul.c; docs/dns-consul.md) */
+	int		 consul_enabled;		/* true */
+	char		*consul_tags_key;		/* "tags" */
+	int64_t		 consul_max_wait_ms;		/* 600000 */
+
 	/* eureka.dashboard.*, eureka.environment, eureka.datacenter */
 	char		*dashboard_path;		/* "/" */
 	int		 dashboard_enabled;		/* true */
@@ -128,6 +144,8 @@ struct config {
 	char		*security_peer_name;		/* null: the user's */
 	char		*security_peer_password;	/* null: the user's */
 	char		*security_peer_password_file;
+	double		 security_auth_failures_per_second; /* 1 */
+	int		 security_auth_failure_burst;	/* 10 */
 
 	/* eureka.client.* (peers for the server, servers for clients) */
 	char		*service_url_default_zone;	/* comma list */

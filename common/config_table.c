@@ -216,7 +216,19 @@ const struct config_opt config_opts[] = {
 	INT(N("eureka.server.max-metadata-entries"), max_metadata_entries,
 	    0, 100000, "128", "heureka: metadata entries per instance"),
 	INT(N("eureka.server.max-connections"), max_connections,
-	    1, 1000000, "10000", "heureka: concurrent client connections"),
+	    1, 1000000, "10000", "heureka: concurrent client connections "
+	    "(counted from accept; the newest past it is closed)"),
+	INT(N("heureka.server.descriptor-reserve"), descriptor_reserve,
+	    0, 100000, "64", "descriptors kept free below the process limit "
+	    "for peers, the health port and files (connections past it are "
+	    "closed)"),
+	I64(N("heureka.server.handshake-timeout-ms"), handshake_timeout_ms,
+	    100, 600000, "5000", "a TLS handshake must finish within this; "
+	    "else the connection is closed"),
+	I64(N("heureka.server.head-timeout-ms"), head_timeout_ms,
+	    100, 600000, "10000", "a request head must arrive whole within "
+	    "this of its first byte (or of the connection); else it is "
+	    "closed"),
 	SIZE(N("eureka.server.max-instance-bytes",
 	    "heureka.server.max-instance-bytes"), max_instance_bytes,
 	    1024, 1073741824.0, "131072",
@@ -258,6 +270,29 @@ const struct config_opt config_opts[] = {
 	    "lease of an airlift announcement (whole seconds on the wire)"),
 	STR(N("heureka.airlift.environment"), airlift_environment, NULL,
 	    "environment announcements must name (unset: eureka.environment)"),
+
+	/* DNS interface and Consul's catalog (docs/dns-consul.md) */
+	BOOL(N("heureka.dns.enabled"), dns_enabled, "false",
+	    "answer DNS queries for <app>.service.<domain> (UDP and TCP)"),
+	INT(N("heureka.dns.port"), dns_port, 0, 65535, "8600",
+	    "DNS port, UDP and TCP (0: any free one, logged)"),
+	STR(N("heureka.dns.bind"), dns_bind, NULL,
+	    "DNS address (unset: server.address)"),
+	STR(N("heureka.dns.domain"), dns_domain, "heureka.",
+	    "the zone DNS answers for; anything else is REFUSED"),
+	INT(N("heureka.dns.ttl"), dns_ttl, 0, 86400, "5",
+	    "TTL of DNS answers, seconds"),
+	INT(N("heureka.dns.max-tcp-connections"), dns_max_tcp, 1, 100000,
+	    "64", "DNS TCP connections at once; past it new ones close"),
+	I64(N("heureka.dns.tcp-idle-ms"), dns_tcp_idle_ms, 100, MS_MAX,
+	    "10000", "a DNS TCP connection idle this long is closed"),
+	BOOL(N("heureka.consul.enabled"), consul_enabled, "true",
+	    "serve Consul's read-only catalog and health API under /v1/"),
+	STR(N("heureka.consul.tags-key"), consul_tags_key, "tags",
+	    "metadata key whose comma-separated value is a service's tags"),
+	I64(N("heureka.consul.max-wait-ms"), consul_max_wait_ms, 1000,
+	    3600000, "600000",
+	    "longest a Consul blocking query waits (default wait: 5 min)"),
 
 	/* heureka.watch.* (server/watch.c; docs/api.md, "Watch and leader") */
 	INT(N("heureka.watch.max-watchers"), watch_max_watchers, 0, 1000000,
@@ -332,6 +367,13 @@ const struct config_opt config_opts[] = {
 	STR(N("heureka.security.peer.password-file"),
 	    security_peer_password_file, NULL,
 	    "read heureka.security.peer.password from this file"),
+	DBL(N("heureka.security.auth-failures-per-second"),
+	    security_auth_failures_per_second, 0, 1000000, "1",
+	    "failed authentications per second one client address may make "
+	    "past its burst; then 429 (0: off)"),
+	INT(N("heureka.security.auth-failure-burst"),
+	    security_auth_failure_burst, 1, 1000000, "10",
+	    "failed authentications one client address may make at once"),
 
 	/* eureka.client.* (spec 8.2) */
 	URLS(N("eureka.client.service-url.defaultZone",

@@ -36,8 +36,11 @@
 #include "admit.h"
 #include "airlift.h"
 #include "barrier.h"
+#include "consul.h"
+#include "dnssrv.h"
 #include "cache.h"
 #include "clock.h"
+#include "conn.h"
 #include "dashboard.h"
 #include "drain.h"
 #include "gate.h"
@@ -62,10 +65,7 @@
 #define SINGLE_WRITE_MAX	(4 * 1024 * 1024)
 #define CGROUP_MEMORY_MAX	"/sys/fs/cgroup/memory.max"
 
-/* The connection cap is logged once a minute, however often it is hit. */
 static void	server_gate_cb(enum gate_state, int, struct hk_time, void *);
-
-static struct log_ratelim server_conn_rl = LOG_RATELIM_INIT(60000, 1);
 
 /* The server whose listener the accept error callback pauses (one). */
 static struct server	*server_accept_owner;
@@ -167,6 +167,9 @@ server_new(struct event_base *base, struct config *conf)
 	    .reg = s->reg, .gate = s->gate, .conf = conf });
 	s->airlift = airlift_new(s->reg, conf, s->admit);
 	s->reglog = reglog_new(base, s->reg);
+	s->consul = consul_new(&(struct consul_deps){ .base = base,
+	    .reg = s->reg, .conf = conf, .hostname = s->hostname,
+	    .port = &s->port });
 	s->ops = ops_new(&(struct ops_deps){ .gate = s->gate, .conf = conf,
 	    .metrics = s->metrics, .peers = &s->peers,
 	    .hostname = s->hostname, .port = &s->port });
@@ -208,6 +211,8 @@ server_free(struct server *s)
 		server_accept_owner = NULL;
 	rest_free(s->rest);
 	airlift_free(s->airlift);
+	consul_free(s->consul);
+	dnssrv_free(s->dns);
 	ext_free(s->ext);
 	barrier_free(s->barrier);
 	peers_free(s->peers);	/* first: its observers drop their state */
@@ -217,6 +222,7 @@ server_free(struct server *s)
 		evhttp_free(s->http);
 	if (s->plain_http != NULL)
 		evhttp_free(s->plain_http);
+	conns_free(s->conns);		/* after evhttp_free: its closes */
 	watch_free(s->watch);
 	reglog_free(s->reglog);
 	drain_free(s->drain);
@@ -234,9 +240,9 @@ server_free(struct server *s)
 }
 
 /*
- * New connection: TLS when on, large writes, and the header-time guard
- * between the (decrypted) stream and evhttp (guard.c), which sees every
- * request head first.
+ * New connection: TLS when on, large writes, counted and admitted
+ * (conn.c), and the header-time guard between the (decrypted) stream and
+ * evhttp (guard.c), which sees every request head first.
  */
 static struct bufferevent *
 server_bev_cb(struct event_base *base, void *arg)
@@ -251,27 +257,18 @@ server_bev_cb(struct event_base *base, void *arg)
 	if (bev == NULL)
 		return (NULL);
 	bufferevent_set_max_single_write(bev, SINGLE_WRITE_MAX);
-	guard_attach(bev);
+	bufferevent_set_max_single_read(bev, SINGLE_WRITE_MAX);
+	conns_accepted(s->conns, bev, s->tls_ctx != NULL);
 	return (bev);
 }
 
-/* Set TCP_NODELAY on an accepted socket. */
-static void
-server_nodelay(evutil_socket_t fd)
-{
-	int	one = 1;
-
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
-/* Accept again after a pause (descriptors freed, or under the cap). */
+/* Accept again after a pause (descriptors may have been freed). */
 static void
 server_accept_resume_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct server	*s = arg;
 
-	if (s->listener != NULL &&
-	    s->open_connections < (unsigned)s->conf->max_connections)
+	if (s->listener != NULL)
 		evconnlistener_enable(s->listener);
 }
 
@@ -294,63 +291,26 @@ server_accept_error_cb(struct evconnlistener *l, void *arg)
 	evtimer_add(s->accept_ev, &tv);
 }
 
-/*
- * A connection went away (the guard passes its close on); accept again if
- * the cap had stopped us. Only a connection that was counted is uncounted.
- */
+/* A connection went away (conn.c passes its close on): the watch's too. */
 static void
 server_conn_close_cb(struct evhttp_connection *evcon, void *arg)
 {
-	struct server		*s = arg;
-	struct bufferevent	*bev = evhttp_connection_get_bufferevent(evcon);
+	struct server	*s = arg;
 
 	watch_conn_closed(s->watch, evcon);
-	if (bev == NULL || bufferevent_get_max_single_read(bev) !=
-	    SINGLE_WRITE_MAX)
-		return;
-
-	if (s->open_connections > 0)
-		s->open_connections--;
-	if (s->listener != NULL &&
-	    s->open_connections + 1 == (unsigned)s->conf->max_connections)
-		evconnlistener_enable(s->listener);
 }
 
 /*
- * Wraps the REST dispatcher: the first request of a connection sets its
- * socket options and counts it in the open-connections gauge (the close
- * callback the guard passes on uncounts it). A request the header-time
- * guard refused is answered with its verdict instead.
+ * Wraps the REST dispatcher: a request the header-time guard refused is
+ * answered with its verdict instead.
  */
 static void
 server_request_cb(struct evhttp_request *req, void *arg)
 {
-	struct server			*s = arg;
-	struct evhttp_connection	*evcon;
-	struct bufferevent		*bev;
-	const char			*reason;
-	int				 code;
+	struct server	*s = arg;
+	const char	*reason;
+	int		 code;
 
-	evcon = evhttp_request_get_connection(req);
-	if (evcon != NULL &&
-	    (bev = evhttp_connection_get_bufferevent(evcon)) != NULL &&
-	    bufferevent_get_max_single_read(bev) != SINGLE_WRITE_MAX) {
-		/* The read limit doubles as our "seen" mark. */
-		bufferevent_set_max_single_read(bev, SINGLE_WRITE_MAX);
-		server_nodelay(bufferevent_getfd(bev));
-		/*
-		 * eureka.server.max-connections: at the cap, leave further
-		 * connections in the kernel's backlog until one closes.
-		 */
-		if (++s->open_connections >=
-		    (unsigned)s->conf->max_connections && s->listener != NULL) {
-			evconnlistener_disable(s->listener);
-			metrics_limit(s->metrics, METRICS_LIMIT_CONNECTIONS, 1);
-			log_warnx_rl(&server_conn_rl, "limit: %u connections "
-			    "open (eureka.server.max-connections): new ones "
-			    "wait in the backlog", s->open_connections);
-		}
-	}
 	/* Draining: answer, then close, so the client goes elsewhere. */
 	if (gate_is_stopping(s->gate))
 		evhttp_add_header(evhttp_request_get_output_headers(req),
@@ -552,8 +512,14 @@ server_listen(struct server *s, char **cause)
 	guard_init(&(struct guard_conf){
 	    .max_body_bytes = s->conf->max_body_bytes,
 	    .max_batch_bytes = s->conf->max_batch_bytes,
-	    .metrics = s->metrics, .closecb = server_conn_close_cb,
-	    .closearg = s });
+	    .handshake_ms = s->conf->handshake_timeout_ms,
+	    .head_ms = s->conf->head_timeout_ms,
+	    .handshaken = tls_bev_handshaken, .metrics = s->metrics });
+	s->conns = conns_new(&(struct conns_deps){ .base = s->base,
+	    .max_connections = s->conf->max_connections,
+	    .descriptor_reserve = s->conf->descriptor_reserve,
+	    .metrics = s->metrics, .open = &s->open_connections,
+	    .closecb = server_conn_close_cb, .closearg = s });
 	evhttp_set_bevcb(s->http, server_bev_cb, s);
 	/* Every method evhttp knows: the route table answers 405 itself. */
 	evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
@@ -578,6 +544,7 @@ server_listen(struct server *s, char **cause)
 		return (-1);
 	}
 	s->listener = evhttp_bound_socket_get_listener(bound);
+	conns_set_listener(s->conns, s->listener);
 	s->accept_ev = evtimer_new(s->base, server_accept_resume_cb, s);
 	server_accept_owner = s;
 	evconnlistener_set_error_cb(s->listener, server_accept_error_cb);
@@ -606,9 +573,15 @@ server_listen(struct server *s, char **cause)
 	    .cache = s->cache, .gate = s->gate, .conf = s->conf,
 	    .access = s->access, .admit = s->admit,
 	    .memory_budget = s->memory_budget, .metrics = s->metrics,
-	    .watch = s->watch, .airlift = s->airlift,
+	    .watch = s->watch, .airlift = s->airlift, .consul = s->consul,
 	    .dashboard = s->dashboard, .ops = s->ops, .ext = s->ext,
 	    .barrier = s->barrier });
+	if (s->conf->dns_enabled) {
+		s->dns = dnssrv_new(&(struct dnssrv_deps){ .base = s->base,
+		    .reg = s->reg, .gate = s->gate, .conf = s->conf });
+		if (dnssrv_start(s->dns, cause) != 0)
+			return (-1);
+	}
 	if (s->conf->port_file != NULL &&
 	    server_write_port(s->conf->port_file, s->port, cause) != 0)
 		return (-1);

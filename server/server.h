@@ -18,7 +18,10 @@
 
 struct access;
 struct airlift;
+struct consul;
+struct dnssrv;
 struct cache;
+struct conns;
 struct dashboard;
 struct ops;
 struct peers;
@@ -53,6 +56,8 @@ struct server {
 	struct reglog		*reglog;	/* registry changes logged */
 	struct drain		*drain;		/* SIGTERM: the wait */
 	struct airlift		*airlift;	/* /v1/ discovery */
+	struct consul		*consul;	/* /v1/ Consul catalog */
+	struct dnssrv		*dns;		/* NULL: DNS off */
 	struct rest		*rest;		/* the route table */
 	struct ops		*ops;		/* /health, /info, /metrics */
 	struct dashboard	*dashboard;
@@ -63,6 +68,7 @@ struct server {
 	char			*hostname;	/* gethostname() */
 	struct gate		*gate;		/* readiness, read gate */
 	unsigned		 open_connections;
+	struct conns		*conns;		/* admission, conn.c */
 
 	struct event		*evict_ev;
 	struct event		*evict_step_ev;	/* a run's next slice */

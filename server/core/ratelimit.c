@@ -156,6 +156,33 @@ ratelimit_take_n(struct ratelimit *rl, const char *key, double n,
 	return (wait);
 }
 
+/* The wait for key's next token, nothing taken; see ratelimit.h. */
+int64_t
+ratelimit_wait(const struct ratelimit *rl, const char *key, int64_t now)
+{
+	struct htab_node	*n;
+	const struct rl_entry	*e;
+	uint64_t		 h;
+	double			 tokens;
+
+	if (rl == NULL || rl->rate <= 0 || key == NULL)
+		return (0);
+	h = hash_str(key);
+	for (n = htab_first(&rl->tab, h); n != NULL; n = n->next) {
+		e = (const struct rl_entry *)(const void *)((const char *)n -
+		    offsetof(struct rl_entry, node));
+		if (n->hash != h || strcmp(e->key, key) != 0)
+			continue;
+		tokens = e->tokens;
+		if (now > e->last)
+			tokens += (double)(now - e->last) * rl->rate / 1000.0;
+		if (tokens >= 1)
+			return (0);
+		return ((int64_t)((1 - tokens) * 1000.0 / rl->rate) + 1);
+	}
+	return (0);
+}
+
 /* Number of keys tracked. */
 size_t
 ratelimit_size(const struct ratelimit *rl)

@@ -550,35 +550,23 @@ barrier_query(const struct evkeyvalq *q, const char *name)
 }
 
 /* GET heureka/apps/{APP}/{ID}/drained (barrier.h). */
-const char *
-barrier_http(struct barrier *dr, struct evhttp_request *req, const char *rel,
-    const struct evkeyvalq *query, struct hk_time now)
+void
+barrier_http(struct barrier *dr, struct evhttp_request *req,
+    const char *dapp, const char *did, const struct evkeyvalq *query,
+    struct hk_time now)
 {
 	struct barrier_state	 st;
-	const char		*p, *q, *wv;
-	char			*app = NULL, *id = NULL, *seg;
-	size_t			 len;
+	const char		*wv;
+	char			*app, *id;
 	int64_t			 ms = 0;
 
-	if (dr == NULL || strncmp(rel, "apps/", 5) != 0)
-		return (NULL);
-	len = strcspn(rel, "?");
-	if (len < 13 || strncmp(rel + len - 8, "/drained", 8) != 0)
-		return (NULL);
-	p = rel + 5;
-	if ((q = memchr(p, '/', (size_t)(rel + len - 8 - p))) == NULL)
-		return (NULL);
-	if (evhttp_request_get_command(req) != EVHTTP_REQ_GET) {
-		http_error(req, 405, "method not allowed");
-		return ("heureka_drained");
+	if (dr == NULL) {
+		http_error(req, 404, "no such resource");
+		return;
 	}
-	seg = xstrndup(p, (size_t)(q - p));
-	app = evhttp_uridecode(seg, 0, NULL);
-	free(seg);
-	seg = xstrndup(q + 1, (size_t)(rel + len - 8 - (q + 1)));
-	id = evhttp_uridecode(seg, 0, NULL);
-	free(seg);
-	if (app == NULL || id == NULL ||
+	app = xstrdup(dapp);
+	id = xstrdup(did);
+	if (
 	    !instance_name_ok(app, INSTANCE_MAX_NAME) ||
 	    !instance_name_ok(id, INSTANCE_MAX_NAME) ||
 	    strchr(id, '/') != NULL) {
@@ -609,7 +597,6 @@ barrier_http(struct barrier *dr, struct evhttp_request *req, const char *rel,
 out:
 	free(app);
 	free(id);
-	return ("heureka_drained");
 }
 
 /* ------------------------------------------------------------------ */

@@ -71,11 +71,12 @@ void		 barrier_free(struct barrier *);	/* NULL is fine */
 void		 barrier_fetched(struct barrier *, struct evhttp_request *,
 		    int64_t mono);
 /*
- * Serve rel (the path after {base}heureka/) if it is
- * apps/{APP}/{ID}/drained; returns the route label, NULL when not its.
+ * Serve GET {base}heureka/apps/{APP}/{ID}/drained; app and id are the
+ * path segments as the router decoded them (rest_route.c routes here).
+ * Replies exactly once.
  */
-const char	*barrier_http(struct barrier *, struct evhttp_request *,
-		    const char *rel, const struct evkeyvalq *query,
-		    struct hk_time now);
+void		 barrier_http(struct barrier *, struct evhttp_request *,
+		    const char *app, const char *id,
+		    const struct evkeyvalq *query, struct hk_time now);
 
 #endif

@@ -69,6 +69,8 @@ static const char *metrics_limit_names[METRICS_NLIMITS] = {
 	"register-rate", "max-metadata-bytes", "max-metric-applications",
 	"max-body-bytes", "max-batch-bytes", "max-instances",
 	"max-metadata-entries", "max-connections", "fetch-memory",
+	"auth-failure-rate", "descriptor-reserve", "handshake-timeout",
+	"head-timeout",
 };
 
 /* The series cap is hit on every scrape: say so once a minute at most. */

@@ -19,18 +19,23 @@
 
 #include "admit.h"
 #include "airlift.h"
+#include "consul.h"
 #include "batch.h"
 #include "buf.h"
 #include "cache.h"
+#include "barrier.h"
 #include "config.h"
+#include "ext.h"
 #include "httputil.h"
 #include "instance.h"
 #include "json.h"
+#include "leader.h"
 #include "log.h"
 #include "metrics.h"
 #include "ops.h"
 #include "registry.h"
 #include "rest_int.h"
+#include "watch.h"
 #include "xml.h"
 
 static struct log_ratelim rest_rl = LOG_RATELIM_INIT(10000, 10);
@@ -558,4 +563,71 @@ h_airlift(struct rctx *x)
 		return;
 	rest_record(x, airlift_http(x->d->airlift, x->req, x->method, x->seg,
 	    x->nseg, x->now));
+}
+
+/* GET heureka/watch and heureka/watch/stats: the streams (watch.c). */
+void
+h_watch(struct rctx *x)
+{
+	const char	*label;
+
+	label = watch_http(x->d->watch, x->req, x->nseg == 3 ? "watch/stats" :
+	    "watch", &x->query, x->now);
+	if (label != NULL)
+		x->route = label;
+	rest_record(x, evhttp_request_get_response_code(x->req));
+}
+
+/* heureka/apps/{app}/leader: the pinned or elected leader (leader.c). */
+void
+h_leader(struct rctx *x)
+{
+	leader_http(x->d->reg, x->d->gate, x->req, x->seg[2], &x->query,
+	    x->now);
+	rest_record(x, evhttp_request_get_response_code(x->req));
+}
+
+/* heureka/digest, heureka/apps, heureka/stats: the peers' (ext.c). */
+void
+h_ext(struct rctx *x)
+{
+	if (x->d->ext == NULL) {
+		reply(x, 404, NULL, NULL, 0);
+		return;
+	}
+	ext_http(x->d->ext, x->req, x->seg[1]);
+	rest_record(x, evhttp_request_get_response_code(x->req));
+}
+
+/* GET heureka/apps/{app}/{id}/drained: the drain barrier (barrier.c). */
+void
+h_drained(struct rctx *x)
+{
+	barrier_http(x->d->barrier, x->req, x->seg[2], x->seg[3], &x->query,
+	    x->now);
+	rest_record(x, evhttp_request_get_response_code(x->req));
+}
+
+/*
+ * Consul's read-only catalog and health API (consul.c): under /v1/ only,
+ * while heureka.consul.enabled; reads wait for the start-up sync as
+ * Eureka's do. A blocking query is recorded when it is held.
+ */
+void
+h_consul(struct rctx *x)
+{
+	const struct evhttp_uri	*u;
+	const char		*path;
+
+	u = evhttp_request_get_evhttp_uri(x->req);
+	path = u != NULL ? evhttp_uri_get_path(u) : NULL;
+	if (!x->d->conf->consul_enabled || x->d->consul == NULL ||
+	    path == NULL || strncmp(path, "/v1/", 4) != 0) {
+		reply_error(x, 404, "no such resource");
+		return;
+	}
+	if (check_access(x) != 0)
+		return;
+	rest_record(x, consul_http(x->d->consul, x->req, x->seg, x->nseg,
+	    &x->query, x->now));
 }

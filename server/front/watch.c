@@ -1134,7 +1134,7 @@ watch_reply_stats(struct watch *w, struct evhttp_request *req)
 	buf_free(&b);
 }
 
-/* Serve heureka/watch and the leader paths; NULL when rel is not ours. */
+/* Serve heureka/watch and watch/stats; NULL when rel is not ours. */
 const char *
 watch_http(struct watch *w, struct evhttp_request *req, const char *rel,
     const struct evkeyvalq *query, struct hk_time now)
@@ -1147,8 +1147,6 @@ watch_http(struct watch *w, struct evhttp_request *req, const char *rel,
 		watch_reply_stats(w, req);
 		return ("watch");
 	}
-	if (leader_http(w->d.reg, w->d.gate, req, rel, query, now))
-		return ("leader");
 	return (NULL);
 }
 

@@ -72,8 +72,9 @@ void		 watch_close_all(struct watch *);
 /* A last SHUTDOWN event and a clean end for every stream (draining). */
 void		 watch_drain(struct watch *);
 /*
- * Serve rel (the path after {base}heureka/) if it is "watch" or a leader
- * path; returns the route label it served under, NULL when not its.
+ * Serve rel, "watch" or "watch/stats" (rest.c's route table reaches it
+ * under {base}heureka/); returns the route label it served under, NULL
+ * when rel is not its.
  */
 const char	*watch_http(struct watch *, struct evhttp_request *,
 		     const char *rel, const struct evkeyvalq *query,
