@@ -23,7 +23,6 @@
  */
 #include <sys/queue.h>
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -35,6 +34,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "config.h"
+#include "duration.h"
 #include "barrier.h"
 #include "hash.h"
 #include "hold.h"
@@ -483,28 +483,6 @@ barrier_hold(struct barrier *dr, struct evhttp_request *req, const char *app,
 	return (0);
 }
 
-/* A duration: "30s", "500ms", "2m", or seconds; -1 if not one. */
-static int64_t
-barrier_parse_wait(const char *v)
-{
-	char		*end;
-	long long	 n;
-
-	if (v == NULL || *v < '0' || *v > '9')
-		return (-1);
-	errno = 0;
-	n = strtoll(v, &end, 10);
-	if (errno != 0 || n < 0 || n > BARRIER_WAIT_MAX_MS)
-		return (-1);
-	if (strcmp(end, "ms") == 0)
-		return (n);
-	if (*end == '\0' || strcmp(end, "s") == 0)
-		return (n * 1000);
-	if (strcmp(end, "m") == 0)
-		return (n * 60000);
-	return (-1);
-}
-
 /* First value of query parameter name. */
 static const char *
 barrier_query(const struct evkeyvalq *q, const char *name)
@@ -545,7 +523,7 @@ barrier_http(struct barrier *dr, struct evhttp_request *req,
 	}
 	str_upper(app);
 	if ((wv = barrier_query(query, "wait")) != NULL &&
-	    (ms = barrier_parse_wait(wv)) < 0) {
+	    (ms = duration_parse_ms(wv, BARRIER_WAIT_MAX_MS)) < 0) {
 		http_error(req, 400, "wait must be a duration of at most 120s "
 		    "(30s, 500ms, 2m)");
 		goto out;
