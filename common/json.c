@@ -637,6 +637,15 @@ json_encode_repl_list(struct buf *b, const struct repl_list *l)
 		}
 		json_add_kv(b, first ? "\"action\":" : ",\"action\":",
 		    repl_action_name(ri->action));
+		/* heureka peers only: Java Eureka's bean has no such fields. */
+		if (l->origin && ri->origin_node != NULL) {
+			json_add_kv(b, ",\"heurekaOriginNode\":",
+			    ri->origin_node);
+			json_add_kv(b, ",\"heurekaOriginUser\":",
+			    ri->origin_user != NULL ? ri->origin_user : "");
+			json_add_kv(b, ",\"heurekaOriginAddress\":",
+			    ri->origin_addr != NULL ? ri->origin_addr : "");
+		}
 		buf_addc(b, '}');
 	}
 	buf_adds(b, "]}");
@@ -919,7 +928,10 @@ jv_status(struct jctx *cx, const struct jv *v, enum instance_status *out)
 	X(K_REPLICATION_LIST, "replicationList")			\
 	X(K_STATUS_CODE, "statusCode")					\
 	X(K_RESPONSE_ENTITY, "responseEntity")				\
-	X(K_RESPONSE_LIST, "responseList")
+	X(K_RESPONSE_LIST, "responseList")				\
+	X(K_ORIGIN_NODE, "heurekaOriginNode")				\
+	X(K_ORIGIN_USER, "heurekaOriginUser")				\
+	X(K_ORIGIN_ADDR, "heurekaOriginAddress")
 
 #define JSON_KEY_ENUM(id, text)	id,
 enum json_key {
@@ -1307,6 +1319,15 @@ jctx_repl_field(struct jctx *cx, struct frame *f, const struct jv *v)
 		break;
 	case K_INSTANCE_INFO:
 		return (jctx_fail(cx, "invalid instanceInfo"));
+	case K_ORIGIN_NODE:
+	case K_ORIGIN_USER:
+	case K_ORIGIN_ADDR:
+		if (v->type != JV_STR)
+			return (jctx_fail(cx, "invalid %s", cx->key));
+		jv_store_name(cx->rl, cx->kid == K_ORIGIN_NODE ?
+		    &ri->origin_node : cx->kid == K_ORIGIN_USER ?
+		    &ri->origin_user : &ri->origin_addr, v);
+		break;
 	default:
 		break;
 	}

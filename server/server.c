@@ -34,19 +34,24 @@
 #include "access.h"
 #include "accesslog.h"
 #include "airlift.h"
+#include "audit.h"
+#include "auditfile.h"
 #include "cache.h"
 #include "clock.h"
+#include "console.h"
+#include "csrf.h"
 #include "dashboard.h"
+#include "doctor.h"
 #include "drain.h"
+#include "ext.h"
 #include "gate.h"
 #include "guard.h"
 #include "httputil.h"
 #include "log.h"
 #include "metrics.h"
-#include "ext.h"
 #include "ops.h"
-#include "ratelimit.h"
 #include "peers.h"
+#include "ratelimit.h"
 #include "registry.h"
 #include "reglog.h"
 #include "replicate.h"
@@ -135,6 +140,7 @@ server_new(struct event_base *base, struct config *conf)
 {
 	struct server		*s = xcalloc(1, sizeof *s);
 	struct registry_conf	 rc;
+	struct doctor_conf	 dc;
 	struct hk_time		 start;
 	char			 host[256];
 
@@ -144,6 +150,9 @@ server_new(struct event_base *base, struct config *conf)
 	s->gate = gate_new(start);
 	gate_observe(s->gate, &(struct gate_observer){ server_gate_cb, s });
 	server_registry_conf(conf, &rc);
+	/* The audit's ring is reserved out of the memory budget. */
+	if (rc.max_bytes > conf->audit_max_bytes * 2)
+		rc.max_bytes -= conf->audit_max_bytes;
 	s->memory_budget = rc.max_bytes;
 	s->reg = registry_new(&rc, start.wall_ms);
 	s->register_rl = ratelimit_new(conf->register_rate_per_second,
@@ -161,18 +170,27 @@ server_new(struct event_base *base, struct config *conf)
 	    .cache = s->cache, .gate = s->gate, .conf = conf,
 	    .peers = &s->peers, .looplag = &s->looplag,
 	    .open_connections = &s->open_connections,
-	    .memory_budget = s->memory_budget });
+	    .memory_budget = s->memory_budget, .doctor = &s->doctor,
+	    .audit = &s->audit });
 	s->access = access_new(conf);
 	s->watch = watch_new(&(struct watch_deps){ .base = base,
 	    .reg = s->reg, .gate = s->gate, .conf = conf });
 	s->airlift = airlift_new(s->reg, conf);
 	s->reglog = reglog_new(base, s->reg);
+	s->audit = audit_new(conf->audit_max_bytes);
+	doctor_conf_defaults(&dc);
+	dc.window_ms = conf->doctor_window_ms;
+	dc.storm_per_minute = conf->doctor_storm_per_minute;
+	dc.skew_ms = conf->doctor_clock_skew_ms;
+	s->doctor = doctor_new(&dc);
+	s->csrf = csrf_new();
 	s->ops = ops_new(&(struct ops_deps){ .gate = s->gate, .conf = conf,
 	    .metrics = s->metrics, .peers = &s->peers,
 	    .hostname = s->hostname, .port = &s->port });
 	s->dashboard = dashboard_new(&(struct dashboard_deps){
 	    .reg = s->reg, .gate = s->gate, .conf = conf,
-	    .peers = &s->peers, .ops = s->ops });
+	    .peers = &s->peers, .ops = s->ops, .access = s->access,
+	    .csrf = s->csrf, .doctor = s->doctor });
 	/* A caller with a certificate from the peer CA is a peer. */
 	access_set_cert_check(s->access, tls_request_peer_verified);
 	return (s);
@@ -204,6 +222,8 @@ server_free(struct server *s)
 		event_free(s->lag_ev);
 	if (s->history_ev != NULL)
 		event_free(s->history_ev);
+	if (s->doctor_ev != NULL)
+		event_free(s->doctor_ev);
 	if (server_accept_owner == s)
 		server_accept_owner = NULL;
 	rest_free(s->rest);
@@ -218,6 +238,8 @@ server_free(struct server *s)
 		evhttp_free(s->plain_http);
 	watch_free(s->watch);
 	reglog_free(s->reglog);
+	console_free(s->console);
+	auditfile_close(s->auditfile);
 	drain_free(s->drain);
 	dashboard_free(s->dashboard);
 	ops_free(s->ops);
@@ -228,6 +250,10 @@ server_free(struct server *s)
 	ratelimit_free(s->register_rl);
 	access_free(s->access);
 	gate_free(s->gate);
+	audit_free(s->audit);
+	doctor_free(s->doctor);
+	csrf_free(s->csrf);
+	free(s->node);
 	free(s->hostname);
 	free(s);
 }
@@ -593,7 +619,17 @@ server_listen(struct server *s, char **cause)
 		return (-1);
 	}
 	s->repl = replicate_new(&(struct replicate_deps){ s->base, s->conf,
-	    s->reg, s->peers });
+	    s->reg, s->peers, s->audit });
+	xasprintf(&s->node, "%s:%d", s->hostname, s->port);
+	if (s->conf->audit_file != NULL && (s->auditfile = auditfile_open(
+	    s->base, s->conf->audit_file, s->conf->audit_file_max_bytes,
+	    s->conf->audit_file_keep, cause)) == NULL) {
+		errno = EINVAL;
+		return (-1);
+	}
+	s->console = console_new(&(struct console_deps){ .reg = s->reg,
+	    .audit = s->audit, .doctor = s->doctor, .file = s->auditfile,
+	    .peers = s->peers, .node = s->node });
 	s->sync = sync_new(&(struct sync_deps){ s->base, s->conf, s->reg,
 	    s->gate, s->peers, s->repl });
 	s->ext = ext_new(&(struct ext_deps){ s->reg, s->gate, s->peers,
@@ -603,7 +639,8 @@ server_listen(struct server *s, char **cause)
 	    .access = s->access, .register_rl = s->register_rl,
 	    .memory_budget = s->memory_budget, .metrics = s->metrics,
 	    .watch = s->watch, .airlift = s->airlift,
-	    .dashboard = s->dashboard, .ops = s->ops, .ext = s->ext });
+	    .dashboard = s->dashboard, .ops = s->ops, .ext = s->ext,
+	    .console = s->console, .csrf = s->csrf, .audit = s->audit });
 	if (s->conf->port_file != NULL &&
 	    server_write_port(s->conf->port_file, s->port, cause) != 0)
 		return (-1);
@@ -773,6 +810,17 @@ server_history_cb(evutil_socket_t fd, short what, void *arg)
 	dashboard_history_tick(s->dashboard, clock_now());
 }
 
+/* The doctor's scan (heureka.doctor.interval-ms). */
+static void
+server_doctor_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server	*s = arg;
+
+	(void)fd;
+	(void)what;
+	console_scan(s->console, clock_now());
+}
+
 /* A persistent timer every ms milliseconds. */
 static struct event *
 server_timer(struct server *s, int64_t ms, event_callback_fn cb)
@@ -815,6 +863,8 @@ server_start(struct server *s)
 	s->history_ev = server_timer(s, cf->dashboard_history_interval_ms,
 	    server_history_cb);
 	dashboard_history_tick(s->dashboard, clock_now());
+	s->doctor_ev = server_timer(s, cf->doctor_interval_ms,
+	    server_doctor_cb);
 	sync_start(s->sync, clock_now());
 }
 

@@ -470,6 +470,43 @@ registry_foreach_live(const struct registry *reg, int64_t mono,
 	return (lease_walk(reg, mono, 0, 0, live_walk_cb, &w));
 }
 
+/* lease_walk state of registry_foreach_timing. */
+struct timing_walk {
+	registry_timing_cb	 cb;
+	void			*arg;
+	int			 expired;
+};
+
+/* lease_walk callback of registry_foreach_timing. */
+static void
+timing_walk_cb(struct lease *l, void *arg)
+{
+	struct timing_walk	*w = arg;
+	struct registry_timing	 t;
+
+	t.app = l->app->name;
+	t.inst = l->inst;
+	t.gap_ms = l->renew_gap_ms;
+	t.last_renew_ts = l->renewed ? l->last_renew_ts : 0;
+	t.last_renew_mono = l->last_renew_mono;
+	t.expired = w->expired;
+	t.uncounted = l->uncounted;
+	w->cb(&t, w->arg);
+}
+
+/* Every registered lease with its heartbeat timing (registry.h). */
+size_t
+registry_foreach_timing(const struct registry *reg, int64_t mono,
+    registry_timing_cb cb, void *arg)
+{
+	struct timing_walk	w = { cb, arg, 0 };
+	size_t			n;
+
+	n = lease_walk(reg, mono, 0, 0, timing_walk_cb, &w);
+	w.expired = 1;
+	return (n + lease_walk(reg, mono, 0, 1, timing_walk_cb, &w));
+}
+
 /*
  * Refresh the leaseInfo shown for the stored instance (decorateInstanceInfo):
  * lastRenewalTimestamp is the registration time until the first renewal,
@@ -816,6 +853,10 @@ registry_renew(struct registry *reg, const char *app, const char *id,
 	}
 	evict_renewed(&reg->ev, l->uncounted);
 	reg->notify_revived = lease_is_expired(l, 0, now.mono_ms);
+	/* The doctor's one integer on this path (doctor.h). */
+	l->renew_gap_ms = !l->renewed ? -1 :
+	    now.mono_ms - l->last_renew_mono > INT32_MAX ? INT32_MAX :
+	    (int32_t)(now.mono_ms - l->last_renew_mono);
 	lease_renew(l, now);
 	reg->stats.renewals++;
 	registry_notify(reg, REG_EV_RENEW, l->app->name, l->app->node.hash,

@@ -60,6 +60,9 @@ struct lease {
 					   registered, then in reg->qbytes */
 	uint32_t	 idx;		/* position in app->leases */
 	int32_t		 duration_secs;	/* > 0 */
+	int32_t		 renew_gap_ms;	/* between the last two heartbeats
+					   (the doctor's renew-interval);
+					   -1: fewer than two */
 	unsigned	 refs;
 	unsigned	 renewed:1;	/* renewed since registration */
 	unsigned	 uncounted:1;	/* REGISTRY_UNCOUNTED_KEY: not in

@@ -190,9 +190,14 @@ access_classify(enum evhttp_cmd_type method, const char *rel,
 	}
 	while (*rel == '/')
 		rel++;
-	/* heureka/watch and heureka/apps/{app}/leader are the clients'. */
+	/*
+	 * heureka/watch and heureka/apps/{app}/leader are the clients';
+	 * heureka/audit and heureka/doctor the operators' (read).
+	 */
 	if (strcmp(rel, "heureka/watch") == 0 ||
-	    strcmp(rel, "heureka/watch/stats") == 0 || access_is_leader(rel))
+	    strcmp(rel, "heureka/watch/stats") == 0 || access_is_leader(rel) ||
+	    strncmp(rel, "heureka/audit", 13) == 0 ||
+	    strncmp(rel, "heureka/doctor", 14) == 0)
 		return (get ? ACCESS_READ : ACCESS_WRITE);
 	if (strncmp(rel, "heureka", 7) == 0 &&
 	    (rel[7] == '\0' || rel[7] == '/'))
@@ -248,13 +253,14 @@ access_parse_basic(const char *h, char *out, size_t outlen,
 
 /* Who the request says it is. */
 static enum access_who
-access_identify(const struct access *a, struct evhttp_request *req)
+access_identify(const struct access *a, struct evhttp_request *req,
+    char *user, size_t userlen)
 {
 	const char	*h, *name, *pw;
 	char		 buf[ACCESS_HEADER_MAX];
 	unsigned char	 hn[ACCESS_HASH_LEN], hp[ACCESS_HASH_LEN];
 	enum access_who	 who;
-	int		 peer, user;
+	int		 peer, isuser;
 
 	if (a->cert_check != NULL && a->cert_check(req))
 		return (ACCESS_PEER_ID);
@@ -266,8 +272,10 @@ access_identify(const struct access *a, struct evhttp_request *req)
 	access_hash(pw, strlen(pw), hp);
 	/* Both compared, whichever matches. */
 	peer = access_cred_match(&a->peer, hn, hp);
-	user = access_cred_match(&a->user, hn, hp);
-	who = peer ? ACCESS_PEER_ID : user ? ACCESS_USER : ACCESS_BAD;
+	isuser = access_cred_match(&a->user, hn, hp);
+	who = peer ? ACCESS_PEER_ID : isuser ? ACCESS_USER : ACCESS_BAD;
+	if (who == ACCESS_USER && userlen > 0)
+		snprintf(user, userlen, "%s", name);
 	OPENSSL_cleanse(buf, sizeof buf);
 	return (who);
 }
@@ -277,17 +285,29 @@ enum access_verdict
 access_check(const struct access *a, struct evhttp_request *req,
     enum access_kind k, int *peer)
 {
+	return (access_check_user(a, req, k, peer, NULL, 0));
+}
+
+/* Judge one request of kind k and say who asked (access.h). */
+enum access_verdict
+access_check_user(const struct access *a, struct evhttp_request *req,
+    enum access_kind k, int *peer, char *user, size_t userlen)
+{
 	enum access_who	who;
 
 	*peer = 0;
+	if (userlen > 0)
+		snprintf(user, userlen, "anonymous");
 	if (!access_enabled(a)) {
 		*peer = 1;		/* as before: the header is trusted */
 		return (ACCESS_OK);
 	}
 	if (k == ACCESS_OPEN)
 		return (ACCESS_OK);
-	who = access_identify(a, req);
+	who = access_identify(a, req, user, userlen);
 	*peer = who == ACCESS_PEER_ID;
+	if (who == ACCESS_PEER_ID && userlen > 0)
+		snprintf(user, userlen, "peer");
 	switch (who) {
 	case ACCESS_BAD:
 		return (ACCESS_DENIED_401);

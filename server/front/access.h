@@ -61,6 +61,15 @@ enum access_kind access_classify(enum evhttp_cmd_type, const char *rel,
 enum access_verdict access_check(const struct access *,
 		     struct evhttp_request *, enum access_kind, int *peer);
 
+/*
+ * access_check, and who asked into user (userlen bytes): the user's name,
+ * "peer" for the peer identity, else "anonymous" (always with
+ * authentication off). For the audit (audit.h).
+ */
+enum access_verdict access_check_user(const struct access *,
+		     struct evhttp_request *, enum access_kind, int *peer,
+		     char *user, size_t userlen);
+
 /* Send the 401 (with WWW-Authenticate) or 403 for a refusal. */
 void		 access_reply(struct evhttp_request *, enum access_verdict);
 

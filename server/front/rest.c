@@ -25,6 +25,9 @@
 #include "accesslog.h"
 #include "buf.h"
 #include "cache.h"
+#include "config.h"
+#include "console.h"
+#include "csrf.h"
 #include "dashboard.h"
 #include "ext.h"
 #include "gate.h"
@@ -263,6 +266,11 @@ rest_route(struct rctx *x, const char *rel)
 			return;
 		}
 		x->route = "heureka";
+		if (console_http(x->d->console, x->req, rel[7] == '/' ?
+		    rel + 8 : "", &x->query, x->now)) {
+			rest_record(x, evhttp_request_get_response_code(x->req));
+			return;
+		}
 		if (x->d->ext == NULL) {
 			reply(x, 404, NULL, NULL, 0);
 			return;
@@ -365,6 +373,8 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	const char		*path, *q;
 	size_t			 base;
 	enum access_verdict	 v;
+	const char		*why;
+	char			 user[128];
 	int			 peer;
 
 	rctx_init(&x, req, rest);
@@ -378,15 +388,26 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	}
 	/* The one access check: nothing below runs for a refused caller. */
 	base = rest_base(path);
-	v = access_check(x.d->access, req, access_classify(x.method, base > 0 ?
-	    path + base : NULL, path), &peer);
+	v = access_check_user(x.d->access, req, access_classify(x.method,
+	    base > 0 ? path + base : NULL, path), &peer, user, sizeof user);
 	if (v != ACCESS_OK) {
 		access_reply(req, v);
 		rest_record(&x, v == ACCESS_DENIED_401 ? 401 : 403);
 		goto out;
 	}
+	/*
+	 * A browser's write needs the dashboard's token and this origin
+	 * (csrf.h); curl and Eureka clients send none of its headers.
+	 */
+	if (x.d->csrf != NULL && csrf_check(x.d->csrf, req,
+	    access_enabled(x.d->access) || x.d->conf->dashboard_actions,
+	    &why) != 0) {
+		reply_error(&x, 403, why);
+		goto out;
+	}
 	/* Only a peer's replication header counts (§6: not replicated on). */
 	x.replicated = peer && http_is_replication(req);
+	console_enter(x.d->console, req, user, x.replicated);
 	if (base == 0) {
 		x.route = "dashboard";
 		if (ops_handle(x.d->ops, req, path, x.now) ||
@@ -399,6 +420,7 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	}
 	rest_route(&x, path + base);
 out:
+	console_leave(x.d->console);
 	free(x.segheap);
 	evhttp_clear_headers(&x.query);
 }

@@ -15,7 +15,10 @@
 struct access;
 struct airlift;
 struct cache;
+struct audit;
 struct config;
+struct console;
+struct csrf;
 struct dashboard;
 struct evhttp_request;
 struct ext;
@@ -54,6 +57,12 @@ struct rest_deps {
 						   {version}/status */
 	struct ext		*ext;		/* heureka/ digest, apps, stats;
 						   NULL: 404 */
+	struct console		*console;	/* heureka/audit, doctor, who
+						   acts; NULL: none */
+	struct csrf		*csrf;		/* browser writes (csrf.h);
+						   NULL: not checked */
+	struct audit		*audit;		/* batches set each item's
+						   origin; NULL: none */
 };
 
 /* A router over deps (copied; what they point to is borrowed). */

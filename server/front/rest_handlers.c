@@ -86,6 +86,7 @@ rest_limits(const struct rest_deps *d, struct batch_limits *lim)
 	lim->memory_budget = d->memory_budget;
 	lim->max_instances = d->conf->max_instances;
 	lim->max_clock_skew_ms = d->conf->max_clock_skew_ms;
+	lim->audit = d->audit;
 }
 
 /*

@@ -59,6 +59,8 @@ struct peers {
 	int			  port;
 	struct peer		**v;
 	size_t			  n;
+	char			**selfs;	/* URLs naming this node */
+	size_t			  nselfs;
 	struct peers_obs	  obs[PEER_SLOTS];
 	size_t			  nobs;
 	SSL_CTX			 *tls_ctx;	/* for https:// peers */
@@ -436,6 +438,19 @@ peer_free(struct peer *p)
  * whose URL is unchanged move over (old[k] = NULL) with their state; new
  * ones are announced to the observers.
  */
+/* Forget the URLs that named this node (a rebuild finds them again). */
+static void
+peers_selfs_clear(struct peers *ps)
+{
+	size_t	i;
+
+	for (i = 0; i < ps->nselfs; i++)
+		free(ps->selfs[i]);
+	free(ps->selfs);
+	ps->selfs = NULL;
+	ps->nselfs = 0;
+}
+
 static int
 peers_build(struct peers *ps, struct peer ***out, size_t *nout,
     struct peer **old, size_t nold, char **cause)
@@ -447,6 +462,7 @@ peers_build(struct peers *ps, struct peer ***out, size_t *nout,
 	int		 dup;
 
 	(void)cause;
+	peers_selfs_clear(ps);
 	n = config_service_urls(ps->conf, &urls);
 	v = xcalloc(n + 1, sizeof *v);
 	for (i = 0; i < n; i++) {
@@ -459,6 +475,11 @@ peers_build(struct peers *ps, struct peer ***out, size_t *nout,
 		if (peer_url_is_self(urls[i], &u, ps->conf->my_url, ps->port,
 		    peer_host_is_local, ps)) {
 			log_info("peer list: %s is this node", u.display);
+			if (ps->nselfs < PEERS_MAX_SELFS) {
+				ps->selfs = xreallocarray(ps->selfs,
+				    ps->nselfs + 1, sizeof *ps->selfs);
+				ps->selfs[ps->nselfs++] = xstrdup(u.display);
+			}
 			peer_url_clear(&u);
 			continue;
 		}
@@ -565,6 +586,7 @@ peers_free(struct peers *ps)
 	for (i = 0; i < ps->n; i++)
 		peer_free(ps->v[i]);
 	free(ps->v);
+	peers_selfs_clear(ps);
 	tls_ctx_free(ps->tls_ctx);
 	free(ps);
 }
@@ -610,6 +632,13 @@ size_t
 peers_count(const struct peers *ps)
 {
 	return (ps == NULL ? 0 : ps->n);
+}
+
+/* A URL of the list that named this node (peers.h). */
+const char *
+peers_self_url(const struct peers *ps, size_t i)
+{
+	return (ps == NULL || i >= ps->nselfs ? NULL : ps->selfs[i]);
 }
 
 /* Peer i, or NULL. */
