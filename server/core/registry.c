@@ -776,7 +776,7 @@ registry_do_register(struct registry *reg, struct instance *in,
 	l->renewed = 0;
 	l->eviction_ts = 0;
 	l->duration_secs = duration_secs;
-	recent_add(&reg->registered, now.wall_ms, a->name, id);
+	recent_add(&reg->registered, now.wall_ms, a->name, id, 0);
 
 	if (r->overridden_status != STATUS_UNKNOWN &&
 	    override_find(reg, id, mono, 0) == NULL)
@@ -900,7 +900,8 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 	struct instance	*r;
 	struct reg_key	 k;
 
-	recent_add(&reg->cancelled, now.wall_ms, a->name, lease_id(l));
+	recent_add(&reg->cancelled, now.wall_ms, a->name, lease_id(l),
+	    evict);
 	override_del(reg, lease_id(l));
 
 	reg->counts[l->inst->status]--;
@@ -987,7 +988,7 @@ registry_cancel(struct registry *reg, const char *app, const char *id,
 	if (l == NULL) {
 		up = xstrdup(app);
 		str_upper(up);
-		recent_add(&reg->cancelled, now.wall_ms, up, id);
+		recent_add(&reg->cancelled, now.wall_ms, up, id, 0);
 		reg_key_set(&k, up, id);
 		tomb_set(reg, &k, ts, now.mono_ms);
 		override_del(reg, id);

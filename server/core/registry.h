@@ -429,6 +429,10 @@ int64_t		 registry_tombstone(struct registry *, const char *app,
 #define REGISTRY_RECENT_MAX	1000
 void		 registry_foreach_recent(const struct registry *, int cancelled,
 		     void (*)(int64_t, const char *, void *), void *);
+/* The same with cb(ts, "APP(id)", evicted): 1 for an eviction. */
+void		 registry_foreach_recent_how(const struct registry *,
+		     int cancelled, void (*)(int64_t, const char *, int,
+		     void *), void *);
 
 /*
  * Expiry judged from an instance's shown leaseInfo, wall ms: only for

@@ -111,6 +111,7 @@ struct recent {
 	int64_t		 ts;
 	char		*what;		/* "APP(id)" */
 	size_t		 cap;		/* what's bytes, reused when enough */
+	int		 evicted;	/* cancelled ring: an eviction */
 };
 
 struct recent_ring {
@@ -242,7 +243,7 @@ void		 tomb_del(struct registry *, struct tombstone *);
 
 /* registry_recent.c */
 void		 recent_add(struct recent_ring *, int64_t, const char *,
-		     const char *);
+		     const char *, int evicted);
 void		 recent_clear(struct recent_ring *);
 
 #endif /* REGISTRY_INT_H */
