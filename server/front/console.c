@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -279,6 +280,27 @@ console_scan_lease_cb(const struct registry_timing *t, void *arg)
 	doctor_scan_lease(arg, t);
 }
 
+/* Whether a URL's host is name (case-insensitive). */
+static int
+console_host_is(const char *url, const char *name)
+{
+	const char	*h = strstr(url, "://"), *at;
+	size_t		 n;
+
+	if (h == NULL || name == NULL)
+		return (0);
+	h += 3;
+	n = strcspn(h, "/");
+	if ((at = memchr(h, '@', n)) != NULL) {
+		n -= (size_t)(at + 1 - h);
+		h = at + 1;
+	}
+	if (*h == '[')
+		return (0);	/* an IPv6 address is never a host name */
+	n = strcspn(h, ":/");
+	return (strlen(name) == n && strncasecmp(h, name, n) == 0);
+}
+
 /* The peer list's problems to the doctor. */
 static void
 console_scan_peers(struct console *c)
@@ -291,11 +313,16 @@ console_scan_peers(struct console *c)
 
 	if (c->d.peers == NULL)
 		return;
-	for (i = 0; (self = peers_self_url(c->d.peers, i)) != NULL; i++)
-		doctor_scan_peer(c->d.doctor, self, "the peer list names this "
-		    "node itself (dropped from replication); list only the "
-		    "other nodes, or check eureka.instance.hostname and the "
-		    "port if it is not this node");
+	for (i = 0; (self = peers_self_url(c->d.peers, i)) != NULL; i++) {
+		if (console_host_is(self, c->d.hostname))
+			continue;
+		snprintf(why, sizeof why, "names this node itself, but not by "
+		    "its host name %s: heureka drops it, while Java Eureka "
+		    "nodes, which compare host names, would replicate to "
+		    "themselves and list it under unavailable-replicas; name "
+		    "each node by its host name", c->d.hostname);
+		doctor_scan_peer(c->d.doctor, self, why);
+	}
 	n = peers_count(c->d.peers);
 	for (i = 0; i < n; i++) {
 		p = peers_get(c->d.peers, i);

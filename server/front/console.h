@@ -29,6 +29,7 @@ struct console_deps {
 	struct auditfile	*file;		/* NULL: no file */
 	struct peers		*peers;		/* NULL: none */
 	const char		*node;		/* "host:port" */
+	const char		*hostname;	/* this node's host name */
 };
 
 /* Observe the registry; console_free stops observing nothing (the
