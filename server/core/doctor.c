@@ -14,7 +14,8 @@
  *                    the window (10 min).
  *   reregister-storm registrations of one id within a minute at or above
  *                    storm_per_minute (10): a client in a restart or
- *                    re-register loop.
+ *                    re-register loop. (A window shorter than a minute
+ *                    shortens that period too, for tests.)
  *   clock-skew       a client's lastDirtyTimestamp ahead of our clock by
  *                    more than skew_ms (30 s): the origin timestamps
  *                    reconciliation compares would be wrong.
@@ -62,6 +63,9 @@ struct doctor_track {
 
 struct doctor {
 	struct doctor_conf	 conf;
+	int64_t			 period_ms;	/* re-registrations counted
+						   over: a minute, or the
+						   window when shorter */
 	struct doctor_finding	 f[DOCTOR_MAX_FINDINGS];
 	size_t			 nf;
 	uint64_t		 suppressed;
@@ -143,6 +147,8 @@ doctor_set_conf(struct doctor *d, const struct doctor_conf *c)
 		d->conf.skew_ms = def.skew_ms;
 	if (d->conf.renew_factor < 2)
 		d->conf.renew_factor = def.renew_factor;
+	d->period_ms = d->conf.window_ms < DOCTOR_MINUTE_MS ?
+	    d->conf.window_ms : DOCTOR_MINUTE_MS;
 }
 
 /* The name of a kind. */
@@ -204,9 +210,9 @@ doctor_register(struct doctor *d, const char *app, const char *id,
 	}
 	if (where != NULL && t->where == NULL)
 		t->where = xstrdup(where);
-	if (now.mono_ms - t->min_start >= DOCTOR_MINUTE_MS) {
+	if (now.mono_ms - t->min_start >= d->period_ms) {
 		t->prev_count = now.mono_ms - t->min_start <
-		    2 * DOCTOR_MINUTE_MS ? t->min_count : 0;
+		    2 * d->period_ms ? t->min_count : 0;
 		t->min_count = 0;
 		t->min_start = now.mono_ms;
 	}
@@ -345,7 +351,7 @@ doctor_scan_track(struct doctor *d, struct doctor_track *t)
 	unsigned	count;
 
 	if (now - t->last_mono > w && now - t->last_mono > 2 *
-	    DOCTOR_MINUTE_MS) {
+	    d->period_ms) {
 		doctor_track_clear(t);
 		return;
 	}
@@ -355,13 +361,14 @@ doctor_scan_track(struct doctor *d, struct doctor_track *t)
 		    "address): two processes share this instance id",
 		    t->where != NULL ? t->where : "?",
 		    t->other != NULL ? t->other : "?", t->flips);
-	count = now - t->min_start < DOCTOR_MINUTE_MS ?
+	count = now - t->min_start < d->period_ms ?
 	    (t->min_count > t->prev_count ? t->min_count : t->prev_count) :
-	    now - t->min_start < 2 * DOCTOR_MINUTE_MS ? t->min_count : 0;
+	    now - t->min_start < 2 * d->period_ms ? t->min_count : 0;
 	if (count >= (unsigned)d->conf.storm_per_minute)
 		doctor_assert(d, DOCTOR_REREGISTER_STORM, t->app, t->id,
-		    "registered %u times in a minute (a client re-registering "
-		    "in a loop, or restarting)", count);
+		    "registered %u times in %lld s (a client re-registering "
+		    "in a loop, or restarting)", count,
+		    (long long)(d->period_ms / 1000));
 	if (t->skew_mono > 0 && now - t->skew_mono <= w)
 		doctor_assert(d, DOCTOR_CLOCK_SKEW, t->app, t->id,
 		    "the client's clock is %.1f s ahead of this node's (its "

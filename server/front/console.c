@@ -346,6 +346,15 @@ console_scan_peers(struct console *c)
 	}
 }
 
+/* A registration refused for its clock (console.h). */
+void
+console_refused_future(struct console *c, const char *app, const char *id,
+    int64_t client_ts, struct hk_time now)
+{
+	if (c != NULL)
+		doctor_register(c->d.doctor, app, id, NULL, 0, client_ts, now);
+}
+
 /* One doctor scan (console.h). */
 void
 console_scan(struct console *c, struct hk_time now)

@@ -54,6 +54,13 @@ int		 console_http(struct console *, struct evhttp_request *,
 		     const char *rest, const struct evkeyvalq *query,
 		     struct hk_time now);
 
+/*
+ * A client's registration refused for a lastDirtyTimestamp too far ahead
+ * (eureka.server.max-clock-skew-ms): the doctor's clock-skew sees it.
+ */
+void		 console_refused_future(struct console *, const char *app,
+		     const char *id, int64_t client_ts, struct hk_time now);
+
 /* One doctor scan: leases, peers, self-preservation. */
 void		 console_scan(struct console *, struct hk_time now);
 

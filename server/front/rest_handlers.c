@@ -21,6 +21,7 @@
 #include "batch.h"
 #include "buf.h"
 #include "cache.h"
+#include "console.h"
 #include "config.h"
 #include "httputil.h"
 #include "instance.h"
@@ -191,6 +192,7 @@ h_register(struct rctx *x)
 	struct instance	*in;
 	size_t		 len, idlen;
 	int		 code, fmt;
+	int64_t		 dirty;
 	enum registry_rc rc;
 	struct batch_limits lim;
 	struct batch_result res;
@@ -233,7 +235,11 @@ h_register(struct rctx *x)
 	memcpy(msg, instance_id(in), idlen);
 	msg[idlen] = '\0';
 	registry_set_external_bytes(x->d->reg, cache_bytes(x->d->cache));
+	dirty = in->last_dirty_ts;
 	rc = registry_register(x->d->reg, in, x->replicated, x->now);
+	if (rc == REG_FUTURE && !x->replicated)
+		console_refused_future(x->d->console, x->seg[1], msg, dirty,
+		    x->now);
 	if (rc != REG_OK) {
 		char	reason[256];
 
