@@ -661,6 +661,7 @@ peers_info(const struct peers *ps, size_t i, struct peer_info *pi)
 	p = ps->v[i];
 	pi->url = p->u.display;
 	pi->reachable = p->reachable;
+	pi->heureka = p->heureka;
 	pi->last_success_ms = p->last_success_ms;
 	pi->resolved = p->addr != NULL;
 	for (k = 0; k < ps->nobs; k++)

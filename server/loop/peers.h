@@ -86,6 +86,8 @@ struct peer {
 struct peer_info {
 	const char	*url;		/* credentials already removed */
 	int		 reachable;	/* last request succeeded */
+	int		 heureka;	/* known to be heureka (origins
+					   replicated to it) */
 	size_t		 queue_depth;
 	int64_t		 last_success_ms;	/* wall clock, 0 never */
 	uint64_t	 batches_sent;
