@@ -262,8 +262,11 @@ access_identify(const struct access *a, struct evhttp_request *req,
 	enum access_who	 who;
 	int		 peer, isuser;
 
-	if (a->cert_check != NULL && a->cert_check(req))
+	if (a->cert_check != NULL && a->cert_check(req)) {
+		if (userlen > 0)
+			snprintf(user, userlen, "peer");
 		return (ACCESS_PEER_ID);
+	}
 	if ((h = http_header(req, "Authorization")) == NULL)
 		return (ACCESS_ANONYMOUS);
 	if (access_parse_basic(h, buf, sizeof buf, &name, &pw) != 0)
@@ -274,8 +277,11 @@ access_identify(const struct access *a, struct evhttp_request *req,
 	peer = access_cred_match(&a->peer, hn, hp);
 	isuser = access_cred_match(&a->user, hn, hp);
 	who = peer ? ACCESS_PEER_ID : isuser ? ACCESS_USER : ACCESS_BAD;
-	if (who == ACCESS_USER && userlen > 0)
+	/* The name for the audit; "peer" only for the peer's own identity. */
+	if (isuser && userlen > 0)
 		snprintf(user, userlen, "%s", name);
+	else if (peer && userlen > 0)
+		snprintf(user, userlen, "peer");
 	OPENSSL_cleanse(buf, sizeof buf);
 	return (who);
 }
@@ -306,8 +312,6 @@ access_check_user(const struct access *a, struct evhttp_request *req,
 		return (ACCESS_OK);
 	who = access_identify(a, req, user, userlen);
 	*peer = who == ACCESS_PEER_ID;
-	if (who == ACCESS_PEER_ID && userlen > 0)
-		snprintf(user, userlen, "peer");
 	switch (who) {
 	case ACCESS_BAD:
 		return (ACCESS_DENIED_401);
