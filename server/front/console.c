@@ -336,11 +336,10 @@ console_scan_peers(struct console *c)
 		else if (!pi.resolved)
 			snprintf(why, sizeof why, "its host name does not "
 			    "resolve");
-		else if (!pi.reachable && pi.failures > 0)
-			snprintf(why, sizeof why, "unreachable (%llu failed "
-			    "requests, %s)", (unsigned long long)pi.failures,
+		else if (!pi.reachable && p->last_status == -1)
+			snprintf(why, sizeof why, "unreachable: no answer (%s)",
 			    pi.last_success_ms > 0 ? "it answered before" :
-			    "never answered");
+			    "it never answered");
 		if (why[0] != '\0')
 			doctor_scan_peer(c->d.doctor, pi.url, why);
 	}

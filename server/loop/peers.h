@@ -72,8 +72,8 @@ struct peer {
 	struct evhttp_connection *conn[2];	/* enum peer_conn */
 	unsigned		 tls_gen;	/* context of the connections */
 	int			 reachable;	/* last request succeeded */
-	int			 last_status;	/* its last HTTP answer, 0:
-						   none or no answer */
+	int			 last_status;	/* its last HTTP answer; -1:
+						   no answer; 0: not asked */
 	int			 heureka;	/* it answered with heureka's
 						   X-Heureka-Ready header:
 						   batches carry the origin

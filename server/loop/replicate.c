@@ -284,7 +284,7 @@ repl_batch_done_cb(struct evhttp_request *req, void *arg)
 	rp->inflight = NULL;
 	if (req != NULL)
 		code = evhttp_request_get_response_code(req);
-	rp->p->last_status = code;
+	rp->p->last_status = code != 0 ? code : -1;
 	if (code >= 200 && code < 300) {
 		repl_batch_ok(rp, b, req, now);
 		return;
