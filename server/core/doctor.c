@@ -298,12 +298,15 @@ doctor_scan_lease(struct doctor *d, const struct registry_timing *t)
 	declared = (in->has_lease && in->lease.renewal_interval_secs > 0 ?
 	    in->lease.renewal_interval_secs : LEASE_DEFAULT_RENEWAL_SECS) *
 	    (int64_t)1000;
-	gap = t->gap_ms;
+	/* Never renewed since registration: no rate to judge yet. */
+	if (t->last_renew_ts == 0)
+		return;
+	gap = t->gap_ms > 0 ? t->gap_ms : -1;
 	since = d->now.mono_ms - t->last_renew_mono;
 	/* A heartbeat overdue already says as much as a long gap. */
-	if (t->last_renew_ts > 0 && since > gap)
+	if (since > gap && since > declared * d->conf.renew_factor)
 		gap = since;
-	if (gap < 0 || (gap <= declared * d->conf.renew_factor &&
+	if (gap <= 0 || (gap <= declared * d->conf.renew_factor &&
 	    gap * d->conf.renew_factor >= declared))
 		return;
 	doctor_assert(d, DOCTOR_RENEW_INTERVAL, t->app, instance_id(in),
