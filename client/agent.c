@@ -9,6 +9,9 @@
  * exiting 0. With a health URL the instance registers STARTING and turns
  * UP only when a probe first passes (a failing service is never announced
  * UP); it refuses to start without a port (flag, config or environment).
+ * With --drain it first takes the instance out of traffic and waits for
+ * the drain barrier (clidrain.c), as `heureka drain` does, within
+ * --drain-timeout.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -44,6 +47,8 @@ struct agent {
 	int				 last_ok;	/* -1 unknown */
 	int				 passed;	/* a probe passed once */
 	int				 stopping;
+	struct cli_drain		 drain;		/* --drain */
+	int				 draining;
 };
 
 static const char agent_usage[] =
@@ -65,6 +70,9 @@ static const char agent_usage[] =
 "  --instance-id ID       instance id (default HOST:APP:PORT)\n"
 "  --renewal-interval S   heartbeat period (default 30)\n"
 "  --lease-duration S     lease expiry the server applies (default 90)\n"
+"  --drain                on SIGTERM/SIGINT: OUT_OF_SERVICE, wait for the\n"
+"                         drain barrier on every server, then cancel\n"
+"  --drain-timeout D      give the barrier up after D (default 60s)\n"
 "  -c FILE                .yml or .properties with eureka.* keys\n"
 "  -D KEY=VALUE           any eureka.client.* / eureka.instance.* setting\n"
 "  -v                     log debug lines\n"
@@ -183,6 +191,14 @@ agent_signal_cb(evutil_socket_t sig, short what, void *arg)
 		evhttp_cancel_request(ag->hreq);
 		ag->hreq = NULL;
 	}
+	if (ag->draining) {
+		/* Blocks this loop (no heartbeat) for at most the timeout. */
+		ag->drain.id = heureka_client_instance_id(ag->client);
+		if (cli_drain_run(&ag->drain) == CLI_EXIT_FOUND)
+			log_info("agent: drained");
+		else
+			log_warnx("agent: not drained; cancelling anyway");
+	}
 	heureka_client_stop(ag->client, agent_stopped_cb, ag);
 }
 
@@ -264,6 +280,8 @@ agent_parse(int argc, char **argv, struct agent *ag, struct agent_args *aa)
 		{ "renewal-interval", required_argument, NULL, 'r' },
 		{ "lease-duration", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "drain", no_argument, NULL, 'N' },
+		{ "drain-timeout", required_argument, NULL, 'T' },
 		CLI_TLS_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -331,6 +349,15 @@ agent_parse(int argc, char **argv, struct agent *ag, struct agent_args *aa)
 		case 'c':
 			aa->o.config_file = optarg;
 			break;
+		case 'N':
+			ag->draining = 1;
+			break;
+		case 'T':
+			if ((ag->drain.timeout_ms = cli_duration_ms(optarg)) <= 0)
+				rc = agent_usage_error("--drain-timeout %s: "
+				    "expected a duration (60s, 500ms, 2m)",
+				    optarg);
+			break;
 		case 'D':
 			if (add_setting(aa->settings, &aa->n, NULL, optarg) != 0)
 				rc = CLI_EXIT_USAGE;
@@ -354,6 +381,8 @@ agent_parse(int argc, char **argv, struct agent *ag, struct agent_args *aa)
 	}
 	if (rc == 0 && optind != argc)
 		rc = agent_usage_error("unexpected argument %s", argv[optind]);
+	if (rc == 0 && ag->draining && aa->o.app_name == NULL)
+		rc = agent_usage_error("--drain needs --app");
 	return (rc);
 }
 
@@ -368,6 +397,11 @@ agent_client(struct agent *ag, struct agent_args *aa)
 	const char	*scheme;
 	char		*cause = NULL;
 
+	ag->drain.servers = aa->servers;
+	ag->drain.tls = aa->tls;
+	ag->drain.app = aa->o.app_name;
+	if (ag->drain.timeout_ms == 0)
+		ag->drain.timeout_ms = 60000;
 	aa->o.use_env = 1;
 	aa->o.no_fetch = 1;	/* a sidecar registers; it does not look up */
 	aa->o.settings = (const char *const *)aa->settings;

@@ -66,6 +66,7 @@ static const struct {
 	{ "status", cmd_status, "status APP ID VALUE | status --delete APP ID"
 	    " [--server URL]" },
 	{ "watch", cmd_watch, "watch [APP] [--interval S] [--server URL]" },
+	{ "drain", cmd_drain, "drain APP ID [--timeout 60s] [--server URL]" },
 	{ "audit", cmd_audit, "audit [APP [ID]] [--json] [--server URL]"
 	    " [--timeout S]" },
 	{ "doctor", cmd_doctor, "doctor [--json] [--server URL] [--timeout S]" },
@@ -907,7 +908,7 @@ cmd_audit(int argc, char **argv)
 	char		 when[32];
 	int		 i, rc;
 
-	if ((i = parse_qopts(argc, argv, &q, 6,
+	if ((i = parse_qopts(argc, argv, &q, 7,
 	    "Show the audit: every change to the registry with when, what,\n"
 	    "who (user, \"peer\", \"anonymous\" or \"server\"), from which\n"
 	    "address and the node where it entered the cluster; newest\n"
@@ -981,7 +982,7 @@ cmd_doctor(int argc, char **argv)
 	const char	*app, *id;
 	int		 i, rc;
 
-	if ((i = parse_qopts(argc, argv, &q, 7,
+	if ((i = parse_qopts(argc, argv, &q, 8,
 	    "Show what the server sees going wrong (renew-interval,\n"
 	    "id-conflict, reregister-storm, peer, clock-skew,\n"
 	    "self-preservation), in plain words.\n"

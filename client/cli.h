@@ -7,6 +7,8 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include <stdint.h>
+
 #define CLI_EXIT_FOUND		0
 #define CLI_EXIT_NOT_FOUND	1
 #define CLI_EXIT_UNREACHABLE	2
@@ -51,5 +53,21 @@ void		 cli_tls_apply(const struct cli_tls *,
 		    struct heureka_options *);
 
 int		 agent_main(int argc, char **argv);
+
+/* clidrain.c: heureka drain, and the agent's drain on SIGTERM. */
+struct cli_drain {
+	const char	*servers;	/* NULL: the environment's, default */
+	struct cli_tls	 tls;
+	const char	*app;
+	const char	*id;
+	int64_t		 timeout_ms;
+	int		 cancel;	/* cancel at the end (the agent's
+					   client cancels itself) */
+	int		 quiet;
+};
+int		 cli_drain_run(const struct cli_drain *);
+int		 cmd_drain(int argc, char **argv);
+/* "60s", "500ms", "2m" or seconds, in ms; -1 if not a duration. */
+int64_t		 cli_duration_ms(const char *);
 
 #endif

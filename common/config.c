@@ -35,6 +35,7 @@
 #include <strings.h>
 
 #include "config_int.h"
+#include "dnsmsg.h"
 #include "log.h"
 #include "tls.h"
 #include "xmalloc.h"
@@ -590,6 +591,29 @@ config_table_check(char **cause)
 	return (0);
 }
 
+/*
+ * heureka.dns.domain kept lower case without its trailing dot (what the
+ * DNS front compares query names to); -1 unless it is a DNS name.
+ */
+static int
+config_dns_domain(struct config *cf, char **cause)
+{
+	char	*d = cf->dns_domain;
+	size_t	 len;
+
+	if (d == NULL || (len = strlen(d)) == 0 ||
+	    (d[len - 1] == '.' && (d[--len] = '\0', len == 0)) ||
+	    !dnsmsg_name_ok(d)) {
+		xasprintf(cause, "heureka.dns.domain: '%s' is not a domain "
+		    "name", d != NULL ? d : "");
+		return (-1);
+	}
+	for (; *d != '\0'; d++)
+		if (*d >= 'A' && *d <= 'Z')
+			*d += 'a' - 'A';
+	return (0);
+}
+
 /* Cross-field checks, and the defaults that depend on other keys. */
 int
 config_validate(struct config *cf, char **cause)
@@ -656,6 +680,8 @@ config_validate(struct config *cf, char **cause)
 		    cf->instance_lease_renewal_interval_in_seconds);
 		return (-1);
 	}
+	if (config_dns_domain(cf, cause) != 0)
+		return (-1);
 	if (cf->my_url != NULL &&
 	    config_check_urls("eureka.server.my-url", cf->my_url, cause) != 0)
 		return (-1);

@@ -44,6 +44,9 @@ struct config {
 	char		*peer_ssl_certificate;		/* mutual TLS */
 	char		*peer_ssl_key;
 	char		*peer_ssl_trust;		/* null: system CAs */
+	int64_t		 peer_resolve_interval_ms;	/* heureka: 30000 */
+	char		*dns_nameservers;		/* null: resolv.conf */
+	int64_t		 drain_fetch_window_ms;		/* heureka: 90000 */
 
 	/* eureka.server.* (spec §8.1) */
 	int		 enable_self_preservation;	/* true */
@@ -74,11 +77,15 @@ struct config {
 	int64_t		 anti_entropy_interval_ms;	/* heureka: 30000 */
 	size_t		 sync_page_bytes;		/* heureka: 1 MiB */
 	int64_t		 max_clock_skew_ms;	/* heureka: 300000 */
+	size_t		 max_unknown_tombstones;	/* heureka: 65536 */
 	size_t		 max_body_bytes;		/* heureka: 65536 */
 	size_t		 max_batch_bytes;		/* heureka: 8 MiB */
 	size_t		 max_instances;			/* heureka: 1000000 */
 	int		 max_metadata_entries;		/* heureka: 128 */
 	int		 max_connections;		/* heureka: 10000 */
+	int		 descriptor_reserve;		/* heureka: 64 */
+	int64_t		 handshake_timeout_ms;		/* heureka: 5000 */
+	int64_t		 head_timeout_ms;		/* heureka: 10000 */
 	size_t		 max_instance_bytes;		/* heureka: 131072 */
 	int		 max_metadata_key_bytes;	/* heureka: 256 */
 	int		 max_metadata_value_bytes;	/* heureka: 4096 */
@@ -93,6 +100,8 @@ struct config {
 	int		 watch_window;			/* 1024 events */
 	size_t		 watch_window_bytes;		/* 8 MiB of them */
 	int64_t		 watch_keepalive_ms;		/* 15000 */
+	int64_t		 watch_stall_ms;		/* 30000 */
+	size_t		 watch_slice_bytes;		/* 1 MiB a turn */
 	/* heureka.cache.* (server/core/cache.c) */
 	size_t		 cache_encode_slice_bytes;	/* 1 MiB, 0: whole */
 	int64_t		 cache_plain_idle_ms;	/* 90000, 0: keep */
@@ -101,6 +110,19 @@ struct config {
 	int		 airlift_enabled;		/* true */
 	int64_t		 airlift_max_age_ms;		/* 30000 */
 	char		*airlift_environment;		/* null: eureka's */
+
+	/* heureka.dns.* (server/front/dnssrv.c; docs/dns-consul.md) */
+	int		 dns_enabled;			/* false */
+	int		 dns_port;			/* 8600, UDP and TCP */
+	char		*dns_bind;			/* null: server.address */
+	char		*dns_domain;			/* "heureka." */
+	int		 dns_ttl;			/* 5 s */
+	int		 dns_max_tcp;			/* 64 connections */
+	int64_t		 dns_tcp_idle_ms;		/* 10000 */
+	/* heureka.consul.* (server/front/consul.c; docs/dns-consul.md) */
+	int		 consul_enabled;		/* true */
+	char		*consul_tags_key;		/* "tags" */
+	int64_t		 consul_max_wait_ms;		/* 600000 */
 
 	/* eureka.dashboard.*, eureka.environment, eureka.datacenter */
 	char		*dashboard_path;		/* "/" */
@@ -134,6 +156,8 @@ struct config {
 	char		*security_peer_name;		/* null: the user's */
 	char		*security_peer_password;	/* null: the user's */
 	char		*security_peer_password_file;
+	double		 security_auth_failures_per_second; /* 1 */
+	int		 security_auth_failure_burst;	/* 10 */
 
 	/* eureka.client.* (peers for the server, servers for clients) */
 	char		*service_url_default_zone;	/* comma list */

@@ -79,6 +79,17 @@ const struct config_opt config_opts[] = {
 	STR(N("heureka.peer.ssl.trust-certificate"), peer_ssl_trust, NULL,
 	    "PEM CA bundle https:// peers are verified against (default: "
 	    "the system's)"),
+	I64(N("heureka.peer.resolve-interval-ms"), peer_resolve_interval_ms,
+	    100, MS_MAX, "30000",
+	    "re-resolve peer host names this often; a name with several "
+	    "addresses is one peer per address"),
+	STR(N("heureka.dns.nameservers"), dns_nameservers, NULL,
+	    "DNS servers (host[:port], comma-separated) peer names are "
+	    "resolved with (default: /etc/resolv.conf)"),
+	I64(N("heureka.drain.fetch-window-ms"), drain_fetch_window_ms,
+	    0, MS_MAX, "90000",
+	    "drain barrier: clients that fetched this long before a change "
+	    "must fetch again (or the window pass) before it is drained"),
 
 	/* eureka.server.* (spec 8.1) */
 	BOOL(N("eureka.server.enable-self-preservation",
@@ -185,8 +196,16 @@ const struct config_opt config_opts[] = {
 	I64(N("eureka.server.max-clock-skew-ms",
 	    "heureka.server.max-clock-skew-ms"),
 	    max_clock_skew_ms, 0, MS_MAX, "300000",
-	    "heureka: registrations whose lastDirtyTimestamp is further "
-	    "ahead of our clock get 400 (0: off)"),
+	    "heureka: a registration, cancel, status change or override "
+	    "removal whose lastDirtyTimestamp (or a replicated copy's "
+	    "lastUpdatedTimestamp) is further ahead of our clock gets 400 "
+	    "(0: off)"),
+	SIZE(N("eureka.server.max-unknown-tombstones",
+	    "heureka.server.max-unknown-tombstones"),
+	    max_unknown_tombstones, 1, 100000000.0, "65536",
+	    "heureka: tombstones kept for cancels of instances this node "
+	    "never held (also at most 1/16 of max-memory-bytes); past it the "
+	    "oldest go"),
 	SIZE(N("eureka.server.max-body-bytes"), max_body_bytes,
 	    1024, 1073741824.0, "65536", "heureka: largest request body"),
 	SIZE(N("eureka.server.max-batch-bytes"), max_batch_bytes,
@@ -197,7 +216,19 @@ const struct config_opt config_opts[] = {
 	INT(N("eureka.server.max-metadata-entries"), max_metadata_entries,
 	    0, 100000, "128", "heureka: metadata entries per instance"),
 	INT(N("eureka.server.max-connections"), max_connections,
-	    1, 1000000, "10000", "heureka: concurrent client connections"),
+	    1, 1000000, "10000", "heureka: concurrent client connections "
+	    "(counted from accept; the newest past it is closed)"),
+	INT(N("heureka.server.descriptor-reserve"), descriptor_reserve,
+	    0, 100000, "64", "descriptors kept free below the process limit "
+	    "for peers, the health port and files (connections past it are "
+	    "closed)"),
+	I64(N("heureka.server.handshake-timeout-ms"), handshake_timeout_ms,
+	    100, 600000, "5000", "a TLS handshake must finish within this; "
+	    "else the connection is closed"),
+	I64(N("heureka.server.head-timeout-ms"), head_timeout_ms,
+	    100, 600000, "10000", "a request head must arrive whole within "
+	    "this of its first byte (or of the connection); else it is "
+	    "closed"),
 	SIZE(N("eureka.server.max-instance-bytes",
 	    "heureka.server.max-instance-bytes"), max_instance_bytes,
 	    1024, 1073741824.0, "131072",
@@ -240,12 +271,36 @@ const struct config_opt config_opts[] = {
 	STR(N("heureka.airlift.environment"), airlift_environment, NULL,
 	    "environment announcements must name (unset: eureka.environment)"),
 
+	/* DNS interface and Consul's catalog (docs/dns-consul.md) */
+	BOOL(N("heureka.dns.enabled"), dns_enabled, "false",
+	    "answer DNS queries for <app>.service.<domain> (UDP and TCP)"),
+	INT(N("heureka.dns.port"), dns_port, 0, 65535, "8600",
+	    "DNS port, UDP and TCP (0: any free one, logged)"),
+	STR(N("heureka.dns.bind"), dns_bind, NULL,
+	    "DNS address (unset: server.address)"),
+	STR(N("heureka.dns.domain"), dns_domain, "heureka.",
+	    "the zone DNS answers for; anything else is REFUSED"),
+	INT(N("heureka.dns.ttl"), dns_ttl, 0, 86400, "5",
+	    "TTL of DNS answers, seconds"),
+	INT(N("heureka.dns.max-tcp-connections"), dns_max_tcp, 1, 100000,
+	    "64", "DNS TCP connections at once; past it new ones close"),
+	I64(N("heureka.dns.tcp-idle-ms"), dns_tcp_idle_ms, 100, MS_MAX,
+	    "10000", "a DNS TCP connection idle this long is closed"),
+	BOOL(N("heureka.consul.enabled"), consul_enabled, "true",
+	    "serve Consul's read-only catalog and health API under /v1/"),
+	STR(N("heureka.consul.tags-key"), consul_tags_key, "tags",
+	    "metadata key whose comma-separated value is a service's tags"),
+	I64(N("heureka.consul.max-wait-ms"), consul_max_wait_ms, 1000,
+	    3600000, "600000",
+	    "longest a Consul blocking query waits (default wait: 5 min)"),
+
 	/* heureka.watch.* (server/watch.c; docs/api.md, "Watch and leader") */
 	INT(N("heureka.watch.max-watchers"), watch_max_watchers, 0, 1000000,
 	    "2048", "open watch streams at most; past it a watch gets 503"),
 	SIZE(N("heureka.watch.max-buffer-bytes"), watch_max_buffer_bytes,
 	    1024, (size_t)1 << 30, "1048576",
-	    "unsent bytes one watcher may hold; past it: RESET and close"),
+	    "unsent bytes one watcher may hold (its output and what the "
+	    "kernel holds unacknowledged); past it: RESET and close"),
 	INT(N("heureka.watch.window"), watch_window, 1, 1000000, "1024",
 	    "recent events kept for Last-Event-ID resumes"),
 	SIZE(N("heureka.watch.window-bytes"), watch_window_bytes, 4096,
@@ -253,6 +308,14 @@ const struct config_opt config_opts[] = {
 	    "bytes of recent events kept for resumes; the oldest go first"),
 	I64(N("heureka.watch.keepalive-interval-ms"), watch_keepalive_ms, 10,
 	    3600000, "15000", "a comment line to every watcher this often"),
+	I64(N("heureka.watch.stall-timeout-ms"), watch_stall_ms, 100,
+	    86400000, "30000",
+	    "a watcher whose unsent bytes are not read for this long: RESET "
+	    "and close"),
+	SIZE(N("heureka.watch.slice-bytes"), watch_slice_bytes, 0,
+	    (size_t)1 << 40, "1048576",
+	    "snapshot encoding and event fan-out per loop turn, in bytes "
+	    "encoded (a frame handed to a watcher counts 256); 0: no bound"),
 
 	/* heureka.cache.* (server/core/cache.c; docs/performance.md) */
 	SIZE(N("heureka.cache.encode-slice-bytes"), cache_encode_slice_bytes,
@@ -333,6 +396,13 @@ const struct config_opt config_opts[] = {
 	STR(N("heureka.security.peer.password-file"),
 	    security_peer_password_file, NULL,
 	    "read heureka.security.peer.password from this file"),
+	DBL(N("heureka.security.auth-failures-per-second"),
+	    security_auth_failures_per_second, 0, 1000000, "1",
+	    "failed authentications per second one client address may make "
+	    "past its burst; then 429 (0: off)"),
+	INT(N("heureka.security.auth-failure-burst"),
+	    security_auth_failure_burst, 1, 1000000, "10",
+	    "failed authentications one client address may make at once"),
 
 	/* eureka.client.* (spec 8.2) */
 	URLS(N("eureka.client.service-url.defaultZone",

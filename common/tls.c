@@ -361,6 +361,15 @@ tls_bev_accept(struct event_base *base, SSL_CTX *ctx)
 	return (bev);
 }
 
+/* Whether bev's handshake is done; see tls.h. */
+int
+tls_bev_handshaken(struct bufferevent *bev)
+{
+	SSL	*ssl = bufferevent_openssl_get_ssl(bev);
+
+	return (ssl == NULL || SSL_is_init_finished(ssl));
+}
+
 /* Open an HTTP connection, over TLS when ctx is set (see tls.h). */
 struct evhttp_connection *
 tls_http_connection(struct event_base *base, struct evdns_base *dns,

@@ -54,6 +54,11 @@ int	 tls_parse_client_auth(const char *, enum tls_client_auth *);
 
 /* A server-side SSL bufferevent for evhttp_set_bevcb (NULL on failure). */
 struct bufferevent *tls_bev_accept(struct event_base *, SSL_CTX *);
+/*
+ * Whether bev's TLS handshake is done (1 for a bufferevent without TLS):
+ * the header-time guard's handshake deadline asks.
+ */
+int	 tls_bev_handshaken(struct bufferevent *);
 
 /*
  * The one way heureka opens an outgoing HTTP connection (peers and

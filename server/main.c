@@ -465,9 +465,23 @@ main(int argc, char **argv)
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new failed");
 	main_server = server_new(base, &cf);
+	/*
+	 * Every handler before the port opens: a SIGHUP sent the moment it
+	 * accepts (a reload racing a restart) would otherwise find the
+	 * default action and kill the process.
+	 */
+	ev_term = evsignal_new(base, SIGTERM, signal_stop_cb, base);
+	ev_int = evsignal_new(base, SIGINT, signal_stop_cb, base);
+	ev_hup = evsignal_new(base, SIGHUP, signal_hup_cb, base);
+	event_add(ev_term, NULL);
+	event_add(ev_int, NULL);
+	event_add(ev_hup, NULL);
 	if (server_listen(main_server, &cause) != 0) {
 		log_error("%s", cause);
 		free(cause);
+		event_free(ev_term);
+		event_free(ev_int);
+		event_free(ev_hup);
 		server_free(main_server);
 		event_base_free(base);
 		config_free(&cf);
@@ -475,12 +489,6 @@ main(int argc, char **argv)
 		return (errno == EADDRINUSE || errno == EACCES ? 1 :
 		    CONFIG_EX_CONFIG);
 	}
-	ev_term = evsignal_new(base, SIGTERM, signal_stop_cb, base);
-	ev_int = evsignal_new(base, SIGINT, signal_stop_cb, base);
-	ev_hup = evsignal_new(base, SIGHUP, signal_hup_cb, base);
-	event_add(ev_term, NULL);
-	event_add(ev_int, NULL);
-	event_add(ev_hup, NULL);
 	server_start(main_server);
 	if (server_run(main_server) < 0) {
 		log_error("event loop failed");

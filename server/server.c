@@ -33,13 +33,18 @@
 
 #include "access.h"
 #include "accesslog.h"
+#include "admit.h"
 #include "airlift.h"
 #include "audit.h"
 #include "auditfile.h"
+#include "barrier.h"
 #include "cache.h"
 #include "clock.h"
+#include "conn.h"
 #include "console.h"
+#include "consul.h"
 #include "csrf.h"
+#include "dnssrv.h"
 #include "dashboard.h"
 #include "doctor.h"
 #include "drain.h"
@@ -64,13 +69,9 @@
 #include "xmalloc.h"
 
 #define SINGLE_WRITE_MAX	(4 * 1024 * 1024)
-#define RATELIMIT_ENTRIES	65536	/* client addresses tracked */
 #define CGROUP_MEMORY_MAX	"/sys/fs/cgroup/memory.max"
 
-/* The connection cap is logged once a minute, however often it is hit. */
 static void	server_gate_cb(enum gate_state, int, struct hk_time, void *);
-
-static struct log_ratelim server_conn_rl = LOG_RATELIM_INIT(60000, 1);
 
 /* The server whose listener the accept error callback pauses (one). */
 static struct server	*server_accept_owner;
@@ -107,6 +108,7 @@ server_registry_conf(const struct config *cf, struct registry_conf *rc)
 	    server_default_memory_budget();
 	rc->max_delta_bytes = cf->max_delta_queue_bytes;
 	rc->max_skew_ms = cf->max_clock_skew_ms;
+	rc->max_unheld_tombs = cf->max_unknown_tombstones;
 }
 
 /* Half the RAM, or half the cgroup v2 limit when lower (containers). */
@@ -155,8 +157,6 @@ server_new(struct event_base *base, struct config *conf)
 		rc.max_bytes -= conf->audit_max_bytes;
 	s->memory_budget = rc.max_bytes;
 	s->reg = registry_new(&rc, start.wall_ms);
-	s->register_rl = ratelimit_new(conf->register_rate_per_second,
-	    conf->register_rate_burst, RATELIMIT_ENTRIES);
 	s->cache = cache_new(s->reg, conf->use_read_only_response_cache ?
 	    conf->response_cache_update_interval_ms : 0,
 	    conf->response_cache_auto_expiration_in_seconds * 1000);
@@ -172,10 +172,11 @@ server_new(struct event_base *base, struct config *conf)
 	    .open_connections = &s->open_connections,
 	    .memory_budget = s->memory_budget, .doctor = &s->doctor,
 	    .audit = &s->audit });
+	s->admit = admit_new(conf, s->metrics);
 	s->access = access_new(conf);
 	s->watch = watch_new(&(struct watch_deps){ .base = base,
 	    .reg = s->reg, .gate = s->gate, .conf = conf });
-	s->airlift = airlift_new(s->reg, conf);
+	s->airlift = airlift_new(s->reg, conf, s->admit);
 	s->reglog = reglog_new(base, s->reg);
 	s->audit = audit_new(conf->audit_max_bytes);
 	doctor_conf_defaults(&dc);
@@ -184,6 +185,9 @@ server_new(struct event_base *base, struct config *conf)
 	dc.skew_ms = conf->doctor_clock_skew_ms;
 	s->doctor = doctor_new(&dc);
 	s->csrf = csrf_new();
+	s->consul = consul_new(&(struct consul_deps){ .base = base,
+	    .reg = s->reg, .conf = conf, .hostname = s->hostname,
+	    .port = &s->port });
 	s->ops = ops_new(&(struct ops_deps){ .gate = s->gate, .conf = conf,
 	    .metrics = s->metrics, .peers = &s->peers,
 	    .hostname = s->hostname, .port = &s->port });
@@ -228,7 +232,10 @@ server_free(struct server *s)
 		server_accept_owner = NULL;
 	rest_free(s->rest);
 	airlift_free(s->airlift);
+	consul_free(s->consul);
+	dnssrv_free(s->dns);
 	ext_free(s->ext);
+	barrier_free(s->barrier);
 	peers_free(s->peers);	/* first: its observers drop their state */
 	sync_free(s->sync);
 	replicate_free(s->repl);
@@ -236,6 +243,7 @@ server_free(struct server *s)
 		evhttp_free(s->http);
 	if (s->plain_http != NULL)
 		evhttp_free(s->plain_http);
+	conns_free(s->conns);		/* after evhttp_free: its closes */
 	watch_free(s->watch);
 	reglog_free(s->reglog);
 	console_free(s->console);
@@ -247,7 +255,7 @@ server_free(struct server *s)
 	cache_free(s->cache);
 	registry_free(s->reg);
 	metrics_free(s->metrics);
-	ratelimit_free(s->register_rl);
+	admit_free(s->admit);
 	access_free(s->access);
 	gate_free(s->gate);
 	audit_free(s->audit);
@@ -259,9 +267,9 @@ server_free(struct server *s)
 }
 
 /*
- * New connection: TLS when on, large writes, and the header-time guard
- * between the (decrypted) stream and evhttp (guard.c), which sees every
- * request head first.
+ * New connection: TLS when on, large writes, counted and admitted
+ * (conn.c), and the header-time guard between the (decrypted) stream and
+ * evhttp (guard.c), which sees every request head first.
  */
 static struct bufferevent *
 server_bev_cb(struct event_base *base, void *arg)
@@ -276,27 +284,18 @@ server_bev_cb(struct event_base *base, void *arg)
 	if (bev == NULL)
 		return (NULL);
 	bufferevent_set_max_single_write(bev, SINGLE_WRITE_MAX);
-	guard_attach(bev);
+	bufferevent_set_max_single_read(bev, SINGLE_WRITE_MAX);
+	conns_accepted(s->conns, bev, s->tls_ctx != NULL);
 	return (bev);
 }
 
-/* Set TCP_NODELAY on an accepted socket. */
-static void
-server_nodelay(evutil_socket_t fd)
-{
-	int	one = 1;
-
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
-/* Accept again after a pause (descriptors freed, or under the cap). */
+/* Accept again after a pause (descriptors may have been freed). */
 static void
 server_accept_resume_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct server	*s = arg;
 
-	if (s->listener != NULL &&
-	    s->open_connections < (unsigned)s->conf->max_connections)
+	if (s->listener != NULL)
 		evconnlistener_enable(s->listener);
 }
 
@@ -319,63 +318,26 @@ server_accept_error_cb(struct evconnlistener *l, void *arg)
 	evtimer_add(s->accept_ev, &tv);
 }
 
-/*
- * A connection went away (the guard passes its close on); accept again if
- * the cap had stopped us. Only a connection that was counted is uncounted.
- */
+/* A connection went away (conn.c passes its close on): the watch's too. */
 static void
 server_conn_close_cb(struct evhttp_connection *evcon, void *arg)
 {
-	struct server		*s = arg;
-	struct bufferevent	*bev = evhttp_connection_get_bufferevent(evcon);
+	struct server	*s = arg;
 
 	watch_conn_closed(s->watch, evcon);
-	if (bev == NULL || bufferevent_get_max_single_read(bev) !=
-	    SINGLE_WRITE_MAX)
-		return;
-
-	if (s->open_connections > 0)
-		s->open_connections--;
-	if (s->listener != NULL &&
-	    s->open_connections + 1 == (unsigned)s->conf->max_connections)
-		evconnlistener_enable(s->listener);
 }
 
 /*
- * Wraps the REST dispatcher: the first request of a connection sets its
- * socket options and counts it in the open-connections gauge (the close
- * callback the guard passes on uncounts it). A request the header-time
- * guard refused is answered with its verdict instead.
+ * Wraps the REST dispatcher: a request the header-time guard refused is
+ * answered with its verdict instead.
  */
 static void
 server_request_cb(struct evhttp_request *req, void *arg)
 {
-	struct server			*s = arg;
-	struct evhttp_connection	*evcon;
-	struct bufferevent		*bev;
-	const char			*reason;
-	int				 code;
+	struct server	*s = arg;
+	const char	*reason;
+	int		 code;
 
-	evcon = evhttp_request_get_connection(req);
-	if (evcon != NULL &&
-	    (bev = evhttp_connection_get_bufferevent(evcon)) != NULL &&
-	    bufferevent_get_max_single_read(bev) != SINGLE_WRITE_MAX) {
-		/* The read limit doubles as our "seen" mark. */
-		bufferevent_set_max_single_read(bev, SINGLE_WRITE_MAX);
-		server_nodelay(bufferevent_getfd(bev));
-		/*
-		 * eureka.server.max-connections: at the cap, leave further
-		 * connections in the kernel's backlog until one closes.
-		 */
-		if (++s->open_connections >=
-		    (unsigned)s->conf->max_connections && s->listener != NULL) {
-			evconnlistener_disable(s->listener);
-			metrics_limit(s->metrics, METRICS_LIMIT_CONNECTIONS, 1);
-			log_warnx_rl(&server_conn_rl, "limit: %u connections "
-			    "open (eureka.server.max-connections): new ones "
-			    "wait in the backlog", s->open_connections);
-		}
-	}
 	/* Draining: answer, then close, so the client goes elsewhere. */
 	if (gate_is_stopping(s->gate))
 		evhttp_add_header(evhttp_request_get_output_headers(req),
@@ -577,8 +539,14 @@ server_listen(struct server *s, char **cause)
 	guard_init(&(struct guard_conf){
 	    .max_body_bytes = s->conf->max_body_bytes,
 	    .max_batch_bytes = s->conf->max_batch_bytes,
-	    .metrics = s->metrics, .closecb = server_conn_close_cb,
-	    .closearg = s });
+	    .handshake_ms = s->conf->handshake_timeout_ms,
+	    .head_ms = s->conf->head_timeout_ms,
+	    .handshaken = tls_bev_handshaken, .metrics = s->metrics });
+	s->conns = conns_new(&(struct conns_deps){ .base = s->base,
+	    .max_connections = s->conf->max_connections,
+	    .descriptor_reserve = s->conf->descriptor_reserve,
+	    .metrics = s->metrics, .open = &s->open_connections,
+	    .closecb = server_conn_close_cb, .closearg = s });
 	evhttp_set_bevcb(s->http, server_bev_cb, s);
 	/* Every method evhttp knows: the route table answers 405 itself. */
 	evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
@@ -603,6 +571,7 @@ server_listen(struct server *s, char **cause)
 		return (-1);
 	}
 	s->listener = evhttp_bound_socket_get_listener(bound);
+	conns_set_listener(s->conns, s->listener);
 	s->accept_ev = evtimer_new(s->base, server_accept_resume_cb, s);
 	server_accept_owner = s;
 	evconnlistener_set_error_cb(s->listener, server_accept_error_cb);
@@ -635,13 +604,23 @@ server_listen(struct server *s, char **cause)
 	    s->gate, s->peers, s->repl });
 	s->ext = ext_new(&(struct ext_deps){ s->reg, s->gate, s->peers,
 	    s->sync, s->conf, &s->looplag });
+	/* After the watch and replication: it reads both after a change. */
+	s->barrier = barrier_new(&(struct barrier_deps){ s->base, s->conf,
+	    s->reg, s->peers, s->repl, s->watch });
 	s->rest = rest_new(&(struct rest_deps){ .reg = s->reg,
 	    .cache = s->cache, .gate = s->gate, .conf = s->conf,
-	    .access = s->access, .register_rl = s->register_rl,
+	    .access = s->access, .admit = s->admit,
 	    .memory_budget = s->memory_budget, .metrics = s->metrics,
-	    .watch = s->watch, .airlift = s->airlift,
+	    .watch = s->watch, .airlift = s->airlift, .consul = s->consul,
 	    .dashboard = s->dashboard, .ops = s->ops, .ext = s->ext,
-	    .console = s->console, .csrf = s->csrf, .audit = s->audit });
+	    .barrier = s->barrier, .console = s->console, .csrf = s->csrf,
+	    .audit = s->audit });
+	if (s->conf->dns_enabled) {
+		s->dns = dnssrv_new(&(struct dnssrv_deps){ .base = s->base,
+		    .reg = s->reg, .gate = s->gate, .conf = s->conf });
+		if (dnssrv_start(s->dns, cause) != 0)
+			return (-1);
+	}
 	if (s->conf->port_file != NULL &&
 	    server_write_port(s->conf->port_file, s->port, cause) != 0)
 		return (-1);
@@ -934,6 +913,7 @@ server_stop(struct server *s)
 {
 	gate_set_stopping(s->gate, clock_now());
 	watch_drain(s->watch);
+	peers_stop(s->peers);
 	if (s->evict_ev != NULL)
 		event_del(s->evict_ev);
 	if (s->evict_step_ev != NULL)

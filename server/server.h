@@ -23,15 +23,20 @@ struct console;
 struct csrf;
 struct doctor;
 struct airlift;
+struct consul;
+struct dnssrv;
 struct cache;
+struct conns;
 struct dashboard;
 struct ops;
 struct peers;
 struct replicate;
 struct sync;
 struct ext;
+struct barrier;
+struct drain;
 struct metrics;
-struct ratelimit;
+struct admit;
 struct rest;
 struct watch;
 struct gate;
@@ -48,13 +53,16 @@ struct server {
 	struct replicate	*repl;		/* batches to the peers */
 	struct sync		*sync;		/* start-up sync, anti-entropy */
 	struct ext		*ext;		/* {base}heureka/ */
+	struct barrier		*barrier;	/* heureka/.../drained */
 	struct metrics		*metrics;
-	struct ratelimit	*register_rl;	/* per client address */
+	struct admit		*admit;		/* registration rate limit */
 	struct access		*access;	/* who may do what */
 	struct watch		*watch;		/* heureka/watch streams */
 	struct reglog		*reglog;	/* registry changes logged */
 	struct drain		*drain;		/* SIGTERM: the wait */
 	struct airlift		*airlift;	/* /v1/ discovery */
+	struct consul		*consul;	/* /v1/ Consul catalog */
+	struct dnssrv		*dns;		/* NULL: DNS off */
 	struct rest		*rest;		/* the route table */
 	struct ops		*ops;		/* /health, /info, /metrics */
 	struct dashboard	*dashboard;
@@ -72,6 +80,7 @@ struct server {
 	char			*hostname;	/* gethostname() */
 	struct gate		*gate;		/* readiness, read gate */
 	unsigned		 open_connections;
+	struct conns		*conns;		/* admission, conn.c */
 
 	struct event		*evict_ev;
 	struct event		*evict_step_ev;	/* a run's next slice */

@@ -201,7 +201,8 @@ batch_register(struct registry *reg, struct cache *cache,
 	in = batch_fill_amazon_id(in);
 	batch_copy_name(id, sizeof id, instance_id(in));
 	if (cache != NULL)
-		registry_set_external_bytes(reg, cache_bytes(cache));
+		registry_set_external_bytes(reg, REG_EXT_ENCODINGS,
+		    cache_bytes(cache));
 	/* The same per-instance and memory bounds as a REST register. */
 	rc = registry_register(reg, in, 1, now);
 	if (rc == REG_TOO_LARGE || rc == REG_NO_MEMORY || rc == REG_FUTURE ||
@@ -233,6 +234,7 @@ batch_item(struct registry *reg, struct cache *cache,
 {
 	const struct instance	*conflict = NULL;
 	enum registry_rc	 rc;
+	char			 msg[512];
 
 	switch (it->action) {
 	case REPL_REGISTER:
@@ -249,18 +251,27 @@ batch_item(struct registry *reg, struct cache *cache,
 		/* Its lastDirtyTimestamp is the tombstone's time. */
 		rc = registry_cancel(reg, app, it->id, 1, now,
 		    batch_dirty(it, -1));
+		if (rc == REG_FUTURE)
+			return (batch_refusal(lim, rc, app, it->id, msg,
+			    sizeof msg, r));
 		return (rc == REG_OK ? 200 : rc == REG_STALE ? 409 : 404);
 	case REPL_STATUS_UPDATE:
 		if (!it->has_status)
 			return (400);
 		rc = registry_status_update(reg, app, it->id, it->status,
 		    batch_dirty(it, 0), 1, now, batch_updated(it));
-		return (rc == REG_OK ? 200 : rc == REG_FUTURE ? 400 : 404);
+		if (rc == REG_FUTURE)
+			return (batch_refusal(lim, rc, app, it->id, msg,
+			    sizeof msg, r));
+		return (rc == REG_OK ? 200 : 404);
 	case REPL_DELETE_STATUS_OVERRIDE:
 		rc = registry_delete_override(reg, app, it->id,
 		    it->has_status ? it->status : STATUS_UNKNOWN,
 		    batch_dirty(it, 0), 1, now, batch_updated(it));
-		return (rc == REG_OK ? 200 : rc == REG_FUTURE ? 400 : 404);
+		if (rc == REG_FUTURE)
+			return (batch_refusal(lim, rc, app, it->id, msg,
+			    sizeof msg, r));
+		return (rc == REG_OK ? 200 : 404);
 	}
 	return (400);
 }

@@ -35,7 +35,11 @@
  * buffer, and drops the fragments (and the plain body) left from before;
  * Java and Spring Cloud clients only ask for gzip.
  *
- * Deltas are encoded from registry_delta(), which costs O(changes).
+ * Deltas are encoded from registry_delta(), which costs O(changes), or
+ * a slice at a time from a registry_dwalk that never starts over (a
+ * delta after 200,000 recent registrations held the loop 1 to 1.5 s
+ * while a fleet kept registering: each change restarted the walk, and
+ * the fourth start ran whole; issue 21, 77-delta-churn.sh).
  *
  * This file is the facade (new, free, get, step, stats); the rest lives
  * behind cache_int.h: blobs, bodies and the reaper (cache_blob.c),
@@ -183,11 +187,39 @@ cache_stats(const struct cache *c)
 	return (&c->stats);
 }
 
-/* Bytes of the encoded bodies alive, cached or in flight (this cache). */
+/*
+ * Bytes of the encoded bodies alive, cached or in flight (this cache),
+ * and of the builds under way (what they encoded so far).
+ */
 size_t
 cache_bytes(const struct cache *c)
 {
-	return (c->rp->bytes);
+	return (c->rp->bytes + sb_bytes(c));
+}
+
+/* Whether res's body is current: cache_step would encode nothing. */
+int
+cache_ready(struct cache *c, enum cache_res res, const struct cache_key *k,
+    const char *name, int64_t now)
+{
+	enum side_kind	kind = (enum side_kind)res;
+
+	if (c->ro_ms > 0 && side_find(c->ro, kind, k, name) != NULL)
+		return (1);
+	if (kind == SIDE_APPS)
+		return (apps_ready(c, k, now));
+	return (side_ready(c, kind, k, name, now));
+}
+
+/* Give up the build of res's body under way (a 503: no room for it). */
+void
+cache_abandon(struct cache *c, enum cache_res res, const struct cache_key *k,
+    const char *name)
+{
+	if ((enum side_kind)res == SIDE_APPS)
+		apps_abandon(c, k);
+	else
+		sb_abandon(c, (enum side_kind)res, k, name);
 }
 
 /* Size and longest chain of the fragment table, for /metrics. */

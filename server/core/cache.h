@@ -134,6 +134,20 @@ int		 cache_step(struct cache *, enum cache_res,
 struct cache_body *cache_res_body(struct cache *, enum cache_res,
 		     const struct cache_key *, const char *name, int64_t now);
 /*
+ * Whether res's body is current, so that cache_step would return 1
+ * without encoding anything (the caller may refuse a fetch that needs
+ * encoding, but serves one that does not).
+ */
+int		 cache_ready(struct cache *, enum cache_res,
+		     const struct cache_key *, const char *name, int64_t now);
+/*
+ * Give up the build under way of res's body (the caller refuses the fetch:
+ * the memory budget has no room for it); what it had encoded for the
+ * body alone goes, fragments of the full registry stay (counted).
+ */
+void		 cache_abandon(struct cache *, enum cache_res,
+		     const struct cache_key *, const char *name);
+/*
  * The read-only layer's refresh in slices, so that no refresh holds the
  * loop for a whole-registry encode: one slice of a pass that replaces
  * every snapshot the layer holds with a body built now from the
@@ -149,7 +163,10 @@ int		 cache_refresh_step(struct cache *, size_t budget, int64_t now);
 /* A whole refresh pass in one call (any pass under way starts over). */
 void		 cache_refresh_read_only(struct cache *, int64_t now);
 const struct cache_stats *cache_stats(const struct cache *);
-/* Bytes of the encoded bodies alive, for the registry's memory budget. */
+/*
+ * Bytes of the encoded bodies alive (cached or in flight) and of the
+ * builds under way, for the registry's memory budget.
+ */
 size_t		 cache_bytes(const struct cache *);
 struct htab_stats;
 void		 cache_table_stats(struct cache *, struct htab_stats *);

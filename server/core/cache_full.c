@@ -519,6 +519,29 @@ slot_assemble(struct cache *c, int v, int g, int64_t now, size_t limit,
 	return (1);
 }
 
+/* Whether k's full body is current (apps_step would encode nothing). */
+int
+apps_ready(const struct cache *c, const struct cache_key *k, int64_t now)
+{
+	return (slot_fresh(c, &c->full[variant(k)][k->gzip ? 1 : 0], now));
+}
+
+/*
+ * Drop the assembly under way for k: its walk goes (the fragments it
+ * encoded stay, counted, for a later build), and a later call begins
+ * again as if none had been under way.
+ */
+void
+apps_abandon(struct cache *c, const struct cache_key *k)
+{
+	struct slot	*s = &c->full[variant(k)][k->gzip ? 1 : 0];
+
+	walk_drop(c, s);
+	s->pending = 0;
+	s->next = 0;
+	s->tries = 0;
+}
+
 /* The full registry (GET apps), live. */
 struct cache_body *
 cache_apps_live(struct cache *c, const struct cache_key *k, int64_t now)

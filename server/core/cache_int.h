@@ -170,6 +170,8 @@ struct slot {
 	struct cache_body *body;
 	struct cache_body *src;		/* gzip slot: the plain body it packs */
 	int		 pending;	/* a build is under way */
+	int		 handoff;	/* a delta finished at handoff_at: */
+	int64_t		 handoff_at;	/* served then, current or not */
 	size_t		 next;		/* its next application index */
 	unsigned	 tries;		/* its walk's new starts */
 	int64_t		 started;	/* when the build under way began */
@@ -327,8 +329,21 @@ struct cache_body *side_compute(struct cache *, enum side_kind,
 		     const struct cache_key *, const char *, int64_t);
 
 /* cache_sliced.c */
+int		delta_fresh(const struct cache *, const struct slot *, int64_t);
 int		side_step(struct cache *, enum side_kind,
 		     const struct cache_key *, const char *, size_t, int64_t);
 void		sb_free(struct cache *, struct sbuild *);
+/* Bytes the builds under way hold (their buffers, deflate states). */
+size_t		sb_bytes(const struct cache *);
+/* Drop the build of (kind, k, name) under way, if any. */
+void		sb_abandon(struct cache *, enum side_kind,
+		    const struct cache_key *, const char *);
+/* Drop the full body's build under way for k (its walk), if any. */
+void		apps_abandon(struct cache *, const struct cache_key *);
+/* Whether apps_step (side_step) would encode nothing: the body is current. */
+int		apps_ready(const struct cache *, const struct cache_key *,
+		    int64_t);
+int		side_ready(struct cache *, enum side_kind,
+		    const struct cache_key *, const char *, int64_t);
 
 #endif /* CACHE_INT_H */

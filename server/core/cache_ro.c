@@ -60,6 +60,11 @@ cache_delta_live(struct cache *c, const struct cache_key *k, int64_t now)
 	struct buf		 b;
 
 	if (k->gzip) {
+		/* The sliced build's body, in the turn it was finished. */
+		if (z->body != NULL && z->handoff && z->handoff_at == now) {
+			c->stats.hits++;
+			return (body_ref(z->body));
+		}
 		/*
 		 * Eureka keeps a payload and its gzip in one cache value, so
 		 * both carry the same delta version: compress the plain body
@@ -77,13 +82,13 @@ cache_delta_live(struct cache *c, const struct cache_key *k, int64_t now)
 			free(p);
 			z->body = body_from_buf(c->rp, &b);
 			z->src = body_ref(src);
+			z->handoff = 0;
 		} else
 			c->stats.hits++;
 		cache_body_unref(src);
 		return (body_ref(z->body));
 	}
-	if (s->body != NULL && s->gen == registry_gen(c->reg) &&
-	    s->dsize == registry_delta_size(c->reg) && now < s->expires) {
+	if (delta_fresh(c, s, now)) {
 		c->stats.hits++;
 		return (body_ref(s->body));
 	}
@@ -100,6 +105,7 @@ cache_delta_live(struct cache *c, const struct cache_key *k, int64_t now)
 	s->gen = registry_gen(c->reg);
 	s->dsize = registry_delta_size(c->reg);
 	s->expires = cache_until(c, now);
+	s->handoff = 0;
 	c->stats.delta_builds++;
 	return (body_ref(s->body));
 }

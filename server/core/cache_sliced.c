@@ -3,7 +3,8 @@
  * VIP body (cache_step), with the same bytes as their one-call builds in
  * cache_ro.c, so a parked fetch or a read-only refresh never encodes a
  * big body in one loop turn. Each build walks its source and starts over
- * when the source moved; see the comment above struct sbuild.
+ * when the source moved, but the delta's, which never starts over; see
+ * the comment above struct sbuild.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +23,12 @@
  * code, is written last, so the body is one registry version. A gzip
  * body deflates the current plain body a slice at a time (gzip_stream),
  * starting over when that body is replaced. After MAX_TRIES starts a
- * build runs whole, so it always ends. The builds under way are a list
- * bounded by MAX_SIDE_ENTRIES (each waits for a parked fetch or a
- * read-only refresh; past the bound the oldest goes).
+ * build runs whole, so it always ends. The delta is the exception: its
+ * walk covers the queue as it was when it began and never starts over
+ * (delta_plain_step), and its gzip deflates the plain body it began
+ * from, so it ends in slices whatever changes meanwhile. The builds
+ * under way are a list bounded by MAX_SIDE_ENTRIES (each waits for a
+ * parked fetch or a read-only refresh; past the bound the oldest goes).
  */
 #define WALK_WEIGHT		64	/* a delta record or VIP instance seen */
 #define GZ_PIECE_MIN		16384	/* bytes deflated a slice, at least */
@@ -36,6 +40,8 @@ struct sbuild {
 	int			 started;
 	uint64_t		 gen;		/* the source when it began */
 	struct reg_dwalk	*dw;		/* the delta's walk */
+	size_t			 dsize;		/* its queue length, */
+	char			*hash;		/* hash code when it began */
 	size_t			 ai, ii;	/* next app, next instance */
 	size_t			 napps;		/* applications written */
 	size_t			 open_ai;	/* VIP: the app open, + 1 */
@@ -55,6 +61,8 @@ sb_reset(struct sbuild *sb)
 {
 	registry_dwalk_free(sb->dw);
 	sb->dw = NULL;
+	free(sb->hash);
+	sb->hash = NULL;
 	buf_free(&sb->b);
 	buf_init(&sb->b, 0);
 	sb->ai = sb->ii = sb->napps = sb->open_ai = 0;
@@ -84,6 +92,41 @@ sb_free(struct cache *c, struct sbuild *sb)
 	buf_free(&sb->b);
 	free(sb->name);
 	free(sb);
+}
+
+/*
+ * zlib's deflate state at level 6 (windowBits 15, memLevel 8): 256 KiB of
+ * window and hash tables and 64 KiB of pending output, about.
+ */
+#define SB_ZSTATE_BYTES		(320 * 1024)
+
+/* Bytes held by the builds under way, for the memory budget. */
+size_t
+sb_bytes(const struct cache *c)
+{
+	const struct sbuild	*sb;
+	size_t			 n = 0;
+
+	for (sb = c->sb; sb != NULL; sb = sb->next)
+		n += sb->b.size + (sb->zs != NULL ? SB_ZSTATE_BYTES : 0);
+	return (n);
+}
+
+/* Drop the build of (kind, k, name), if one is under way. */
+void
+sb_abandon(struct cache *c, enum side_kind kind, const struct cache_key *k,
+    const char *name)
+{
+	struct sbuild	*sb;
+
+	for (sb = c->sb; sb != NULL; sb = sb->next)
+		if (sb->kind == kind && memcmp(&sb->key, k, sizeof *k) == 0 &&
+		    ((sb->name == NULL && name == NULL) ||
+		    (sb->name != NULL && name != NULL &&
+		    strcmp(sb->name, name) == 0))) {
+			sb_free(c, sb);
+			return;
+		}
 }
 
 /* The build for (kind, k, name), made when absent. */
@@ -203,15 +246,29 @@ sb_delta_emit(const char *app, const struct instance *in, int first,
 	return (sb_spent(e->c, e->w0, e->budget));
 }
 
-/* Whether the plain delta slot is current (cache_delta_live's test). */
-static int
+/*
+ * Whether the plain delta slot can be served (cache_delta_live's test):
+ * current, or finished by a sliced build in this very call's turn (now),
+ * for the fetches parked on it.
+ */
+int
 delta_fresh(const struct cache *c, const struct slot *s, int64_t now)
 {
-	return (s->body != NULL && s->gen == registry_gen(c->reg) &&
-	    s->dsize == registry_delta_size(c->reg) && now < s->expires);
+	return (s->body != NULL && ((s->gen == registry_gen(c->reg) &&
+	    s->dsize == registry_delta_size(c->reg) && now < s->expires) ||
+	    (s->handoff && s->handoff_at == now)));
 }
 
-/* One slice of the plain delta for variant v; 1 when its slot is current. */
+/*
+ * One slice of the plain delta for variant v; 1 when its slot can be
+ * served. The walk covers the queue as it was when the build began and
+ * never starts over (registry_dwalk_*): a fleet registering all along
+ * cannot make it begin again, nor run whole in one turn (issue 21, a
+ * delta after 200,000 registrations: turns of 1 to 1.5 s). Its body
+ * carries the hash code of the registry at that start; the slot keeps
+ * that version, so a change made meanwhile makes the next fetch build
+ * again, and the fetches waiting get this body in the turn it is done.
+ */
 static int
 delta_plain_step(struct cache *c, const struct cache_key *k, size_t budget,
     int64_t now)
@@ -220,18 +277,20 @@ delta_plain_step(struct cache *c, const struct cache_key *k, size_t budget,
 	struct sbuild	*sb;
 	struct sb_emit	 e;
 	size_t		 w0 = c->work, left, done;
-	char		*hash;
 	int		 fin;
 
 	if (delta_fresh(c, s, now))
 		return (1);
 	sb = sb_get(c, SIDE_DELTA, k, NULL);
-	if (sb->dw != NULL && !registry_dwalk_valid(c->reg, sb->dw))
-		sb_restart(sb);
-	if (sb->tries >= MAX_TRIES)
-		budget = SIZE_MAX;
-	if (sb->dw == NULL)
+	if (sb->dw == NULL) {
 		sb->dw = registry_dwalk_new(c->reg);
+		sb->gen = registry_gen(c->reg);
+		sb->dsize = registry_delta_size(c->reg);
+		/* A delta that may lack a dropped change must not reconcile. */
+		sb->hash = registry_delta_complete(c->reg, now) ?
+		    registry_hashcode(c->reg) :
+		    xstrdup(REGISTRY_HASHCODE_TRUNCATED);
+	}
 	e = (struct sb_emit){ c, sb, w0, budget };
 	for (;;) {
 		left = budget == SIZE_MAX ? SIZE_MAX :
@@ -245,13 +304,12 @@ delta_plain_step(struct cache *c, const struct cache_key *k, size_t budget,
 			return (0);
 	}
 	cache_body_unref(s->body);
-	hash = registry_delta_complete(c->reg, now) ?
-	    registry_hashcode(c->reg) : xstrdup(REGISTRY_HASHCODE_TRUNCATED);
-	s->body = sb_apps_body(c->rp, sb, ++c->delta_version, hash);
-	free(hash);
-	s->gen = registry_gen(c->reg);
-	s->dsize = registry_delta_size(c->reg);
+	s->body = sb_apps_body(c->rp, sb, ++c->delta_version, sb->hash);
+	s->gen = sb->gen;
+	s->dsize = sb->dsize;
 	s->expires = cache_until(c, now);
+	s->handoff = 1;
+	s->handoff_at = now;
 	c->stats.delta_builds++;
 	sb_free(c, sb);
 	return (1);
@@ -299,7 +357,11 @@ gz_slices(struct cache *c, struct sbuild *sb, size_t w0, size_t budget)
 	return (1);
 }
 
-/* One slice of the delta for k; 1 when its slot is current. */
+/*
+ * One slice of the delta for k; 1 when its slot can be served. A gzip
+ * body deflates the plain body it began from to the end (a reference
+ * keeps it), whatever plain fetches or changes do meanwhile.
+ */
 static int
 delta_step(struct cache *c, const struct cache_key *k, size_t budget,
     int64_t now)
@@ -311,28 +373,67 @@ delta_step(struct cache *c, const struct cache_key *k, size_t budget,
 	size_t			 w0 = c->work;
 
 	plain.gzip = 0;
-	if (!delta_plain_step(c, &plain, budget, now))
-		return (0);
 	if (!k->gzip)
-		return (1);
-	src = c->delta[variant(k)][0].body;
-	if (z->body != NULL && z->src == src)
+		return (delta_plain_step(c, &plain, budget, now));
+	if (z->body != NULL && z->handoff && z->handoff_at == now)
 		return (1);
 	sb = sb_get(c, SIDE_DELTA, k, NULL);
-	if (sb->src != src) {
-		if (sb->src != NULL)
-			sb_restart(sb);
+	if (sb->src == NULL) {
+		if (!delta_plain_step(c, &plain, budget, now))
+			return (0);
+		src = c->delta[variant(k)][0].body;
+		if (z->body != NULL && z->src == src) {
+			sb_free(c, sb);
+			return (1);
+		}
 		sb->src = body_ref(src);
 	}
-	if (!gz_slices(c, sb, w0, sb->tries >= MAX_TRIES ? SIZE_MAX :
-	    budget))
+	if (!gz_slices(c, sb, w0, budget))
 		return (0);
 	cache_body_unref(z->body);
 	cache_body_unref(z->src);
 	z->body = body_from_buf(c->rp, &sb->b);
-	z->src = body_ref(src);
+	z->src = body_ref(sb->src);
+	z->handoff = 1;
+	z->handoff_at = now;
 	sb_free(c, sb);
 	return (1);
+}
+
+/*
+ * Whether the delta's, an application's or a VIP's body for k is current,
+ * so that its step encodes nothing (the same tests as delta_step,
+ * app_step and vip_step make first).
+ */
+int
+side_ready(struct cache *c, enum side_kind kind, const struct cache_key *k,
+    const char *name, int64_t now)
+{
+	int			 v = variant(k), g = k->gzip ? 1 : 0;
+	const struct slot	*p = &c->delta[v][0], *z = &c->delta[v][1];
+	const struct side	*s;
+	struct reg_app		*app;
+	struct appfrag		*af;
+
+	switch (kind) {
+	case SIDE_DELTA:
+		return (delta_fresh(c, p, now) &&
+		    (!g || (z->body != NULL && z->src == p->body)));
+	case SIDE_APP:
+		if ((app = registry_app_find(c->reg, name)) == NULL ||
+		    reg_app_size(app) == 0)
+			return (1);
+		af = frag_lookup(c, reg_app_name(app), reg_app_hash(app));
+		return (af->gen == reg_app_gen(app) &&
+		    now < cache_until(c, af->built) && af->root[v][g] != NULL);
+	case SIDE_VIP:
+	case SIDE_SVIP:
+		s = side_find(c->vips, kind, k, name);
+		return (s != NULL && s->gen == registry_gen(c->reg) &&
+		    now < s->expires);
+	default:
+		return (0);
+	}
 }
 
 /*

@@ -237,6 +237,18 @@ peer_queue_urgent(const struct peer_queue *q)
 	return (q->urgent);
 }
 
+/* Is a task of the caller's order `seq` or earlier still queued? */
+int
+peer_queue_holds(const struct peer_queue *q, uint64_t seq)
+{
+	const struct peer_task	*t;
+
+	for (t = q->head; t != NULL; t = t->next)
+		if (t->seq != 0 && t->seq <= seq)
+			return (1);
+	return (0);
+}
+
 /* Drop and overflow counters. */
 const struct peer_queue_stats *
 peer_queue_stats(const struct peer_queue *q)

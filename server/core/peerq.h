@@ -34,6 +34,8 @@ struct peer_task {
 	char			*key;
 	struct repl_item	 item;
 	int64_t			 queued_at;	/* first queued: position age */
+	uint64_t		 seq;		/* the caller's order of changes
+						   (the drain barrier), 0 none */
 	int64_t			 expiry;
 	struct peer_task	*prev;		/* queue order */
 	struct peer_task	*next;
@@ -68,6 +70,8 @@ size_t		 peer_queue_len(const struct peer_queue *);
 /* Pending tasks other than heartbeats (they make a batch urgent). */
 size_t		 peer_queue_urgent(const struct peer_queue *);
 const struct peer_queue_stats *peer_queue_stats(const struct peer_queue *);
+/* Is a task with 0 < seq <= `seq` still queued? (a walk of the queue) */
+int		 peer_queue_holds(const struct peer_queue *, uint64_t seq);
 /*
  * Whether a batch should go now: the oldest task has waited `min_age` ms
  * or a full batch is pending. Returns 0 when due, else ms until due, -1

@@ -7,7 +7,9 @@
  * refilled to the burst is the same as no entry, so those are dropped
  * from the cold end as the table is used; when the table is still full,
  * the least recently used key goes and starts over with a full bucket.
- * Memory is thus bounded by max_entries, whatever the keys.
+ * Memory is thus bounded by max_entries, whatever the keys. A take of
+ * several tokens (an airlift announcement of many services) may leave a
+ * bucket in debt; such an entry is kept until the debt is paid.
  */
 #include <sys/queue.h>
 
@@ -83,24 +85,45 @@ ratelimit_drop(struct ratelimit *rl, struct rl_entry *e)
 int64_t
 ratelimit_take(struct ratelimit *rl, const char *key, int64_t now)
 {
-	struct htab_node	*n;
+	return (ratelimit_take_n(rl, key, 1, now));
+}
+
+/* Whether an entry has refilled to the burst by now. */
+static int
+ratelimit_full(const struct ratelimit *rl, const struct rl_entry *e,
+    int64_t now)
+{
+	return (now > e->last && e->tokens + (double)(now - e->last) *
+	    rl->rate / 1000.0 >= rl->burst);
+}
+
+/* Take n tokens for key; see ratelimit.h. */
+int64_t
+ratelimit_take_n(struct ratelimit *rl, const char *key, double n,
+    int64_t now)
+{
+	struct htab_node	*nd;
 	struct rl_entry		*e;
 	uint64_t		 h;
-	int64_t			 idle_ms, wait;
+	double			 need;
+	int64_t			 wait;
 
 	if (rl == NULL || rl->rate <= 0 || key == NULL)
 		return (0);
+	if (n < 1)
+		n = 1;
+	need = n < rl->burst ? n : rl->burst;
 	/* Entries refilled to the burst by now carry no state: forget. */
-	idle_ms = (int64_t)(rl->burst / rl->rate * 1000.0) + 1;
-	while ((e = TAILQ_FIRST(&rl->lru)) != NULL && now - e->last >= idle_ms)
+	while ((e = TAILQ_FIRST(&rl->lru)) != NULL && ratelimit_full(rl, e,
+	    now))
 		ratelimit_drop(rl, e);
 
 	h = hash_str(key);
 	e = NULL;
-	for (n = htab_first(&rl->tab, h); n != NULL; n = n->next) {
-		e = (struct rl_entry *)(void *)((char *)n -
+	for (nd = htab_first(&rl->tab, h); nd != NULL; nd = nd->next) {
+		e = (struct rl_entry *)(void *)((char *)nd -
 		    offsetof(struct rl_entry, node));
-		if (n->hash == h && strcmp(e->key, key) == 0)
+		if (nd->hash == h && strcmp(e->key, key) == 0)
 			break;
 		e = NULL;
 	}
@@ -125,12 +148,39 @@ ratelimit_take(struct ratelimit *rl, const char *key, int64_t now)
 		TAILQ_REMOVE(&rl->lru, e, lru);
 		TAILQ_INSERT_TAIL(&rl->lru, e, lru);
 	}
-	if (e->tokens >= 1) {
-		e->tokens -= 1;
+	if (e->tokens >= need) {
+		e->tokens -= n;
 		return (0);
 	}
-	wait = (int64_t)((1 - e->tokens) * 1000.0 / rl->rate) + 1;
+	wait = (int64_t)((need - e->tokens) * 1000.0 / rl->rate) + 1;
 	return (wait);
+}
+
+/* The wait for key's next token, nothing taken; see ratelimit.h. */
+int64_t
+ratelimit_wait(const struct ratelimit *rl, const char *key, int64_t now)
+{
+	struct htab_node	*n;
+	const struct rl_entry	*e;
+	uint64_t		 h;
+	double			 tokens;
+
+	if (rl == NULL || rl->rate <= 0 || key == NULL)
+		return (0);
+	h = hash_str(key);
+	for (n = htab_first(&rl->tab, h); n != NULL; n = n->next) {
+		e = (const struct rl_entry *)(const void *)((const char *)n -
+		    offsetof(struct rl_entry, node));
+		if (n->hash != h || strcmp(e->key, key) != 0)
+			continue;
+		tokens = e->tokens;
+		if (now > e->last)
+			tokens += (double)(now - e->last) * rl->rate / 1000.0;
+		if (tokens >= 1)
+			return (0);
+		return ((int64_t)((1 - tokens) * 1000.0 / rl->rate) + 1);
+	}
+	return (0);
 }
 
 /* Number of keys tracked. */

@@ -210,6 +210,7 @@ registry_new(const struct registry_conf *rc, int64_t now)
 	htab_init(&reg->tomb_tab, 64);
 	TAILQ_INIT(&reg->override_lru);
 	TAILQ_INIT(&reg->tomb_fifo);
+	TAILQ_INIT(&reg->tomb_unheld);
 
 	memset(&ec, 0, sizeof ec);
 	ec.self_preservation = reg->conf.self_preservation;
@@ -252,12 +253,10 @@ registry_free(struct registry *reg)
 		free(o->id);
 		free(o);
 	}
-	while ((t = TAILQ_FIRST(&reg->tomb_fifo)) != NULL) {
-		TAILQ_REMOVE(&reg->tomb_fifo, t, entry);
-		free(t->app);
-		free(t->id);
-		free(t);
-	}
+	while ((t = TAILQ_FIRST(&reg->tomb_fifo)) != NULL)
+		tomb_del(reg, t);
+	while ((t = TAILQ_FIRST(&reg->tomb_unheld)) != NULL)
+		tomb_del(reg, t);
 	recent_clear(&reg->registered);
 	recent_clear(&reg->cancelled);
 	htab_clear(&reg->app_tab);
@@ -335,6 +334,13 @@ registry_lookup(const struct registry *reg, const char *app, const char *id)
 		return (NULL);
 	reg_key_set(&k, app, id);
 	return (lease_find(reg, &k));
+}
+
+/* Whether (app, id) has a lease here, expired or not (registry.h). */
+int
+registry_holds(const struct registry *reg, const char *app, const char *id)
+{
+	return (registry_lookup(reg, app, id) != NULL);
 }
 
 /*
@@ -593,13 +599,21 @@ registry_rule_status(struct registry *reg, const struct instance *r,
 	return (r->status);
 }
 
-/* Whether a lastDirtyTimestamp is further ahead than max_skew_ms. */
+/*
+ * The skew rule (registry.h): whether an origin timestamp is further
+ * ahead of this node's wall clock than max_skew_ms. Every timestamp that
+ * can decide which copy wins passes it, wherever it came from (REST,
+ * batch, anti-entropy): a register's lastDirtyTimestamp and carried
+ * lastUpdatedTimestamp, a Cancel's time, a status change's or override
+ * removal's, and a tombstone before a client's registration is raised
+ * past it. Counted in future_refused when refused.
+ */
 static int
-registry_is_future(const struct registry *reg, int64_t dirty,
+registry_is_future(const struct registry *reg, int64_t ts,
     struct hk_time now)
 {
 	return (reg->conf.max_skew_ms > 0 &&
-	    dirty > now.wall_ms + reg->conf.max_skew_ms);
+	    ts > now.wall_ms + reg->conf.max_skew_ms);
 }
 
 /*
@@ -669,12 +683,25 @@ registry_do_register(struct registry *reg, struct instance *in,
 		return (REG_TOO_LARGE);
 	}
 	if (l == NULL || in != l->inst) {
-		if (registry_is_future(reg, in->last_dirty_ts, now)) {
+		if (registry_is_future(reg, in->last_dirty_ts, now) ||
+		    (replicated && registry_is_future(reg,
+		    in->last_updated_ts, now))) {
 			reg->stats.future_refused++;
 			instance_free(in);
 			return (REG_FUTURE);
 		}
 		t = l == NULL ? tomb_live(reg, &k, mono) : NULL;
+		if (t != NULL && !replicated &&
+		    registry_is_future(reg, t->ts + 1, now)) {
+			/*
+			 * A tombstone from the future (this clock stepped
+			 * back since): raising past it would make the
+			 * client's copy one every peer refuses. It goes.
+			 */
+			reg->stats.future_refused++;
+			tomb_del(reg, t);
+			t = NULL;
+		}
 		if (t != NULL && in->last_dirty_ts <= t->ts) {
 			if (replicated) {
 				/* Written before the cancel: stays out. */
@@ -946,7 +973,7 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 		k.id = lease_id(l);
 		k.ah = app_hash;
 		k.ih = l->id_hash;
-		tomb_set(reg, &k, cancel_ts, now.mono_ms);
+		tomb_set(reg, &k, 1, cancel_ts, now.mono_ms);
 	}
 	/* inst is NULL: the instance is gone from the registry. */
 	registry_notify(reg, evict ? REG_EV_EVICT : REG_EV_CANCEL,
@@ -972,6 +999,11 @@ registry_cancel(struct registry *reg, const char *app, const char *id,
 
 	if (app == NULL || id == NULL)
 		return (REG_INVALID);
+	if (replicated && registry_is_future(reg, cancel_ts, now)) {
+		/* Its tombstone would outrank the client's next register. */
+		reg->stats.future_refused++;
+		return (REG_FUTURE);
+	}
 	l = registry_lookup(reg, app, id);
 	if (replicated && cancel_ts > 0) {
 		if (l != NULL && l->inst->last_dirty_ts > cancel_ts) {
@@ -990,7 +1022,7 @@ registry_cancel(struct registry *reg, const char *app, const char *id,
 		str_upper(up);
 		recent_add(&reg->cancelled, now.wall_ms, up, id, 0);
 		reg_key_set(&k, up, id);
-		tomb_set(reg, &k, ts, now.mono_ms);
+		tomb_set(reg, &k, 0, ts, now.mono_ms);
 		override_del(reg, id);
 		reg->stats.cancels_not_found++;
 		registry_notify(reg, REG_EV_CANCEL, up, k.ah, id, NULL,
@@ -1016,7 +1048,8 @@ registry_status_update(struct registry *reg, const char *app, const char *id,
 
 	if (app == NULL || id == NULL || (unsigned)st >= STATUS_COUNT)
 		return (REG_INVALID);
-	if (registry_is_future(reg, last_dirty, now)) {
+	if (registry_is_future(reg, last_dirty, now) || (replicated &&
+	    registry_is_future(reg, updated_ts, now))) {
 		reg->stats.future_refused++;
 		return (REG_FUTURE);
 	}
@@ -1059,7 +1092,8 @@ registry_delete_override(struct registry *reg, const char *app,
 
 	if (app == NULL || id == NULL || (unsigned)st >= STATUS_COUNT)
 		return (REG_INVALID);
-	if (registry_is_future(reg, last_dirty, now)) {
+	if (registry_is_future(reg, last_dirty, now) || (replicated &&
+	    registry_is_future(reg, updated_ts, now))) {
 		reg->stats.future_refused++;
 		return (REG_FUTURE);
 	}
@@ -1306,18 +1340,41 @@ registry_bytes(const struct registry *reg)
 	return (reg->bytes);
 }
 
-/* The caller's bytes counted against max_bytes (the cache's encodings). */
+/* One part of the bytes counted against max_bytes (encodings, watch). */
 void
-registry_set_external_bytes(struct registry *reg, size_t n)
+registry_set_external_bytes(struct registry *reg, enum registry_ext part,
+    size_t n)
 {
-	reg->ext_bytes = n;
+	reg->ext_bytes[part] = n;
 }
 
-/* Everything max_bytes covers: leases, the delta queue, encodings. */
+/* One external part as last set. */
+size_t
+registry_external_bytes(const struct registry *reg, enum registry_ext part)
+{
+	return (reg->ext_bytes[part]);
+}
+
+/*
+ * Everything max_bytes covers: leases, the delta queue, tombstones and
+ * the external parts (encodings, watch).
+ */
 size_t
 registry_memory_used(const struct registry *reg)
 {
-	return (reg->bytes + registry_delta_bytes(reg) + reg->ext_bytes);
+	size_t	n = reg->bytes + registry_delta_bytes(reg) + reg->tomb_bytes;
+	int	i;
+
+	for (i = 0; i < REG_EXT_COUNT; i++)
+		n += reg->ext_bytes[i];
+	return (n);
+}
+
+/* The budget as configured. */
+size_t
+registry_memory_budget(const struct registry *reg)
+{
+	return (reg->conf.max_bytes);
 }
 
 /* VIP / SVIP snapshot (§2.13): exact, case-sensitive (instance.h). */

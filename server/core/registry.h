@@ -61,6 +61,9 @@ struct registry_conf {
 	int64_t	 max_skew_ms;			/* lastDirtyTimestamp ahead of
 						   the wall clock refused;
 						   0: no check */
+	size_t	 max_unheld_tombs;		/* tombstones of instances
+						   never held here; 0:
+						   REGISTRY_UNHELD_TOMBS */
 };
 
 void	registry_conf_defaults(struct registry_conf *);
@@ -134,6 +137,7 @@ struct registry_stats {
 	uint64_t	stale_refused;	/* replicated copies a tombstone or a
 					   newer copy covered */
 	uint64_t	future_refused;	/* lastDirtyTimestamp too far ahead */
+	uint64_t	tombstones_dropped;	/* unheld ones gone early */
 };
 
 struct registry	*registry_new(const struct registry_conf *, int64_t now);
@@ -269,6 +273,9 @@ const struct instance *registry_get(struct registry *, const char *app,
 		     const char *id, int64_t now);
 const struct instance *registry_find_id(struct registry *, const char *id,
 		     int64_t now);
+/* Whether a lease of (app, id) is stored, expired or not. */
+int		 registry_holds(const struct registry *, const char *app,
+		     const char *id);
 /* The override for an id, STATUS_UNKNOWN if none. */
 enum instance_status registry_override(struct registry *, const char *id,
 		     int64_t now);
@@ -325,10 +332,13 @@ size_t		 registry_delta_size(const struct registry *);
  * The same delta walked a bounded amount at a time (the response cache's
  * sliced delta body): registry_delta()'s records, deduplication, grouping
  * and order, each instance lent to emit as it comes, not copied. A walk
- * keeps indexes into the change queue only, so it is sound across loop
- * turns while registry_dwalk_valid() holds (no change and no purge since
- * registry_dwalk_new; a walk that is not valid must be freed, not
- * stepped). registry_dwalk_step looks at up to max queue records (*done
+ * covers the records queued at registry_dwalk_new and is sound across
+ * any change between steps: records appended since are not in it,
+ * records dequeued since (retention, the byte bound) are left out, and
+ * each emitted instance is the lease's state at the step. So it always
+ * ends, within its record count; registry_dwalk_valid() says whether
+ * nothing changed since it began (its delta is then exact for the
+ * registry as it is). registry_dwalk_step looks at up to max queue records (*done
  * says how many) and returns 1 when the walk is complete; emit gets the
  * application's name, the instance, and whether it is the first of its
  * application (the applications come one after another), and stops the
@@ -360,14 +370,25 @@ size_t		 registry_delta_bytes(const struct registry *);
 /*
  * Memory accounting: running byte counters kept on every insert, replace
  * and remove (instance_stored_size plus the lease), never a walk. The
- * budget max_bytes covers the leases, the delta queue and the external
- * bytes the caller reports (the response cache's encodings); past it a
+ * budget max_bytes covers the leases, the delta queue, the tombstones
+ * and the external bytes the caller reports (the response cache's encodings); past it a
  * NEW lease is refused with REG_NO_MEMORY, while re-registrations that do
  * not grow, heartbeats and everything else keep working.
  */
 size_t		 registry_bytes(const struct registry *);	/* leases */
-void		 registry_set_external_bytes(struct registry *, size_t);
+/* Who holds the external bytes: each part is set on its own. */
+enum registry_ext {
+	REG_EXT_ENCODINGS = 0,	/* the response cache's bodies */
+	REG_EXT_WATCH,		/* the watch's events and snapshot pieces */
+	REG_EXT_COUNT
+};
+void		 registry_set_external_bytes(struct registry *,
+		     enum registry_ext, size_t);
+size_t		 registry_external_bytes(const struct registry *,
+		     enum registry_ext);
 size_t		 registry_memory_used(const struct registry *);
+/* max_bytes as configured (0: no budget). */
+size_t		 registry_memory_budget(const struct registry *);
 
 /* VIP / SVIP (§2.13): instances whose comma-separated list holds vip. */
 struct applications *registry_vip(struct registry *, const char *vip,
@@ -424,6 +445,20 @@ void		 registry_foreach_table(struct registry *,
  */
 int64_t		 registry_tombstone(struct registry *, const char *app,
 		     const char *id, int64_t now);
+/*
+ * A tombstone of an instance this node never held (a DELETE of an id it
+ * does not know, a peer's Cancel of one) costs TOMB_OVERHEAD (about 80
+ * bytes) plus its names. Those are kept up to max_unheld_tombs and
+ * 1/REGISTRY_UNHELD_SHARE of max_bytes, whichever comes first; past it
+ * the oldest goes (stats.tombstones_dropped). Tombstones of leases held
+ * here are bounded by max_instances, as the leases were. Both kinds
+ * count in registry_memory_used().
+ */
+#define REGISTRY_UNHELD_TOMBS	65536
+#define REGISTRY_UNHELD_SHARE	16
+size_t		 registry_tombstone_bytes(const struct registry *);
+void		 registry_tombstone_counts(const struct registry *,
+		     size_t *held, size_t *unheld);
 
 /* Last-1000 rings for /lastn, newest first: cb(ts, "APP(id)"). */
 #define REGISTRY_RECENT_MAX	1000

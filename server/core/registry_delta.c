@@ -36,6 +36,7 @@ registry_dequeue(struct registry *reg, int64_t now, int early)
 	lease_unref(reg, c->lease);
 	reg->qhead = (reg->qhead + 1) % reg->qcap;
 	reg->qn--;
+	reg->qseq++;
 }
 
 /*
@@ -155,10 +156,22 @@ registry_delta(struct registry *reg, int64_t now)
  * (from the head) finds each record's group, the first record of its
  * application, and chains the winners of a group in queue order; the
  * emission follows the groups in order of first appearance.
+ *
+ * The walk covers the records queued when it began, named by their
+ * sequence numbers (reg->qseq counts the records dequeued), never by
+ * ring positions, so changes between steps cannot mislead it: records
+ * appended since are not in this walk, and records dequeued since (past
+ * retention, or dropped at the byte bound: the oldest go first) are
+ * skipped. The queue holds a reference on each record's lease, so a
+ * record still queued has its lease; one dequeued is never touched again.
+ * Pass 1 meets records newest first and compares each with newer ones
+ * only, which outlive it; pass 2 and the emission compare group names
+ * with copies kept by the walk (gname).
  */
 struct reg_dwalk {
 	uint64_t	 gen;
-	size_t		 qhead, qn;
+	uint64_t	 seq0;		/* record 0's sequence number */
+	size_t		 qn;
 	int		 phase;		/* 0 winners, 1 groups, 2 emit, 3 done */
 	size_t		 k;		/* the next record of the phase */
 	size_t		 nb;
@@ -167,16 +180,23 @@ struct reg_dwalk {
 	size_t		*gfirst, *gtail;	/* a group's winners, */
 	size_t		*link;		/* chained in queue order */
 	size_t		*order;		/* the group heads, in order */
+	char		**gname;	/* a group head record's app name */
 	size_t		 ng, gi;	/* groups; the next one to emit */
 	size_t		 at;		/* its next winner, SIZE_MAX: first */
+	int		 gemitted;	/* an instance of it was emitted */
 	uint8_t		*win;
 };
 
-/* The lease of queue record k (0 is the head). */
+/* The lease of the walk's record k, NULL once it left the queue. */
 static struct lease *
-dwalk_lease(const struct registry *reg, size_t k)
+dwalk_lease(const struct registry *reg, const struct reg_dwalk *w, size_t k)
 {
-	return (reg->q[(reg->qhead + k) % reg->qcap].lease);
+	uint64_t	seq = w->seq0 + k;
+
+	if (seq < reg->qseq || seq >= reg->qseq + reg->qn)
+		return (NULL);
+	return (reg->q[(reg->qhead + (size_t)(seq - reg->qseq)) %
+	    reg->qcap].lease);
 }
 
 /* Begin a walk of the delta as the queue is now. */
@@ -187,7 +207,7 @@ registry_dwalk_new(const struct registry *reg)
 	size_t			 i, n = reg->qn;
 
 	w->gen = reg->gen;
-	w->qhead = reg->qhead;
+	w->seq0 = reg->qseq;
 	w->qn = n;
 	if (n == 0) {
 		w->phase = 3;
@@ -214,8 +234,13 @@ registry_dwalk_new(const struct registry *reg)
 void
 registry_dwalk_free(struct reg_dwalk *w)
 {
+	size_t	i;
+
 	if (w == NULL)
 		return;
+	for (i = 0; i < w->ng; i++)
+		free(w->gname[w->order[i]]);
+	free(w->gname);
 	free(w->heads);
 	free(w->next);
 	free(w->gheads);
@@ -228,12 +253,32 @@ registry_dwalk_free(struct reg_dwalk *w)
 	free(w);
 }
 
-/* Whether the queue is still the one the walk began on. */
+/* Whether the queue is still the one the walk began on (no change). */
 int
 registry_dwalk_valid(const struct registry *reg, const struct reg_dwalk *w)
 {
-	return (w->gen == reg->gen && w->qhead == reg->qhead &&
+	return (w->gen == reg->gen && w->seq0 == reg->qseq &&
 	    w->qn == reg->qn);
+}
+
+/* Pass 1, one record: whether k is the last record of its lease. */
+static void
+dwalk_winner(const struct registry *reg, struct reg_dwalk *w, size_t k,
+    struct lease *l)
+{
+	struct lease	*o;
+	size_t		 h, j;
+
+	h = lease_key_hash(l) & (w->nb - 1);
+	for (j = w->heads[h]; j != SIZE_MAX; j = w->next[j]) {
+		o = dwalk_lease(reg, w, j);	/* newer than k: queued */
+		if (o == l || (strcmp(lease_id(o), lease_id(l)) == 0 &&
+		    strcasecmp(o->inst->app, l->inst->app) == 0))
+			return;
+	}
+	w->win[k] = 1;
+	w->next[k] = w->heads[h];
+	w->heads[h] = k;
 }
 
 /* Up to max records of the walk; 1 when it is complete. */
@@ -242,7 +287,7 @@ registry_dwalk_step(const struct registry *reg, struct reg_dwalk *w,
     size_t max, size_t *donep, int (*emit)(const char *,
     const struct instance *, int, void *), void *arg)
 {
-	struct lease	*l, *o;
+	struct lease	*l;
 	size_t		 done = 0, h, j, k;
 	int		 first;
 
@@ -252,37 +297,34 @@ registry_dwalk_step(const struct registry *reg, struct reg_dwalk *w,
 			free(w->heads);
 			free(w->next);
 			w->heads = w->next = NULL;
+			w->gname = xcalloc(w->qn, sizeof *w->gname);
 			break;
 		}
 		k = --w->k;
 		done++;
-		l = dwalk_lease(reg, k);
-		h = lease_key_hash(l) & (w->nb - 1);
-		for (j = w->heads[h]; j != SIZE_MAX; j = w->next[j]) {
-			o = dwalk_lease(reg, j);
-			if (o == l || (strcmp(lease_id(o), lease_id(l)) == 0 &&
-			    strcasecmp(o->inst->app, l->inst->app) == 0))
-				break;
-		}
-		if (j != SIZE_MAX)
+		if ((l = dwalk_lease(reg, w, k)) == NULL) {
+			/* Dequeued, and every older record with it. */
+			w->k = 0;
 			continue;
-		w->win[k] = 1;
-		w->next[k] = w->heads[h];
-		w->heads[h] = k;
+		}
+		dwalk_winner(reg, w, k, l);
 	}
 	while (w->phase == 1 && done < max) {
 		if (w->k == w->qn) {
 			w->phase = 2;
 			w->at = SIZE_MAX;
+			w->gemitted = 0;
 			break;
 		}
 		k = w->k++;
 		done++;
-		l = dwalk_lease(reg, k);
+		if ((l = dwalk_lease(reg, w, k)) == NULL) {
+			w->win[k] = 0;		/* dequeued since pass 1 */
+			continue;
+		}
 		h = l->app_hash & (w->nb - 1);
 		for (j = w->gheads[h]; j != SIZE_MAX; j = w->gnext[j]) {
-			if (strcasecmp(dwalk_lease(reg, j)->inst->app,
-			    l->inst->app) == 0)
+			if (strcasecmp(w->gname[j], l->inst->app) == 0)
 				break;
 		}
 		if (j == SIZE_MAX) {
@@ -290,6 +332,7 @@ registry_dwalk_step(const struct registry *reg, struct reg_dwalk *w,
 			w->gnext[k] = w->gheads[h];
 			w->gheads[h] = k;
 			w->gtail[k] = w->gfirst[k] = SIZE_MAX;
+			w->gname[k] = xstrdup(l->inst->app);
 			w->order[w->ng++] = k;
 		}
 		if (!w->win[k])
@@ -311,13 +354,16 @@ registry_dwalk_step(const struct registry *reg, struct reg_dwalk *w,
 		if (k == SIZE_MAX) {
 			w->gi++;
 			w->at = SIZE_MAX;
+			w->gemitted = 0;
 			continue;
 		}
 		done++;
-		l = dwalk_lease(reg, k);
-		first = w->at == SIZE_MAX;
 		w->at = k;
-		if (emit(dwalk_lease(reg, j)->inst->app, l->inst, first, arg))
+		if ((l = dwalk_lease(reg, w, k)) == NULL)
+			continue;		/* dequeued since */
+		first = !w->gemitted;
+		w->gemitted = 1;
+		if (emit(w->gname[j], l->inst, first, arg))
 			break;
 	}
 	*donep = done;
@@ -352,6 +398,12 @@ registry_purge_deltas_step(struct registry *reg, int64_t now, size_t max)
 		registry_dequeue(reg, now, 0);
 	}
 	while ((t = TAILQ_FIRST(&reg->tomb_fifo)) != NULL &&
+	    now - t->mono > reg->conf.tombstone_ms) {
+		if (done++ == max)
+			return (0);
+		tomb_del(reg, t);
+	}
+	while ((t = TAILQ_FIRST(&reg->tomb_unheld)) != NULL &&
 	    now - t->mono > reg->conf.tombstone_ms) {
 		if (done++ == max)
 			return (0);

@@ -91,16 +91,30 @@ struct override {
 };
 TAILQ_HEAD(override_list, override);
 
-/* A recently cancelled (app, id). */
+/*
+ * A recently cancelled (app, id): one allocation, the app's name and the
+ * id stored after it (key: app, NUL, id, NUL). Kept on one of two lists,
+ * oldest first: tombstones of leases this node held, bounded by
+ * max_instances as the leases were, and those of instances it never held
+ * (a DELETE of an unknown id, a peer's Cancel of one), bounded apart
+ * (registry.h, REGISTRY_UNHELD_TOMBS). Their bytes count in the budget.
+ */
 struct tombstone {
 	struct htab_node		 node;
 	TAILQ_ENTRY(tombstone)	 entry;		/* oldest first */
-	char			*app;
-	char			*id;
 	int64_t			 ts;		/* origin time (wall) */
 	int64_t			 mono;		/* set at, for retention */
+	uint32_t		 idoff;		/* the id at key + idoff */
+	uint32_t		 unheld;	/* on tomb_unheld */
+	char			 key[];
 };
 TAILQ_HEAD(tombstone_list, tombstone);
+/*
+ * What a tombstone counts against max_bytes: its block, malloc's header
+ * and rounding (16), and its share of the table's bucket array (two
+ * pointers a tombstone at the table's load).
+ */
+#define TOMB_OVERHEAD	(sizeof(struct tombstone) + 16 + 2 * sizeof(void *))
 
 struct change {
 	struct lease	*lease;
@@ -178,8 +192,12 @@ struct registry {
 	size_t			 noverrides;
 
 	struct htab		 tomb_tab;
-	struct tombstone_list	 tomb_fifo;
-	size_t			 ntombs;
+	struct tombstone_list	 tomb_fifo;	/* of leases held here */
+	struct tombstone_list	 tomb_unheld;	/* of instances never held */
+	size_t			 ntombs;	/* on tomb_fifo */
+	size_t			 nunheld;	/* on tomb_unheld */
+	size_t			 tomb_bytes;	/* both, in the budget */
+	size_t			 unheld_bytes;	/* tomb_unheld's share */
 
 	struct change		*q;		/* recently-changed ring */
 	size_t			 qhead;
@@ -187,10 +205,13 @@ struct registry {
 	size_t			 qcap;
 	size_t			 qmax;
 	size_t			 qbytes;	/* cancelled leases it holds */
+	uint64_t		 qseq;		/* the head record's number:
+						   records dequeued so far */
 	int64_t			 qtrunc_ts;	/* newest early drop */
 
 	size_t			 bytes;		/* registered leases */
-	size_t			 ext_bytes;	/* the caller's encodings */
+	size_t			 ext_bytes[REG_EXT_COUNT];	/* the
+						   caller's parts */
 
 	struct recent_ring	 registered;
 	struct recent_ring	 cancelled;
@@ -237,8 +258,8 @@ void		 override_purge(struct registry *, int64_t);
 /* registry_tomb.c */
 struct tombstone *tomb_live(struct registry *, const struct reg_key *,
 		     int64_t);
-void		 tomb_set(struct registry *, const struct reg_key *, int64_t,
-		     int64_t);
+void		 tomb_set(struct registry *, const struct reg_key *, int,
+		     int64_t, int64_t);
 void		 tomb_del(struct registry *, struct tombstone *);
 
 /* registry_recent.c */

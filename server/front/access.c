@@ -3,11 +3,15 @@
  *
  * A request is open (the /health probes, so orchestrators can probe a
  * secured server), a read (every GET or HEAD: registry fetches, the
- * dashboard, /metrics, /info), a write (every other method under the REST
- * bases: register, heartbeat, cancel, status, metadata) or a peer request
- * (anything under peerreplication/ or heureka/). The kind comes from the
- * method and the path alone, so a route added to rest.c's table is a read
- * or a write without anyone having to remember this file.
+ * dashboard, /metrics, /info), a write (register, heartbeat, cancel,
+ * status, metadata, the leader pin) or a peer request (the replication
+ * batch, heureka/digest, apps and stats). The kind is not read here from
+ * the path: it is a field of the route rest.c's router resolves
+ * (rest_route_resolve), so the path is decoded once and the role judged
+ * is the role of the handler reached. Before, this file classified the
+ * raw path while the router matched decoded segments, and a user's POST
+ * to /eureka/v2/%70eerreplication/batch was a "write" that stored a
+ * replication batch (issue 21).
  *
  * Identities, with authentication on: a peer (a verified certificate
  * from the peer CA, or heureka.security.peer.name/password) may do
@@ -20,7 +24,26 @@
  * CRYPTO_memcmp on the fixed-length digests, so neither the content nor
  * the length of a secret shows in the time an answer takes. Nothing here
  * logs a credential.
+ *
+ * Password guessing: one connection tried about 6,000 passwords a second
+ * (issue 21). Failed authentications are counted per client address in
+ * a token bucket (ratelimit.c: a bounded table keyed with SipHash, so no
+ * choice of addresses crowds one chain): heureka.security.auth-failure-
+ * burst of them at once, then heureka.security.auth-failures-per-second.
+ * An address whose bucket is empty gets 429 with Retry-After for every
+ * request that carries credentials, right or wrong, before they are
+ * compared: a guess is never judged, so the answer says nothing about
+ * it. Anonymous requests are not guesses and are judged as usual; a
+ * verified peer certificate is never throttled. IPv6 addresses count by
+ * their /64 (one host holds a whole /64), IPv4-mapped ones as IPv4.
  */
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -34,10 +57,13 @@
 #include "config.h"
 #include "httputil.h"
 #include "log.h"
+#include "ratelimit.h"
 #include "xmalloc.h"
 
 #define ACCESS_HASH_LEN		32	/* SHA-256 */
 #define ACCESS_HEADER_MAX	4096	/* longest Authorization we decode */
+#define ACCESS_FAIL_ENTRIES	16384	/* client addresses tracked */
+#define ACCESS_KEY_MAX		64	/* an address, or a /64 with "/64" */
 
 /* One name/password pair, as digests. */
 struct access_cred {
@@ -51,6 +77,7 @@ struct access {
 	struct access_cred	 user;
 	struct access_cred	 peer;
 	int			(*cert_check)(struct evhttp_request *);
+	struct ratelimit	*fail_rl;	/* failed authentications */
 };
 
 /* Who is calling. */
@@ -59,16 +86,6 @@ enum access_who {
 	ACCESS_BAD,		/* credentials sent, but wrong */
 	ACCESS_USER,
 	ACCESS_PEER_ID,
-};
-
-/*
- * Paths outside the REST bases that are always open: the liveness and
- * readiness probes dashboard.c answers.
- */
-static const char *access_open_paths[] = {
-	"/health", "/health/liveness", "/health/readiness",
-	"/actuator/health", "/actuator/health/liveness",
-	"/actuator/health/readiness",
 };
 
 /* SHA-256 of len bytes at p into out. */
@@ -109,6 +126,8 @@ access_new(const struct config *cf)
 	struct access	*a = xcalloc(1, sizeof *a);
 	const char	*pname, *ppw;
 
+	a->fail_rl = ratelimit_new(cf->security_auth_failures_per_second,
+	    cf->security_auth_failure_burst, ACCESS_FAIL_ENTRIES);
 	if (cf->security_user_password == NULL)
 		return (a);
 	a->enabled = 1;
@@ -129,18 +148,25 @@ access_free(struct access *a)
 {
 	if (a == NULL)
 		return;
+	ratelimit_free(a->fail_rl);
 	OPENSSL_cleanse(a, sizeof *a);
 	free(a);
 }
 
-/* Replace the rules in place; the TLS module's check stays. */
+/*
+ * Replace the rules in place; the TLS module's check stays, and so do the
+ * failure counts (a reload must not forgive a guesser).
+ */
 void
 access_reload(struct access *a, const struct config *cf)
 {
 	struct access	*n = access_new(cf);
 
 	n->cert_check = a->cert_check;
+	ratelimit_free(n->fail_rl);
+	n->fail_rl = a->fail_rl;
 	*a = *n;
+	n->fail_rl = NULL;
 	access_free(n);
 }
 
@@ -156,56 +182,6 @@ void
 access_set_cert_check(struct access *a, int (*fn)(struct evhttp_request *))
 {
 	a->cert_check = fn;
-}
-
-/* Whether rel is heureka/apps/{app}/leader (server/leader.c). */
-static int
-access_is_leader(const char *rel)
-{
-	const char	*app = rel + 13, *slash;
-
-	if (strncmp(rel, "heureka/apps/", 13) != 0 ||
-	    (slash = strchr(app, '/')) == NULL || slash == app)
-		return (0);
-	return (strcmp(slash, "/leader") == 0);
-}
-
-/* The kind of a request, from its method and path. */
-enum access_kind
-access_classify(enum evhttp_cmd_type method, const char *rel,
-    const char *path)
-{
-	size_t	i;
-	int	get = method == EVHTTP_REQ_GET || method == EVHTTP_REQ_HEAD;
-
-	if (rel == NULL) {
-		for (i = 0; i < sizeof access_open_paths /
-		    sizeof access_open_paths[0]; i++) {
-			if (path != NULL &&
-			    strcmp(path, access_open_paths[i]) == 0)
-				return (ACCESS_OPEN);
-		}
-		/* The dashboard and /metrics, /info are read-only. */
-		return (get ? ACCESS_READ : ACCESS_WRITE);
-	}
-	while (*rel == '/')
-		rel++;
-	/*
-	 * heureka/watch and heureka/apps/{app}/leader are the clients';
-	 * heureka/audit and heureka/doctor the operators' (read).
-	 */
-	if (strcmp(rel, "heureka/watch") == 0 ||
-	    strcmp(rel, "heureka/watch/stats") == 0 || access_is_leader(rel) ||
-	    strncmp(rel, "heureka/audit", 13) == 0 ||
-	    strncmp(rel, "heureka/doctor", 14) == 0)
-		return (get ? ACCESS_READ : ACCESS_WRITE);
-	if (strncmp(rel, "heureka", 7) == 0 &&
-	    (rel[7] == '\0' || rel[7] == '/'))
-		return (ACCESS_PEER);
-	if (strncmp(rel, "peerreplication", 15) == 0 &&
-	    (rel[15] == '\0' || rel[15] == '/'))
-		return (ACCESS_PEER);
-	return (get ? ACCESS_READ : ACCESS_WRITE);
 }
 
 /*
@@ -286,22 +262,69 @@ access_identify(const struct access *a, struct evhttp_request *req,
 	return (who);
 }
 
+/*
+ * The failure limiter's key for addr: the address itself, an IPv4-mapped
+ * IPv6 address as IPv4, another IPv6 address as its /64.
+ */
+void
+access_client_key(const char *addr, char *out, size_t len)
+{
+	struct in6_addr	a6;
+	char		buf[INET6_ADDRSTRLEN];
+
+	if (inet_pton(AF_INET6, addr, &a6) != 1) {
+		snprintf(out, len, "%s", addr);
+		return;
+	}
+	if (IN6_IS_ADDR_V4MAPPED(&a6)) {
+		snprintf(out, len, "%u.%u.%u.%u", a6.s6_addr[12],
+		    a6.s6_addr[13], a6.s6_addr[14], a6.s6_addr[15]);
+		return;
+	}
+	memset(a6.s6_addr + 8, 0, 8);
+	if (inet_ntop(AF_INET6, &a6, buf, sizeof buf) == NULL)
+		snprintf(out, len, "%s", addr);
+	else
+		snprintf(out, len, "%s/64", buf);
+}
+
+/* The request's client key, or 0 when its address is unknown. */
+static int
+access_request_key(struct evhttp_request *req, char *out, size_t len)
+{
+	struct evhttp_connection	*conn;
+	char				*addr = NULL;
+	ev_uint16_t			 port = 0;
+
+	if ((conn = evhttp_request_get_connection(req)) == NULL)
+		return (0);
+	evhttp_connection_get_peer(conn, &addr, &port);
+	if (addr == NULL)
+		return (0);
+	access_client_key(addr, out, len);
+	return (1);
+}
+
 /* Judge one request of kind k. */
 enum access_verdict
-access_check(const struct access *a, struct evhttp_request *req,
-    enum access_kind k, int *peer)
+access_check(struct access *a, struct evhttp_request *req,
+    enum access_kind k, int64_t now, int *peer, int64_t *retry_ms)
 {
-	return (access_check_user(a, req, k, peer, NULL, 0));
+	return (access_check_user(a, req, k, now, peer, retry_ms, NULL, 0));
 }
 
 /* Judge one request of kind k and say who asked (access.h). */
 enum access_verdict
-access_check_user(const struct access *a, struct evhttp_request *req,
-    enum access_kind k, int *peer, char *user, size_t userlen)
+access_check_user(struct access *a, struct evhttp_request *req,
+    enum access_kind k, int64_t now, int *peer, int64_t *retry_ms,
+    char *user, size_t userlen)
 {
 	enum access_who	who;
+	char		key[ACCESS_KEY_MAX];
+	int		keyed = 0;
 
 	*peer = 0;
+	*retry_ms = 0;
 	if (userlen > 0)
 		snprintf(user, userlen, "anonymous");
 	if (!access_enabled(a)) {
@@ -310,10 +333,17 @@ access_check_user(const struct access *a, struct evhttp_request *req,
 	}
 	if (k == ACCESS_OPEN)
 		return (ACCESS_OK);
+	if ((a->cert_check == NULL || !a->cert_check(req)) &&
+	    http_header(req, "Authorization") != NULL &&
+	    (keyed = access_request_key(req, key, sizeof key)) &&
+	    (*retry_ms = ratelimit_wait(a->fail_rl, key, now)) > 0)
+		return (ACCESS_THROTTLED);
 	who = access_identify(a, req, user, userlen);
 	*peer = who == ACCESS_PEER_ID;
 	switch (who) {
 	case ACCESS_BAD:
+		if (keyed)
+			(void)ratelimit_take(a->fail_rl, key, now);
 		return (ACCESS_DENIED_401);
 	case ACCESS_ANONYMOUS:
 		return (k == ACCESS_READ && a->read_anonymous ? ACCESS_OK :
@@ -328,9 +358,20 @@ access_check_user(const struct access *a, struct evhttp_request *req,
 
 /* Send the refusal. */
 void
-access_reply(struct evhttp_request *req, enum access_verdict v)
+access_reply(struct evhttp_request *req, enum access_verdict v,
+    int64_t retry_ms)
 {
-	if (v == ACCESS_DENIED_401) {
+	char	ra[32];
+
+	if (v == ACCESS_THROTTLED) {
+		snprintf(ra, sizeof ra, "%lld",
+		    (long long)((retry_ms + 999) / 1000));
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Retry-After", ra);
+		http_error(req, 429, "too many failed authentications from "
+		    "this address (heureka.security.auth-failures-per-second); "
+		    "retry later");
+	} else if (v == ACCESS_DENIED_401) {
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "WWW-Authenticate", "Basic realm=\"heureka\"");
 		http_error(req, 401, "authentication required: send the "

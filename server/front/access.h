@@ -1,8 +1,9 @@
 /*
- * access.h: who may do what (docs/security.md). Every request is put in
- * one of four kinds (open, read, write, peer) by access_classify and
- * judged once, in rest.c's dispatcher, by access_check, before any
- * handler runs: nothing in the registry changes on a refusal.
+ * access.h: who may do what (docs/security.md). Every request needs one
+ * of four roles (open, read, write, peer): the role of the route rest.c's
+ * router resolves for it (rest_route_resolve), judged once, in the
+ * dispatcher, by access_check, before any handler runs: nothing in the
+ * registry changes on a refusal.
  *
  * Authentication is HTTP Basic with Spring Security's user
  * (spring.security.user.name/password) and heureka's peer identity
@@ -13,6 +14,9 @@
  */
 #ifndef ACCESS_H
 #define ACCESS_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #include <event2/http.h>
 
@@ -30,6 +34,7 @@ enum access_verdict {
 	ACCESS_OK = 0,
 	ACCESS_DENIED_401,	/* no or wrong credentials */
 	ACCESS_DENIED_403,	/* a known identity without the right */
+	ACCESS_THROTTLED,	/* 429: too many failed authentications */
 };
 
 /* From the configuration (its passwords are hashed, not kept). */
@@ -47,31 +52,39 @@ void		 access_set_cert_check(struct access *,
 		     int (*)(struct evhttp_request *));
 
 /*
- * The kind of a request: rel is the path after a REST base, or NULL for
- * a path outside the bases (then path is the whole path).
+ * Judge a request of kind k at now (monotonic ms). *peer is set to 1
+ * when the caller may act as a peer (its x-netflix-discovery-replication
+ * header is honoured): always with authentication off, else only for a
+ * peer identity. A wrong password counts against the client's address;
+ * past heureka.security.auth-failure-burst, a request with credentials
+ * is ACCESS_THROTTLED, *retry_ms until it may try again, and its
+ * credentials are not compared.
  */
-enum access_kind access_classify(enum evhttp_cmd_type, const char *rel,
-		     const char *path);
-
-/*
- * Judge a request of kind k. *peer is set to 1 when the caller may act
- * as a peer (its x-netflix-discovery-replication header is honoured):
- * always with authentication off, else only for a peer identity.
- */
-enum access_verdict access_check(const struct access *,
-		     struct evhttp_request *, enum access_kind, int *peer);
+enum access_verdict access_check(struct access *, struct evhttp_request *,
+		     enum access_kind, int64_t now, int *peer,
+		     int64_t *retry_ms);
 
 /*
  * access_check, and who asked into user (userlen bytes): the user's name,
  * "peer" for the peer identity, else "anonymous" (always with
  * authentication off). For the audit (audit.h).
  */
-enum access_verdict access_check_user(const struct access *,
-		     struct evhttp_request *, enum access_kind, int *peer,
-		     char *user, size_t userlen);
+enum access_verdict access_check_user(struct access *,
+		     struct evhttp_request *, enum access_kind, int64_t now,
+		     int *peer, int64_t *retry_ms, char *user, size_t userlen);
 
-/* Send the 401 (with WWW-Authenticate) or 403 for a refusal. */
-void		 access_reply(struct evhttp_request *, enum access_verdict);
+/*
+ * Send the 401 (with WWW-Authenticate), 403, or 429 (Retry-After from
+ * retry_ms) for a refusal.
+ */
+void		 access_reply(struct evhttp_request *, enum access_verdict,
+		     int64_t retry_ms);
+/*
+ * The failure limiter's key for a client address: the address, an
+ * IPv4-mapped one as IPv4, other IPv6 as "prefix::/64". Exposed for the
+ * unit test.
+ */
+void		 access_client_key(const char *addr, char *out, size_t len);
 
 /*
  * Split an Authorization header's Basic credentials into name and

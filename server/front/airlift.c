@@ -38,6 +38,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
+#include "admit.h"
 #include "airlift_codec.h"
 #include "buf.h"
 #include "config.h"
@@ -68,10 +69,14 @@ struct airlift_ref {
 	char	*id;
 };
 
-/* The airlift routes: the lease table and the configuration, borrowed. */
+/*
+ * The airlift routes: the lease table, the configuration and the
+ * registration rate limit, borrowed.
+ */
 struct airlift {
 	struct registry		*reg;
 	const struct config	*conf;
+	struct admit		*admit;
 };
 
 /* What one request needs. */
@@ -408,19 +413,48 @@ airlift_body(struct airlift_req *r, struct buf *body, int *code)
 	return (0);
 }
 
+/*
+ * Whether storing in would renew the lease stored for it (unchanged and
+ * UP) rather than register: a registration is an entry the rate limit
+ * counts.
+ */
+static int
+airlift_is_renewal(struct airlift_req *r, const struct instance *in)
+{
+	const struct instance	*old;
+
+	old = registry_get(r->al->reg, in->app, instance_id(in),
+	    r->now.mono_ms);
+	return (old != NULL && old->status == STATUS_UP &&
+	    old->lease.duration_secs == in->lease.duration_secs &&
+	    airlift_same_metadata(&old->metadata, &in->metadata));
+}
+
+/*
+ * The registration rate limit for n entries (admit.c); -1 with the 429
+ * sent when hit.
+ */
+static int
+airlift_admit(struct airlift_req *r, size_t n, int *code)
+{
+	char	msg[200];
+
+	if (admit_take(r->al->admit, r->req, n, "airlift services",
+	    r->now.mono_ms, msg, sizeof msg) == 0)
+		return (0);
+	*code = airlift_error(r, 429, msg);
+	return (-1);
+}
+
 /* Store one instance; 0, or -1 with an error reply sent. */
 static int
 airlift_store(struct airlift_req *r, struct instance *in, int *code)
 {
-	const struct instance	*old;
 	enum registry_rc	 rc;
 	char			*app = xstrdup(in->app);
 	char			*id = xstrdup(instance_id(in));
 
-	old = registry_get(r->al->reg, app, id, r->now.mono_ms);
-	if (old != NULL && old->status == STATUS_UP &&
-	    old->lease.duration_secs == in->lease.duration_secs &&
-	    airlift_same_metadata(&old->metadata, &in->metadata) &&
+	if (airlift_is_renewal(r, in) &&
 	    registry_renew(r->al->reg, app, id, -1, STATUS_UNKNOWN, 0, r->now,
 	    NULL) == REG_OK) {
 		instance_free(in);
@@ -473,7 +507,7 @@ airlift_announce(struct airlift_req *r)
 	const char			*node = r->seg[1];
 	char				*cause = NULL, **keep = NULL;
 	char				 msg[256];
-	size_t				 i, n = 0, nrefs;
+	size_t				 i, n = 0, nrefs, nnew;
 	int				 code = 202, secs;
 
 	memset(&a, 0, sizeof a);
@@ -520,6 +554,11 @@ airlift_announce(struct airlift_req *r)
 		}
 		keep[n] = xstrdup(instance_id(ins[n]));
 	}
+	/* New or changed services enter the registry: the rate limit. */
+	for (i = 0, nnew = 0; i < n; i++)
+		nnew += !airlift_is_renewal(r, ins[i]);
+	if (airlift_admit(r, nnew, &code) != 0)
+		goto out;
 	/* Leases no longer announced go first, then the set is stored. */
 	nrefs = airlift_find(r->al, node, NULL, &refs);
 	airlift_cancel(r->al, refs, nrefs, keep, a.n, r->now);
@@ -603,6 +642,8 @@ airlift_static_post(struct airlift_req *r)
 		code = airlift_error(r, 400, msg);
 		goto out;
 	}
+	if (airlift_admit(r, 1, &code) != 0)
+		goto out;
 	svc.id = airlift_uuid();
 	if (svc.location == NULL)
 		xasprintf(&svc.location, "/somewhere/%s", svc.id);
@@ -744,12 +785,14 @@ airlift_inventory(struct airlift_req *r, const char *type, const char *pool,
 
 /* The airlift routes over reg and cf (both borrowed). */
 struct airlift *
-airlift_new(struct registry *reg, const struct config *cf)
+airlift_new(struct registry *reg, const struct config *cf,
+    struct admit *admit)
 {
 	struct airlift	*al = xcalloc(1, sizeof *al);
 
 	al->reg = reg;
 	al->conf = cf;
+	al->admit = admit;
 	return (al);
 }
 

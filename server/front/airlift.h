@@ -11,6 +11,7 @@
 
 #include "clock.h"
 
+struct admit;
 struct airlift;
 struct config;
 struct registry;
@@ -26,8 +27,12 @@ struct registry;
 #define AIRLIFT_META_NODE	"airlift.nodeId"	/* dynamic ones */
 #define AIRLIFT_META_STATIC	"airlift.static"	/* static ones */
 
-/* The routes over the lease table and the configuration (borrowed). */
-struct airlift	*airlift_new(struct registry *, const struct config *);
+/*
+ * The routes over the lease table, the configuration and the registration
+ * rate limit (borrowed; a new or changed service takes a token, admit.h).
+ */
+struct airlift	*airlift_new(struct registry *, const struct config *,
+		     struct admit *);
 void		 airlift_free(struct airlift *);	/* NULL is fine */
 
 /*

@@ -26,6 +26,16 @@
  * Everything the guard lets through, evhttp parses the same way: it never
  * passes a head whose framing evhttp could read differently.
  *
+ * Deadlines (issue 21: one byte every 20 s kept a TLS or plain
+ * connection open for minutes, since evhttp's timeout restarts on every
+ * read): a TLS handshake must finish within heureka.server.handshake-
+ * timeout-ms of the accept, and a request head must arrive whole within
+ * heureka.server.head-timeout-ms, the first from the accept, a later one
+ * from its first byte. One timer per connection. A connection that
+ * misses its deadline before any request reached evhttp is closed at
+ * once; one with requests behind it gets a 408 stand-in, which evhttp
+ * answers after them before closing. Each is counted in /metrics.
+ *
  * Why an input-buffer callback and not a bufferevent filter: libevent
  * 2.1's filter calls evhttp's write callback once a reply has moved into
  * the socket's buffer, not once it is written, so evhttp would close a
@@ -42,9 +52,12 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <event2/http.h>
 
+#include "clock.h"
 #include "guard.h"
+#include "log.h"
 #include "httputil.h"
 #include "metrics.h"
 #include "rest.h"
@@ -77,7 +90,13 @@ struct guard {
 	struct evbuffer		*held;		/* read, not yet passed on */
 	struct evbuffer_cb_entry *ent;
 	int			 busy;
-	struct evhttp_connection *evcon;
+	struct bufferevent	*bev;
+	struct event		*timer;		/* the deadline */
+	int64_t			 accepted;	/* monotonic ms */
+	int64_t			 head_since;	/* a head pending since; -1 */
+	uint64_t		 heads;		/* passed on to evhttp */
+	int			 tls;
+	int			 handshaken;
 	LIST_ENTRY(guard)	 entry;		/* guard_all */
 };
 
@@ -85,12 +104,11 @@ struct guard {
 static LIST_HEAD(, guard) guard_all = LIST_HEAD_INITIALIZER(guard_all);
 
 /*
- * What the guard checks against and whom it tells of a close (one
- * listener per process, as for the accept pause in server.c): a
- * connection that never sends a byte needs no state of its own, so
- * nothing is allocated until its first bytes.
+ * What the guard checks against (one listener per process, as for the
+ * accept pause in server.c).
  */
 static struct guard_conf	guard_conf;
+static struct log_ratelim	guard_timeout_rl = LOG_RATELIM_INIT(60000, 1);
 
 static const struct {
 	const char	*name;
@@ -519,6 +537,7 @@ guard_head(struct guard *g, struct evbuffer *src, struct evbuffer *dst)
 		guard_refuse(g, src, dst, &h, code, reason);
 		return (1);
 	}
+	g->heads++;
 	rest = evbuffer_get_length(src) - n;
 	body = h.content_length > 0 ? (uint64_t)h.content_length : 0;
 	if (!h.chunked && rest <= body) {
@@ -653,6 +672,41 @@ guard_feed(struct guard *g, struct evbuffer *src, struct evbuffer *dst)
 	}
 }
 
+/* Arm the deadline timer to fire at mono ms 'at'. */
+static void
+guard_arm(struct guard *g, int64_t at, int64_t now)
+{
+	struct timeval	tv;
+
+	tv = clock_ms_tv(at > now ? at - now : 0);
+	evtimer_add(g->timer, &tv);
+}
+
+/*
+ * After bytes were fed: a head is pending while the guard waits in G_HEAD
+ * with bytes held, or before the first head at all (from the accept); in
+ * a body, or idle between requests (evhttp's own timeout), none is.
+ */
+static void
+guard_deadline_update(struct guard *g, int64_t now)
+{
+	int	pending;
+
+	pending = g->state == G_HEAD && (g->heads == 0 ||
+	    evbuffer_get_length(g->held) > 0);
+	if (!pending) {
+		g->head_since = -1;
+		if (!g->tls || g->handshaken)
+			evtimer_del(g->timer);
+		return;
+	}
+	if (g->head_since >= 0)
+		return;
+	g->head_since = now;
+	if (!g->tls || g->handshaken)
+		guard_arm(g, now + guard_conf.head_ms, now);
+}
+
 /*
  * Bytes arrived on the socket (evbuffer callbacks run before the
  * bufferevent calls evhttp): take the new ones into g->held, out of
@@ -669,6 +723,8 @@ guard_input_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
 	/* Our own moves call back too. */
 	if (g->busy || info->n_added == 0)
 		return;
+	/* Decrypted bytes: the handshake is done. */
+	g->handshaken = 1;
 	/*
 	 * Body bytes with nothing held before them: taking them out and
 	 * giving them back would leave in as it is, so they stay there (a
@@ -693,53 +749,86 @@ guard_input_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
 		evbuffer_free(tmp);
 	}
 	guard_feed(g, g->held, in);
+	guard_deadline_update(g, clock_mono_ms());
 	g->busy = 0;
 }
 
-/* The connection is being freed: release the guard, pass the close on. */
+/* Close the connection now: no request of it has reached evhttp yet. */
 static void
-guard_close_cb(struct evhttp_connection *evcon, void *arg)
+guard_close_now(struct guard *g)
 {
-	struct guard		*g = arg;
-	struct bufferevent	*bev = evhttp_connection_get_bufferevent(evcon);
+	void	*evcon = NULL;
 
-	if (bev != NULL)
-		evbuffer_remove_cb_entry(bufferevent_get_input(bev), g->ent);
-	if (guard_conf.closecb != NULL)
-		guard_conf.closecb(evcon, guard_conf.closearg);
-	LIST_REMOVE(g, entry);
-	evbuffer_free(g->held);
-	free(g);
+	bufferevent_getcb(g->bev, NULL, NULL, NULL, &evcon);
+	if (evcon != NULL)
+		evhttp_connection_free(evcon);	/* guard_free() runs */
 }
 
 /*
- * The first bytes of a connection: evhttp owns the bufferevent by now, so
- * its connection is known; the guard's state lives from here until that
- * connection's close callback.
+ * A deadline: a TLS handshake not done in time closes the connection; a
+ * head not whole in time closes it too, or, with requests of it before
+ * evhttp, ends it with a 408 stand-in answered after them.
  */
 static void
-guard_first_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
-    void *arg)
+guard_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct bufferevent	*bev = arg;
-	struct guard		*g;
-	void			*evcon = NULL;
+	struct guard		*g = arg;
+	bufferevent_data_cb	 readcb = NULL;
+	int64_t			 now = clock_mono_ms();
 
-	if (info->n_added == 0)
+	(void)fd;
+	(void)what;
+	if (g->tls && !g->handshaken) {
+		if (guard_conf.handshaken != NULL &&
+		    guard_conf.handshaken(g->bev))
+			g->handshaken = 1;
+		else if (now - g->accepted < guard_conf.handshake_ms) {
+			guard_arm(g, g->accepted + guard_conf.handshake_ms, now);
+			return;
+		} else {
+			metrics_limit(guard_conf.metrics,
+			    METRICS_LIMIT_HANDSHAKE_TIMEOUT, 1);
+			log_warnx_rl(&guard_timeout_rl, "limit: a connection "
+			    "closed: no TLS handshake within heureka.server."
+			    "handshake-timeout-ms (%lld ms; logged once a "
+			    "minute)", (long long)guard_conf.handshake_ms);
+			guard_close_now(g);
+			return;
+		}
+	}
+	if (g->head_since < 0 || g->state != G_HEAD)
 		return;
-	bufferevent_getcb(bev, NULL, NULL, NULL, &evcon);
-	evbuffer_remove_cb(in, guard_first_cb, bev);
-	g = xcalloc(1, sizeof *g);
-	g->state = G_HEAD;
-	g->held = evbuffer_new();
-	g->ent = evbuffer_add_cb(in, guard_input_cb, g);
-	g->evcon = evcon;
-	LIST_INSERT_HEAD(&guard_all, g, entry);
-	evhttp_connection_set_closecb(evcon, guard_close_cb, g);
-	guard_input_cb(in, info, g);
+	if (now - g->head_since < guard_conf.head_ms) {
+		guard_arm(g, g->head_since + guard_conf.head_ms, now);
+		return;
+	}
+	metrics_limit(guard_conf.metrics, METRICS_LIMIT_HEAD_TIMEOUT, 1);
+	log_warnx_rl(&guard_timeout_rl, "limit: a connection closed: no whole "
+	    "request head within heureka.server.head-timeout-ms (%lld ms; "
+	    "logged once a minute)", (long long)guard_conf.head_ms);
+	if (g->heads == 0) {
+		guard_close_now(g);
+		return;
+	}
+	g->busy = 1;
+	guard_refuse(g, g->held, bufferevent_get_input(g->bev), NULL, 408,
+	    "request head not complete within heureka.server."
+	    "head-timeout-ms");
+	g->head_since = -1;
+	g->busy = 0;
+	/*
+	 * evhttp reads the stand-in now if it is reading (its read callback
+	 * set and reading on); while it writes or a handler holds a request
+	 * it finds the stand-in when it next starts reading. Triggering it
+	 * in any other state would make evhttp abort.
+	 */
+	bufferevent_getcb(g->bev, &readcb, NULL, NULL, NULL);
+	if (readcb != NULL && (bufferevent_get_enabled(g->bev) & EV_READ))
+		bufferevent_trigger(g->bev, EV_READ,
+		    BEV_TRIG_IGNORE_WATERMARKS);
 }
 
-/* What the guard checks against and whom it tells; see guard.h. */
+/* What the guard checks against; see guard.h. */
 void
 guard_init(const struct guard_conf *gc)
 {
@@ -747,10 +836,44 @@ guard_init(const struct guard_conf *gc)
 }
 
 /* Guard a new connection's socket bufferevent; see guard.h. */
-void
-guard_attach(struct bufferevent *bev)
+struct guard *
+guard_attach(struct bufferevent *bev, int tls)
 {
-	evbuffer_add_cb(bufferevent_get_input(bev), guard_first_cb, bev);
+	struct guard	*g = xcalloc(1, sizeof *g);
+	int64_t		 now = clock_mono_ms();
+
+	g->state = G_HEAD;
+	g->held = evbuffer_new();
+	g->bev = bev;
+	g->tls = tls;
+	g->accepted = g->head_since = now;
+	g->timer = evtimer_new(bufferevent_get_base(bev), guard_timer_cb, g);
+	g->ent = evbuffer_add_cb(bufferevent_get_input(bev), guard_input_cb,
+	    g);
+	LIST_INSERT_HEAD(&guard_all, g, entry);
+	guard_arm(g, now + (tls ? guard_conf.handshake_ms :
+	    guard_conf.head_ms), now);
+	return (g);
+}
+
+/* Whether a head has been passed on; see guard.h. */
+int
+guard_has_served(const struct guard *g)
+{
+	return (g->heads > 0);
+}
+
+/* The connection is being freed: release its guard; see guard.h. */
+void
+guard_free(struct guard *g)
+{
+	if (g == NULL)
+		return;
+	evbuffer_remove_cb_entry(bufferevent_get_input(g->bev), g->ent);
+	LIST_REMOVE(g, entry);
+	event_free(g->timer);
+	evbuffer_free(g->held);
+	free(g);
 }
 
 /*
@@ -760,15 +883,13 @@ guard_attach(struct bufferevent *bev)
 size_t
 guard_busy(void)
 {
-	struct guard		*g;
-	struct bufferevent	*bev;
-	size_t			 n = 0;
+	struct guard	*g;
+	size_t		 n = 0;
 
 	LIST_FOREACH(g, &guard_all, entry) {
-		bev = evhttp_connection_get_bufferevent(g->evcon);
 		if ((g->state != G_HEAD && g->state != G_CLOSED) ||
-		    evbuffer_get_length(g->held) > 0 || (bev != NULL &&
-		    evbuffer_get_length(bufferevent_get_output(bev)) > 0))
+		    evbuffer_get_length(g->held) > 0 ||
+		    evbuffer_get_length(bufferevent_get_output(g->bev)) > 0)
 			n++;
 	}
 	return (n);

@@ -46,23 +46,32 @@ int	guard_parse_head(const char *, size_t, struct guard_head *,
 	    const char **reason);
 
 /*
- * What the guard needs: the body caps of the routes, where refusals are
- * counted, and the close callback it passes each connection's close on
- * to with closearg (the guard owns evhttp's close callback of every
- * connection).
+ * What the guard needs: the body caps of the routes, the deadlines of a
+ * TLS handshake and of a request head, the TLS module's "handshake done"
+ * test, and where refusals and timeouts are counted.
  */
 struct guard_conf {
 	size_t		 max_body_bytes;	/* eureka.server.* */
 	size_t		 max_batch_bytes;
+	int64_t		 handshake_ms;		/* heureka.server.handshake- */
+	int64_t		 head_ms;		/*   and head-timeout-ms */
+	int		(*handshaken)(struct bufferevent *);
 	struct metrics	*metrics;		/* NULL: not counted */
-	void		(*closecb)(struct evhttp_connection *, void *);
-	void		*closearg;
 };
+
+struct guard;
 
 /* Set what every guarded connection uses (copied). */
 void	guard_init(const struct guard_conf *);
-/* Guard a new connection's socket bufferevent, before evhttp uses it. */
-void	guard_attach(struct bufferevent *);
+/*
+ * Guard a new connection's socket bufferevent (tls: it is a TLS one),
+ * before evhttp uses it; its deadlines run from now. The guard lives
+ * until guard_free(), which the connection's close callback calls.
+ */
+struct guard *guard_attach(struct bufferevent *, int tls);
+void	guard_free(struct guard *);		/* NULL is fine */
+/* Whether a whole request head of the connection has reached evhttp. */
+int	guard_has_served(const struct guard *);
 
 /*
  * How many connections are in the middle of a request: its head or body

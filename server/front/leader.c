@@ -278,32 +278,6 @@ leader_query(const struct evkeyvalq *q, const char *name)
 	return (NULL);
 }
 
-/* The app of "apps/{app}/leader", decoded and upper case; NULL if not. */
-static char *
-leader_path_app(const char *rel)
-{
-	const char	*p, *e;
-	char		*raw, *app;
-	size_t		 len;
-
-	if (strncmp(rel, "apps/", 5) != 0)
-		return (NULL);
-	p = rel + 5;
-	if ((e = strchr(p, '/')) == NULL || strcmp(e, "/leader") != 0 ||
-	    e == p)
-		return (NULL);
-	raw = xstrndup(p, (size_t)(e - p));
-	app = evhttp_uridecode(raw, 0, &len);
-	free(raw);
-	if (app == NULL)
-		return (NULL);
-	if (strlen(app) != len) {
-		free(app);
-		return (NULL);
-	}
-	return (app);
-}
-
 /* Set the pin key of one instance to value (a metadata update). */
 static enum registry_rc
 leader_set_pin(struct registry *reg, const char *app, const char *id,
@@ -364,9 +338,9 @@ leader_reply(struct evhttp_request *req, const struct instance *in)
 }
 
 /* apps/{app}/leader: GET answers it, PUT ?id= pins, DELETE releases. */
-int
+void
 leader_http(struct registry *reg, const struct gate *gate,
-    struct evhttp_request *req, const char *rel,
+    struct evhttp_request *req, const char *name,
     const struct evkeyvalq *query, struct hk_time now)
 {
 	enum evhttp_cmd_type	 m = evhttp_request_get_command(req);
@@ -374,8 +348,7 @@ leader_http(struct registry *reg, const struct gate *gate,
 	const char		*id;
 	char			*app, stamp[32];
 
-	if ((app = leader_path_app(rel)) == NULL)
-		return (0);
+	app = xstrdup(name);
 	if (!instance_name_ok(app, INSTANCE_MAX_NAME)) {
 		http_error(req, 400, "invalid application name");
 		goto done;
@@ -427,5 +400,4 @@ leader_http(struct registry *reg, const struct gate *gate,
 	}
 done:
 	free(app);
-	return (1);
 }

@@ -91,12 +91,12 @@ const struct instance *leader_track_leader(const struct leader_track *,
 		     struct registry *, const struct registry_event *);
 
 /*
- * GET, PUT ?id=ID and DELETE on apps/{app}/leader (rel is the path after
- * {base}heureka/); reads wait for the gate. Returns 1 when it replied,
- * 0 when rel is not its.
+ * GET, PUT ?id=ID and DELETE on {base}heureka/apps/{app}/leader; app is
+ * the path segment as the router decoded it (rest.c routes here). Reads
+ * wait for the gate. Replies exactly once.
  */
-int		 leader_http(struct registry *, const struct gate *,
-		     struct evhttp_request *, const char *rel,
+void		 leader_http(struct registry *, const struct gate *,
+		     struct evhttp_request *, const char *app,
 		     const struct evkeyvalq *query, struct hk_time now);
 
 #endif

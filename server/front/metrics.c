@@ -70,7 +70,9 @@ struct metrics {
 static const char *metrics_limit_names[METRICS_NLIMITS] = {
 	"register-rate", "max-metadata-bytes", "max-metric-applications",
 	"max-body-bytes", "max-batch-bytes", "max-instances",
-	"max-metadata-entries", "max-connections",
+	"max-metadata-entries", "max-connections", "fetch-memory",
+	"auth-failure-rate", "descriptor-reserve", "handshake-timeout",
+	"head-timeout",
 };
 
 /* The series cap is hit on every scrape: say so once a minute at most. */
@@ -326,8 +328,12 @@ static const struct {
 	    "copy covered them.",
 	    offsetof(struct registry_stats, stale_refused) },
 	{ "heureka_future_refused_total",
-	    "Changes refused: lastDirtyTimestamp beyond max-clock-skew-ms.",
+	    "Changes refused: a timestamp beyond max-clock-skew-ms.",
 	    offsetof(struct registry_stats, future_refused) },
+	{ "heureka_tombstones_dropped_total",
+	    "Tombstones of instances never held here dropped early "
+	    "(max-unknown-tombstones).",
+	    offsetof(struct registry_stats, tombstones_dropped) },
 };
 
 /* Lease counters and the self-preservation gauges, from the registry. */
@@ -483,7 +489,7 @@ metrics_render_limits(struct metrics *m, struct buf *b)
 	const struct metrics_deps	*d = &m->d;
 	static const struct registry_stats zero;
 	const struct registry_stats	*st = &zero;
-	size_t				 i;
+	size_t				 i, held, unheld;
 
 	if (d->reg != NULL)
 		st = registry_stats(d->reg);
@@ -510,13 +516,61 @@ metrics_render_limits(struct metrics *m, struct buf *b)
 		    registry_bytes(d->reg));
 		buf_addf(b, "heureka_memory_bytes{part=\"delta-queue\"} %zu\n",
 		    registry_delta_bytes(d->reg));
+		buf_addf(b, "heureka_memory_bytes{part=\"tombstones\"} %zu\n",
+		    registry_tombstone_bytes(d->reg));
 	}
 	if (d->cache != NULL)
 		buf_addf(b, "heureka_memory_bytes{part=\"encodings\"} %zu\n",
 		    cache_bytes(d->cache));
+	if (d->reg != NULL) {
+		buf_addf(b, "heureka_memory_bytes{part=\"watch\"} %zu\n",
+		    registry_external_bytes(d->reg, REG_EXT_WATCH));
+		registry_tombstone_counts(d->reg, &held, &unheld);
+		metrics_header(b, "heureka_tombstones", "gauge",
+		    "Tombstones of recent cancels: of instances held here, "
+		    "and of instances never held (max-unknown-tombstones).");
+		buf_addf(b, "heureka_tombstones{kind=\"held\"} %zu\n", held);
+		buf_addf(b, "heureka_tombstones{kind=\"unknown\"} %zu\n",
+		    unheld);
+	}
 	metrics_header(b, "heureka_memory_budget_bytes", "gauge",
 	    "The memory budget past which new registrations get 503.");
 	buf_addf(b, "heureka_memory_budget_bytes %zu\n", d->memory_budget);
+}
+
+/* The peer list itself: how many, and how it followed DNS. */
+static void
+metrics_render_peer_list(const struct peers *ps, struct buf *b)
+{
+	struct peers_totals	t;
+
+	peers_totals(ps, &t);
+	metrics_header(b, "heureka_peers", "gauge",
+	    "Peers now (one per address of a peer name).");
+	buf_addf(b, "heureka_peers %zu\n", peers_count(ps));
+	metrics_header(b, "heureka_peer_names_unresolved", "gauge",
+	    "Configured peer URLs whose name does not resolve now.");
+	buf_addf(b, "heureka_peer_names_unresolved %zu\n", t.unresolved);
+	metrics_header(b, "heureka_peer_dns_lookups_total", "counter",
+	    "Lookups of peer names.");
+	buf_addf(b, "heureka_peer_dns_lookups_total %llu\n",
+	    (unsigned long long)t.dns_lookups);
+	metrics_header(b, "heureka_peer_dns_failures_total", "counter",
+	    "Lookups of peer names that failed or gave no address.");
+	buf_addf(b, "heureka_peer_dns_failures_total %llu\n",
+	    (unsigned long long)t.dns_failures);
+	metrics_header(b, "heureka_peers_joined_total", "counter",
+	    "Peers that joined the list (a new address of a name).");
+	buf_addf(b, "heureka_peers_joined_total %llu\n",
+	    (unsigned long long)t.added);
+	metrics_header(b, "heureka_peers_left_total", "counter",
+	    "Peers that left the list (an address gone).");
+	buf_addf(b, "heureka_peers_left_total %llu\n",
+	    (unsigned long long)t.removed);
+	metrics_header(b, "heureka_peers_left_dropped_total", "counter",
+	    "Replication tasks dropped with the queues of peers that left.");
+	buf_addf(b, "heureka_peers_left_dropped_total %llu\n",
+	    (unsigned long long)t.removed_dropped);
 }
 
 /* Per-peer replication counters and queue depth. */
@@ -577,6 +631,7 @@ metrics_render_peers(struct metrics *m, struct buf *b)
 			buf_addf(b, "} %llu\n", (unsigned long long)v);
 		}
 	}
+	metrics_render_peer_list(*d->peers, b);
 }
 
 #define METRICS_MAX_TABLES	8

@@ -53,9 +53,14 @@ enum metrics_limit {
 	METRICS_LIMIT_BATCH,			/* batch refused at its head */
 	METRICS_LIMIT_INSTANCES,		/* registry full: 503 */
 	METRICS_LIMIT_METADATA_ENTRIES,		/* too many metadata entries */
-	METRICS_LIMIT_CONNECTIONS,		/* listener paused at the cap */
+	METRICS_LIMIT_CONNECTIONS,		/* closed past the cap */
+	METRICS_LIMIT_FETCH_MEMORY,		/* no room to encode: 503 */
+	METRICS_LIMIT_AUTH_RATE,		/* 429: failed authentications */
+	METRICS_LIMIT_DESCRIPTORS,		/* closed: descriptor reserve */
+	METRICS_LIMIT_HANDSHAKE_TIMEOUT,	/* TLS handshake too slow */
+	METRICS_LIMIT_HEAD_TIMEOUT,		/* request head too slow */
 };
-#define METRICS_NLIMITS	8
+#define METRICS_NLIMITS	13
 void		 metrics_limit(struct metrics *, enum metrics_limit,
 		     uint64_t n);
 uint64_t	 metrics_limit_count(const struct metrics *,

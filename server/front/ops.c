@@ -113,6 +113,15 @@ ops_route(const char *path)
 	return (OPS_NONE);
 }
 
+/* Whether path is a health probe, as ops_handle() routes it. */
+int
+ops_is_probe(const char *path)
+{
+	enum ops_endpoint	which = ops_route(path);
+
+	return (which == OPS_HEALTH || which == OPS_LIVENESS);
+}
+
 /* The operations endpoints; 1 when path was one of them (and answered). */
 int
 ops_handle(struct ops *o, struct evhttp_request *req, const char *path,

@@ -40,6 +40,12 @@ void		 ops_free(struct ops *);	/* NULL is fine */
  */
 int		 ops_handle(struct ops *, struct evhttp_request *,
 		     const char *path, struct hk_time now);
+/*
+ * Whether path is one of the health probes ops_handle() answers (open to
+ * every caller, README "Security"): the router takes a target's role from
+ * this, the same reading of the path that ops_handle() dispatches on.
+ */
+int		 ops_is_probe(const char *path);
 
 /*
  * GET {version}/status: StatusInfo as XML (root

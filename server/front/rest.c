@@ -1,11 +1,11 @@
 /*
  * rest.c: the front door of heurekad's Eureka REST API (spec §2): the
  * dispatcher evhttp calls, which reads the clock once per request, picks
- * the base (/eureka/v2/, /eureka/, /v2/; a Netflix {version} segment is
- * skipped), hands {base}heureka/ to watch.c and ext.c and everything
- * else to the route table (rest_route.c); the replies every handler
- * sends exactly once, the query helpers, access checks and the access
- * log. Bad input gets a 4xx with a short reason and changes nothing.
+ * the route the path reaches (rest_route.c's one resolution: base,
+ * decoded segments, route, and the role a caller needs for it), makes
+ * the one access check on that role and calls the route's handler; and
+ * the replies every handler sends exactly once, the query helpers, the
+ * gate check and the access log. Bad input gets a 4xx with a short reason and changes nothing.
  * The handlers are in rest_handlers.c, the fetches that wait for a body
  * built in slices in rest_park.c; all of them share rest_int.h.
  */
@@ -29,7 +29,6 @@
 #include "console.h"
 #include "csrf.h"
 #include "dashboard.h"
-#include "ext.h"
 #include "gate.h"
 #include "httputil.h"
 #include "instance.h"
@@ -38,7 +37,6 @@
 #include "metrics.h"
 #include "ops.h"
 #include "rest_int.h"
-#include "watch.h"
 #include "xmalloc.h"
 #include "xml.h"
 
@@ -249,66 +247,6 @@ check_access(struct rctx *x)
 	return (-1);
 }
 
-/* Route one REST request (path is relative to the base). */
-static void
-rest_route(struct rctx *x, const char *rel)
-{
-	const struct route	*r;
-	size_t			 i;
-	int			 mask = 0;
-	char			 allow[64];
-
-	if (strncmp(rel, "heureka/", 8) == 0 || strcmp(rel, "heureka") == 0) {
-		x->route = "heureka";
-		if ((x->route = watch_http(x->d->watch, x->req,
-		    rel[7] == '/' ? rel + 8 : "", &x->query, x->now)) != NULL) {
-			rest_record(x, evhttp_request_get_response_code(x->req));
-			return;
-		}
-		x->route = "heureka";
-		if (console_http(x->d->console, x->req, rel[7] == '/' ?
-		    rel + 8 : "", &x->query, x->now)) {
-			rest_record(x, evhttp_request_get_response_code(x->req));
-			return;
-		}
-		if (x->d->ext == NULL) {
-			reply(x, 404, NULL, NULL, 0);
-			return;
-		}
-		ext_http(x->d->ext, x->req, rel[7] == '/' ? rel + 8 : "");
-		rest_record(x, evhttp_request_get_response_code(x->req));
-		return;
-	}
-	if (split_path(x->seg, &x->nseg, rel, x->segbuf, sizeof x->segbuf,
-	    &x->segheap) != 0) {
-		x->route = "other";
-		reply_error(x, 400, "malformed path");
-		return;
-	}
-	for (i = 0; i < rest_nroutes; i++) {
-		r = &rest_routes[i];
-		if (!route_match(r, x->seg, x->nseg))
-			continue;
-		mask |= r->methods;
-		if ((r->methods & route_method((int)x->method)) == 0)
-			continue;
-		x->route = r->label;
-		if (r->app_id > 0 && path_app_id(x, r->app_id == 2) != 0)
-			return;
-		r->fn(x);
-		return;
-	}
-	x->route = "other";
-	if (mask != 0) {
-		/* Jersey's answer: 405 with the methods the resource takes. */
-		allow_string(mask, allow, sizeof allow);
-		evhttp_add_header(evhttp_request_get_output_headers(x->req),
-		    "Allow", allow);
-		reply_error(x, 405, "method not allowed");
-	} else
-		reply_error(x, 404, "no such resource");
-}
-
 /* A router over deps; see rest.h. */
 struct rest *
 rest_new(const struct rest_deps *deps)
@@ -363,16 +301,37 @@ rctx_init(struct rctx *x, struct evhttp_request *req, struct rest *rest)
 	TAILQ_INIT(&x->query);
 }
 
+/* A client past its failed-authentication burst: count it, log it. */
+static void
+rest_auth_throttled(struct rctx *x)
+{
+	static struct log_ratelim	 rl = LOG_RATELIM_INIT(60000, 1);
+	struct evhttp_connection	*conn;
+	char				*addr = NULL;
+	ev_uint16_t			 port = 0;
+
+	metrics_limit(x->d->metrics, METRICS_LIMIT_AUTH_RATE, 1);
+	if ((conn = evhttp_request_get_connection(x->req)) != NULL)
+		evhttp_connection_get_peer(conn, &addr, &port);
+	log_warnx_rl(&rl, "limit: failed authentications from %s above "
+	    "heureka.security.auth-failures-per-second (%g/s, burst %d): "
+	    "429 (logged once a minute)", addr != NULL ? addr : "?",
+	    x->d->conf->security_auth_failures_per_second,
+	    x->d->conf->security_auth_failure_burst);
+}
+
 /* evhttp's generic callback: every request lands here. */
 void
 rest_dispatch_cb(struct evhttp_request *req, void *arg)
 {
 	struct rest		*rest = arg;
 	struct rctx		 x;
+	struct rest_target	 t;
+	const struct route	*r;
 	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
 	const char		*path, *q;
-	size_t			 base;
 	enum access_verdict	 v;
+	int64_t			 retry;
 	const char		*why;
 	char			 user[128];
 	int			 peer;
@@ -386,13 +345,20 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 		reply_error(&x, 400, "malformed query string");
 		goto out;
 	}
-	/* The one access check: nothing below runs for a refused caller. */
-	base = rest_base(path);
-	v = access_check_user(x.d->access, req, access_classify(x.method,
-	    base > 0 ? path + base : NULL, path), &peer, user, sizeof user);
+	/*
+	 * The one resolution and the one access check, on the role of the
+	 * route the path reaches: nothing below runs for a refused caller.
+	 */
+	r = route_resolve(path, (int)x.method, x.seg, &x.nseg, x.segbuf,
+	    sizeof x.segbuf, &x.segheap, &t);
+	v = access_check_user(x.d->access, req, t.role, x.now.mono_ms, &peer,
+	    &retry, user, sizeof user);
 	if (v != ACCESS_OK) {
-		access_reply(req, v);
-		rest_record(&x, v == ACCESS_DENIED_401 ? 401 : 403);
+		if (v == ACCESS_THROTTLED)
+			rest_auth_throttled(&x);
+		access_reply(req, v, retry);
+		rest_record(&x, v == ACCESS_DENIED_401 ? 401 :
+		    v == ACCESS_THROTTLED ? 429 : 403);
 		goto out;
 	}
 	/*
@@ -408,7 +374,7 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	/* Only a peer's replication header counts (§6: not replicated on). */
 	x.replicated = peer && http_is_replication(req);
 	console_enter(x.d->console, req, user, x.replicated);
-	if (base == 0) {
+	if (t.outside) {
 		x.route = "dashboard";
 		if (ops_handle(x.d->ops, req, path, x.now) ||
 		    dashboard_handle(x.d->dashboard, req, path, x.now)) {
@@ -418,7 +384,22 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 		reply_error(&x, 404, "no such resource");
 		goto out;
 	}
-	rest_route(&x, path + base);
+	if (r == NULL) {
+		if (t.status == 405) {
+			/* Jersey's answer: the methods the resource takes. */
+			evhttp_add_header(evhttp_request_get_output_headers(req),
+			    "Allow", t.allow);
+			reply_error(&x, 405, "method not allowed");
+		} else if (t.status == 400)
+			reply_error(&x, 400, "malformed path");
+		else
+			reply_error(&x, 404, "no such resource");
+		goto out;
+	}
+	x.route = r->label;
+	if (r->app_id > 0 && path_app_id(&x, r->app_id == 2) != 0)
+		goto out;
+	r->fn(&x);
 out:
 	console_leave(x.d->console);
 	free(x.segheap);

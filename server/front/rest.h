@@ -12,11 +12,16 @@
 
 #include <stddef.h>
 
+#include "access.h"
+
 struct access;
+struct admit;
 struct airlift;
 struct cache;
 struct audit;
 struct config;
+struct barrier;
+struct consul;
 struct console;
 struct csrf;
 struct dashboard;
@@ -25,7 +30,6 @@ struct ext;
 struct gate;
 struct metrics;
 struct ops;
-struct ratelimit;
 struct registry;
 struct rest;
 struct watch;
@@ -47,16 +51,19 @@ struct rest_deps {
 	struct gate		*gate;		/* start-up read gate */
 	const struct config	*conf;
 	struct access		*access;	/* who may do what */
-	struct ratelimit	*register_rl;	/* per client address */
+	struct admit		*admit;		/* registration rate limit */
 	size_t			 memory_budget;	/* max-memory-bytes */
 	struct metrics		*metrics;	/* NULL: not recorded */
 	struct watch		*watch;		/* heureka/watch */
 	struct airlift		*airlift;	/* /v1/ routes */
+	struct consul		*consul;	/* /v1/ Consul catalog */
 	struct dashboard	*dashboard;	/* outside the bases */
 	struct ops		*ops;		/* /health, /info, /metrics,
 						   {version}/status */
 	struct ext		*ext;		/* heureka/ digest, apps, stats;
 						   NULL: 404 */
+	struct barrier		*barrier;	/* heureka/apps/A/I/drained,
+						   told of fetches; NULL */
 	struct console		*console;	/* heureka/audit, doctor, who
 						   acts; NULL: none */
 	struct csrf		*csrf;		/* browser writes (csrf.h);
@@ -73,14 +80,49 @@ void		 rest_free(struct rest *);		/* NULL is fine */
 void		 rest_dispatch_cb(struct evhttp_request *, void *);
 
 /*
- * The route for method (an EVHTTP_REQ_* value) on path (a URI path, not
- * yet decoded): 0 with *body set when one takes it (paths outside the REST
- * bases included: they take no body), else the status the dispatcher
- * answers: 400 (malformed path), 404, or 405 with allow set ("GET, HEAD").
- * Pure: no server state, safe on any input (a fuzz target).
+ * What the router makes of a request target, decided once: the route it
+ * reaches and, from that route, the role the caller needs. The dispatcher
+ * judges access on role, the header-time guard caps the body on body,
+ * and both come from the same decoding of the same path (README
+ * "Security": the role is a property of the route, never a second
+ * reading of the raw path).
+ */
+struct rest_target {
+	int		 status;	/* 0: routed; else 400, 404 or 405 */
+	int		 route;		/* index in the table, -1 if none */
+	int		 outside;	/* outside the REST bases (ops, dashboard) */
+	enum access_kind role;		/* what the caller must be */
+	enum rest_body	 body;		/* the body the route takes */
+	char		 allow[64];	/* 405: "GET, HEAD, PUT" */
+};
+
+/*
+ * Resolve method (an EVHTTP_REQ_* value) on path (a URI path as evhttp
+ * gives it, not yet decoded) into t; returns t->status. A path outside
+ * the bases is status 0, route -1, outside 1: its role is open for the
+ * probes ops.c answers, else read (GET, HEAD) or write. A path under a
+ * base that no route takes is 400 (malformed: undecodable, NUL, invalid
+ * UTF-8, too many segments), 404 or 405; its role is the strictest of
+ * the routes of that path (405), else read or write by method. Pure: no
+ * server state, safe on any input (a fuzz target).
+ */
+int		 rest_route_resolve(const char *path, int method,
+		     struct rest_target *t);
+/*
+ * rest_route_resolve() for the guard: 0 with *body set when a route (or
+ * a path outside the bases) takes it, else the status, with allow set
+ * for a 405.
  */
 int		 rest_route_lookup(const char *path, int method,
 		     enum rest_body *, char *allow, size_t allowlen);
+/*
+ * Route i of the table (the fuzz target's oracle matches decoded
+ * segments against it on its own): its method mask, its pattern (up to
+ * 5 segments, "*" any one, NULL-terminated when shorter) and its role.
+ * -1 past the end.
+ */
+int		 rest_route_at(size_t i, int *methods,
+		     const char *const **pattern, enum access_kind *role);
 /* Answer a request the header-time guard refused; the connection closes. */
 void		 rest_reject(struct evhttp_request *, struct rest *,
 		     int code, const char *reason);

@@ -17,26 +17,30 @@
 
 #include <event2/http.h>
 
+#include "admit.h"
 #include "airlift.h"
+#include "consul.h"
 #include "batch.h"
 #include "buf.h"
 #include "cache.h"
+#include "barrier.h"
 #include "console.h"
 #include "config.h"
+#include "ext.h"
 #include "httputil.h"
 #include "instance.h"
 #include "json.h"
+#include "leader.h"
 #include "log.h"
 #include "metrics.h"
 #include "ops.h"
-#include "ratelimit.h"
 #include "registry.h"
 #include "rest_int.h"
+#include "watch.h"
 #include "xml.h"
 
 static struct log_ratelim rest_rl = LOG_RATELIM_INIT(10000, 10);
 /* Limits are logged once a minute each, whatever the request rate. */
-static struct log_ratelim limit_rate_rl = LOG_RATELIM_INIT(60000, 1);
 static struct log_ratelim limit_size_rl = LOG_RATELIM_INIT(60000, 1);
 static struct log_ratelim limit_memory_rl = LOG_RATELIM_INIT(60000, 1);
 static struct log_ratelim limit_meta_rl = LOG_RATELIM_INIT(60000, 1);
@@ -122,34 +126,18 @@ rest_note(const struct rest_deps *d, const struct batch_result *r)
 }
 
 /*
- * The per-address registration limit (token bucket): 1, with the 429 and
- * its Retry-After sent, when hit. Peers' replication is never limited.
+ * The registration rate limit (admit.c) for one entry of kind what: 1,
+ * with the 429 and its Retry-After sent, when hit. Peers' replication is
+ * never limited.
  */
 static int
-register_rate_limited(struct rctx *x)
+register_rate_limited(struct rctx *x, const char *what)
 {
-	struct evhttp_connection	*conn;
-	char				*addr = NULL, ra[32], msg[160];
-	ev_uint16_t			 port = 0;
-	int64_t				 wait;
+	char	msg[200];
 
-	if (x->replicated ||
-	    (conn = evhttp_request_get_connection(x->req)) == NULL)
+	if (x->replicated || admit_take(x->d->admit, x->req, 1, what,
+	    x->now.mono_ms, msg, sizeof msg) == 0)
 		return (0);
-	evhttp_connection_get_peer(conn, &addr, &port);
-	if (addr == NULL || (wait = ratelimit_take(x->d->register_rl, addr,
-	    x->now.mono_ms)) == 0)
-		return (0);
-	metrics_limit(x->d->metrics, METRICS_LIMIT_REGISTER_RATE, 1);
-	log_warnx_rl(&limit_rate_rl, "limit: registrations from %s above "
-	    "eureka.server.register-rate-per-second (%g/s, burst %d): 429",
-	    addr, x->d->conf->register_rate_per_second,
-	    x->d->conf->register_rate_burst);
-	snprintf(ra, sizeof ra, "%lld", (long long)((wait + 999) / 1000));
-	evhttp_add_header(evhttp_request_get_output_headers(x->req),
-	    "Retry-After", ra);
-	snprintf(msg, sizeof msg, "too many registrations from this address "
-	    "(eureka.server.register-rate-per-second); retry after %s s", ra);
 	reply_error(x, 429, msg);
 	return (1);
 }
@@ -200,7 +188,7 @@ h_register(struct rctx *x)
 	buf_init(&body, 0);
 	rest_limits(x->d, &lim);
 	memset(&res, 0, sizeof res);
-	if (register_rate_limited(x))
+	if (register_rate_limited(x, "registrations"))
 		goto out;
 	/* The decoders read the request's own bytes: no copy. */
 	if ((code = http_body_view(x->req, x->d->conf->max_body_bytes, &body,
@@ -234,7 +222,8 @@ h_register(struct rctx *x)
 		idlen = sizeof msg - 1;
 	memcpy(msg, instance_id(in), idlen);
 	msg[idlen] = '\0';
-	registry_set_external_bytes(x->d->reg, cache_bytes(x->d->cache));
+	registry_set_external_bytes(x->d->reg, REG_EXT_ENCODINGS,
+	    cache_bytes(x->d->cache));
 	dirty = in->last_dirty_ts;
 	rc = registry_register(x->d->reg, in, x->replicated, x->now);
 	if (rc == REG_FUTURE && !x->replicated)
@@ -322,10 +311,17 @@ h_renew(struct rctx *x)
 	}
 }
 
-/* DELETE apps/{app}/{id}: cancel. */
+/*
+ * DELETE apps/{app}/{id}: cancel. A client's cancel of an instance this
+ * node does not hold still leaves a tombstone: it takes a registration
+ * token (admit.c), so ids never registered cannot be cancelled faster.
+ */
 void
 h_cancel(struct rctx *x)
 {
+	if (!registry_holds(x->d->reg, x->seg[1], x->seg[2]) &&
+	    register_rate_limited(x, "cancels of unknown instances"))
+		return;
 	if (registry_cancel(x->d->reg, x->seg[1], x->seg[2], x->replicated,
 	    x->now, -1) != REG_OK) {
 		reply(x, 404, NULL, NULL, 0);
@@ -445,7 +441,8 @@ h_metadata(struct rctx *x)
 		}
 		kvlist_set(&kv, e->key, e->value);
 	}
-	registry_set_external_bytes(x->d->reg, cache_bytes(x->d->cache));
+	registry_set_external_bytes(x->d->reg, REG_EXT_ENCODINGS,
+	    cache_bytes(x->d->cache));
 	rc = registry_update_metadata(x->d->reg, x->seg[1], x->seg[2], &kv,
 	    x->now);
 	if (rc == REG_INVALID)
@@ -573,4 +570,83 @@ h_airlift(struct rctx *x)
 		return;
 	rest_record(x, airlift_http(x->d->airlift, x->req, x->method, x->seg,
 	    x->nseg, x->now));
+}
+
+/* GET heureka/watch and heureka/watch/stats: the streams (watch.c). */
+void
+h_watch(struct rctx *x)
+{
+	const char	*label;
+
+	label = watch_http(x->d->watch, x->req, x->nseg == 3 ? "watch/stats" :
+	    "watch", &x->query, x->now);
+	if (label != NULL)
+		x->route = label;
+	rest_record(x, evhttp_request_get_response_code(x->req));
+}
+
+/* heureka/apps/{app}/leader: the pinned or elected leader (leader.c). */
+void
+h_leader(struct rctx *x)
+{
+	leader_http(x->d->reg, x->d->gate, x->req, x->seg[2], &x->query,
+	    x->now);
+	rest_record(x, evhttp_request_get_response_code(x->req));
+}
+
+/* heureka/digest, heureka/apps, heureka/stats: the peers' (ext.c). */
+void
+h_ext(struct rctx *x)
+{
+	if (x->d->ext == NULL) {
+		reply(x, 404, NULL, NULL, 0);
+		return;
+	}
+	ext_http(x->d->ext, x->req, x->seg[1]);
+	rest_record(x, evhttp_request_get_response_code(x->req));
+}
+
+/* GET heureka/audit and heureka/doctor: the console (console.c). */
+void
+h_console(struct rctx *x)
+{
+	if (!console_http(x->d->console, x->req, x->seg[1], &x->query,
+	    x->now)) {
+		reply_error(x, 404, "no such resource");
+		return;
+	}
+	rest_record(x, evhttp_request_get_response_code(x->req));
+}
+
+/* GET heureka/apps/{app}/{id}/drained: the drain barrier (barrier.c). */
+void
+h_drained(struct rctx *x)
+{
+	barrier_http(x->d->barrier, x->req, x->seg[2], x->seg[3], &x->query,
+	    x->now);
+	rest_record(x, evhttp_request_get_response_code(x->req));
+}
+
+/*
+ * Consul's read-only catalog and health API (consul.c): under /v1/ only,
+ * while heureka.consul.enabled; reads wait for the start-up sync as
+ * Eureka's do. A blocking query is recorded when it is held.
+ */
+void
+h_consul(struct rctx *x)
+{
+	const struct evhttp_uri	*u;
+	const char		*path;
+
+	u = evhttp_request_get_evhttp_uri(x->req);
+	path = u != NULL ? evhttp_uri_get_path(u) : NULL;
+	if (!x->d->conf->consul_enabled || x->d->consul == NULL ||
+	    path == NULL || strncmp(path, "/v1/", 4) != 0) {
+		reply_error(x, 404, "no such resource");
+		return;
+	}
+	if (check_access(x) != 0)
+		return;
+	rest_record(x, consul_http(x->d->consul, x->req, x->seg, x->nseg,
+	    &x->query, x->now));
 }

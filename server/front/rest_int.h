@@ -15,6 +15,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
+#include "access.h"
 #include "cache.h"
 #include "clock.h"
 #include "rest.h"
@@ -69,11 +70,15 @@ struct rest {
 };
 
 /*
- * A route: method mask, pattern ("*" is any one segment), handler, and
- * the body it takes (the header-time guard refuses any other body).
+ * A route: method mask, the role a caller needs for it (access.h), the
+ * pattern ("*" is any one segment), handler, and the body it takes (the
+ * header-time guard refuses any other body). The role is the route's:
+ * whoever reaches a handler, under whatever spelling of its path, was
+ * judged on this entry (docs/security.md).
  */
 struct route {
 	int		 methods;
+	enum access_kind role;
 	const char	*pattern[5];
 	const char	*label;
 	int		 app_id;	/* 1: seg[1] app, 2: + seg[2] id */
@@ -101,6 +106,8 @@ void		allow_string(int, char *, size_t);
 int		split_path(char **, int *, const char *, char *, size_t,
 		     char **);
 size_t		rest_base(const char *);
+const struct route *route_resolve(const char *, int, char **, int *, char *,
+		     size_t, char **, struct rest_target *);
 int		parse_query(const char *, struct evkeyvalq *);
 extern const struct route rest_routes[];
 extern const size_t rest_nroutes;
@@ -126,5 +133,11 @@ void		h_asg(struct rctx *);
 void		h_status_info(struct rctx *);
 void		h_batch(struct rctx *);
 void		h_airlift(struct rctx *);
+void		h_watch(struct rctx *);
+void		h_leader(struct rctx *);
+void		h_ext(struct rctx *);
+void		h_console(struct rctx *);
+void		h_drained(struct rctx *);
+void		h_consul(struct rctx *);
 
 #endif /* REST_INT_H */

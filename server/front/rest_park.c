@@ -5,6 +5,17 @@
  * order (at most one per connection, so bounded by max-connections) and
  * answered by the slice timer when it is; a client that goes away
  * meanwhile is noticed and its connection freed.
+ *
+ * The memory budget (max-memory-bytes) covers the encodings as well as
+ * the registry: issue 21 filled the registry to a 128 MiB budget and one
+ * GET each of apps and apps/delta, JSON and XML, took RSS to 660 MiB. A
+ * build goes on a slice at a time only while the registry, the delta
+ * queue, the watch and every encoding, cached, in flight or being built
+ * (cache_bytes), stay within the budget; past it the build is given up
+ * and its fetches get 503 with the reason, and past it no slice is
+ * begun, so the growth stops within one slice
+ * (heureka.cache.encode-slice-bytes) of the budget. A body already built
+ * is always served.
  */
 
 
@@ -17,10 +28,13 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include "barrier.h"
 #include "cache.h"
 #include "clock.h"
 #include "config.h"
 #include "log.h"
+#include "metrics.h"
+#include "registry.h"
 #include "rest_int.h"
 #include "xmalloc.h"
 
@@ -97,39 +111,91 @@ parked_same(const struct parked *a, const struct parked *b)
 	    b->name != NULL && strcmp(a->name, b->name) == 0)));
 }
 
+static struct log_ratelim fetch_memory_rl = LOG_RATELIM_INIT(60000, 1);
+
+/* Is everything the budget covers, encodings included, past it? */
+static int
+fetch_over_budget(const struct rest_deps *d)
+{
+	registry_set_external_bytes(d->reg, REG_EXT_ENCODINGS,
+	    cache_bytes(d->cache));
+	return (d->memory_budget > 0 &&
+	    registry_memory_used(d->reg) > d->memory_budget);
+}
+
+/* The 503 of a fetch whose body the budget has no room to build. */
+static void
+fetch_refuse(struct rctx *x)
+{
+	const struct rest_deps	*d = x->d;
+
+	metrics_limit(d->metrics, METRICS_LIMIT_FETCH_MEMORY, 1);
+	if (log_ratelim_allow(&fetch_memory_rl))
+		log_warn("max-memory-bytes: a fetch's encoding would pass "
+		    "the memory budget (%zu bytes used of %zu): 503",
+		    registry_memory_used(d->reg), d->memory_budget);
+	reply_error(x, 503, "max-memory-bytes: encoding this response "
+	    "would pass the memory budget");
+}
+
+/*
+ * Answer every parked fetch of p's body, p's included: with the body, or
+ * (refuse) with the 503 of fetch_refuse after giving its build up.
+ */
+static void
+parked_answer(struct rest *rest, struct parked *p, int refuse,
+    struct hk_time now)
+{
+	struct parked	*next, want = *p;
+	struct rctx	 x;
+
+	if (refuse)
+		cache_abandon(rest->d.cache, want.res, &want.k, want.name);
+	want.name = p->name != NULL ? xstrdup(p->name) : NULL;
+	for (; p != NULL; p = next) {
+		next = TAILQ_NEXT(p, entry);
+		if (!parked_same(p, &want))
+			continue;
+		x = p->x;
+		TAILQ_INIT(&x.query);
+		parked_free(p);
+		if (refuse)
+			fetch_refuse(&x);
+		else
+			reply_res(&x, want.res, &want.k, want.name,
+			    now.mono_ms);
+	}
+	free(want.name);
+	if (refuse)
+		registry_set_external_bytes(rest->d.reg, REG_EXT_ENCODINGS,
+		    cache_bytes(rest->d.cache));
+}
+
 /*
  * One loop turn of the parked fetches: a slice of the build for the
  * oldest one's body; when it is done, every fetch parked on that body
- * gets it, in arrival order.
+ * gets it, in arrival order. A slice is encoded only while the memory
+ * budget has room; without, every fetch of that body gets 503.
  */
 static void
 rest_slice_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct rest		*rest = arg;
-	struct parked		*p, *next, want;
-	struct rctx		 x;
+	struct parked		*p;
 	struct hk_time		 now = clock_now();
 
 	(void)fd;
 	(void)what;
 	if ((p = TAILQ_FIRST(&rest->parked)) == NULL)
 		return;
-	want = *p;
-	if (cache_step(rest->d.cache, want.res, &want.k, want.name,
-	    rest->d.conf->cache_encode_slice_bytes, now.mono_ms)) {
-		want.name = p->name != NULL ? xstrdup(p->name) : NULL;
-		for (; p != NULL; p = next) {
-			next = TAILQ_NEXT(p, entry);
-			if (!parked_same(p, &want))
-				continue;
-			x = p->x;
-			TAILQ_INIT(&x.query);
-			parked_free(p);
-			reply_res(&x, want.res, &want.k, want.name,
-			    now.mono_ms);
-		}
-		free(want.name);
-	}
+	if (fetch_over_budget(&rest->d) && !cache_ready(rest->d.cache,
+	    p->res, &p->k, p->name, now.mono_ms))
+		parked_answer(rest, p, 1, now);
+	else if (cache_step(rest->d.cache, p->res, &p->k, p->name,
+	    rest->d.conf->cache_encode_slice_bytes, now.mono_ms))
+		parked_answer(rest, p, 0, now);
+	else if (fetch_over_budget(&rest->d))
+		parked_answer(rest, p, 1, now);
 	rest_slice_arm(rest);
 }
 
@@ -183,10 +249,24 @@ static void
 fetch_sliced(struct rctx *x, enum cache_res res, const struct cache_key *k,
     const char *name)
 {
-	if (!cache_step(x->d->cache, res, k, name,
-	    x->d->conf->cache_encode_slice_bytes, x->now.mono_ms) &&
-	    fetch_park(x, res, k, name) == 0)
+	/* No slice at all past the budget: only a body that is ready. */
+	if (fetch_over_budget(x->d) && !cache_ready(x->d->cache, res, k, name,
+	    x->now.mono_ms)) {
+		fetch_refuse(x);
 		return;
+	}
+	if (!cache_step(x->d->cache, res, k, name,
+	    x->d->conf->cache_encode_slice_bytes, x->now.mono_ms)) {
+		if (fetch_over_budget(x->d)) {
+			cache_abandon(x->d->cache, res, k, name);
+			registry_set_external_bytes(x->d->reg,
+			    REG_EXT_ENCODINGS, cache_bytes(x->d->cache));
+			fetch_refuse(x);
+			return;
+		}
+		if (fetch_park(x, res, k, name) == 0)
+			return;
+	}
 	reply_res(x, res, k, name, x->now.mono_ms);
 }
 
@@ -198,6 +278,7 @@ h_apps(struct rctx *x)
 
 	if (check_access(x) != 0)
 		return;
+	barrier_fetched(x->d->barrier, x->req, x->now.mono_ms);
 	request_key(x, &k, 1);
 	fetch_sliced(x, CACHE_RES_APPS, &k, NULL);
 }
@@ -214,6 +295,7 @@ h_delta(struct rctx *x)
 	}
 	if (check_access(x) != 0)
 		return;
+	barrier_fetched(x->d->barrier, x->req, x->now.mono_ms);
 	request_key(x, &k, 1);
 	fetch_sliced(x, CACHE_RES_DELTA, &k, NULL);
 }

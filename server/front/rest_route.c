@@ -1,7 +1,8 @@
 /*
- * rest_route.c: the route table (method, pattern, handler, the body a
- * route takes), path splitting into URL-decoded segments and query
- * parsing. Pure: no server state, nothing but the request's text, so
+ * rest_route.c: the route table (method, the role a caller needs,
+ * pattern, handler, the body a route takes), the one resolution of a
+ * request target (route_resolve: base, path split into URL-decoded
+ * segments once, route, role) and query parsing. Pure: no server state, nothing but the request's text, so
  * the header-time guard (rest_route_lookup) and the router fuzz target
  * (tests/fuzz/fuzz_router.c) run it on any input.
  */
@@ -14,6 +15,7 @@
 #include <event2/http.h>
 
 #include "instance.h"
+#include "ops.h"
 #include "rest_int.h"
 #include "xmalloc.h"
 
@@ -21,44 +23,77 @@
 #define M_POST	EVHTTP_REQ_POST
 #define M_PUT	EVHTTP_REQ_PUT
 #define M_DEL	EVHTTP_REQ_DELETE
+#define RD	ACCESS_READ
+#define WR	ACCESS_WRITE
+#define PEER	ACCESS_PEER
 
 const struct route rest_routes[] = {
-	{ M_GET, { "apps" }, "apps", 0, h_apps },
-	{ M_GET, { "apps", "delta" }, "apps_delta", 0, h_delta },
-	{ M_GET, { "apps", "*" }, "app", 1, h_app },
-	{ M_POST, { "apps", "*" }, "register", 1, h_register,
+	{ M_GET, RD, { "apps" }, "apps", 0, h_apps },
+	{ M_GET, RD, { "apps", "delta" }, "apps_delta", 0, h_delta },
+	{ M_GET, RD, { "apps", "*" }, "app", 1, h_app },
+	{ M_POST, WR, { "apps", "*" }, "register", 1, h_register,
 	    REST_BODY_INSTANCE },
-	{ M_GET, { "apps", "*", "*" }, "instance", 2, h_instance },
-	{ M_PUT, { "apps", "*", "*" }, "renew", 2, h_renew },
-	{ M_DEL, { "apps", "*", "*" }, "cancel", 2, h_cancel },
-	{ M_PUT, { "apps", "*", "*", "status" }, "status", 2, h_status_put },
-	{ M_DEL, { "apps", "*", "*", "status" }, "status", 2,
+	{ M_GET, RD, { "apps", "*", "*" }, "instance", 2, h_instance },
+	{ M_PUT, WR, { "apps", "*", "*" }, "renew", 2, h_renew },
+	{ M_DEL, WR, { "apps", "*", "*" }, "cancel", 2, h_cancel },
+	{ M_PUT, WR, { "apps", "*", "*", "status" }, "status", 2,
+	    h_status_put },
+	{ M_DEL, WR, { "apps", "*", "*", "status" }, "status", 2,
 	    h_status_delete },
-	{ M_PUT, { "apps", "*", "*", "metadata" }, "metadata", 2,
+	{ M_PUT, WR, { "apps", "*", "*", "metadata" }, "metadata", 2,
 	    h_metadata },
-	{ M_GET, { "instances", "*" }, "instance", 0, h_instance_by_id },
-	{ M_GET, { "vips", "*" }, "vips", 0, h_vip },
-	{ M_GET, { "svips", "*" }, "vips", 0, h_vip },
-	{ M_POST, { "peerreplication", "batch" }, "batch", 0, h_batch,
+	{ M_GET, RD, { "instances", "*" }, "instance", 0, h_instance_by_id },
+	{ M_GET, RD, { "vips", "*" }, "vips", 0, h_vip },
+	{ M_GET, RD, { "svips", "*" }, "vips", 0, h_vip },
+	{ M_POST, PEER, { "peerreplication", "batch" }, "batch", 0, h_batch,
 	    REST_BODY_BATCH },
-	{ M_PUT, { "asg", "*", "status" }, "asg", 0, h_asg },
-	{ M_GET, { "status" }, "status_info", 0, h_status_info },
-	{ M_GET, { "serverinfo", "statusoverrides" }, "statusoverrides", 0,
-	    h_overrides },
-	{ M_GET, { "announcement", "static" }, "airlift_static", 0,
+	{ M_PUT, WR, { "asg", "*", "status" }, "asg", 0, h_asg },
+	{ M_GET, RD, { "status" }, "status_info", 0, h_status_info },
+	{ M_GET, RD, { "serverinfo", "statusoverrides" }, "statusoverrides",
+	    0, h_overrides },
+	/* heureka's extension: the clients' watch and leader ... */
+	{ M_GET, RD, { "heureka", "watch" }, "watch", 0, h_watch },
+	{ M_GET, RD, { "heureka", "watch", "stats" }, "watch", 0, h_watch },
+	{ M_GET, RD, { "heureka", "apps", "*", "leader" }, "leader", 0,
+	    h_leader },
+	{ M_PUT | M_DEL, WR, { "heureka", "apps", "*", "leader" }, "leader",
+	    0, h_leader },
+	/*
+	 * ... the drain barrier, a read: `heureka drain` runs in a client's
+	 * preStop hook with the client's own credentials (k8s) ...
+	 */
+	{ M_GET, RD, { "heureka", "apps", "*", "*", "drained" },
+	    "heureka_drained", 0, h_drained },
+	/* ... the operators' console (console.c), a read ... */
+	{ M_GET, RD, { "heureka", "audit" }, "heureka", 0, h_console },
+	{ M_GET, RD, { "heureka", "doctor" }, "heureka", 0, h_console },
+	/* ... and what only peers read: anti-entropy and stats. */
+	{ M_GET, PEER, { "heureka", "digest" }, "heureka", 0, h_ext },
+	{ M_GET, PEER, { "heureka", "apps" }, "heureka", 0, h_ext },
+	{ M_GET, PEER, { "heureka", "stats" }, "heureka", 0, h_ext },
+	{ M_GET, RD, { "announcement", "static" }, "airlift_static", 0,
 	    h_airlift },
-	{ M_POST, { "announcement", "static" }, "airlift_static", 0,
+	{ M_POST, WR, { "announcement", "static" }, "airlift_static", 0,
 	    h_airlift, REST_BODY_INSTANCE },
-	{ M_DEL, { "announcement", "static", "*" }, "airlift_static", 0,
+	{ M_DEL, WR, { "announcement", "static", "*" }, "airlift_static", 0,
 	    h_airlift },
-	{ M_PUT, { "announcement", "*" }, "airlift_announce", 0, h_airlift,
-	    REST_BODY_INSTANCE },
-	{ M_DEL, { "announcement", "*" }, "airlift_announce", 0, h_airlift },
-	{ M_DEL, { "announcement", "*", "*" }, "airlift_announce", 0,
+	{ M_PUT, WR, { "announcement", "*" }, "airlift_announce", 0,
+	    h_airlift, REST_BODY_INSTANCE },
+	{ M_DEL, WR, { "announcement", "*" }, "airlift_announce", 0,
 	    h_airlift },
-	{ M_GET, { "service" }, "airlift_service", 0, h_airlift },
-	{ M_GET, { "service", "*" }, "airlift_service", 0, h_airlift },
-	{ M_GET, { "service", "*", "*" }, "airlift_service", 0, h_airlift },
+	{ M_DEL, WR, { "announcement", "*", "*" }, "airlift_announce", 0,
+	    h_airlift },
+	{ M_GET, RD, { "service" }, "airlift_service", 0, h_airlift },
+	{ M_GET, RD, { "service", "*" }, "airlift_service", 0, h_airlift },
+	{ M_GET, RD, { "service", "*", "*" }, "airlift_service", 0,
+	    h_airlift },
+	{ M_GET, RD, { "catalog", "services" }, "consul", 0, h_consul },
+	{ M_GET, RD, { "catalog", "service", "*" }, "consul", 0, h_consul },
+	{ M_GET, RD, { "catalog", "nodes" }, "consul", 0, h_consul },
+	{ M_GET, RD, { "health", "service", "*" }, "consul", 0, h_consul },
+	{ M_GET, RD, { "status", "leader" }, "consul", 0, h_consul },
+	{ M_GET, RD, { "status", "peers" }, "consul", 0, h_consul },
+	{ M_GET, RD, { "agent", "self" }, "consul", 0, h_consul },
 };
 
 const size_t	rest_nroutes = sizeof rest_routes / sizeof rest_routes[0];
@@ -200,47 +235,103 @@ rest_base(const char *path)
 }
 
 /*
- * What the route for method on path (a request URI's path, not decoded)
- * takes, for the header-time guard: 0 with *body set when a route takes
- * it (paths outside the REST bases, which take no body, included), else
- * the status the dispatcher will answer (400 malformed path, 404 no such
- * resource, 405 with allow set to the methods the path takes).
+ * The one resolution of a request target, behind the dispatcher, the
+ * guard and the fuzz target alike: the base, the rest of the path split
+ * and URL-decoded once (into seg, in buf of buflen bytes or in *heap for
+ * the caller to free), the route those segments and method reach, and
+ * from it the role and the body (see rest_route_resolve() in rest.h).
+ * Returns the route, or NULL with t->status set (0 and t->outside for a
+ * path outside the bases).
  */
+const struct route *
+route_resolve(const char *path, int method, char **seg, int *nseg,
+    char *buf, size_t buflen, char **heap, struct rest_target *t)
+{
+	const struct route	*r;
+	enum access_kind	 strict = ACCESS_OPEN;
+	size_t			 base, i;
+	int			 mask = 0;
+
+	memset(t, 0, sizeof *t);
+	t->route = -1;
+	t->role = method == EVHTTP_REQ_GET || method == EVHTTP_REQ_HEAD ?
+	    ACCESS_READ : ACCESS_WRITE;
+	*nseg = 0;
+	*heap = NULL;
+	if ((base = rest_base(path)) == 0) {
+		/* The probes ops.c answers are open; it reads the same path. */
+		t->outside = 1;
+		if (ops_is_probe(path))
+			t->role = ACCESS_OPEN;
+		return (NULL);
+	}
+	if (split_path(seg, nseg, path + base, buf, buflen, heap) != 0) {
+		t->status = 400;
+		return (NULL);
+	}
+	for (i = 0; i < rest_nroutes; i++) {
+		r = &rest_routes[i];
+		if (!route_match(r, seg, *nseg))
+			continue;
+		mask |= r->methods;
+		if (r->role > strict)
+			strict = r->role;
+		if ((r->methods & route_method(method)) == 0)
+			continue;
+		t->route = (int)i;
+		t->role = r->role;
+		t->body = r->body;
+		return (r);
+	}
+	if (mask != 0) {
+		/* Only who may use a resource learns the methods it takes. */
+		t->status = 405;
+		if (strict > t->role)
+			t->role = strict;
+		allow_string(mask, t->allow, sizeof t->allow);
+	} else
+		t->status = 404;
+	return (NULL);
+}
+
+/* Resolve a request target; see rest.h. */
+int
+rest_route_resolve(const char *path, int method, struct rest_target *t)
+{
+	char	*seg[MAX_SEGMENTS], segbuf[SEG_INLINE], *segheap;
+	int	 nseg;
+
+	(void)route_resolve(path, method, seg, &nseg, segbuf, sizeof segbuf,
+	    &segheap, t);
+	free(segheap);
+	return (t->status);
+}
+
+/* What the route for method on path takes, for the guard; see rest.h. */
 int
 rest_route_lookup(const char *path, int method, enum rest_body *body,
     char *allow, size_t allowlen)
 {
-	char		*seg[MAX_SEGMENTS], segbuf[SEG_INLINE], *segheap = NULL;
-	const char	*rel;
-	size_t		 base, i;
-	int		 nseg = 0, mask = 0, rc = 404;
+	struct rest_target	t;
 
-	*body = REST_BODY_NONE;
+	rest_route_resolve(path, method, &t);
+	*body = t.body;
 	if (allowlen > 0)
-		allow[0] = '\0';
-	if ((base = rest_base(path)) == 0)
-		return (0);
-	rel = path + base;
-	if (strncmp(rel, "heureka/", 8) == 0 || strcmp(rel, "heureka") == 0)
-		return (0);
-	if (split_path(seg, &nseg, rel, segbuf, sizeof segbuf, &segheap) != 0)
-		rc = 400;
-	for (i = 0; rc != 400 && i < rest_nroutes; i++) {
-		if (!route_match(&rest_routes[i], seg, nseg))
-			continue;
-		mask |= rest_routes[i].methods;
-		if ((rest_routes[i].methods & route_method(method)) != 0) {
-			*body = rest_routes[i].body;
-			rc = 0;
-			break;
-		}
-	}
-	if (rc == 404 && mask != 0) {
-		allow_string(mask, allow, allowlen);
-		rc = 405;
-	}
-	free(segheap);
-	return (rc);
+		snprintf(allow, allowlen, "%s", t.allow);
+	return (t.status);
+}
+
+/* Route i of the table; see rest.h. */
+int
+rest_route_at(size_t i, int *methods, const char *const **pattern,
+    enum access_kind *role)
+{
+	if (i >= rest_nroutes)
+		return (-1);
+	*methods = rest_routes[i].methods;
+	*pattern = rest_routes[i].pattern;
+	*role = rest_routes[i].role;
+	return (0);
 }
 
 /*

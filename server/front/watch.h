@@ -13,10 +13,14 @@
  * Versions start at the start time in microseconds and step by one per
  * event, so an id from an earlier process is never taken for a recent one.
  *
- * Every watcher's unsent output is bounded: past
- * heureka.watch.max-buffer-bytes (on top of its snapshot) it is sent
- * `event: RESET` and closed, so a slow reader never holds the loop or
- * anybody else. The number of watchers is capped (503 past it).
+ * Every watcher's unsent bytes are bounded, the kernel's unacknowledged
+ * ones included: an event that would pass heureka.watch.max-buffer-bytes,
+ * or bytes nobody reads for heureka.watch.stall-timeout-ms, end the
+ * stream with `event: RESET` and a close, so a slow reader never holds
+ * the loop, memory or anybody else. A snapshot is sent a piece at a time
+ * while the reader keeps up, from encodings shared by every watcher; the
+ * work of snapshots and fan-out is bounded per loop turn
+ * (heureka.watch.slice-bytes). The number of watchers is capped (503).
  */
 #ifndef WATCH_H
 #define WATCH_H
@@ -49,7 +53,9 @@ struct watch_stats {
 					   was or may resume) */
 	uint64_t	streams;	/* streams opened */
 	uint64_t	resumed;	/* ... of which resumed, no snapshot */
-	uint64_t	resets;		/* slow readers cut off */
+	uint64_t	resets;		/* watchers cut off (RESET) */
+	uint64_t	stalls;		/* ... of which for not reading */
+	size_t		bytes;		/* frames and pieces alive */
 	uint64_t	refused;	/* 503 at the cap */
 	size_t		watchers;	/* open now */
 	uint64_t	version;	/* the last event's id */
@@ -66,12 +72,19 @@ void		 watch_close_all(struct watch *);
 /* A last SHUTDOWN event and a clean end for every stream (draining). */
 void		 watch_drain(struct watch *);
 /*
- * Serve rel (the path after {base}heureka/) if it is "watch" or a leader
- * path; returns the route label it served under, NULL when not its.
+ * Serve rel, "watch" or "watch/stats" (rest.c's route table reaches it
+ * under {base}heureka/); returns the route label it served under, NULL
+ * when rel is not its.
  */
 const char	*watch_http(struct watch *, struct evhttp_request *,
 		     const char *rel, const struct evkeyvalq *query,
 		     struct hk_time now);
 const struct watch_stats *watch_stats(const struct watch *);
+/*
+ * Open streams covering app that have not written out every event up to
+ * `version` (a watch_stats version) yet: the drain barrier's watchers.
+ */
+size_t		 watch_unsent(const struct watch *, const char *app,
+		     uint64_t version);
 
 #endif

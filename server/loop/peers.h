@@ -2,6 +2,11 @@
  * peers.h: the cluster's peers as connections (spec §6): the peer list
  * from the configuration, one replication and one control connection per
  * peer, TLS for https:// peers, and the request glue (headers, bodies).
+ * A configured URL whose host is a name is one peer per address the name
+ * has (a Kubernetes headless Service), this node's own left out; names
+ * are looked up with evdns, never blocking the loop, again every
+ * heureka.peer.resolve-interval-ms, and with back-off while they fail,
+ * so peers join and leave the list as the name's addresses change.
  * It knows neither replication nor sync: replicate.c and sync.c observe
  * the list (a peer added, its connections replaced, a peer removed) and
  * keep their own per-peer state in a slot of each peer; server.c wires
@@ -56,6 +61,7 @@ enum peer_conn {
 };
 
 struct peers;
+struct peer_source;
 
 /*
  * One peer. Only the loop's modules read the fields; each keeps its own
@@ -63,11 +69,11 @@ struct peers;
  */
 struct peer {
 	struct peers		*ps;
-	char			*raw;		/* as configured */
-	struct peer_url		 u;
+	struct peer_source	*src;		/* the configured URL */
+	struct peer_url		 u;		/* display: "URL (addr)" for a
+						   name */
 	char			*auth;		/* "Basic ..." or NULL */
-	char			*addr;		/* numeric host, NULL if not
-						   resolved */
+	char			*addr;		/* numeric host to connect to */
 	char			*hosthdr;	/* Host: header */
 	struct evhttp_connection *conn[2];	/* enum peer_conn */
 	unsigned		 tls_gen;	/* context of the connections */
@@ -115,31 +121,47 @@ struct peer_info {
  * An observer of the list. added: p joined (also called, for every peer
  * already there, when the observer registers); it returns the
  * observer's state of p, kept in p->slot[] under the observer's index;
- * reset: p's connections
- * were replaced and its requests in flight freed without their callbacks
- * (libevent does that), so state about them must go; removed: p is about
- * to be freed, after its connections (same rule), and the observer frees
- * its state; busy: does the
+ * removed: p is about to be freed, after its connections, whose pending
+ * requests libevent frees without their callbacks, and the observer
+ * frees its state (a peer whose address changes is one removed and one
+ * added); busy: does the
  * observer have a request in flight on p (a TLS context change waits for
- * none); info: fill the observer's part of peer_info. Any may be NULL.
+ * none); info: fill the observer's part of peer_info; settled: every
+ * configured name has had its first answer (or failure), called once.
+ * Any may be NULL.
  */
 struct peer_observer {
 	void	*(*added)(struct peer *, void *);
-	void	(*reset)(struct peer *, void *);
 	void	(*removed)(struct peer *, void *);
 	int	(*busy)(const struct peer *, void *);
 	void	(*info)(const struct peer *, struct peer_info *, void *);
+	void	(*settled)(void *);
+};
+
+/* The list's own counters (/metrics). */
+struct peers_totals {
+	size_t		sources;	/* configured URLs (not ours) */
+	size_t		unresolved;	/* names not answering now */
+	uint64_t	dns_lookups;
+	uint64_t	dns_failures;	/* failed, or no address */
+	uint64_t	added;		/* peers that joined */
+	uint64_t	removed;	/* peers that left */
+	uint64_t	removed_dropped; /* their tasks, dropped */
 };
 
 /*
- * Build the peer list from conf (service_url_default_zone, my_url),
- * dropping our own URL; resolves host names (blocking: call before the
- * loop or from the SIGHUP path only).
+ * Build the peer list from conf (service_url_default_zone, my_url,
+ * heureka.dns.nameservers): addresses at once, names as they resolve.
  */
 struct peers	*peers_new(const struct peers_deps *, char **cause);
+/* Stop the lookups (shutdown, while the loop runs). */
+void		 peers_stop(struct peers *);
 void		 peers_free(struct peers *);
-/* Re-read the peer list (SIGHUP); kept peers keep their state. */
+/* Re-read the peer list (SIGHUP); kept URLs keep their peers. */
 int		 peers_reload(struct peers *, char **cause);
+/* Has every configured name had its first answer? */
+int		 peers_settled(const struct peers *);
+void		 peers_totals(const struct peers *, struct peers_totals *);
 /* Load heureka.peer.ssl.* as peers_new would (--check-config). */
 int		 peers_tls_check(const struct config *, char **cause);
 /* Observe the list; returns the observer's slot, -1 if all are taken. */

@@ -83,6 +83,7 @@ struct replicate {
 	struct audit		*audit;		/* NULL: no origins */
 	int			 slot;
 	struct log_ratelim	 rl;
+	uint64_t		 seq;		/* of the last change queued */
 };
 
 static void	repl_kick(struct repl_peer *, int64_t, int64_t);
@@ -101,6 +102,8 @@ repl_of(const struct replicate *r, const struct peer *p)
 static void
 repl_enqueue(struct repl_peer *rp, struct peer_task *t, int64_t mono)
 {
+	if (t->seq == 0)
+		t->seq = ++rp->r->seq;
 	if (peer_queue_push(rp->q, t, mono) == PEER_PUSH_DROPPED)
 		log_warnx_rl(&rp->r->rl, "peer %s: replication queue full, "
 		    "oldest task dropped", rp->p->u.display);
@@ -143,14 +146,16 @@ repl_observe_cb(const struct registry_event *ev, void *arg)
 	int64_t			 mono = ev->now.mono_ms;
 	size_t			 i, n = peers_count(r->peers);
 
-	if (ev->replicated || ev->type == REG_EV_EVICT || n == 0)
+	if (ev->replicated || ev->type == REG_EV_EVICT)
 		return;
+	r->seq++;		/* also with no peer: the barrier reads it */
 	for (i = 0; i < n; i++) {
 		t = peer_task_from_event(ev, mono,
 		    r->conf->max_time_for_replication);
 		if (t == NULL)
 			return;
 		repl_origin(r, t);
+		t->seq = r->seq;
 		repl_enqueue(repl_of(r, peers_get(r->peers, i)), t, mono);
 	}
 }
@@ -435,6 +440,28 @@ replicate_urgent(const struct replicate *r, const struct peer *p)
 	return (peer_queue_urgent(repl_of(r, p)->q));
 }
 
+/* The order of the last local change queued (replicate.h). */
+uint64_t
+replicate_seq(const struct replicate *r)
+{
+	return (r->seq);
+}
+
+/* Has p answered every task of change `seq` or before? */
+int
+replicate_acked(const struct replicate *r, const struct peer *p,
+    uint64_t seq)
+{
+	const struct repl_peer	*rp = repl_of(r, p);
+	size_t			 i;
+
+	if (rp->inflight != NULL)
+		for (i = 0; i < rp->inflight->n; i++)
+			if (rp->inflight->tasks[i]->seq <= seq)
+				return (0);
+	return (!peer_queue_holds(rp->q, seq));
+}
+
 /* Is a batch in flight to p? */
 int
 replicate_inflight(const struct replicate *r, const struct peer *p)
@@ -473,16 +500,6 @@ repl_peer_added(struct peer *p, void *arg)
 	rp->ev = evtimer_new(r->base, repl_timer_cb, rp);
 	rp->ev_due = -1;
 	return (rp);
-}
-
-/* p's connections were replaced: the batch in flight went with them. */
-static void
-repl_peer_reset(struct peer *p, void *arg)
-{
-	struct repl_peer	*rp = repl_of(arg, p);
-
-	repl_batch_free(rp->inflight);
-	rp->inflight = NULL;
 }
 
 /* p leaves the list: its queue, timer and batch go. */
@@ -531,8 +548,8 @@ repl_peer_info(const struct peer *p, struct peer_info *pi, void *arg)
 }
 
 static const struct peer_observer repl_observer = {
-	repl_peer_added, repl_peer_reset, repl_peer_removed, repl_peer_busy,
-	repl_peer_info
+	repl_peer_added, repl_peer_removed, repl_peer_busy, repl_peer_info,
+	NULL
 };
 
 /* Replicate local changes to the peers of d->peers. */

@@ -51,6 +51,16 @@ size_t		 replicate_urgent(const struct replicate *,
 /* Is a batch to p in flight? */
 int		 replicate_inflight(const struct replicate *,
 		    const struct peer *);
+/*
+ * The drain barrier: the order of the last local change queued (every
+ * change not from a peer, heartbeats too), and whether p has answered a
+ * batch holding each task of that change or an earlier one (a task
+ * dropped from a full or expired queue counts as done: anti-entropy
+ * repairs what it carried).
+ */
+uint64_t	 replicate_seq(const struct replicate *);
+int		 replicate_acked(const struct replicate *, const struct peer *,
+		    uint64_t seq);
 /* p answered another request: end its back-off now. */
 void		 replicate_answered(struct replicate *, struct peer *,
 		    int64_t mono);

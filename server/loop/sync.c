@@ -107,8 +107,10 @@ struct sync {
 	struct event		*ae_ev;
 	struct event		*sync_ev;
 	struct event		*dg_ev;		/* digest refresh */
+	struct event		*join_ev;	/* a peer joined: its digest */
 	struct digest		*digest;
 	int			 started;
+	int			 waiting;	/* for the peer names */
 	struct sync_state	 state;
 	int64_t			 started_ms;
 	int64_t			 sync_ms;	/* how long the sync took */
@@ -116,6 +118,7 @@ struct sync {
 };
 
 static void	sync_dg_arm(struct event *, int64_t);
+static void	sync_begin(struct sync *, struct hk_time);
 static void	sync_ctl_get(struct sync_peer *, enum sync_kind, int,
 		    const char *, struct hk_time);
 
@@ -519,6 +522,30 @@ sync_retry_cb(evutil_socket_t fd, short what, void *arg)
 		sync_round(s, clock_now());
 }
 
+/* Ask every idle peer for its digest. */
+static void
+sync_ae_round(struct sync *s, struct hk_time now)
+{
+	struct sync_peer	*sp;
+	size_t			 i, n = peers_count(s->peers);
+
+	for (i = 0; i < n; i++) {
+		sp = sync_of(s, peers_get(s->peers, i));
+		if (!sp->no_ae && sp->ctl == NULL && sp->ae_rounds == 0 &&
+		    sp->ae_pulls == 0)
+			sync_ctl_get(sp, SYNC_KIND_DIGEST, 0, NULL, now);
+	}
+}
+
+/* A peer joined after the start-up sync: ask those never asked. */
+static void
+sync_join_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	sync_ae_round(arg, clock_now());
+}
+
 /* Anti-entropy timer: ask every idle peer for its digest. */
 static void
 sync_ae_cb(evutil_socket_t fd, short what, void *arg)
@@ -577,41 +604,47 @@ sync_dg_cb(evutil_socket_t fd, short what, void *arg)
 /* ------------------------------------------------------------------ */
 /* The peer list's observer.                                            */
 
-/* A peer joined: its sync state. */
+/*
+ * A peer joined. Once the start-up sync is done, a peer that joins
+ * later (a new address of a peer name) takes part in anti-entropy at
+ * once: its digest is asked for on the next loop turn, not a whole
+ * interval later.
+ */
 static void *
 sync_peer_added(struct peer *p, void *arg)
 {
 	struct sync		*s = arg;
 	struct sync_peer	*sp;
+	static const struct timeval zero = { 0, 0 };
 
 	sp = xcalloc(1, sizeof *sp);
 	sp->s = s;
 	sp->p = p;
+	if (s->state.done && s->conf->anti_entropy_interval_ms > 0)
+		evtimer_add(s->join_ev, &zero);
 	return (sp);
 }
 
-/* p's connections were replaced: the request in flight went with them. */
-static void
-sync_peer_reset(struct peer *p, void *arg)
-{
-	struct sync_peer	*sp = sync_of(arg, p);
-
-	if (sp->ctl != NULL)
-		free(sp->ctl->query);
-	free(sp->ctl);
-	sp->ctl = NULL;
-}
-
-/* p leaves the list. */
+/*
+ * p leaves the list; its request in flight went with its connection. A
+ * start-up sync counting on its answer counts it as not answering.
+ */
 static void
 sync_peer_removed(struct peer *p, void *arg)
 {
-	struct sync	*s = arg;
+	struct sync		*s = arg;
+	struct sync_peer	*sp = sync_of(s, p);
+	int			 was_sync;
 
-	if (sync_of(s, p) == NULL)
+	if (sp == NULL)
 		return;
-	sync_peer_reset(p, s);
-	free(sync_of(s, p));
+	was_sync = sp->ctl != NULL && sp->ctl->kind == SYNC_KIND_SYNC;
+	if (sp->ctl != NULL)
+		free(sp->ctl->query);
+	free(sp->ctl);
+	free(sp);
+	if (was_sync && !gate_is_stopping(s->gate))
+		sync_one_done(s, 0, 0, clock_now());
 }
 
 /* Is a sync request in flight to p (a TLS change waits)? */
@@ -634,9 +667,21 @@ sync_peer_info(const struct peer *p, struct peer_info *pi, void *arg)
 	pi->ae_supported = !sp->no_ae;
 }
 
+/* Every configured name answered once: a start-up sync waiting begins. */
+static void
+sync_peers_settled(void *arg)
+{
+	struct sync	*s = arg;
+
+	if (s->started && s->waiting) {
+		s->waiting = 0;
+		sync_begin(s, clock_now());
+	}
+}
+
 static const struct peer_observer sync_observer = {
-	sync_peer_added, sync_peer_reset, sync_peer_removed, sync_peer_busy,
-	sync_peer_info
+	sync_peer_added, sync_peer_removed, sync_peer_busy, sync_peer_info,
+	sync_peers_settled
 };
 
 /* The sync's timers and the digest cache; observes the peers. */
@@ -657,6 +702,7 @@ sync_new(const struct sync_deps *d)
 	s->ae_ev = event_new(s->base, -1, EV_PERSIST, sync_ae_cb, s);
 	s->sync_ev = evtimer_new(s->base, sync_retry_cb, s);
 	s->dg_ev = evtimer_new(s->base, sync_dg_cb, s);
+	s->join_ev = evtimer_new(s->base, sync_join_cb, s);
 	s->digest = digest_new();
 	if ((s->slot = peers_observe(d->peers, &sync_observer, s)) < 0)
 		fatalx("%s: no observer slot left", __func__);
@@ -675,6 +721,8 @@ sync_free(struct sync *s)
 		event_free(s->sync_ev);
 	if (s->dg_ev != NULL)
 		event_free(s->dg_ev);
+	if (s->join_ev != NULL)
+		event_free(s->join_ev);
 	digest_free(s->digest);
 	free(s);
 }
@@ -695,6 +743,18 @@ sync_start(struct sync *s, struct hk_time now)
 		event_add(s->ae_ev, &tv);
 		sync_dg_arm(s->dg_ev, 0);
 	}
+	if (!peers_settled(s->peers)) {
+		/* Peer names still resolving: begin when they have. */
+		s->waiting = 1;
+		return;
+	}
+	sync_begin(s, now);
+}
+
+/* The start-up sync proper, once the peer list is known. */
+static void
+sync_begin(struct sync *s, struct hk_time now)
+{
 	if (peers_count(s->peers) == 0) {
 		/* A one-node cluster has nobody to wait for. */
 		s->state.done = 1;

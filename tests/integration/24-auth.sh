@@ -7,7 +7,9 @@
 # user on a peer endpoint gets 403, and a refusal changes nothing. Then
 # heureka.security.read-anonymous, the password from a file and from the
 # environment, and the secrets never showing in the log, the access log,
-# --check-config, /info, /metrics or the dashboard.
+# --check-config, /info, /metrics or the dashboard. (Its many wrong
+# passwords in a row are not a guesser's: the throttle, 67-auth-throttle,
+# gets a burst they fit in.)
 . "$(dirname "$0")/lib.sh"
 
 UPW="u-Secr3t-$$-pw"
@@ -24,6 +26,7 @@ HEUREKA_SECURITY_PEER_PASSWORD=$PPW hk_start s \
     -D heureka.security.user.password-file="$T/user.pw" \
     -D heureka.security.peer.name=hk-peer \
     -D eureka.server.wait-time-in-ms-when-sync-empty=0 \
+    -D heureka.security.auth-failure-burst=100000 \
     -D heureka.log.access="$T/access.log" --log-level debug \
     --peers "$PEERS"
 U=$HK_URL_s

@@ -38,8 +38,8 @@ assert_http 400 POST "${U}apps/FULL" -H "$CT" --data-binary @"$d/meta.json"
 assert_http 400 PUT "${U}apps/FULL/f1/metadata?a=1&b=2&c=3&d=4&e=5"
 assert_eq 2 "$(lim max-metadata-entries)" "metadata-entry refusals counted"
 
-# The connection cap: four idle keep-alive connections fill it; the
-# listener pauses (counted once per time it reaches the cap).
+# The connection cap: four served keep-alive connections fill it; a fifth
+# is closed as soon as it is accepted (counted each time).
 "$HK_PYTHON" - "$P" "$d/held" <<'PY' &
 import signal, socket, sys
 port, flag = int(sys.argv[1]), sys.argv[2]
@@ -55,8 +55,9 @@ PY
 holder=$!
 hk_own "$holder"
 wait_until 10 test -e "$d/held"
-# /metrics itself now waits in the backlog: read the log instead, then let
-# the connections go and read the counter.
+# /metrics itself is closed now: read the log instead, then let the
+# connections go and read the counter.
+hk_curl -o /dev/null "http://127.0.0.1:$P/health" 2>/dev/null || true
 wait_until 10 grep -q "limit: 4 connections open" "$HK_ROOT/s.log"
 kill "$holder" 2>/dev/null || true
 wait "$holder" 2>/dev/null || true

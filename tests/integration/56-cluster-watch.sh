@@ -59,12 +59,14 @@ hk_log "cancel y (on A): z"
 assert_http 200 DELETE "${A}apps/SVC/y"
 wait_until 5 leaders_are SVC z
 hk_log "eviction of the leader: the next takes over everywhere"
-hk_register "$A" EV e1 UP 1
+# e1's lease (5 s, never renewed) must outlast the checks that it leads
+# everywhere: at 1 s a loaded machine saw it evicted first.
+hk_register "$A" EV e1 UP 5
 wait_until 5 cl_has "$C" EV e1
 hk_register "$B" EV e2 UP 90
 wait_until 5 cl_has "$A" EV e2
 wait_until 5 leaders_are EV e1
-wait_until 10 leaders_are EV e2
+wait_until 15 leaders_are EV e2
 wait_until 5 has "$HK_ROOT/wa" "LEADER .* EV e2"
 
 EXP="SYNCED - - -

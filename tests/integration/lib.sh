@@ -12,6 +12,8 @@
 #	hk_start NAME [heurekad args...]   start $HEUREKAD, wait until it answers;
 #	                                   sets HK_PID_NAME, HK_PORT_NAME and
 #	                                   HK_URL_NAME=http://127.0.0.1:PORT/eureka/
+#	                                   (HK_BIND=127.0.0.2 hk_start ...: on
+#	                                   that loopback address instead)
 #	hk_stop NAME                       SIGTERM, wait, fail unless it exits 0
 #	hk_kill NAME                       SIGKILL, wait
 #	hk_tmp                             print a fresh directory (removed at exit)
@@ -388,8 +390,8 @@ hk_start()
 	portfile=$HK_ROOT/$name.port
 	log=$HK_ROOT/$name.log
 	rm -f "$portfile"
-	echo "=== $HEUREKAD -b 127.0.0.1 -p 0 --port-file $portfile $*" >>"$log"
-	"$HEUREKAD" -b 127.0.0.1 -p 0 --port-file "$portfile" "$@" \
+	echo "=== $HEUREKAD -b ${HK_BIND:-127.0.0.1} -p 0 --port-file $portfile $*" >>"$log"
+	"$HEUREKAD" -b "${HK_BIND:-127.0.0.1}" -p 0 --port-file "$portfile" "$@" \
 	    </dev/null >>"$log" 2>&1 &
 	pid=$!
 	eval "HK_PID_$name=$pid"
@@ -407,7 +409,7 @@ hk_start()
 			port=$(tr -dc 0-9 <"$portfile")
 		fi
 		if [ -n "$port" ] && hk_curl -o /dev/null --max-time 2 \
-		    "$HK_SCHEME://127.0.0.1:$port/eureka/apps" 2>/dev/null; then
+		    "$HK_SCHEME://${HK_BIND:-127.0.0.1}:$port/eureka/apps" 2>/dev/null; then
 			break
 		fi
 		if [ "$(date +%s)" -ge "$deadline" ]; then
@@ -416,7 +418,7 @@ hk_start()
 		sleep 0.1
 	done
 	eval "HK_PORT_$name=$port"
-	eval "HK_URL_$name=$HK_SCHEME://127.0.0.1:$port/eureka/"
+	eval "HK_URL_$name=$HK_SCHEME://${HK_BIND:-127.0.0.1}:$port/eureka/"
 	hk_log "started $name (pid $pid) on port $port"
 }
 

@@ -2,9 +2,12 @@
 # rorefresh.py: client side of 64-ro-refresh-slices.sh (issue 13: the
 # read-only layer's refresh does not stall the loop). Prints one JSON line.
 #
-#   rorefresh.py URL LOG PASSES SECONDS
-#       while the server (its log: LOG, at debug level) completes PASSES
-#       more read-only refresh passes (at most SECONDS): one thread asks
+#   rorefresh.py URL LOG PASSES BODIES SECONDS
+#       until the server (its log: LOG, at debug level) has completed
+#       PASSES more read-only refresh passes and the fetcher has checked
+#       BODIES full bodies (each variant at least BODIES / 4 times) and
+#       seen two registry versions -- however long a loaded machine takes;
+#       SECONDS only bounds a hang ("timed_out" in the output): one thread asks
 #       /health again and again and notes when each answer came; another
 #       fetches the full registry (JSON, XML, gzip or not) and checks
 #       every body is whole and consistent (its instance count is the one
@@ -87,14 +90,16 @@ def prober(u, stop, out):
 
 
 def main():
-    url, log, want, secs = (sys.argv[1], sys.argv[2], int(sys.argv[3]),
-                            float(sys.argv[4]))
+    url, log, want, wbodies, secs = (sys.argv[1], sys.argv[2],
+                                     int(sys.argv[3]), int(sys.argv[4]),
+                                     float(sys.argv[5]))
     u = urllib.parse.urlsplit(url)
     base = u.path if u.path.endswith("/") else u.path + "/"
     stop = threading.Event()
     pstop = multiprocessing.Event()
     pout = multiprocessing.Queue()
-    res = {"bodies": 0, "bad": [], "codes": set()}
+    res = {"bodies": 0, "bad": [], "codes": set(),
+           "variant": [0] * len(VARIANTS)}
 
     def fetcher():
         c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
@@ -111,6 +116,7 @@ def main():
                 body = gzip.decompress(body)
             got, stated, distinct = count_body(body, "xml" in h["Accept"])
             res["bodies"] += 1
+            res["variant"][n % len(VARIANTS)] += 1
             res["codes"].add(stated)
             if got != stated or distinct != got:
                 res["bad"].append("%s: %d instances (%d distinct), hash "
@@ -134,8 +140,19 @@ def main():
     ts = [threading.Thread(target=fetcher)]
     for t in ts:
         t.start()
+    def enough():
+        return (len(passes(log)) >= start + want and
+                res["bodies"] >= wbodies and
+                min(res["variant"]) >= wbodies // len(VARIANTS) and
+                len(res["codes"]) >= 2)
+
+    # What is waited for is work done, never an amount of it in a time.
     t0 = time.monotonic()
-    while len(passes(log)) < start + want and time.monotonic() - t0 < secs:
+    timed_out = False
+    while not enough():
+        if time.monotonic() - t0 >= secs:
+            timed_out = True
+            break
         time.sleep(0.05)
     stop.set()
     pstop.set()
@@ -155,6 +172,7 @@ def main():
         "health_during": during,
         "health": len(health), "health_errors": res["health_errors"],
         "bodies": res["bodies"], "bad": res["bad"][:5],
+        "variants": res["variant"], "timed_out": timed_out,
         "distinct_counts": len(res["codes"])}, sort_keys=True))
 
 

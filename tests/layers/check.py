@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-# tests/layers/check.py [--graph] [--self-test] [SRCDIR]: heureka's layering
-# check (docs/ARCHITECTURE.md), run by `make check`.
+# tests/layers/check.py [--graph] [--self-test] [SRCDIR]: heureka's
+# layering check (docs/ARCHITECTURE.md), run by `make check`.
 #
 # Every source folder holds a `.may_include` file, in the spirit of Tor's:
 # one rule per line, `#` starts a comment.
@@ -25,7 +25,13 @@
 # declares is attributed to the module of the .c that defines it, so a
 # file that includes it and names that function uses the defining module
 # (two modules calling each other through one _int.h are a ring, not two
-# users of a header). --graph prints the module graph instead; --self-test
+# users of a header; the ring's report names the functions).
+#
+# Sizes, as Tor's practracker: no file of the source folders over
+# MAX_FILE_LINES lines and no function over MAX_FUNC_LINES (from the line
+# with its name to its closing brace), except those listed with a reason
+# in tests/layers/lengths.allow. --graph prints the module graph instead;
+# --self-test
 # builds small trees that must fail and one that must pass.
 import fnmatch
 import os
@@ -36,6 +42,12 @@ import tempfile
 FOLDERS = ["common", "server/core", "server/loop", "server/front", "server",
            "client"]
 INC = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+MAX_FILE_LINES = 1500
+MAX_FUNC_LINES = 150
+ALLOW = "tests/layers/lengths.allow"
+# A definition in OpenBSD style: the name at column 0, "{" on a line of
+# its own before any ";".
+FUNC_DEF = re.compile(r"^\**([A-Za-z_]\w*)\([^;{]*\)\s*\n\{", re.M)
 
 
 def strip_comments(text):
@@ -43,6 +55,48 @@ def strip_comments(text):
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     text = re.sub(r"//[^\n]*", " ", text)
     return re.sub(r'"(\\.|[^"\\\n])*"', '""', text)
+
+
+def strip_keep_lines(text):
+    """strip_comments(), but every line stays where it was."""
+    def blank(m):
+        return " " + "\n" * m.group(0).count("\n")
+    text = re.sub(r"/\*.*?\*/", blank, text, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    return re.sub(r'"(\\.|[^"\\\n])*"', '""', text)
+
+
+def functions(code):
+    """(name, first line, lines) of each function defined in code (comments
+    stripped, lines kept): from the line with the name to its closing
+    brace at column 0."""
+    out = []
+    lines = code.split("\n")
+    for m in FUNC_DEF.finditer(code):
+        first = code.count("\n", 0, m.start())
+        end = first
+        while end < len(lines) and not lines[end].startswith("}"):
+            end += 1
+        out.append((m.group(1), first + 1, end - first + 1))
+    return out
+
+
+def load_allow(src):
+    """tests/layers/lengths.allow: `path` or `path:function`, then why."""
+    allow = {}
+    path = os.path.join(src, ALLOW)
+    if not os.path.exists(path):
+        return allow
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            parts = line.split(None, 1)
+            if len(parts) < 2:
+                raise SystemExit(f"layers: {ALLOW}:{n}: no reason given")
+            allow[parts[0]] = parts[1]
+    return allow
 
 
 def load_rules(path, privates=None):
@@ -143,7 +197,15 @@ def check(src, quiet=False):
     headers, files = scan(src)
     errors = []
     edges = {}                      # module -> set of modules it uses
+    why = {}                        # (module, module) -> what makes it
     rules_of, privates = {}, {}
+    allow = load_allow(src)
+    used_allow = set()
+    texts = {}
+    for d, names in files.items():
+        for name in names:
+            with open(os.path.join(src, d, name), errors="replace") as f:
+                texts[(d, name)] = f.read()
     owners = int_owners(src, headers, files)
     for d in files:
         mi = os.path.join(src, d, ".may_include")
@@ -156,12 +218,26 @@ def check(src, quiet=False):
     for d, names in files.items():
         rules = rules_of[d]
         for name in names:
-            path = os.path.join(src, d, name)
-            with open(path, errors="replace") as f:
-                text = f.read()
+            text = texts[(d, name)]
             mod = module_of(d, name, names)
             edges.setdefault(mod, set())
             code = strip_comments(text)
+            rel = f"{d}/{name}"
+            nlines = text.count("\n")
+            if nlines > MAX_FILE_LINES:
+                if rel in allow:
+                    used_allow.add(rel)
+                else:
+                    errors.append(f"{rel}: {nlines} lines, over "
+                                  f"{MAX_FILE_LINES} ({ALLOW})")
+            for fn, at, n in (functions(strip_keep_lines(text))
+                              if name.endswith(".c") else ()):
+                if n > MAX_FUNC_LINES:
+                    if f"{rel}:{fn}" in allow:
+                        used_allow.add(f"{rel}:{fn}")
+                    else:
+                        errors.append(f"{rel}:{at}: {fn}() is {n} lines, "
+                                      f"over {MAX_FUNC_LINES} ({ALLOW})")
             for kind, inc in INC.findall(text):
                 if kind == '"':
                     target = headers.get(os.path.basename(inc))
@@ -175,6 +251,8 @@ def check(src, quiet=False):
                         if omod != mod and re.search(
                                 r"\b%s\b" % re.escape(fn), code):
                             edges[mod].add(omod)
+                            why.setdefault((mod, omod), f"{name} uses "
+                                           f"{fn}() through {tname}")
                     if target == f"{d}/{name}":
                         continue
                     if tname.endswith("_int.h") and tmod != mod and not (
@@ -209,6 +287,14 @@ def check(src, quiet=False):
                                           f"forbidden by {where}")
     for ring in rings(edges):
         errors.append("ring: " + " -> ".join(ring + [ring[0]]))
+        for a in ring:
+            for b in ring:
+                if (a, b) in why and b in edges[a]:
+                    errors.append(f"  {a} -> {b}: {why[(a, b)]}")
+    for k in sorted(set(allow) - used_allow):
+        if not quiet:
+            print(f"layers: note: {ALLOW}: {k} is within the limits now; "
+                  f"drop it")
     if not quiet:
         for e in errors:
             print("layers:", e)
@@ -331,11 +417,32 @@ def self_test():
             "server/core/r_int.h": "", "server/core/q.h": "",
             "server/core/q.c": '#include "r_int.h"\n'}, False),
     }
+    body = "\tx++;\n" * (MAX_FUNC_LINES - 4)
+    longfn = "int\nf(int x)\n{\n" + body + "\treturn (x);\n}\n"
+    longerfn = "int\nf(int x)\n{\n" + body + "\tx++;\n\treturn (x);\n}\n"
+    longfile = "/* x */\n" * (MAX_FILE_LINES + 1)
+    cases.update({
+        "function at the limit": ({"common/a.c": longfn}, False),
+        "function over the limit": ({"common/a.c": longerfn}, True),
+        "long function allowed": ({"common/a.c": longerfn,
+                                   ALLOW: "common/a.c:f  a reason\n"},
+                                  False),
+        "file over the limit": ({"common/a.c": longfile}, True),
+        "long file allowed": ({"common/a.c": longfile,
+                               ALLOW: "common/a.c  a reason\n"}, False),
+        "long file allowed with no reason": ({"common/a.c": longfile,
+                                              ALLOW: "common/a.c\n"},
+                                             True),
+    })
     bad = 0
-    for name, (over, want_fail) in cases.items():
+    for name, case in cases.items():
+        over, want_fail = case
         spec = dict(base)
         spec.update(over)
-        errs, _ = check(tree(spec), quiet=True)
+        try:
+            errs, _ = check(tree(spec), quiet=True)
+        except SystemExit as e:
+            errs = [str(e)]
         if bool(errs) != want_fail:
             print(f"layers self-test: {name}: expected "
                   f"{'failure' if want_fail else 'success'}, got {errs}")

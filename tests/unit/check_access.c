@@ -1,6 +1,7 @@
 /*
- * tests/unit/check_access.c: the access rules without a network. Requests
- * are classified from method and path alone; Basic credentials decode
+ * tests/unit/check_access.c: the access rules without a network. The role
+ * of a request is its route's (rest.c's router, every spelling of a path
+ * alike); Basic credentials decode
  * strictly; the verdict matrix (anonymous, wrong, user, peer by password,
  * peer by certificate) for every kind, with and without read-anonymous
  * and with authentication off, where every caller is trusted as before.
@@ -14,6 +15,7 @@
 
 #include "access.h"
 #include "config.h"
+#include "rest.h"
 #include "testutil.h"
 
 /* A request carrying an Authorization header (NULL: none). */
@@ -34,8 +36,9 @@ judge(struct access *a, const char *auth, enum access_kind k, int *peer)
 {
 	struct evhttp_request	*r = mkreq(auth);
 	enum access_verdict	 v;
+	int64_t			 retry;
 
-	v = access_check(a, r, k, peer);
+	v = access_check(a, r, k, 1000, peer, &retry);
 	evhttp_request_free(r);
 	return (v);
 }
@@ -71,59 +74,90 @@ mkaccess(int read_anonymous, int peer_own)
 #define WRONG	"Basic YWxpY2U6eA=="		/* alice:x */
 #define ALICEP	"Basic YWxpY2U6cHB3"		/* alice:ppw */
 
+/* The role rest.c's router gives method on path. */
+static enum access_kind
+role_of(int method, const char *path)
+{
+	struct rest_target	t;
+
+	rest_route_resolve(path, method, &t);
+	return (t.role);
+}
+
 START_TEST(test_classify)
 {
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "apps", "/eureka/apps"),
+	ck_assert_int_eq(role_of(EVHTTP_REQ_GET, "/eureka/apps"), ACCESS_READ);
+	ck_assert_int_eq(role_of(EVHTTP_REQ_HEAD, "/eureka/apps/X"),
 	    ACCESS_READ);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_HEAD, "apps/X", NULL),
-	    ACCESS_READ);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_POST, "apps/X", NULL),
+	ck_assert_int_eq(role_of(EVHTTP_REQ_POST, "/eureka/apps/X"),
 	    ACCESS_WRITE);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_PUT, "apps/X/i", NULL),
+	ck_assert_int_eq(role_of(EVHTTP_REQ_PUT, "/eureka/v2/apps/X/i"),
 	    ACCESS_WRITE);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_DELETE, "apps/X/i", NULL),
+	ck_assert_int_eq(role_of(EVHTTP_REQ_DELETE, "/v2/apps/X/i"),
 	    ACCESS_WRITE);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_POST,
-	    "peerreplication/batch", NULL), ACCESS_PEER);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_POST,
-	    "peerreplication/batch/", NULL), ACCESS_PEER);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "heureka/apps", NULL),
+	ck_assert_int_eq(role_of(EVHTTP_REQ_POST,
+	    "/eureka/v2/peerreplication/batch"), ACCESS_PEER);
+	ck_assert_int_eq(role_of(EVHTTP_REQ_POST,
+	    "/eureka/v2/peerreplication/batch/"), ACCESS_PEER);
+	/* Issue 21: every spelling the router routes is the peer's. */
+	ck_assert_int_eq(role_of(EVHTTP_REQ_POST,
+	    "/eureka/v2/%70eerreplication/batch"), ACCESS_PEER);
+	ck_assert_int_eq(role_of(EVHTTP_REQ_POST,
+	    "/eureka/v2//peerreplication//%62atch"), ACCESS_PEER);
+	ck_assert_int_eq(role_of(EVHTTP_REQ_POST, "/v1/%70eerreplication/batch"),
 	    ACCESS_PEER);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "heureka", NULL),
+	/* A method the route does not take: the resource's role still. */
+	ck_assert_int_eq(role_of(EVHTTP_REQ_GET,
+	    "/eureka/%70eerreplication/batch"), ACCESS_PEER);
+	ck_assert_int_eq(role_of(EVHTTP_REQ_GET, "/eureka/heureka/apps"),
+	    ACCESS_PEER);
+	ck_assert_int_eq(role_of(EVHTTP_REQ_GET, "/eureka/%68eureka/%61pps"),
+	    ACCESS_PEER);
+	ck_assert_int_eq(role_of(EVHTTP_REQ_GET, "/eureka/heureka/stats/"),
 	    ACCESS_PEER);
 	/* The watch and the leader are the clients' (server/watch.c). */
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "heureka/watch",
-	    NULL), ACCESS_READ);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET,
-	    "heureka/apps/SVC/leader", NULL), ACCESS_READ);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_PUT,
-	    "heureka/apps/SVC/leader", NULL), ACCESS_WRITE);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_DELETE,
-	    "heureka/apps/SVC/leader", NULL), ACCESS_WRITE);
-	/* ... but not what the peers read. */
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "heureka/apps/",
-	    NULL), ACCESS_PEER);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "heureka/apps//leader",
-	    NULL), ACCESS_PEER);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "heureka/watch/x",
-	    NULL), ACCESS_PEER);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "heureka/stats",
-	    NULL), ACCESS_PEER);
-	/* A name that only starts like one is an ordinary read. */
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, "heurekax", NULL),
+	ck_assert_int_eq(role_of(EVHTTP_REQ_GET, "/eureka/heureka/watch"),
 	    ACCESS_READ);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, NULL, "/health"),
+	ck_assert_int_eq(role_of(EVHTTP_REQ_GET,
+	    "/eureka/heureka/apps/SVC/leader"), ACCESS_READ);
+	ck_assert_int_eq(role_of(EVHTTP_REQ_PUT,
+	    "/eureka/heureka/apps/SVC/leader"), ACCESS_WRITE);
+	ck_assert_int_eq(role_of(EVHTTP_REQ_DELETE,
+	    "/eureka/heureka/apps/S%56C/%6ceader"), ACCESS_WRITE);
+	/* What no route takes is a read or a write; no handler runs. */
+	ck_assert_int_eq(role_of(EVHTTP_REQ_GET, "/eureka/heureka/watch/x"),
+	    ACCESS_READ);
+	ck_assert_int_eq(role_of(EVHTTP_REQ_POST,
+	    "/eureka/peerreplication%2Fbatch"), ACCESS_WRITE);
+	ck_assert_int_eq(role_of(EVHTTP_REQ_GET, "/eureka/heurekax"),
+	    ACCESS_READ);
+	/* Outside the bases: open exactly where ops.c answers a probe. */
+	ck_assert_int_eq(role_of(EVHTTP_REQ_GET, "/health"), ACCESS_OPEN);
+	ck_assert_int_eq(role_of(EVHTTP_REQ_GET, "/actuator/health/liveness"),
 	    ACCESS_OPEN);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, NULL,
-	    "/actuator/health/liveness"), ACCESS_OPEN);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, NULL, "/healthx"),
-	    ACCESS_READ);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, NULL, "/metrics"),
-	    ACCESS_READ);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_GET, NULL, "/"),
-	    ACCESS_READ);
-	ck_assert_int_eq(access_classify(EVHTTP_REQ_POST, NULL, "/"),
-	    ACCESS_WRITE);
+	ck_assert_int_eq(role_of(EVHTTP_REQ_GET, "/healthx"), ACCESS_READ);
+	ck_assert_int_eq(role_of(EVHTTP_REQ_GET, "/%68ealth"), ACCESS_READ);
+	ck_assert_int_eq(role_of(EVHTTP_REQ_GET, "/metrics"), ACCESS_READ);
+	ck_assert_int_eq(role_of(EVHTTP_REQ_GET, "/"), ACCESS_READ);
+	ck_assert_int_eq(role_of(EVHTTP_REQ_POST, "/"), ACCESS_WRITE);
+}
+END_TEST
+
+START_TEST(test_client_key)
+{
+	char	k[64];
+
+	access_client_key("192.0.2.7", k, sizeof k);
+	ck_assert_str_eq(k, "192.0.2.7");
+	access_client_key("::ffff:192.0.2.7", k, sizeof k);
+	ck_assert_str_eq(k, "192.0.2.7");
+	/* A host holds a /64: every address in it is one client. */
+	access_client_key("2001:db8:1:2:aaaa:bbbb:cccc:dddd", k, sizeof k);
+	ck_assert_str_eq(k, "2001:db8:1:2::/64");
+	access_client_key("2001:db8:1:2::1", k, sizeof k);
+	ck_assert_str_eq(k, "2001:db8:1:2::/64");
+	access_client_key("2001:db8:1:3::1", k, sizeof k);
+	ck_assert_str_eq(k, "2001:db8:1:3::/64");
 }
 END_TEST
 
@@ -277,6 +311,7 @@ access_suite(void)
 	TCase	*tc = tcase_create("core");
 
 	tcase_add_test(tc, test_classify);
+	tcase_add_test(tc, test_client_key);
 	tcase_add_test(tc, test_parse_basic);
 	tcase_add_test(tc, test_matrix);
 	tcase_add_test(tc, test_cert_peer);

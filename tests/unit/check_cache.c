@@ -773,6 +773,59 @@ START_TEST(test_step_partial_build)
 }
 END_TEST
 
+/*
+ * cache_ready (issue 21: the memory budget refuses a fetch whose body
+ * needs encoding, serves one that is current): false before a build and
+ * while one is under way, true once done, false again after a change;
+ * cache_abandon gives a build under way up (its bytes go, a later step
+ * begins again) for the full body and for the delta, application and VIP.
+ */
+START_TEST(test_ready_and_abandon)
+{
+	struct cache_key	 k = { CACHE_JSON, 0, 0 };
+	struct cache_key	 kx = { CACHE_XML, 0, 0 };
+	size_t			 before;
+	int			 n;
+
+	teardown();
+	setup_n(50, 5);
+	ck_assert(!cache_ready(cache, CACHE_RES_APPS, &k, NULL, T0 + 1000));
+	ck_assert_int_eq(cache_step(cache, CACHE_RES_APPS, &k, NULL, 1,
+	    T0 + 1000), 0);
+	ck_assert(!cache_ready(cache, CACHE_RES_APPS, &k, NULL, T0 + 1000));
+	cache_abandon(cache, CACHE_RES_APPS, &k, NULL);
+	n = step_all(&k, 1, 1);
+	ck_assert_int_ge(n, 2);
+	ck_assert(cache_ready(cache, CACHE_RES_APPS, &k, NULL, T0 + 1000));
+	ck_assert_int_eq(registry_register(reg, mkinst("APP3", "new",
+	    STATUS_UP), 0, TM(T0 + 1000)), REG_OK);
+	ck_assert(!cache_ready(cache, CACHE_RES_APPS, &k, NULL, T0 + 1000));
+
+	/* A sliced delta build, abandoned: its buffer's bytes go. */
+	ck_assert(!cache_ready(cache, CACHE_RES_DELTA, &kx, NULL, T0 + 1000));
+	before = cache_bytes(cache);
+	/* (Its first slices only rank the queue's records.) */
+	for (n = 0; cache_bytes(cache) == before; n++) {
+		ck_assert_int_lt(n, 10000);
+		ck_assert_int_eq(cache_step(cache, CACHE_RES_DELTA, &kx, NULL,
+		    4096, T0 + 1000), 0);
+	}
+	cache_abandon(cache, CACHE_RES_DELTA, &kx, NULL);
+	ck_assert_uint_eq(cache_bytes(cache), before);
+	while (!cache_step(cache, CACHE_RES_DELTA, &kx, NULL, 0, T0 + 1000))
+		;
+	ck_assert(cache_ready(cache, CACHE_RES_DELTA, &kx, NULL, T0 + 1000));
+
+	/* One application; an unknown one needs nothing. */
+	ck_assert(!cache_ready(cache, CACHE_RES_APP, &k, "APP7",
+	    T0 + 1000));
+	ck_assert_int_eq(cache_step(cache, CACHE_RES_APP, &k, "APP7", 0,
+	    T0 + 1000), 1);
+	ck_assert(cache_ready(cache, CACHE_RES_APP, &k, "APP7", T0 + 1000));
+	ck_assert(cache_ready(cache, CACHE_RES_APP, &k, "NOSUCH", T0 + 1000));
+}
+END_TEST
+
 /* Register id in app (a new instance). */
 static void
 add(const char *app, const char *id, int64_t t)
@@ -2078,6 +2131,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_app_hash_is_hash_str);
 	tcase_add_test(tc, test_gzip_large_stitch);
 	tcase_add_test(tc, test_step_partial_build);
+	tcase_add_test(tc, test_ready_and_abandon);
 	tcase_add_test(tc, test_step_change_in_middle);
 	tcase_add_test(tc, test_step_one_change_in_one_slice);
 	tcase_add_test(tc, test_step_ends_under_churn);

@@ -5,8 +5,10 @@
  * Driven a slice at a time by hand with a tiny budget, each build takes
  * many slices, and its body is byte for byte the one-call build's (a
  * second cache over the same registry); a change between slices ends up
- * in the body and its hash code; a change before every slice still lets
- * the build end. Time is passed by hand.
+ * in the body and its hash code (an application, a VIP) or in the next
+ * fetch's (the delta, which never starts over: its body is the queue as
+ * it was when it began); a change before every slice still lets the
+ * build end, and the delta's never in one slice. Time is passed by hand.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,15 +235,98 @@ check_change_in_middle(enum cache_res res, const char *name, int gz)
 	free(b);
 }
 
+/*
+ * The delta: a change halfway through does not start the build over.
+ * The fetches waiting get, in the turn it ends, the delta of the queue
+ * as it was when the build began, with that registry's hash code (a
+ * one-call build from before the change, byte for byte); the next fetch
+ * (a later turn) has the change, as a one-call build after it.
+ */
+static void
+check_delta_change_in_middle(int gz)
+{
+	struct cache_key	 k = { CACHE_JSON, 0, gz };
+	struct cache		*before, *after;
+	char			*a, *b, *hash;
+	size_t			 alen, blen;
+	int			 i;
+
+	before = cache_new(reg, 0, 180000);
+	b = body_of(before, CACHE_RES_DELTA, &k, NULL, &blen);
+	cache_free(before);
+	hash = registry_hashcode(reg);
+	for (i = 0; i < 20; i++)
+		ck_assert_int_eq(cache_step(cache, CACHE_RES_DELTA, &k, NULL,
+		    1, NOW), 0);
+	add("APP3", "app3-new", STATUS_OUT_OF_SERVICE, T0 + 10);
+	(void)steps(CACHE_RES_DELTA, &k, NULL, 1);
+	a = body_of(cache, CACHE_RES_DELTA, &k, NULL, &alen);
+	/* Both are their cache's first delta: the same version. */
+	ck_assert_uint_eq(alen, blen);
+	ck_assert(memcmp(a, b, alen) == 0);
+	free(b);
+	if (!gz) {
+		ck_assert_ptr_null(strstr(a, "app3-new"));
+		ck_assert_ptr_nonnull(strstr(a, hash));
+	}
+	free(a);
+	free(hash);
+	/* The next turn's fetch has it, as a one-call build does. */
+	a = NULL;
+	{
+		struct cache_body	*cb;
+
+		cb = cache_res_body(cache, CACHE_RES_DELTA, &k, NULL, NOW + 1);
+		a = cache_body_copy(cb, &alen);
+		cache_body_unref(cb);
+	}
+	after = cache_new(reg, 0, 180000);
+	b = body_of(after, CACHE_RES_DELTA, &k, NULL, &blen);
+	cache_free(after);
+	if (!gz) {
+		ck_assert_ptr_nonnull(strstr(a, "app3-new"));
+		ck_assert_ptr_nonnull(strstr(b, "app3-new"));
+		hash = registry_hashcode(reg);
+		ck_assert_ptr_nonnull(strstr(a, hash));
+		free(hash);
+	}
+	free(a);
+	free(b);
+}
+
 START_TEST(test_delta_change_in_middle)
 {
-	check_change_in_middle(CACHE_RES_DELTA, NULL, 0);
+	check_delta_change_in_middle(0);
 }
 END_TEST
 
 START_TEST(test_delta_gzip_change_in_middle)
 {
-	check_change_in_middle(CACHE_RES_DELTA, NULL, 1);
+	check_delta_change_in_middle(1);
+}
+END_TEST
+
+/*
+ * A change before every slice of a delta build (a fleet registering all
+ * along, issue 21): the build is never done in one slice -- with a budget
+ * of 1 a slice looks at one record, so it takes at least a slice per
+ * record queued when it began -- and it ends within three passes of them.
+ */
+START_TEST(test_delta_never_whole_under_churn)
+{
+	struct cache_key	 k = { CACHE_JSON, 0, 1 };
+	char			 id[32];
+	size_t			 qn = registry_delta_size(reg);
+	int			 n;
+
+	for (n = 0; n < 1000000; n++) {
+		snprintf(id, sizeof id, "churn-%d", n);
+		add("APP4", id, STATUS_UP, T0 + 20 + n);
+		if (cache_step(cache, CACHE_RES_DELTA, &k, NULL, 1, NOW))
+			break;
+	}
+	ck_assert_uint_ge((size_t)n, qn);
+	ck_assert_uint_le((size_t)n, 4 * qn + 64);
 }
 END_TEST
 
@@ -375,6 +460,7 @@ cache_sliced_suite(void)
 	tcase_add_test(tc, test_empty_delta);
 	tcase_add_test(tc, test_delta_change_in_middle);
 	tcase_add_test(tc, test_delta_gzip_change_in_middle);
+	tcase_add_test(tc, test_delta_never_whole_under_churn);
 	tcase_add_test(tc, test_app_change_in_middle);
 	tcase_add_test(tc, test_vip_change_in_middle);
 	tcase_add_test(tc, test_ends_under_churn);

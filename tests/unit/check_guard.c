@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <check.h>
 #include <event2/buffer.h>
@@ -21,6 +22,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include "conn.h"
 #include "guard.h"
 #include "metrics.h"
 #include "rest.h"
@@ -208,15 +210,14 @@ loop_request_cb(struct evhttp_request *req, void *arg)
 		evhttp_send_reply(req, 200, "OK", NULL);
 }
 
-/* Every accepted connection is guarded, as server.c does. */
+/* Every accepted connection is counted and guarded, as server.c does. */
 static struct bufferevent *
 loop_bev_cb(struct event_base *base, void *arg)
 {
 	struct bufferevent	*bev;
 
-	(void)arg;
 	bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
-	guard_attach(bev);
+	conns_accepted(arg, bev, 0);
 	return (bev);
 }
 
@@ -231,7 +232,7 @@ loop_maybe_done(struct loop *lp)
 /* The exchange under way (the close callback's argument is checked). */
 static struct loop	*loop_cur;
 
-/* The guard passed a connection's close on. */
+/* conn.c passed a connection's close on. */
 static void
 loop_close_cb(struct evhttp_connection *evcon, void *arg)
 {
@@ -298,6 +299,8 @@ loop_post(struct loop *lp, int port, const char *path, size_t len,
 START_TEST(test_guard_uses_its_conf)
 {
 	struct loop			 lp = { 0 };
+	struct conns			*cs;
+	unsigned			 open = 0;
 	struct metrics_deps		 md = { 0 };	/* counts only */
 	struct metrics			*m = metrics_new(&md);
 	struct evhttp			*http;
@@ -310,10 +313,12 @@ START_TEST(test_guard_uses_its_conf)
 	lp.base = event_base_new();
 	http = evhttp_new(lp.base);
 	evhttp_set_gencb(http, loop_request_cb, NULL);
-	evhttp_set_bevcb(http, loop_bev_cb, NULL);
+	cs = conns_new(&(struct conns_deps){ .base = lp.base,
+	    .max_connections = 100, .metrics = m, .open = &open,
+	    .closecb = loop_close_cb, .closearg = &lp });
+	evhttp_set_bevcb(http, loop_bev_cb, cs);
 	guard_init(&(struct guard_conf){ .max_body_bytes = 10,
-	    .max_batch_bytes = 40, .metrics = m, .closecb = loop_close_cb,
-	    .closearg = &lp });
+	    .max_batch_bytes = 40, .head_ms = 10000, .metrics = m });
 	ck_assert_ptr_nonnull(bound = evhttp_bind_socket_with_handle(http,
 	    "127.0.0.1", 0));
 	ck_assert_int_eq(getsockname(evhttp_bound_socket_get_fd(bound),
@@ -336,6 +341,8 @@ START_TEST(test_guard_uses_its_conf)
 	ck_assert_ptr_eq(lp.closearg, &lp);
 
 	evhttp_free(http);
+	ck_assert_uint_eq(open, 0);
+	conns_free(cs);
 	event_base_free(lp.base);
 	metrics_free(m);
 }
@@ -349,6 +356,8 @@ END_TEST
 START_TEST(test_guard_keepalive)
 {
 	struct loop			 lp = { 0 };
+	struct conns			*cs;
+	unsigned			 open = 0;
 	struct evhttp			*http;
 	struct evhttp_bound_socket	*bound;
 	struct evhttp_connection	*c;
@@ -360,10 +369,12 @@ START_TEST(test_guard_keepalive)
 	lp.base = event_base_new();
 	http = evhttp_new(lp.base);
 	evhttp_set_gencb(http, loop_request_cb, NULL);
-	evhttp_set_bevcb(http, loop_bev_cb, NULL);
+	cs = conns_new(&(struct conns_deps){ .base = lp.base,
+	    .max_connections = 100, .open = &open,
+	    .closecb = loop_close_cb, .closearg = &lp });
+	evhttp_set_bevcb(http, loop_bev_cb, cs);
 	guard_init(&(struct guard_conf){ .max_body_bytes = 10,
-	    .max_batch_bytes = 40, .closecb = loop_close_cb,
-	    .closearg = &lp });
+	    .max_batch_bytes = 40, .head_ms = 10000 });
 	ck_assert_ptr_nonnull(bound = evhttp_bind_socket_with_handle(http,
 	    "127.0.0.1", 0));
 	ck_assert_int_eq(getsockname(evhttp_bound_socket_get_fd(bound),
@@ -389,7 +400,68 @@ START_TEST(test_guard_keepalive)
 	evhttp_connection_free(c);
 
 	evhttp_free(http);
+	ck_assert_uint_eq(open, 0);
+	conns_free(cs);
 	event_base_free(lp.base);
+}
+END_TEST
+
+/*
+ * A head that never ends: the head deadline closes the connection (no
+ * request of it reached evhttp), counts it, and conn.c counts it down;
+ * a connection over the cap is closed at its accept and counted.
+ */
+START_TEST(test_guard_head_deadline)
+{
+	struct loop			 lp = { 0 };
+	struct metrics_deps		 md = { 0 };
+	struct metrics			*m = metrics_new(&md);
+	struct conns			*cs;
+	struct evhttp			*http;
+	struct evhttp_bound_socket	*bound;
+	struct sockaddr_in		 sin;
+	struct timeval			 limit = { 10, 0 };
+	socklen_t			 sl = sizeof sin;
+	unsigned			 open = 0;
+	static const char		 head[] = "GET /eureka/apps HTTP/1.1\r\n"
+					     "Host: x\r\n";
+	char				 c;
+	int				 fd;
+
+	loop_cur = &lp;
+	lp.base = event_base_new();
+	http = evhttp_new(lp.base);
+	evhttp_set_gencb(http, loop_request_cb, NULL);
+	cs = conns_new(&(struct conns_deps){ .base = lp.base,
+	    .max_connections = 100, .metrics = m, .open = &open,
+	    .closecb = loop_close_cb, .closearg = &lp });
+	evhttp_set_bevcb(http, loop_bev_cb, cs);
+	guard_init(&(struct guard_conf){ .max_body_bytes = 10,
+	    .max_batch_bytes = 40, .head_ms = 200, .metrics = m });
+	ck_assert_ptr_nonnull(bound = evhttp_bind_socket_with_handle(http,
+	    "127.0.0.1", 0));
+	ck_assert_int_eq(getsockname(evhttp_bound_socket_get_fd(bound),
+	    (struct sockaddr *)&sin, &sl), 0);
+	ck_assert_int_ge(fd = socket(AF_INET, SOCK_STREAM, 0), 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof sin), 0);
+	ck_assert_int_eq(write(fd, head, sizeof head - 1),
+	    (ssize_t)(sizeof head - 1));
+	/* Nothing is answered: only the close ends the loop. */
+	lp.answered = 1;
+	lp.want_close = 1;
+	event_base_loopexit(lp.base, &limit);
+	event_base_dispatch(lp.base);
+	ck_assert_int_eq(lp.closes, 1);
+	ck_assert_uint_eq(metrics_limit_count(m, METRICS_LIMIT_HEAD_TIMEOUT),
+	    1);
+	ck_assert_uint_eq(open, 0);
+	ck_assert_int_eq(read(fd, &c, 1), 0);
+	close(fd);
+
+	evhttp_free(http);
+	conns_free(cs);
+	event_base_free(lp.base);
+	metrics_free(m);
 }
 END_TEST
 
@@ -409,6 +481,7 @@ guard_suite(void)
 	tc = tcase_create("conf");
 	tcase_add_test(tc, test_guard_uses_its_conf);
 	tcase_add_test(tc, test_guard_keepalive);
+	tcase_add_test(tc, test_guard_head_deadline);
 	suite_add_tcase(s, tc);
 	return (s);
 }

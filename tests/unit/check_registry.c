@@ -1962,6 +1962,129 @@ START_TEST(test_wall_step_changes_no_expiry)
 }
 END_TEST
 
+/*
+ * The skew rule covers a Cancel's time (issue 21): a replicated Cancel
+ * stamped beyond it is refused and leaves nothing; a replicated copy's
+ * lastUpdatedTimestamp beyond it too; and a tombstone from the future
+ * (this clock stepped back since) never raises a client's registration
+ * to a time its peers would refuse.
+ */
+START_TEST(test_future_cancel_refused)
+{
+	struct registry		*reg;
+	const struct instance	*in;
+	struct instance		*r;
+	struct hk_time		 back;
+
+	cf.max_skew_ms = 60000;
+	reg = registry_new(&cf, T0);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "x", STATUS_UP,
+	    T0), 0, TM(T0)), REG_OK);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "x", 1, TM(T0 + 1),
+	    T0 + 1 + 60001), REG_FUTURE);
+	ck_assert_ptr_nonnull(registry_get(reg, "APP", "x", T0 + 1));
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "x", T0 + 1), 0);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "unknown", 1, TM(T0 + 1),
+	    T0 + 86400000), REG_FUTURE);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "unknown", T0 + 1), 0);
+	ck_assert_uint_eq(registry_stats(reg)->future_refused, 2);
+	/* At the bound it is taken. */
+	ck_assert_int_eq(registry_cancel(reg, "APP", "x", 1, TM(T0 + 1),
+	    T0 + 1 + 60000), REG_OK);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "x", T0 + 1),
+	    T0 + 1 + 60000);
+
+	/* A replicated copy's lastUpdatedTimestamp passes it as well. */
+	r = mkinst("APP", "u", STATUS_UP, T0);
+	r->last_updated_ts = T0 + 2 + 60001;
+	ck_assert_int_eq(registry_register(reg, r, 1, TM(T0 + 2)),
+	    REG_FUTURE);
+	ck_assert_ptr_null(registry_get(reg, "APP", "u", T0 + 2));
+
+	/*
+	 * This node cancels z with its clock an hour ahead, then the clock
+	 * steps back (the monotonic one goes on): the client's register is
+	 * not raised past that tombstone.
+	 */
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "z", STATUS_UP,
+	    T0), 0, TM(T0 + 3)), REG_OK);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "z", 0,
+	    TM(T0 + 3600000), -1), REG_OK);
+	back.wall_ms = T0 + 10;
+	back.mono_ms = T0 + 3600000 + 10;
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "z", STATUS_UP,
+	    T0 + 5), 0, back), REG_OK);
+	in = registry_get(reg, "APP", "z", back.mono_ms);
+	ck_assert_ptr_nonnull(in);
+	ck_assert_int_le(in->last_dirty_ts, back.wall_ms + cf.max_skew_ms);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "z", back.mono_ms), 0);
+	/* One within the skew still raises it, as before. */
+	ck_assert_int_eq(registry_cancel(reg, "APP", "z", 0,
+	    TM(back.wall_ms + 1000), -1), REG_OK);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "z", STATUS_UP,
+	    T0 + 5), 0, TM(back.wall_ms + 2000)), REG_OK);
+	ck_assert_int_eq(registry_get(reg, "APP", "z", back.wall_ms + 2000)->
+	    last_dirty_ts, back.wall_ms + 1001);
+	registry_free(reg);
+}
+END_TEST
+
+/*
+ * Tombstones of instances never held are bounded by max_unheld_tombs and
+ * a sixteenth of max_bytes, the oldest going first; those of leases held
+ * are kept apart; both count in registry_memory_used (issue 21).
+ */
+START_TEST(test_unheld_tombstones_bounded)
+{
+	struct registry	*reg;
+	char		 id[32];
+	size_t		 held, unheld;
+	int		 i;
+
+	cf.max_unheld_tombs = 100;
+	reg = registry_new(&cf, T0);
+	fill_registry(reg, 3, T0);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "i0", 0, TM(T0), -1),
+	    REG_OK);
+	for (i = 0; i < 250; i++) {
+		snprintf(id, sizeof id, "ghost-%d", i);
+		ck_assert_int_eq(registry_cancel(reg, "APP", id, i % 2,
+		    TM(T0 + i), -1), REG_NOT_FOUND);
+	}
+	registry_tombstone_counts(reg, &held, &unheld);
+	ck_assert_uint_eq(held, 1);
+	ck_assert_uint_eq(unheld, 100);
+	ck_assert_uint_eq(registry_stats(reg)->tombstones_dropped, 150);
+	/* The oldest went; the held one stays. */
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "ghost-149", T0), 0);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "ghost-150", T0),
+	    T0 + 150);
+	ck_assert_int_eq(registry_tombstone(reg, "APP", "i0", T0), T0);
+	ck_assert_uint_gt(registry_tombstone_bytes(reg), 100 * 64);
+	ck_assert_uint_eq(registry_memory_used(reg), registry_bytes(reg) +
+	    registry_delta_bytes(reg) + registry_tombstone_bytes(reg));
+	/* Gone with their retention, both kinds. */
+	registry_purge_deltas(reg, T0 + 250 + cf.tombstone_ms + 1);
+	registry_tombstone_counts(reg, &held, &unheld);
+	ck_assert_uint_eq(held + unheld, 0);
+	ck_assert_uint_eq(registry_tombstone_bytes(reg), 0);
+	registry_free(reg);
+
+	/* A budget of 128 KiB leaves them 8 KiB: fewer than 100 fit. */
+	cf.max_bytes = 128 * 1024;
+	reg = registry_new(&cf, T0);
+	for (i = 0; i < 250; i++) {
+		snprintf(id, sizeof id, "ghost-%d", i);
+		registry_cancel(reg, "APP", id, 0, TM(T0), -1);
+	}
+	ck_assert_uint_le(registry_tombstone_bytes(reg), 8 * 1024);
+	registry_tombstone_counts(reg, &held, &unheld);
+	ck_assert_uint_gt(unheld, 50);
+	ck_assert_uint_lt(unheld, 100);
+	registry_free(reg);
+}
+END_TEST
+
 START_TEST(test_future_timestamp_refused)
 {
 	struct registry		*reg;
@@ -2182,8 +2305,10 @@ START_TEST(test_bytes_accounting)
 	ck_assert_str_eq(instance_id(del), "a");
 	ck_assert_uint_eq(del->metadata.n, 0);
 	applications_free(d);
+	/* The cancel's tombstone counts too. */
+	ck_assert_uint_gt(registry_tombstone_bytes(reg), 0);
 	ck_assert_uint_eq(registry_memory_used(reg),
-	    registry_delta_bytes(reg));
+	    registry_delta_bytes(reg) + registry_tombstone_bytes(reg));
 
 	/* Past retention the cancelled copies are freed and uncounted. */
 	registry_purge_deltas(reg, T0 + 7 + cf.retention_ms + 1);
@@ -2358,11 +2483,11 @@ START_TEST(test_memory_budget)
 	    1000, 1), 0, TM(T0 + 5)), REG_OK);
 
 	/* The caller's encodings count against the same budget. */
-	registry_set_external_bytes(reg, cf.max_bytes);
+	registry_set_external_bytes(reg, REG_EXT_ENCODINGS, cf.max_bytes);
 	registry_cancel(reg, "APP", "i3", 0, TM(T0 + 6), -1);
 	ck_assert_int_eq(registry_register(reg, mkinst("APP", "tiny",
 	    STATUS_UP, 1), 0, TM(T0 + 7)), REG_NO_MEMORY);
-	registry_set_external_bytes(reg, 0);
+	registry_set_external_bytes(reg, REG_EXT_ENCODINGS, 0);
 	ck_assert_int_eq(registry_register(reg, mkinst("APP", "tiny",
 	    STATUS_UP, 1), 0, TM(T0 + 8)), REG_OK);
 	registry_free(reg);
@@ -2472,6 +2597,8 @@ registry_suite(void)
 	tcase_add_test(tco, test_copy_hash_covers_fields);
 	tcase_add_test(tco, test_wall_step_changes_no_expiry);
 	tcase_add_test(tco, test_future_timestamp_refused);
+	tcase_add_test(tco, test_future_cancel_refused);
+	tcase_add_test(tco, test_unheld_tombstones_bounded);
 	suite_add_tcase(s, tco);
 
 	tcase_add_checked_fixture(tcs, setup, NULL);

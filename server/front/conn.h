@@ -1,0 +1,49 @@
+/*
+ * conn.h: the connections of the main port, each counted from its accept
+ * to its close (docs/security.md, "Limits"). When an accepted connection
+ * goes past eureka.server.max-connections, or leaves fewer than
+ * heureka.server.descriptor-reserve descriptors below the process's
+ * limit, one connection is closed at once, before it reads a byte: the
+ * oldest that has not sent a whole request head yet, else the new one.
+ * Every connection gets the header-time guard (guard.c) with its
+ * deadlines.
+ */
+#ifndef CONN_H
+#define CONN_H
+
+struct bufferevent;
+struct conns;
+struct event_base;
+struct evconnlistener;
+struct evhttp_connection;
+struct metrics;
+
+/* What the connections use (borrowed; they outlive the struct conns). */
+struct conns_deps {
+	struct event_base	*base;
+	int			 max_connections;
+	int			 descriptor_reserve;
+	struct metrics		*metrics;	/* NULL: not counted */
+	unsigned		*open;		/* the gauge /metrics shows */
+	/* Told of every close, with closearg (NULL: no one). */
+	void			(*closecb)(struct evhttp_connection *, void *);
+	void			*closearg;
+};
+
+/* The descriptor limit is read once, here (RLIMIT_NOFILE). */
+struct conns	*conns_new(const struct conns_deps *);
+/* After evhttp_free(), whose closes still count down. NULL is fine. */
+void		 conns_free(struct conns *);
+/*
+ * evhttp made bev for a connection it accepted (its bevcb; tls: a TLS
+ * bufferevent): guard it and count it; it is admitted or closed before
+ * evhttp reads from it.
+ */
+void		 conns_accepted(struct conns *, struct bufferevent *, int tls);
+/*
+ * The listener evhttp accepts on: stopped for the rest of a loop turn
+ * when accepted connections pile up faster than they are admitted.
+ */
+void		 conns_set_listener(struct conns *, struct evconnlistener *);
+
+#endif
