@@ -1088,7 +1088,7 @@ dash_page(struct dashboard *d, struct evhttp_request *req, const char *base,
  * is authenticated, or heureka.dashboard.actions says so with
  * authentication off), the token bound to this page's credentials
  * (csrf.h; the feed is same-origin JSON another site cannot read), and
- * the doctor's findings.
+ * the doctor's findings; then the feed's closing brace.
  */
 static void
 dash_json_console(struct dashboard *d, struct evhttp_request *req,
@@ -1109,6 +1109,7 @@ dash_json_console(struct dashboard *d, struct evhttp_request *req,
 		buf_adds(b, ",\"doctor\":");
 		doctor_json(d->doctor, b);
 	}
+	buf_addc(b, '}');
 }
 
 /*
@@ -1319,8 +1320,7 @@ dash_feed(struct dashboard *d, struct evhttp_request *req, struct hk_time now)
 	}
 	free(apps);
 	buf_addf(&b, "],\"truncated\":%s", truncated ? "true" : "false");
-	dash_json_console(d, req, &b);
-	buf_addc(&b, '}');
+	dash_json_console(d, req, &b);		/* and the closing brace */
 	dash_json_inert(&b);
 
 	if (b.overflow) {
