@@ -45,6 +45,8 @@ struct audit {
 	struct audit_q	 q;
 	struct audit_whobuf cur;	/* the request's */
 	struct audit_whobuf origin;	/* a replicated item's */
+	void		(*lazy)(void *, struct audit_who *);
+	void		*lazy_arg;	/* cur, once asked for */
 	size_t		 max_bytes;
 	size_t		 bytes;
 	size_t		 n;
@@ -196,11 +198,25 @@ audit_set_who(struct audit *a, const struct audit_who *w)
 	if (a == NULL)
 		return;
 	a->origin.set = 0;
+	a->lazy = NULL;
 	if (w == NULL) {
 		a->cur.set = 0;
 		return;
 	}
 	audit_whobuf_set(&a->cur, w->node, w->user, w->addr);
+}
+
+/* The request's who, when first asked for (audit.h). */
+void
+audit_set_who_lazy(struct audit *a, void (*fn)(void *, struct audit_who *),
+    void *arg)
+{
+	if (a == NULL)
+		return;
+	a->origin.set = 0;
+	a->cur.set = 0;
+	a->lazy = fn;
+	a->lazy_arg = arg;
 }
 
 /* A replicated item's origin over the request's (audit.h). */
@@ -219,14 +235,20 @@ audit_set_origin(struct audit *a, const char *node, const char *user,
 
 /* Who is acting now (audit.h). */
 const struct audit_who *
-audit_who(const struct audit *a)
+audit_who(struct audit *a)
 {
 	static const struct audit_who	none = { "", "", "" };
+	struct audit_who		w = { NULL, NULL, NULL };
 
 	if (a == NULL)
 		return (&none);
 	if (a->origin.set)
 		return (&a->origin.w);
+	if (a->lazy != NULL) {
+		a->lazy(a->lazy_arg, &w);
+		a->lazy = NULL;
+		audit_whobuf_set(&a->cur, w.node, w.user, w.addr);
+	}
 	return (a->cur.set ? &a->cur.w : &none);
 }
 

@@ -83,9 +83,16 @@ const struct audit_rec *audit_add(struct audit *, int64_t at_ms,
  * the eviction timer, the start-up sync).
  */
 void		 audit_set_who(struct audit *, const struct audit_who *);
+/*
+ * The same, worked out only if someone asks: fn(arg, &who) is called at
+ * the first audit_who of the request (most requests, heartbeats, change
+ * nothing and never pay for the copy). audit_set_who(NULL) ends it.
+ */
+void		 audit_set_who_lazy(struct audit *,
+		     void (*)(void *, struct audit_who *), void *);
 void		 audit_set_origin(struct audit *, const char *node,
 		     const char *user, const char *addr);
-const struct audit_who *audit_who(const struct audit *);
+const struct audit_who *audit_who(struct audit *);
 
 /* The name a kind has in JSON ("register", "evict", ...). */
 const char	*audit_what_name(enum audit_what);

@@ -37,6 +37,10 @@
 
 struct console {
 	struct console_deps	 d;
+	struct evhttp_request	*req;		/* the request in flight */
+	const char		*user;		/* as access_check_user said:
+						   the caller's, until leave */
+	int			 replicated;
 	char			 addr[64];	/* the request's client */
 };
 
@@ -145,42 +149,57 @@ console_free(struct console *c)
 	free(c);
 }
 
-/* Who is acting for this request (console.h). */
-void
-console_enter(struct console *c, struct evhttp_request *req,
-    const char *user, int replicated)
+/* Work out who is acting, when the audit first asks (audit.h). */
+static void
+console_who_cb(void *arg, struct audit_who *w)
 {
+	struct console			*c = arg;
 	struct evhttp_connection	*evcon;
-	struct audit_who		 w;
 	char				*host = NULL;
 	ev_uint16_t			 port = 0;
 
-	if (c == NULL)
-		return;
 	c->addr[0] = '\0';
-	if ((evcon = evhttp_request_get_connection(req)) != NULL) {
+	if (c->req != NULL &&
+	    (evcon = evhttp_request_get_connection(c->req)) != NULL) {
 		evhttp_connection_get_peer(evcon, &host, &port);
 		if (host != NULL)
 			snprintf(c->addr, sizeof c->addr, "%s", host);
 	}
-	w.addr = c->addr;
-	if (replicated) {
+	w->addr = c->addr;
+	if (c->replicated) {
 		/* A Java peer's item names no origin: the sender is all. */
-		w.node = c->addr;
-		w.user = "peer";
+		w->node = c->addr;
+		w->user = "peer";
 	} else {
-		w.node = c->d.node;
-		w.user = user != NULL ? user : "anonymous";
+		w->node = c->d.node;
+		w->user = c->user;
 	}
-	audit_set_who(c->d.audit, &w);
+}
+
+/*
+ * Who is acting for this request (console.h): remembered, worked out only
+ * if the request changes something (a heartbeat never asks).
+ */
+void
+console_enter(struct console *c, struct evhttp_request *req,
+    const char *user, int replicated)
+{
+	if (c == NULL)
+		return;
+	c->req = req;
+	c->user = user != NULL ? user : "anonymous";
+	c->replicated = replicated;
+	audit_set_who_lazy(c->d.audit, console_who_cb, c);
 }
 
 /* The request is over. */
 void
 console_leave(struct console *c)
 {
-	if (c != NULL)
-		audit_set_who(c->d.audit, NULL);
+	if (c == NULL)
+		return;
+	audit_set_who(c->d.audit, NULL);
+	c->req = NULL;
 }
 
 /* A query parameter, NULL if absent. */
