@@ -14,7 +14,9 @@
 #define CLI_EXIT_UNREACHABLE	2
 #define CLI_EXIT_USAGE		64
 
-#define CLI_DEFAULT_SERVER	"http://localhost:8761/eureka/"
+#include "defaults.h"
+
+#define CLI_DEFAULT_SERVER	DEFAULT_SERVICE_URL
 
 /* Append a --server argument (comma lists allowed) to *list. */
 void		 cli_add_server(char **list, const char *url);

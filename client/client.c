@@ -35,8 +35,10 @@
 #include <event2/thread.h>
 
 #include "buf.h"
+#include "bug.h"
 #include "clock.h"
 #include "config.h"
+#include "defaults.h"
 #include "hash.h"
 #include "httputil.h"
 #include "instance.h"
@@ -261,13 +263,13 @@ hk_client_alloc(const struct config *cf, char **cause)
 		return (NULL);
 	}
 	if (c->renew_ms <= 0)
-		c->renew_ms = 30000;
+		c->renew_ms = LEASE_DEFAULT_RENEWAL_SECS * 1000LL;
 	if (c->fetch_ms <= 0)
-		c->fetch_ms = 30000;
+		c->fetch_ms = DEFAULT_FETCH_INTERVAL_SECS * 1000LL;
 	if (c->repl_ms <= 0)
-		c->repl_ms = 30000;
+		c->repl_ms = DEFAULT_REPLICATION_INTERVAL_SECS * 1000LL;
 	if (c->repl_initial_ms < 0)
-		c->repl_initial_ms = 40000;
+		c->repl_initial_ms = DEFAULT_INITIAL_REPLICATION_SECS * 1000LL;
 	hk_backoff_init(&c->hb_bo, c->renew_ms,
 	    cf->heartbeat_executor_exponential_back_off_bound);
 	hk_backoff_init(&c->rf_bo, c->fetch_ms,
@@ -275,7 +277,7 @@ hk_client_alloc(const struct config *cf, char **cause)
 	/* Burst 2, 60 * 2 / replication interval per minute (§7.4). */
 	hk_ratelim_init(&c->rl, 2, (int)(120000 / c->repl_ms));
 	hk_endpoints_init(&c->ep, cf->service_url_default_zone != NULL ?
-	    cf->service_url_default_zone : "http://localhost:8761/eureka/");
+	    cf->service_url_default_zone : DEFAULT_SERVICE_URL);
 	c->apps = applications_new();
 	hk_sse_init(&c->w_sse);
 	hk_backoff_init(&c->w_bo, HK_WATCH_BO_MS, HK_WATCH_BO_BOUND);
@@ -445,8 +447,11 @@ hk_client_shutdown(struct heureka_client *c)
 	hk_disarm(c, c->t_repl);
 	hk_disarm(c, c->t_kick);
 	hk_watch_stop(c);
-	while ((op = TAILQ_FIRST(&c->ops)) != NULL)
+	while ((op = TAILQ_FIRST(&c->ops)) != NULL) {
 		hk_op_cancel(c, op);
+		/* hk_op_cancel unlinks (and frees) a listed op. */
+		HK_ASSERT(TAILQ_FIRST(&c->ops) != op);
+	}
 	if (c->started && c->do_register && c->unregister_on_shutdown) {
 		c->self->status = STATUS_DOWN;
 		/* hk_arm() is off now; the op itself needs no timer. */
@@ -501,8 +506,10 @@ hk_client_free(struct heureka_client *c)
 	if (c->attached) {
 		if (c->w_handle != NULL)
 			c->tr.cancel(c->tr.ctx, c->w_handle);
-		while ((op = TAILQ_FIRST(&c->ops)) != NULL)
+		while ((op = TAILQ_FIRST(&c->ops)) != NULL) {
 			hk_op_cancel(c, op);
+			HK_ASSERT(TAILQ_FIRST(&c->ops) != op);
+		}
 		for (i = 0; i < sizeof timers / sizeof timers[0]; i++) {
 			if (*timers[i] != NULL) {
 				c->sc.timer_del(c->sc.ctx, *timers[i]);

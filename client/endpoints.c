@@ -77,7 +77,6 @@ hk_endpoints_candidates(struct hk_endpoints *ep, int *out)
 	threshold = (ep->n * 66) / 100;
 	if (q > 0 && q >= threshold) {
 		memset(ep->quarantined, 0, sizeof ep->quarantined);
-		q = 0;
 	}
 	for (i = 0; i < ep->n; i++) {
 		if (!ep->quarantined[i])

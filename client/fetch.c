@@ -225,9 +225,7 @@ delta_done(int status, const char *body, size_t len, void *arg)
 	c->apps->versions_delta = d->versions_delta;
 	hk_leaders_check(c);
 	shuffle(c);
-	/* buf_steal leaves an empty string unterminated: avoid "". */
-	hash = applications_count(c->apps) == 0 ? xstrdup("") :
-	    applications_hashcode(c->apps);
+	hash = applications_hashcode(c->apps);
 	mismatch = d->apps_hashcode != NULL &&
 	    strcmp(hash, d->apps_hashcode) != 0;
 	if (mismatch)

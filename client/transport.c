@@ -30,6 +30,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "buf.h"
+#include "bug.h"
 #include "clock.h"
 #include "gzip.h"
 #include "httputil.h"
@@ -404,7 +405,7 @@ ev_stream_chunk_cb(struct evhttp_request *req, void *arg)
 		return;
 	}
 	while ((len = evbuffer_get_contiguous_space(in)) > 0) {
-		p = (char *)evbuffer_pullup(in, len);
+		p = (char *)evbuffer_pullup(in, (ev_ssize_t)len);
 		r->in_chunk = 1;
 		r->chunk(p, len, r->arg);
 		r->in_chunk = 0;
@@ -493,8 +494,11 @@ ev_free(void *ctx)
 	struct ev_req	*r;
 	size_t		 i;
 
-	while ((r = TAILQ_FIRST(&t->reqs)) != NULL)
+	while ((r = TAILQ_FIRST(&t->reqs)) != NULL) {
 		ev_cancel(t, r);
+		/* ev_cancel unlinked it, whether it freed it or not. */
+		HK_ASSERT(TAILQ_FIRST(&t->reqs) != r);
+	}
 	for (i = 0; i < t->nconns; i++)
 		ev_conn_clear(&t->conns[i]);
 	if (t->dns != NULL)

@@ -161,9 +161,15 @@ buf_steal(struct buf *b, size_t *lenp)
 {
 	char	*p;
 
+	/*
+	 * Nothing allocated yet: a fresh buffer, or one whose cap was
+	 * passed before it held a byte (buf_reserve refuses once overflow
+	 * is set). Either way the caller gets "".
+	 */
 	if (b->data == NULL) {
-		buf_reserve(b, 0);
+		b->data = xmalloc(1);
 		b->data[0] = '\0';
+		b->len = 0;
 	}
 	p = b->data;
 	if (lenp != NULL)

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "bug.h"
 #include "config_int.h"
 #include "dnsmsg.h"
 #include "log.h"
@@ -394,6 +395,8 @@ config_apply(struct config *cf, const struct config_opt *o,
 		*sp = xstrdup(v);
 		break;
 	case CONF_MAP:
+		/* Only a key's own entry reaches here: maps have no default. */
+		HK_ASSERT(mapkey != NULL);
 		if (strlen(value) > INSTANCE_MAX_STRING ||
 		    strlen(mapkey) > INSTANCE_MAX_NAME) {
 			xasprintf(cause, "%s: entry '%s' too long", name,

@@ -467,7 +467,6 @@ config_load_env(struct config *cf, char **envp, char **cause)
 		"EUREKA_", "SERVER_", "SPRING_APPLICATION_NAME", "HEUREKA_",
 		"LOGGING_LEVEL_ROOT", "SPRING_SECURITY_USER_"
 	};
-	const struct config_opt	*o;
 	const char		*eq, *rest;
 	char			*name, *err = NULL, norm[CONFIG_KEY_MAX];
 	size_t			 i;
@@ -484,8 +483,8 @@ config_load_env(struct config *cf, char **envp, char **cause)
 			continue;
 		name = xstrndup(*envp, (size_t)(eq - *envp));
 		if (config_normalise(name, norm, sizeof norm, 1) != 0 ||
-		    ((o = config_find(norm, 0, &rest)) == NULL &&
-		    (o = config_find(norm, 1, NULL)) == NULL)) {
+		    (config_find(norm, 0, &rest) == NULL &&
+		    config_find(norm, 1, NULL) == NULL)) {
 			log_warnx("config: environment variable %s matches "
 			    "no key, ignored", name);
 			free(name);

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "config_int.h"
+#include "defaults.h"
 #include "instance.h"
 
 #define OFF(f)		offsetof(struct config, f)
@@ -97,7 +98,7 @@ const struct config_opt config_opts[] = {
 	    "stop expiring leases when renewals drop below the threshold"),
 	DBL(N("eureka.server.renewal-percent-threshold",
 	    "eureka.renewalPercentThreshold"), renewal_percent_threshold,
-	    0, 1, "0.85",
+	    0, 1, NUM(DEFAULT_RENEWAL_PERCENT_THRESHOLD),
 	    "self-preservation threshold; also caps evictions per run"),
 	I64(N("eureka.server.renewal-threshold-update-interval-ms",
 	    "eureka.renewalThresholdUpdateIntervalMs"),
@@ -111,10 +112,12 @@ const struct config_opt config_opts[] = {
 	    NUM(LEASE_DEFAULT_RENEWAL_SECS) ")"),
 	I64(N("eureka.server.eviction-interval-timer-in-ms",
 	    "eureka.evictionIntervalTimerInMs"), eviction_interval_timer_in_ms,
-	    1, MS_MAX, "60000", "eviction task period"),
+	    1, MS_MAX, NUM(DEFAULT_EVICTION_INTERVAL_MS),
+	    "eviction task period"),
 	I64(N("eureka.server.retention-time-in-ms-in-delta-queue",
 	    "eureka.retentionTimeInMSInDeltaQueue"),
-	    retention_time_in_ms_in_delta_queue, 1, MS_MAX, "180000",
+	    retention_time_in_ms_in_delta_queue, 1, MS_MAX,
+	    NUM(DEFAULT_DELTA_RETENTION_MS),
 	    "how long a change stays in apps/delta"),
 	I64(N("eureka.server.delta-retention-timer-interval-in-ms",
 	    "eureka.deltaRetentionTimerIntervalInMs"),
@@ -195,7 +198,7 @@ const struct config_opt config_opts[] = {
 	    "heureka: JSON bytes per page of a peer's registry pull"),
 	I64(N("eureka.server.max-clock-skew-ms",
 	    "heureka.server.max-clock-skew-ms"),
-	    max_clock_skew_ms, 0, MS_MAX, "300000",
+	    max_clock_skew_ms, 0, MS_MAX, NUM(DEFAULT_MAX_CLOCK_SKEW_MS),
 	    "heureka: a registration, cancel, status change or override "
 	    "removal whose lastDirtyTimestamp (or a replicated copy's "
 	    "lastUpdatedTimestamp) is further ahead of our clock gets 400 "
@@ -212,7 +215,8 @@ const struct config_opt config_opts[] = {
 	    1024, 1073741824.0, "8388608",
 	    "heureka: largest replication batch body"),
 	SIZE(N("eureka.server.max-instances"), max_instances,
-	    1, 100000000, "1000000", "heureka: registry size bound"),
+	    1, 100000000, NUM(DEFAULT_MAX_INSTANCES),
+	    "heureka: registry size bound"),
 	INT(N("eureka.server.max-metadata-entries"), max_metadata_entries,
 	    0, 100000, "128", "heureka: metadata entries per instance"),
 	INT(N("eureka.server.max-connections"), max_connections,
@@ -231,7 +235,7 @@ const struct config_opt config_opts[] = {
 	    "closed"),
 	SIZE(N("eureka.server.max-instance-bytes",
 	    "heureka.server.max-instance-bytes"), max_instance_bytes,
-	    1024, 1073741824.0, "131072",
+	    1024, 1073741824.0, NUM(DEFAULT_MAX_INSTANCE_BYTES),
 	    "heureka: stored size of one instance (REST and replication)"),
 	INT(N("eureka.server.max-metadata-key-bytes",
 	    "heureka.server.max-metadata-key-bytes"), max_metadata_key_bytes,
@@ -247,7 +251,7 @@ const struct config_opt config_opts[] = {
 	    "past it (0: half the RAM or cgroup limit)"),
 	SIZE(N("eureka.server.max-delta-queue-bytes",
 	    "heureka.server.max-delta-queue-bytes"), max_delta_queue_bytes,
-	    65536, 1099511627776.0, "67108864",
+	    65536, 1099511627776.0, NUM(DEFAULT_MAX_DELTA_QUEUE_BYTES),
 	    "heureka: apps/delta change records; past it the oldest go"),
 	DBL(N("eureka.server.register-rate-per-second",
 	    "heureka.server.register-rate-per-second"),
@@ -407,7 +411,7 @@ const struct config_opt config_opts[] = {
 	/* eureka.client.* (spec 8.2) */
 	URLS(N("eureka.client.service-url.defaultZone",
 	    "eureka.serviceUrl.default", "eureka.serviceUrl.defaultZone"),
-	    service_url_default_zone, "http://localhost:8761/eureka/",
+	    service_url_default_zone, DEFAULT_SERVICE_URL,
 	    "comma-separated Eureka URLs (peers for the server)"),
 	BOOL(N("eureka.client.register-with-eureka",
 	    "eureka.registration.enabled"), register_with_eureka, "true",
@@ -416,16 +420,19 @@ const struct config_opt config_opts[] = {
 	    fetch_registry, "true", "fetch and cache the registry"),
 	INT(N("eureka.client.registry-fetch-interval-seconds",
 	    "eureka.client.refresh.interval"),
-	    registry_fetch_interval_seconds, 1, SEC_MAX, "30",
+	    registry_fetch_interval_seconds, 1, SEC_MAX,
+	    NUM(DEFAULT_FETCH_INTERVAL_SECS),
 	    "registry fetch period"),
 	INT(N("eureka.client.instance-info-replication-interval-seconds",
 	    "eureka.appinfo.replicate.interval"),
-	    instance_info_replication_interval_seconds, 1, SEC_MAX, "30",
+	    instance_info_replication_interval_seconds, 1, SEC_MAX,
+	    NUM(DEFAULT_REPLICATION_INTERVAL_SECS),
 	    "period and rate limit of re-registration on change"),
 	INT(N("eureka.client.initial-instance-info-replication-interval-seconds",
 	    "eureka.appinfo.initial.replicate.time"),
 	    initial_instance_info_replication_interval_seconds, 0, SEC_MAX,
-	    "40", "delay of the first replicator run"),
+	    NUM(DEFAULT_INITIAL_REPLICATION_SECS),
+	    "delay of the first replicator run"),
 	BOOL(N("eureka.client.should-unregister-on-shutdown",
 	    "eureka.shouldUnregisterOnShutdown"),
 	    should_unregister_on_shutdown, "true", "cancel the lease on exit"),

@@ -485,7 +485,7 @@ htab_insert(struct htab *t, struct htab_node *node, uint64_t hash)
 	node->hash = hash;
 	node->next = *slot;
 	*slot = node;
-	t->on += inold;
+	t->on += (size_t)inold;
 	t->n++;
 	htab_balance(t);
 }
@@ -502,7 +502,7 @@ htab_remove(struct htab *t, struct htab_node *node)
 		if (*pp == node) {
 			*pp = node->next;
 			node->next = NULL;
-			t->on -= inold;
+			t->on -= (size_t)inold;
 			t->n--;
 			break;
 		}
@@ -797,9 +797,10 @@ hidx_balance(struct hidx *t, int adding)
 	size_t	moved = 0, cap;
 
 	if (t->old == NULL) {
-		t->n += adding;
+		/* adding is 0 or 1: count the entry about to come. */
+		t->n += (size_t)adding;
 		cap = hidx_target(t);
-		t->n -= adding;
+		t->n -= (size_t)adding;
 		if (cap == t->cap)
 			return;
 		t->old = t->s;

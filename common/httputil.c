@@ -16,6 +16,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include "clock.h"
 #include "gzip.h"
 #include "httputil.h"
 #include "xmalloc.h"
@@ -182,7 +183,7 @@ http_date(void)
 	static _Thread_local char	 buf[32];
 	static _Thread_local time_t	 last = -1;
 	struct tm			 tm;
-	time_t				 t = time(NULL);
+	time_t				 t = (time_t)(clock_wall_ms() / 1000);
 
 	if (t != last && gmtime_r(&t, &tm) != NULL) {
 		snprintf(buf, sizeof buf, "%s, %02d %s %d %02d:%02d:%02d GMT",

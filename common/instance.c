@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "buf.h"
+#include "bug.h"
 #include "hash.h"
 #include "instance.h"
 #include "xmalloc.h"
@@ -930,6 +931,8 @@ index_rebuild(struct name_index *x, const struct index_ops *ops,
 	const char	*k;
 	size_t		 i, cap = 64;
 
+	/* The rule the reuse below relies on: no slots, no capacity. */
+	HK_ASSERT((x->slot == NULL) == (x->cap == 0));
 	while (cap < n * 2 + 2)
 		cap *= 2;
 	if (cap != x->cap) {

@@ -43,19 +43,19 @@ peer_url_parse(const char *url, struct peer_url *u, char **cause)
 			auth_end = end;
 	}
 	if (auth_end != NULL) {
-		u->userinfo = xstrndup(p, auth_end - p);
+		u->userinfo = xstrndup(p, (size_t)(auth_end - p));
 		p = auth_end + 1;
 	}
 	if (*p == '[') {
 		hs = p + 1;
-		if ((he = memchr(hs, ']', path - hs)) == NULL) {
+		if ((he = memchr(hs, ']', (size_t)(path - hs))) == NULL) {
 			xasprintf(cause, "%s: bad IPv6 address", shown);
 			goto fail;
 		}
 		host_end = he + 1;
 	} else {
 		hs = p;
-		he = memchr(p, ':', path - p);
+		he = memchr(p, ':', (size_t)(path - p));
 		if (he == NULL)
 			he = path;
 		host_end = he;
@@ -64,9 +64,9 @@ peer_url_parse(const char *url, struct peer_url *u, char **cause)
 		xasprintf(cause, "%s: no host", shown);
 		goto fail;
 	}
-	u->host = xstrndup(hs, he - hs);
+	u->host = xstrndup(hs, (size_t)(he - hs));
 	if (host_end < path && *host_end == ':') {
-		port = xstrndup(host_end + 1, path - host_end - 1);
+		port = xstrndup(host_end + 1, (size_t)(path - host_end - 1));
 		errno = 0;
 		lport = strtol(port, &end, 10);
 		if (port[0] == '\0' || *end != '\0' || lport < 1 ||

@@ -449,6 +449,7 @@ server_bound_port(struct evhttp_bound_socket *bound)
 	socklen_t		 sl = sizeof ss;
 	evutil_socket_t		 fd = evhttp_bound_socket_get_fd(bound);
 
+	memset(&ss, 0, sizeof ss);
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0)
 		return (0);
 	if (ss.ss_family == AF_INET)

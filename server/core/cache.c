@@ -127,6 +127,7 @@ cache_new(struct registry *reg, int64_t read_only_ms, int64_t expire_ms)
 void
 cache_set_plain_idle(struct cache *c, int64_t idle_ms)
 {
+	CACHE_CHECKED(c);
 	c->plain_idle_ms = idle_ms > 0 ? idle_ms : 0;
 }
 
@@ -156,6 +157,8 @@ cache_free(struct cache *c)
 
 	if (c == NULL)
 		return;
+	/* An operation under way: the cache_reap calls below do not walk. */
+	c->op_depth++;
 	htab_sweep(&c->frags, frag_free_cb, NULL);
 	htab_clear(&c->frags);
 	for (v = 0; v < NVARIANT; v++) {
@@ -226,6 +229,7 @@ cache_abandon(struct cache *c, enum cache_res res, const struct cache_key *k,
 void
 cache_table_stats(struct cache *c, struct htab_stats *st)
 {
+	CACHE_CHECKED(c);
 	htab_stats_scan(&c->frags, &c->fscan, HTAB_SCAN_BUCKETS, st);
 }
 
@@ -262,6 +266,7 @@ cache_get(struct cache *c, enum side_kind kind, const struct cache_key *k,
 struct cache_body *
 cache_apps(struct cache *c, const struct cache_key *k, int64_t now)
 {
+	CACHE_CHECKED(c);
 	return (cache_get(c, SIDE_APPS, k, NULL, now));
 }
 
@@ -269,6 +274,7 @@ cache_apps(struct cache *c, const struct cache_key *k, int64_t now)
 struct cache_body *
 cache_delta(struct cache *c, const struct cache_key *k, int64_t now)
 {
+	CACHE_CHECKED(c);
 	return (cache_get(c, SIDE_DELTA, k, NULL, now));
 }
 
@@ -277,6 +283,7 @@ struct cache_body *
 cache_app(struct cache *c, const struct cache_key *k, const char *app,
     int64_t now)
 {
+	CACHE_CHECKED(c);
 	return (cache_get(c, SIDE_APP, k, app, now));
 }
 
@@ -285,6 +292,7 @@ struct cache_body *
 cache_vip(struct cache *c, const struct cache_key *k, const char *vip,
     int secure, int64_t now)
 {
+	CACHE_CHECKED(c);
 	return (cache_get(c, secure ? SIDE_SVIP : SIDE_VIP, k, vip, now));
 }
 
@@ -297,6 +305,7 @@ cache_step(struct cache *c, enum cache_res res, const struct cache_key *k,
     const char *name, size_t budget, int64_t now)
 {
 	enum side_kind	kind = (enum side_kind)res;
+	CACHE_CHECKED(c);
 
 	if (kind == SIDE_APPS && !k->gzip)
 		plain_fetched(c, variant(k), now);
@@ -311,5 +320,6 @@ struct cache_body *
 cache_res_body(struct cache *c, enum cache_res res,
     const struct cache_key *k, const char *name, int64_t now)
 {
+	CACHE_CHECKED(c);
 	return (cache_get(c, (enum side_kind)res, k, name, now));
 }

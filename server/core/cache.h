@@ -205,4 +205,19 @@ void		 cache_reaper_release(struct cache_reaper *);
 /* Copy the whole body out (tests). Caller frees. */
 char		*cache_body_copy(const struct cache_body *, size_t *);
 
+/*
+ * Walk the cache and verify what it can see of its counts and indexes:
+ * the fragment table against its records (each found under its hash,
+ * with its cache's reaper), each record's plain fragments inside their
+ * blobs and at their place in their run, a blob's live bytes equal to
+ * its records' fragments and its references at least their holds, every
+ * body the cache keeps (slots, per-app roots, VIP and read-only entries)
+ * with a length its segments' and each segment inside a live blob, the
+ * side lists against their counts and bound, the gzip chunks' blobs,
+ * and the reaper (held, its dead list ending at its tail, with no
+ * references). 0 when all holds; -1 and *cause (caller frees). The unit
+ * tests and fuzz targets run it after every operation (bug.h).
+ */
+int		 cache_check(const struct cache *, char **cause);
+
 #endif

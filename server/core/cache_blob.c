@@ -142,6 +142,8 @@ void
 body_push_slice(struct cache_body *cb, size_t *cap, struct blob *bl,
     size_t off, size_t len)
 {
+	/* *cap is segs' room: none without an array, never overrun. */
+	HK_ASSERT(cb->nseg <= *cap && (cb->segs != NULL || *cap == 0));
 	if (cb->nseg == *cap) {
 		*cap = *cap == 0 ? 16 : *cap * 2;
 		cb->segs = xreallocarray(cb->segs, *cap, sizeof *cb->segs);
@@ -191,6 +193,7 @@ struct cache_body *
 body_coalesce(struct cache_body *cb)
 {
 	struct cache_reaper	*rp;
+	struct blob		*nb;
 	struct buf		 b;
 	size_t			 i;
 
@@ -198,12 +201,18 @@ body_coalesce(struct cache_body *cb)
 		return (cb);
 	rp = cb->segs[0].bl->rp;
 	buf_init(&b, 0);
-	for (i = 0; i < cb->nseg; i++) {
+	for (i = 0; i < cb->nseg; i++)
 		buf_add(&b, cb->segs[i].bl->data + cb->segs[i].off,
 		    cb->segs[i].len);
+	/*
+	 * The new blob takes its reaper reference before the old blobs
+	 * drop theirs: were these the reaper's last (its cache gone), rp
+	 * would be freed under us.
+	 */
+	nb = blob_from_buf(rp, &b);
+	for (i = 0; i < cb->nseg; i++)
 		blob_unref(cb->segs[i].bl);
-	}
-	cb->segs[0].bl = blob_from_buf(rp, &b);
+	cb->segs[0].bl = nb;
 	cb->segs[0].off = 0;
 	cb->segs[0].len = cb->segs[0].bl->len;
 	cb->nseg = 1;
@@ -327,6 +336,7 @@ cache_reap(struct cache *c, size_t max)
 	struct blob		*bl;
 	char			*p;
 	size_t			 n;
+	CACHE_CHECKED(c);
 
 	while ((bl = rp->head) != NULL && max > 0) {
 		n = bl->len < max ? bl->len : max;

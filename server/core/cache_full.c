@@ -184,6 +184,8 @@ walk_reuse(struct walk *w, const struct fmap *om,
 		gzip_stitch_fold(&k->sum, &w->crc, &w->raw);
 		fmap_push(&w->nm, g->first, g->end, g->lead);
 	} else {
+		/* A plain walk reuses segments of its previous body only. */
+		HK_ASSERT(ob != NULL);
 		bs = &ob->segs[ms + 1];
 		body_push_shared(w->cb, &w->cap, bs->bl, bs->off, bs->len);
 		if (w->cb->nseg > nseg)
@@ -499,6 +501,8 @@ slot_assemble(struct cache *c, int v, int g, int64_t now, size_t limit,
 			s->next = 0;
 		}
 		s->pending = 1;
+		/* build_full returns NULL only with its walk under way. */
+		HK_ASSERT(s->walk != NULL);
 		if (s->next < s->walk->i)
 			s->next = s->walk->i;
 		return (0);
@@ -684,6 +688,7 @@ int
 cache_apps_step(struct cache *c, const struct cache_key *k, size_t budget,
     int64_t now)
 {
+	CACHE_CHECKED(c);
 	if (!k->gzip)
 		plain_fetched(c, variant(k), now);
 	if (c->ro_ms > 0 && side_find(c->ro, SIDE_APPS, k, NULL) != NULL)

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "bug.h"
 #include "cache.h"
 #include "codec.h"
 #include "gzip.h"
@@ -226,7 +227,17 @@ struct cache {
 	size_t		 nsb;
 	struct htab_scan fscan;		/* cache_table_stats' */
 	struct cache_reaper *rp;	/* its blobs' bytes and reaper */
+	uint64_t	 check_left;	/* operations to the next walk */
+	unsigned	 op_depth;	/* public operations under way */
 };
+
+/*
+ * Declared first in each public operation: in the tests and fuzz targets
+ * the walk (cache_check) runs at its end, by whichever return (bug.h),
+ * the outermost operation's only.
+ */
+#define CACHE_CHECKED(c)						\
+	HK_CHECK_AT_EXIT(struct cache, cache_self_check, cache_enter(c))
 
 /*
  * The reaper (cache_reap) and the byte count of the encodings, one per
@@ -254,6 +265,10 @@ struct cache_reaper {
 	size_t		  nbatch, batchcap;
 	struct blob	 *head, *tail;	/* the dead blobs, by ->dead */
 };
+
+/* cache_check.c: CACHE_CHECKED's two ends. */
+struct cache	*cache_enter(struct cache *);
+void		 cache_self_check(struct cache **);
 
 /* cache.c */
 int		variant(const struct cache_key *);

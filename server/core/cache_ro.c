@@ -254,6 +254,7 @@ side_compute(struct cache *c, enum side_kind kind, const struct cache_key *k,
 int
 cache_refresh_step(struct cache *c, size_t budget, int64_t now)
 {
+	CACHE_CHECKED(c);
 	struct side		*s;
 	struct cache_body	*cb;
 	size_t			 w0 = c->work, used, left;
@@ -315,6 +316,7 @@ cache_refresh_step(struct cache *c, size_t budget, int64_t now)
 void
 cache_refresh_read_only(struct cache *c, int64_t now)
 {
+	CACHE_CHECKED(c);
 	c->ro_busy = 0;
 	(void)cache_refresh_step(c, 0, now);
 }

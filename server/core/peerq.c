@@ -13,8 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PEERQ_PRIVATE
+#include "bug.h"
 #include "instance.h"
 #include "peerq.h"
+#include "log.h"
 #include "registry.h"
 #include "xmalloc.h"
 
@@ -22,15 +25,8 @@
 					   to drop when a queue is full */
 #define PEER_DEFAULT_LEASE_MS	(LEASE_DEFAULT_DURATION_SECS * 1000LL)
 
-struct peer_queue {
-	struct peer_task	 *head;		/* oldest */
-	struct peer_task	 *tail;
-	struct htab		  tab;		/* by key; grows with len */
-	size_t			  len;
-	size_t			  max;
-	size_t			  urgent;	/* tasks other than heartbeats */
-	struct peer_queue_stats	  stats;
-};
+static void	peerq_self_check(struct peer_queue *);
+
 
 /* ------------------------------------------------------------------ */
 /* Tasks and the queue.                                                 */
@@ -147,8 +143,10 @@ peer_queue_unlink(struct peer_queue *q, struct peer_task *t)
 		q->tail = t->prev;
 	htab_remove(&q->tab, &t->hnode);
 	t->prev = t->next = NULL;
+	if (HK_BUG(q->len == 0))
+		return;
 	q->len--;
-	if (t->item.action != REPL_HEARTBEAT)
+	if (t->item.action != REPL_HEARTBEAT && !HK_BUG(q->urgent == 0))
 		q->urgent--;
 }
 
@@ -186,11 +184,13 @@ peer_queue_push(struct peer_queue *q, struct peer_task *t, int64_t now)
 		/* Swap in the hash table: unhash old, hash t. */
 		htab_remove(&q->tab, &old->hnode);
 		q->len--;
-		if (old->item.action != REPL_HEARTBEAT)
+		if (old->item.action != REPL_HEARTBEAT &&
+		    !HK_BUG(q->urgent == 0))
 			q->urgent--;
 		peer_queue_hash(q, t);
 		peer_task_free(old);
 		q->stats.coalesced++;
+		peerq_self_check(q);
 		return (PEER_PUSH_REPLACED);
 	}
 	if (q->len >= q->max) {
@@ -220,6 +220,7 @@ peer_queue_push(struct peer_queue *q, struct peer_task *t, int64_t now)
 		q->head = t;
 	q->tail = t;
 	peer_queue_hash(q, t);
+	peerq_self_check(q);
 	return (rc);
 }
 
@@ -289,6 +290,7 @@ peer_queue_take(struct peer_queue *q, struct peer_task **out, size_t max,
 		}
 		out[n++] = t;
 	}
+	peerq_self_check(q);
 	return (n);
 }
 
@@ -328,6 +330,75 @@ peer_queue_requeue(struct peer_queue *q, struct peer_task **v, size_t n,
 		q->head = t;
 		peer_queue_hash(q, t);
 	}
+	peerq_self_check(q);
+}
+
+/* A breach found by peerq_check: the cause, and -1. */
+static int
+peerq_breach(char **cause, const char *what, size_t a, size_t b)
+{
+	xasprintf(cause, "peer queue: %s (%zu, %zu)", what, a, b);
+	return (-1);
+}
+
+/* Walk the queue; 0 when every link, counter and index holds. */
+int
+peerq_check(const struct peer_queue *q, char **cause)
+{
+	const struct peer_task	*t, *prev = NULL;
+	size_t			 n = 0, urgent = 0;
+
+	if (q->max == 0)
+		return (peerq_breach(cause, "max is 0", 0, 0));
+	if ((q->head == NULL) != (q->tail == NULL))
+		return (peerq_breach(cause, "one end of the list is NULL",
+		    q->head == NULL, q->tail == NULL));
+	for (t = q->head; t != NULL; prev = t, t = t->next) {
+		if (t->prev != prev)
+			return (peerq_breach(cause, "back link broken at task",
+			    n, 0));
+		if (t->key == NULL || t->item.app_name == NULL ||
+		    t->item.id == NULL)
+			return (peerq_breach(cause, "task without key or name",
+			    n, 0));
+		if (peer_queue_find(q, t->key) != t)
+			return (peerq_breach(cause, "key index does not find "
+			    "task", n, 0));
+		if (t->hnode.hash != hash_str(t->key))
+			return (peerq_breach(cause, "task hashed under another "
+			    "key", n, 0));
+		if (t->item.action != REPL_HEARTBEAT)
+			urgent++;
+		if (++n > q->len)
+			return (peerq_breach(cause, "list longer than len",
+			    n, q->len));
+	}
+	if (prev != q->tail)
+		return (peerq_breach(cause, "tail is not the last task", n, 0));
+	if (n != q->len)
+		return (peerq_breach(cause, "len differs from the list", q->len,
+		    n));
+	if (n > q->max)
+		return (peerq_breach(cause, "more tasks than max", n, q->max));
+	if (urgent != q->urgent)
+		return (peerq_breach(cause, "urgent differs from the list",
+		    q->urgent, urgent));
+	if (htab_count(&q->tab) != n)
+		return (peerq_breach(cause, "key table size differs from len",
+		    htab_count(&q->tab), n));
+	return (0);
+}
+
+/* After an operation, in the tests: a queue that fails its walk aborts. */
+static void
+peerq_self_check(struct peer_queue *q)
+{
+	char	*cause = NULL;
+
+	if (!bug_check_due(&q->check_left, q->len))
+		return;
+	if (peerq_check(q, &cause) != 0)
+		fatalx("%s: %s", __func__, cause);
 }
 
 /* ------------------------------------------------------------------ */

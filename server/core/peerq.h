@@ -49,6 +49,17 @@ void		 peer_task_free(struct peer_task *);	/* NULL is fine */
 
 struct peer_queue;
 
+
+/*
+ * Walk the queue and verify every link, counter and the key index: the
+ * order list runs head to tail with matching back links, len is its
+ * length and at most max, urgent counts its non-heartbeats, the table
+ * holds len tasks and finds each by its key under its key's hash. 0 when
+ * all holds; -1 and *cause (caller frees) at the first breach. The unit
+ * tests and fuzz targets run it after every operation (bug.h).
+ */
+int		 peerq_check(const struct peer_queue *, char **cause);
+
 enum peer_push {
 	PEER_PUSH_ADDED = 0,
 	PEER_PUSH_REPLACED,	/* same key pending: replaced in place */
@@ -60,6 +71,23 @@ struct peer_queue_stats {
 	uint64_t	expired;	/* dropped because too old to matter */
 	uint64_t	coalesced;	/* replaced by a newer task */
 };
+
+#ifdef PEERQ_PRIVATE
+/*
+ * The queue's insides, for peerq.c and the tests that break them on
+ * purpose (Tor's *_PRIVATE pattern); nobody else defines PEERQ_PRIVATE.
+ */
+struct peer_queue {
+	struct peer_task	 *head;		/* oldest */
+	struct peer_task	 *tail;
+	struct htab		  tab;		/* by key; grows with len */
+	size_t			  len;
+	size_t			  max;
+	size_t			  urgent;	/* tasks other than heartbeats */
+	struct peer_queue_stats	  stats;
+	uint64_t		  check_left;	/* operations to the next walk */
+};
+#endif
 
 struct peer_queue *peer_queue_new(size_t max);
 void		 peer_queue_free(struct peer_queue *);	/* frees tasks */

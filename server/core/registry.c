@@ -51,12 +51,11 @@ static struct lease *registry_visible(struct registry *, const char *,
 static struct reg_app *registry_app_get(struct registry *, const char *,
 		    uint64_t);
 static void	registry_app_drop(struct registry *, struct reg_app *);
-static size_t	lease_cost(const struct lease *);
-static size_t	lease_walk(const struct registry *, int64_t, int64_t, int,
-		    void (*)(struct lease *, void *), void *);
 static void	live_walk_cb(struct lease *, void *);
 static void	lease_display(struct lease *);
 static void	lease_renew(struct lease *, struct hk_time);
+static void	registry_uncount(struct registry *, struct reg_app *,
+		    enum instance_status);
 static void	registry_set_status(struct registry *, struct lease *,
 		    enum instance_status);
 static void	registry_notify(struct registry *, enum registry_event_type,
@@ -77,19 +76,20 @@ registry_conf_defaults(struct registry_conf *rc)
 {
 	memset(rc, 0, sizeof *rc);
 	rc->self_preservation = 1;
-	rc->renewal_percent_threshold = 0.85;
+	rc->renewal_percent_threshold = DEFAULT_RENEWAL_PERCENT_THRESHOLD;
 	rc->expected_client_renewal_interval_secs =
 	    LEASE_DEFAULT_RENEWAL_SECS;
 	rc->expected_initial = 1;
-	rc->retention_ms = 180000;
+	rc->retention_ms = DEFAULT_DELTA_RETENTION_MS;
 	rc->override_ttl_ms = 3600000;
-	rc->tombstone_ms = 180000;
-	rc->eviction_interval_ms = 60000;
-	rc->max_instances = REGISTRY_DEFAULT_MAX;
+	/* heurekad derives its own from the configuration (server.c). */
+	rc->tombstone_ms = DEFAULT_DELTA_RETENTION_MS;
+	rc->eviction_interval_ms = DEFAULT_EVICTION_INTERVAL_MS;
+	rc->max_instances = DEFAULT_MAX_INSTANCES;
 	rc->sync_when_timestamp_differs = 1;
-	rc->max_instance_bytes = REGISTRY_DEFAULT_INSTANCE_BYTES;
-	rc->max_delta_bytes = REGISTRY_DEFAULT_DELTA_BYTES;
-	rc->max_skew_ms = 300000;
+	rc->max_instance_bytes = DEFAULT_MAX_INSTANCE_BYTES;
+	rc->max_delta_bytes = DEFAULT_MAX_DELTA_QUEUE_BYTES;
+	rc->max_skew_ms = DEFAULT_MAX_CLOCK_SKEW_MS;
 }
 
 /*
@@ -197,7 +197,7 @@ registry_new(const struct registry_conf *rc, int64_t now)
 	else
 		registry_conf_defaults(&reg->conf);
 	if (reg->conf.max_instances == 0)
-		reg->conf.max_instances = REGISTRY_DEFAULT_MAX;
+		reg->conf.max_instances = DEFAULT_MAX_INSTANCES;
 	if (reg->conf.expected_client_renewal_interval_secs <= 0)
 		reg->conf.expected_client_renewal_interval_secs =
 		    LEASE_DEFAULT_RENEWAL_SECS;
@@ -237,6 +237,12 @@ registry_free(struct registry *reg)
 	for (i = 0; i < reg->napps; i++) {
 		a = reg->apps[i];
 		for (j = 0; j < a->n; j++) {
+			/*
+			 * As a cancel: the lease leaves its app, its bytes
+			 * go to the queue's count, which lease_unref takes
+			 * them from (the queue may still hold it).
+			 */
+			reg->qbytes += a->leases[j]->bytes;
 			a->leases[j]->app = NULL;
 			lease_unref(reg, a->leases[j]);
 		}
@@ -412,9 +418,12 @@ registry_app_drop(struct registry *reg, struct reg_app *a)
 void
 lease_unref(struct registry *reg, struct lease *l)
 {
+	/* A reference too few would free what a holder still uses. */
+	HK_ASSERT(l->refs > 0);
 	if (--l->refs > 0)
 		return;
-	if (l->app == NULL && reg->qbytes >= l->bytes)
+	/* qbytes holds every queued cancelled lease's bytes: never short. */
+	if (l->app == NULL && !HK_BUG(reg->qbytes < l->bytes))
 		reg->qbytes -= l->bytes;
 	instance_free(l->inst);
 	free(l);
@@ -437,7 +446,7 @@ lease_is_expired(const struct lease *l, int64_t extra, int64_t mono)
  * whose expiry at mono (with extra ms of grace) is `expired`. Returns how
  * many were passed. cb must not add or remove leases.
  */
-static size_t
+size_t
 lease_walk(const struct registry *reg, int64_t mono, int64_t extra,
     int expired, void (*cb)(struct lease *, void *), void *arg)
 {
@@ -476,43 +485,6 @@ registry_foreach_live(const struct registry *reg, int64_t mono,
 	return (lease_walk(reg, mono, 0, 0, live_walk_cb, &w));
 }
 
-/* lease_walk state of registry_foreach_timing. */
-struct timing_walk {
-	registry_timing_cb	 cb;
-	void			*arg;
-	int			 expired;
-};
-
-/* lease_walk callback of registry_foreach_timing. */
-static void
-timing_walk_cb(struct lease *l, void *arg)
-{
-	struct timing_walk	*w = arg;
-	struct registry_timing	 t;
-
-	t.app = l->app->name;
-	t.inst = l->inst;
-	t.gap_ms = l->renew_gap_ms;
-	t.last_renew_ts = l->renewed ? l->last_renew_ts : 0;
-	t.last_renew_mono = l->last_renew_mono;
-	t.expired = w->expired;
-	t.uncounted = l->uncounted;
-	w->cb(&t, w->arg);
-}
-
-/* Every registered lease with its heartbeat timing (registry.h). */
-size_t
-registry_foreach_timing(const struct registry *reg, int64_t mono,
-    registry_timing_cb cb, void *arg)
-{
-	struct timing_walk	w = { cb, arg, 0 };
-	size_t			n;
-
-	n = lease_walk(reg, mono, 0, 0, timing_walk_cb, &w);
-	w.expired = 1;
-	return (n + lease_walk(reg, mono, 0, 1, timing_walk_cb, &w));
-}
-
 /*
  * Refresh the leaseInfo shown for the stored instance (decorateInstanceInfo):
  * lastRenewalTimestamp is the registration time until the first renewal,
@@ -546,15 +518,27 @@ lease_renew(struct lease *l, struct hk_time now)
 	lease_display(l);
 }
 
+/*
+ * A registered lease of status st leaves the status counters (its app's
+ * and the registry's), which count it: neither can be 0.
+ */
+static void
+registry_uncount(struct registry *reg, struct reg_app *a,
+    enum instance_status st)
+{
+	if (HK_BUG(reg->counts[st] == 0 || a->counts[st] == 0))
+		return;
+	reg->counts[st]--;
+	a->counts[st]--;
+}
+
 /* Change a registered lease's status, keeping the status counters exact. */
 static void
 registry_set_status(struct registry *reg, struct lease *l,
     enum instance_status st)
 {
-	if ((unsigned)l->inst->status < STATUS_COUNT) {
-		reg->counts[l->inst->status]--;
-		l->app->counts[l->inst->status]--;
-	}
+	if ((unsigned)l->inst->status < STATUS_COUNT)
+		registry_uncount(reg, l->app, l->inst->status);
 	l->inst->status = st;
 	reg->counts[st]++;
 	l->app->counts[st]++;
@@ -570,7 +554,7 @@ registry_touch(struct registry *reg, struct reg_app *a)
 }
 
 /* What a lease costs on the heap: itself and its instance. */
-static size_t
+size_t
 lease_cost(const struct lease *l)
 {
 	return (sizeof *l + INSTANCE_ALLOC_OVERHEAD +
@@ -736,8 +720,7 @@ registry_do_register(struct registry *reg, struct instance *in,
 				instance_free(in);
 				taken = 0;
 			} else {
-				reg->counts[l->inst->status]--;
-				l->app->counts[l->inst->status]--;
+				registry_uncount(reg, l->app, l->inst->status);
 				instance_free(l->inst);
 				l->inst = in;
 				reg->counts[in->status]++;
@@ -835,6 +818,7 @@ enum registry_rc
 registry_register(struct registry *reg, struct instance *in, int replicated,
     struct hk_time now)
 {
+	REGISTRY_CHECKED(reg);
 	if (in == NULL)
 		return (REG_INVALID);
 	return (registry_do_register(reg, in, replicated, REG_EV_REGISTER,
@@ -853,6 +837,7 @@ registry_renew(struct registry *reg, const char *app, const char *id,
 	struct lease		*l;
 	enum instance_status	 st;
 	int64_t			 stored;
+	REGISTRY_CHECKED(reg);
 
 	if (conflict != NULL)
 		*conflict = NULL;
@@ -931,9 +916,9 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 	    evict);
 	override_del(reg, lease_id(l));
 
-	reg->counts[l->inst->status]--;
-	a->counts[l->inst->status]--;
-	reg->size--;
+	registry_uncount(reg, a, l->inst->status);
+	if (!HK_BUG(reg->size == 0))
+		reg->size--;
 	hidx_remove(&reg->lease_idx, lease_key_hash(l), l);
 	id_unlink(reg, l);
 	last = a->leases[a->n - 1];
@@ -996,6 +981,7 @@ registry_cancel(struct registry *reg, const char *app, const char *id,
 	struct reg_key	 k;
 	char		*up;
 	int64_t		 ts;
+	REGISTRY_CHECKED(reg);
 
 	if (app == NULL || id == NULL)
 		return (REG_INVALID);
@@ -1045,6 +1031,7 @@ registry_status_update(struct registry *reg, const char *app, const char *id,
 {
 	struct lease	*l;
 	struct instance	*in;
+	REGISTRY_CHECKED(reg);
 
 	if (app == NULL || id == NULL || (unsigned)st >= STATUS_COUNT)
 		return (REG_INVALID);
@@ -1089,6 +1076,7 @@ registry_delete_override(struct registry *reg, const char *app,
 {
 	struct lease	*l;
 	struct instance	*in;
+	REGISTRY_CHECKED(reg);
 
 	if (app == NULL || id == NULL || (unsigned)st >= STATUS_COUNT)
 		return (REG_INVALID);
@@ -1131,6 +1119,7 @@ registry_update_metadata(struct registry *reg, const char *app,
 	struct lease	*l;
 	struct instance	*tmp, *merged;
 	size_t		 i, added = 0, size, old;
+	REGISTRY_CHECKED(reg);
 
 	if (app == NULL || id == NULL || kv == NULL)
 		return (REG_INVALID);
@@ -1180,6 +1169,7 @@ registry_get(struct registry *reg, const char *app, const char *id,
     int64_t now)
 {
 	struct lease	*l;
+	REGISTRY_CHECKED(reg);
 
 	if ((l = registry_visible(reg, app, id, now)) == NULL)
 		return (NULL);
@@ -1192,6 +1182,7 @@ registry_find_id(struct registry *reg, const char *id, int64_t now)
 {
 	struct lease	*l;
 	int		 hide;
+	REGISTRY_CHECKED(reg);
 
 	if (id == NULL)
 		return (NULL);
@@ -1307,9 +1298,6 @@ registry_size(const struct registry *reg)
 char *
 registry_hashcode(const struct registry *reg)
 {
-	/* buf_steal() leaves an empty buffer unterminated: avoid it. */
-	if (reg->size == 0)
-		return (xstrdup(""));
 	return (instance_hashcode(reg->counts));
 }
 
@@ -1345,6 +1333,7 @@ void
 registry_set_external_bytes(struct registry *reg, enum registry_ext part,
     size_t n)
 {
+	REGISTRY_CHECKED(reg);
 	reg->ext_bytes[part] = n;
 }
 
@@ -1387,6 +1376,7 @@ registry_vip(struct registry *reg, const char *vip, int secure)
 	const struct instance	*in;
 	const char		*list;
 	size_t			 i, j;
+	REGISTRY_CHECKED(reg);
 
 	if (vip == NULL)
 		goto out;
@@ -1408,10 +1398,7 @@ registry_vip(struct registry *reg, const char *vip, int secure)
 	}
 out:
 	as->versions_delta = -1;
-	if (as->n == 0)
-		as->apps_hashcode = xstrdup("");   /* see registry_hashcode */
-	else
-		as->apps_hashcode = applications_hashcode(as);
+	as->apps_hashcode = applications_hashcode(as);
 	return (as);
 }
 

@@ -476,4 +476,19 @@ void		 registry_foreach_recent_how(const struct registry *,
 int		 registry_lease_expired(const struct instance *, int64_t extra,
 		     int64_t wall);
 
+/*
+ * Walk the registry and verify every counter and index against what it
+ * holds: the apps' array positions and name table; each lease's
+ * position, app, status, key hashes, cost (bytes), reference count (one
+ * while registered plus one per delta-queue record) and its entries in
+ * the lease index and on its id's chain in the id index; the per-app and
+ * registry status counts, size, bytes and the eviction's uncounted
+ * leases; the delta queue's bounds (qcap > 0 once it holds anything),
+ * its cancelled leases' references and qbytes; the override and
+ * tombstone tables against their lists and counts. 0 when all holds;
+ * -1 and *cause (the first breach; caller frees). O(size + queue): the
+ * unit tests and fuzz targets run it after every operation (bug.h).
+ */
+int		 registry_check(const struct registry *, char **cause);
+
 #endif

@@ -25,8 +25,11 @@ static void	registry_dequeue(struct registry *, int64_t, int);
 static void
 registry_dequeue(struct registry *reg, int64_t now, int early)
 {
-	struct change	*c = &reg->q[reg->qhead];
+	struct change	*c;
 
+	/* The rule every `% qcap` relies on (see above). */
+	HK_ASSERT(reg->qn > 0 && reg->qcap > 0);
+	c = &reg->q[reg->qhead];
 	if (early && c->ts >= now - reg->conf.retention_ms) {
 		if (c->ts > reg->qtrunc_ts)
 			reg->qtrunc_ts = c->ts;
@@ -68,6 +71,8 @@ registry_enqueue(struct registry *reg, struct lease *l, int64_t now)
 		reg->qcap = ncap;
 		reg->qhead = 0;
 	}
+	/* Grown above if full: room for one more, so qcap > 0. */
+	HK_ASSERT(reg->qn < reg->qcap);
 	l->refs++;
 	reg->q[(reg->qhead + reg->qn) % reg->qcap].lease = l;
 	reg->q[(reg->qhead + reg->qn) % reg->qcap].ts = now;
@@ -91,6 +96,7 @@ registry_delta(struct registry *reg, int64_t now)
 	size_t			 *heads, *next, *gheads, *gnext, nb, i, j, k;
 	char			 *win;
 	uint64_t		  h;
+	REGISTRY_CHECKED(reg);
 
 	(void)now;
 	if (reg->qn == 0)
@@ -377,6 +383,7 @@ registry_dwalk_step(const struct registry *reg, struct reg_dwalk *w,
 void
 registry_purge_deltas(struct registry *reg, int64_t now)
 {
+	REGISTRY_CHECKED(reg);
 	(void)registry_purge_deltas_step(reg, now, SIZE_MAX);
 }
 
@@ -390,6 +397,7 @@ registry_purge_deltas_step(struct registry *reg, int64_t now, size_t max)
 {
 	struct tombstone	*t;
 	size_t			 done = 0;
+	REGISTRY_CHECKED(reg);
 
 	while (reg->qn > 0 &&
 	    reg->q[reg->qhead].ts < now - reg->conf.retention_ms) {

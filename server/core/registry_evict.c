@@ -19,6 +19,7 @@
 void
 registry_open_for_traffic(struct registry *reg, int count, int64_t now)
 {
+	REGISTRY_CHECKED(reg);
 	(void)now;
 	evict_open_for_traffic(&reg->ev, count);
 }
@@ -46,6 +47,7 @@ registry_evict_step(struct registry *reg, struct hk_time now, size_t max,
 	struct reg_app		*a;
 	struct lease		*l;
 	size_t			 done = 0, left;
+	REGISTRY_CHECKED(reg);
 
 	*evicted = 0;
 	if (!es->busy) {
@@ -110,6 +112,7 @@ int
 registry_evict(struct registry *reg, struct hk_time now)
 {
 	int	n;
+	REGISTRY_CHECKED(reg);
 
 	reg->evs.busy = 0;
 	(void)registry_evict_step(reg, now, SIZE_MAX, &n);
@@ -120,6 +123,7 @@ registry_evict(struct registry *reg, struct hk_time now)
 void
 registry_tick_minute(struct registry *reg, int64_t now)
 {
+	REGISTRY_CHECKED(reg);
 	(void)now;
 	evict_tick_minute(&reg->ev);
 }

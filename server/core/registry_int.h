@@ -13,17 +13,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bug.h"
+#include "defaults.h"
 #include "evict.h"
 #include "hash.h"
 #include "instance.h"
 #include "registry.h"
 
-#define REGISTRY_DEFAULT_MAX		1000000
 /* hash_fixed's starting value for the copy hash (peers compare it). */
 #define REGISTRY_COPY_HASH_SEED		1469598103934665603ULL
 #define REGISTRY_QUEUE_SLACK		4096	/* delta queue above 4 x max */
-#define REGISTRY_DEFAULT_INSTANCE_BYTES	131072	/* 2 x the default body cap */
-#define REGISTRY_DEFAULT_DELTA_BYTES	(64 * 1024 * 1024)
 
 #define CONTAINER_OF(p, type, member) \
 	((type *)(void *)((char *)(p) - offsetof(type, member)))
@@ -228,7 +227,24 @@ struct registry {
 	struct htab_scan	 tscan[5];	/* registry_foreach_table's */
 
 	struct registry_stats	 stats;
+	uint64_t		 check_left;	/* operations to the next walk */
+	unsigned		 op_depth;	/* public operations under way */
 };
+
+/*
+ * Declared first in each public operation that reads or changes the
+ * registry: in the tests and fuzz targets the walk (registry_check) runs
+ * at its end, by whichever return (bug.h, HK_CHECK_AT_EXIT). Only the
+ * outermost operation's end walks: an observer called in the middle of
+ * a change may call back (registry_get) and would see it half done.
+ */
+#define REGISTRY_CHECKED(reg)						\
+	HK_CHECK_AT_EXIT(struct registry, registry_self_check,		\
+	    registry_enter(reg))
+
+/* registry_check.c: REGISTRY_CHECKED's two ends. */
+struct registry	*registry_enter(struct registry *);
+void		 registry_self_check(struct registry **);
 
 /* registry.c: keys, the id index, the lease table. */
 uint64_t	 registry_key_hash(uint64_t, uint64_t);
@@ -238,6 +254,7 @@ const char	*lease_id(const struct lease *);
 struct lease	*id_first(const struct registry *, const char *, uint64_t);
 struct lease	*lease_find(const struct registry *, const struct reg_key *);
 void		 lease_unref(struct registry *, struct lease *);
+size_t		 lease_cost(const struct lease *);
 int		 lease_is_expired(const struct lease *, int64_t, int64_t);
 void		 registry_touch(struct registry *, struct reg_app *);
 void		 registry_remove(struct registry *, struct lease *, int, int,
@@ -263,6 +280,10 @@ void		 tomb_set(struct registry *, const struct reg_key *, int,
 void		 tomb_del(struct registry *, struct tombstone *);
 
 /* registry_recent.c */
+/* The walk over every lease of registry.c (registry_timing.c uses it). */
+size_t		 lease_walk(const struct registry *, int64_t mono,
+		     int64_t extra, int expired,
+		     void (*)(struct lease *, void *), void *);
 void		 recent_add(struct recent_ring *, int64_t, const char *,
 		     const char *, int evicted);
 void		 recent_clear(struct recent_ring *);

@@ -117,6 +117,7 @@ registry_set_override(struct registry *reg, const char *id,
     enum instance_status st, int64_t now)
 {
 	struct lease	*l;
+	REGISTRY_CHECKED(reg);
 
 	if (id == NULL || st == STATUS_UNKNOWN || (unsigned)st >= STATUS_COUNT)
 		return;
@@ -134,6 +135,7 @@ enum instance_status
 registry_override(struct registry *reg, const char *id, int64_t now)
 {
 	struct override	*o;
+	REGISTRY_CHECKED(reg);
 
 	if (id == NULL || (o = override_find(reg, id, now, 1)) == NULL)
 		return (STATUS_UNKNOWN);
@@ -147,6 +149,7 @@ registry_foreach_override(struct registry *reg,
     int64_t now)
 {
 	struct override	*o;
+	REGISTRY_CHECKED(reg);
 
 	override_purge(reg, now);
 	TAILQ_FOREACH(o, &reg->override_lru, entry) {

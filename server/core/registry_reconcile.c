@@ -117,6 +117,7 @@ registry_reconcile(struct registry *reg, const struct instance *r,
 	struct lease		*l;
 	struct tombstone	*t;
 	struct reg_key		 k;
+	REGISTRY_CHECKED(reg);
 
 	if (cancel_ts != NULL)
 		*cancel_ts = 0;
@@ -145,6 +146,7 @@ enum registry_rc
 registry_adopt(struct registry *reg, struct instance *r, struct hk_time now)
 {
 	const char	*id;
+	REGISTRY_CHECKED(reg);
 
 	if (r == NULL || r->app == NULL) {
 		instance_free(r);

@@ -168,6 +168,7 @@ registry_tombstone(struct registry *reg, const char *app, const char *id,
 {
 	struct tombstone	*t;
 	struct reg_key		 k;
+	REGISTRY_CHECKED(reg);
 
 	if (app == NULL || id == NULL)
 		return (0);

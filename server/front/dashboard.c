@@ -608,16 +608,17 @@ dash_expand(struct dash_ctx *c, const char *t, size_t len)
 	const char	*end = t + len, *open, *close;
 
 	while (t < end) {
-		open = memmem(t, end - t, "{{", 2);
+		/* open and close lie in [t, end): the lengths are >= 0. */
+		open = memmem(t, (size_t)(end - t), "{{", 2);
 		if (open == NULL) {
-			buf_add(c->b, t, end - t);
+			buf_add(c->b, t, (size_t)(end - t));
 			break;
 		}
-		buf_add(c->b, t, open - t);
-		close = memmem(open + 2, end - open - 2, "}}", 2);
+		buf_add(c->b, t, (size_t)(open - t));
+		close = memmem(open + 2, (size_t)(end - open - 2), "}}", 2);
 		if (close == NULL)
 			break;
-		dash_section(c, open + 2, close - open - 2);
+		dash_section(c, open + 2, (size_t)(close - open - 2));
 		t = close + 2;
 	}
 }
@@ -848,7 +849,7 @@ dash_html_apps(struct dash_ctx *c)
 	struct dash_zones	  z;
 	size_t			  napps, i, j, k, n, counts[STATUS_COUNT];
 	size_t			  listed = 0, detailed = 0;
-	int			  st;
+	enum instance_status	  st;
 
 	apps = dash_sorted_apps(c->d, &napps);
 	if (napps == 0)
@@ -893,7 +894,7 @@ dash_html_apps(struct dash_ctx *c)
 			    instance_status_name(st), counts[st]);
 			for (j = 0; j < n; j++) {
 				inst = reg_app_instance_at(app, j);
-				if (inst == NULL || (int)inst->status != st)
+				if (inst == NULL || inst->status != st)
 					continue;
 				if (listed++ >= DASH_MAX_LISTED) {
 					buf_adds(c->b, "&hellip;");

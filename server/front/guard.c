@@ -615,9 +615,14 @@ static int
 guard_empty_line(struct guard *g, struct evbuffer *src, struct evbuffer *dst)
 {
 	unsigned char	c[2];
-	size_t		n = evbuffer_copyout(src, c, 2);
+	ev_ssize_t	got = evbuffer_copyout(src, c, 2);
+	size_t		n;
 
-	if (n >= 1 && c[0] == '\n')
+	/* -1 (a frozen buffer) read nothing: c is not to be looked at. */
+	if (got <= 0)
+		return (0);
+	n = (size_t)got;
+	if (c[0] == '\n')
 		n = 1;
 	else if (n == 2 && c[0] == '\r' && c[1] == '\n')
 		n = 2;

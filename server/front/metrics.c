@@ -17,6 +17,7 @@
 
 #include "audit.h"
 #include "buf.h"
+#include "bug.h"
 #include "config.h"
 #include "hash.h"
 #include "instance.h"
@@ -450,14 +451,16 @@ metrics_render_instances(struct metrics *m, struct buf *b)
 				buf_addf(b, "%s{application=", names[k]);
 				metrics_add_label(b, reg_app_name(app));
 				buf_addf(b, ",status=\"%s\"} %zu\n",
-				    instance_status_name(st), counts[st]);
+				    instance_status_name((enum instance_status)st),
+				    counts[st]);
 			}
 		}
 		for (st = 0; st < STATUS_COUNT; st++) {
 			if (other[st] > 0)
 				buf_addf(b, "%s{application=\"other\","
 				    "status=\"%s\"} %zu\n", names[k],
-				    instance_status_name(st), other[st]);
+				    instance_status_name((enum instance_status)st),
+				    other[st]);
 		}
 	}
 	if (napps > cap)
@@ -770,6 +773,11 @@ metrics_render(struct metrics *m, struct buf *b, struct hk_time now)
 	metrics_header(b, "heureka_open_connections", "gauge",
 	    "Client connections currently open.");
 	buf_addf(b, "heureka_open_connections %u\n", *d->open_connections);
+	metrics_header(b, "heureka_bugs_total", "counter",
+	    "Broken internal invariants (HK_BUG) since the start; each site "
+	    "is logged once. Anything above 0 is a heureka bug to report.");
+	buf_addf(b, "heureka_bugs_total %llu\n",
+	    (unsigned long long)bug_count());
 
 	metrics_render_looplag(d->looplag, b);
 	metrics_render_registry(m, b);

@@ -41,16 +41,6 @@
 #include "xml.h"
 
 
-/* Microseconds on the monotonic clock, for latency. */
-static int64_t
-now_us(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
-}
-
 /* Method name for logs. */
 static const char *
 method_name(enum evhttp_cmd_type m)
@@ -73,7 +63,7 @@ method_name(enum evhttp_cmd_type m)
 void
 rest_record(struct rctx *x, int code)
 {
-	int64_t	 us = now_us() - x->start_us;
+	int64_t	 us = clock_mono_us() - x->start_us;
 
 	if (x->d->metrics != NULL)
 		metrics_http(x->d->metrics, x->route, code, us);
@@ -295,7 +285,7 @@ rctx_init(struct rctx *x, struct evhttp_request *req, struct rest *rest)
 	x->d = &rest->d;
 	x->req = req;
 	x->method = evhttp_request_get_command(req);
-	x->start_us = now_us();
+	x->start_us = clock_mono_us();
 	x->now = clock_now();
 	x->route = "other";
 	TAILQ_INIT(&x->query);

@@ -55,6 +55,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "buf.h"
+#include "bug.h"
 #include "clock.h"
 #include "config.h"
 #include "hash.h"
@@ -938,6 +939,8 @@ watch_close_all(struct watch *w)
 		/* Its close callback forgets it; if none ran, do it here. */
 		if (TAILQ_FIRST(&w->watchers) == wr)
 			watcher_free(wr);
+		/* Either way it is gone from the list (and freed). */
+		HK_ASSERT(TAILQ_FIRST(&w->watchers) != wr);
 	}
 }
 

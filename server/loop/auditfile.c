@@ -173,7 +173,9 @@ auditfile_write(struct auditfile *f, const struct audit_rec *r)
 		f->dropped++;
 		return;
 	}
-	if (f->pending.len >= AUDITFILE_FLUSH)
+	/* Past the file's size the line goes now: rotation stays exact. */
+	if (f->pending.len >= AUDITFILE_FLUSH ||
+	    f->size + f->pending.len > f->max_bytes)
 		auditfile_flush(f);
 	else if (!evtimer_pending(f->flush_ev, NULL)) {
 		tv = clock_ms_tv(AUDITFILE_FLUSH_MS);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bug.h"
 #include "config.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
@@ -18,6 +19,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	struct config	 cf;
 	char		*cause = NULL;
 
+	/* A broken invariant aborts; walkers run after each operation. */
+	bug_set_fatal(1);
+	bug_set_self_check(1);
 	if (len < 1)
 		return (0);
 	config_defaults(&cf);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "buf.h"
+#include "bug.h"
 #include "instance.h"
 #include "json.h"
 #include "log.h"
@@ -23,6 +24,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	struct buf	 b;
 	char		*cause = NULL;
 
+	/* A broken invariant aborts; walkers run after each operation. */
+	bug_set_fatal(1);
+	bug_set_self_check(1);
 	if ((in = json_decode_instance((const char *)data, len, NOW,
 	    &cause)) == NULL) {
 		free(cause);

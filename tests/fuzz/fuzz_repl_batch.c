@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "bug.h"
 #include "json.h"
 #include "log.h"
 
@@ -23,6 +24,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	struct buf		 b;
 	char			*cause = NULL;
 
+	/* A broken invariant aborts; walkers run after each operation. */
+	bug_set_fatal(1);
+	bug_set_self_check(1);
 	memset(&l, 0, sizeof l);
 	memset(&again, 0, sizeof again);
 	if (json_decode_repl_list((const char *)data, len, &l, NOW,

@@ -23,6 +23,7 @@
 
 #include <event2/http.h>
 
+#include "bug.h"
 #include "guard.h"
 #include "instance.h"
 #include "log.h"
@@ -259,6 +260,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	char			*path, allow[64];
 	int			 method, rc;
 
+	/* A broken invariant aborts; walkers run after each operation. */
+	bug_set_fatal(1);
+	bug_set_self_check(1);
 	if (len < 1)
 		return (0);
 	method = 1 << (data[0] % 10);

@@ -96,6 +96,8 @@ def want(expected, name, **labels):
         bad.append("%s%r: want %r, got %r" % (name, labels, expected, got))
 
 want(1, "heureka_up")
+# No internal invariant (HK_BUG) broke during the run.
+want(0, "heureka_bugs_total")
 want(4, "heureka_registrations_total")
 want(2, "heureka_renewals_total")
 want(1, "heureka_renewals_not_found_total")

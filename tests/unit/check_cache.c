@@ -20,6 +20,7 @@
 
 #include "buf.h"
 #include "cache.h"
+#include "cache_int.h"	/* cache_check's test breaks it */
 #include "fixture.h"
 #include "gzip.h"
 #include "hash.h"
@@ -2106,6 +2107,67 @@ START_TEST(test_ro_swap_reaped)
 }
 END_TEST
 
+/* Expect cache_check to fail with a cause naming what. */
+static void
+assert_cache_breach(const struct cache *c, const char *what)
+{
+	char	*cause = NULL;
+
+	ck_assert_int_eq(cache_check(c, &cause), -1);
+	ck_assert_msg(cause != NULL && strstr(cause, what) != NULL,
+	    "%s: want %s", cause, what);
+	free(cause);
+}
+
+/*
+ * cache_check is able to fail: each count, length and link broken on
+ * purpose is named, and the cache passes again once it is mended.
+ */
+START_TEST(test_cache_check_finds_breaches)
+{
+	struct cache_key	 k = { CACHE_JSON, 0, 0 };
+	struct cache_body	*full;
+	struct appfrag		*af;
+	struct blob		*bl;
+	char			*cause = NULL;
+	size_t			 save;
+	int			 v;
+
+	cache_body_unref(cache_vip(cache, &k, "vip-b", 0, T0));
+	full = cache_apps(cache, &k, T0);
+	ck_assert_msg(cache_check(cache, &cause) == 0, "%s", cause);
+	v = variant(&k);
+	af = frag_lookup(cache, "APP1", hash_str("APP1"));
+	ck_assert_ptr_nonnull(af->plain[v]);
+	bl = af->plain[v];
+
+	cache->nvips++;
+	assert_cache_breach(cache, "VIP bodies");
+	cache->nvips--;
+	bl->live++;
+	assert_cache_breach(cache, "live");
+	bl->live--;
+	save = af->plen[v];
+	af->plen[v] = bl->len + 1;
+	assert_cache_breach(cache, "outside its blob");
+	af->plen[v] = save;
+	full->len++;
+	assert_cache_breach(cache, "body len");
+	full->len--;
+	save = cache->gzc[v].cap;
+	cache->gzc[v].cap = cache->gzc[v].n;
+	cache->gzc[v].n++;
+	assert_cache_breach(cache, "gzip chunks");
+	cache->gzc[v].n--;
+	cache->gzc[v].cap = save;
+	cache->frags.n++;
+	assert_cache_breach(cache, "the table counts");
+	cache->frags.n--;
+	ck_assert_msg(cache_check(cache, &cause) == 0, "%s", cause);
+	cache_body_unref(full);
+}
+END_TEST
+
 /* The suite. */
 static Suite *
 cache_suite(void)
@@ -2123,6 +2185,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_bytes_accounted);
 	tcase_add_test(tc, test_delta_gzip_is_the_plain_delta);
 	tcase_add_test(tc, test_app_and_vip);
+	tcase_add_test(tc, test_cache_check_finds_breaches);
 	tcase_add_test(tc, test_read_only_layer);
 	tcase_add_test(tc, test_empty_registry);
 	tcase_add_test(tc, test_large_registry_segments);

@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "defaults.h"
+#include "instance.h"
+#include "registry.h"
 #include "testutil.h"
 
 static struct config	 cf;
@@ -721,6 +724,54 @@ START_TEST(test_sample_config_loads)
 }
 END_TEST
 
+/*
+ * One set of defaults (defaults.h): the config table's, the registry's
+ * without a configuration and the client library's fallbacks (which
+ * read the same constants) are the same numbers.
+ */
+START_TEST(test_defaults_one_set)
+{
+	struct config		cf;
+	struct registry_conf	rc;
+
+	config_defaults(&cf);
+	registry_conf_defaults(&rc);
+	ck_assert(cf.renewal_percent_threshold ==
+	    DEFAULT_RENEWAL_PERCENT_THRESHOLD);
+	ck_assert(rc.renewal_percent_threshold ==
+	    DEFAULT_RENEWAL_PERCENT_THRESHOLD);
+	ck_assert_int_eq(cf.eviction_interval_timer_in_ms,
+	    DEFAULT_EVICTION_INTERVAL_MS);
+	ck_assert_int_eq(rc.eviction_interval_ms, DEFAULT_EVICTION_INTERVAL_MS);
+	ck_assert_int_eq(cf.retention_time_in_ms_in_delta_queue,
+	    DEFAULT_DELTA_RETENTION_MS);
+	ck_assert_int_eq(rc.retention_ms, DEFAULT_DELTA_RETENTION_MS);
+	ck_assert_uint_eq(cf.max_instances, DEFAULT_MAX_INSTANCES);
+	ck_assert_uint_eq(rc.max_instances, DEFAULT_MAX_INSTANCES);
+	ck_assert_uint_eq(cf.max_instance_bytes, DEFAULT_MAX_INSTANCE_BYTES);
+	ck_assert_uint_eq(rc.max_instance_bytes, DEFAULT_MAX_INSTANCE_BYTES);
+	ck_assert_uint_eq(cf.max_delta_queue_bytes,
+	    DEFAULT_MAX_DELTA_QUEUE_BYTES);
+	ck_assert_uint_eq(rc.max_delta_bytes, DEFAULT_MAX_DELTA_QUEUE_BYTES);
+	ck_assert_int_eq(cf.max_clock_skew_ms, DEFAULT_MAX_CLOCK_SKEW_MS);
+	ck_assert_int_eq(rc.max_skew_ms, DEFAULT_MAX_CLOCK_SKEW_MS);
+	ck_assert_int_eq(cf.expected_client_renewal_interval_seconds,
+	    LEASE_DEFAULT_RENEWAL_SECS);
+	ck_assert_int_eq(rc.expected_client_renewal_interval_secs,
+	    LEASE_DEFAULT_RENEWAL_SECS);
+	ck_assert_str_eq(cf.service_url_default_zone, DEFAULT_SERVICE_URL);
+	ck_assert_int_eq(cf.registry_fetch_interval_seconds,
+	    DEFAULT_FETCH_INTERVAL_SECS);
+	ck_assert_int_eq(cf.instance_info_replication_interval_seconds,
+	    DEFAULT_REPLICATION_INTERVAL_SECS);
+	ck_assert_int_eq(cf.initial_instance_info_replication_interval_seconds,
+	    DEFAULT_INITIAL_REPLICATION_SECS);
+	ck_assert_int_eq(cf.instance_lease_renewal_interval_in_seconds,
+	    LEASE_DEFAULT_RENEWAL_SECS);
+	config_free(&cf);
+}
+END_TEST
+
 /* The suite, one case per area. */
 static Suite *
 config_suite(void)
@@ -733,6 +784,7 @@ config_suite(void)
 	tcase_add_test(tc, test_table_consistent);
 	tcase_add_test(tc, test_spellings_same_field);
 	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_defaults_one_set);
 	tcase_add_test(tc, test_metadata_map);
 	suite_add_tcase(s, tc);
 

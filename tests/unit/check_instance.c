@@ -11,6 +11,7 @@
 
 #include <check.h>
 
+#include "buf.h"
 #include "instance.h"
 #include "testutil.h"
 #include "xmalloc.h"
@@ -531,6 +532,34 @@ START_TEST(test_hashcode)
 }
 END_TEST
 
+/*
+ * buf_steal hands back a NUL-terminated string in every state, so callers
+ * need no "empty" special case (instance_hashcode's "" above relies on
+ * it): a fresh buffer, and one whose cap was passed before it held a
+ * byte (scan-build: buf_reserve refused, data stayed NULL).
+ */
+START_TEST(test_buf_steal_always_a_string)
+{
+	struct buf	 b;
+	char		*s;
+	size_t		 len = 99;
+
+	buf_init(&b, 0);
+	s = buf_steal(&b, &len);
+	ck_assert_str_eq(s, "");
+	ck_assert_uint_eq(len, 0);
+	free(s);
+	buf_init(&b, 4);
+	buf_adds(&b, "too long");
+	ck_assert(b.overflow);
+	s = buf_steal(&b, &len);
+	ck_assert_str_eq(s, "");
+	ck_assert_uint_eq(len, 0);
+	free(s);
+	buf_free(&b);
+}
+END_TEST
+
 START_TEST(test_name_ok)
 {
 	char	long_name[300];
@@ -583,6 +612,7 @@ instance_suite(void)
 	tcase_add_test(tc, test_application);
 	tcase_add_test(tc, test_applications);
 	tcase_add_test(tc, test_hashcode);
+	tcase_add_test(tc, test_buf_steal_always_a_string);
 	tcase_add_test(tc, test_name_ok);
 	tcase_add_test(tc, test_pack_size_kept);
 	suite_add_tcase(s, tc);

@@ -15,6 +15,7 @@
 #include "instance.h"
 #include "json.h"
 #include "digest.h"
+#define PEERQ_PRIVATE		/* peerq_check's test breaks the queue */
 #include "peerq.h"
 #include "url.h"
 #include "registry.h"
@@ -313,6 +314,59 @@ START_TEST(test_requeue_bounded)
 	peer_queue_requeue(q, out, n, T0);
 	ck_assert_uint_eq(peer_queue_len(q), 2);
 	ck_assert_uint_eq(peer_queue_stats(q)->overflow, 2);
+	peer_queue_free(q);
+}
+END_TEST
+
+/* Expect peerq_check to fail with a cause naming what. */
+static void
+assert_breach(const struct peer_queue *q, const char *what)
+{
+	char	*cause = NULL;
+
+	ck_assert_int_eq(peerq_check(q, &cause), -1);
+	ck_assert_msg(strstr(cause, what) != NULL, "%s: want %s", cause, what);
+	free(cause);
+}
+
+/*
+ * peerq_check is able to fail: each counter, link and index broken on
+ * purpose is reported, and the queue passes again once it is mended.
+ */
+START_TEST(test_peerq_check_finds_breaches)
+{
+	struct peer_queue	*q = peer_queue_new(8);
+	struct peer_task	*t, *mid;
+	char			*cause = NULL;
+
+	peer_queue_push(q, hb("a", 1, T0 + 1000), T0);
+	peer_queue_push(q, peer_task_new(REPL_CANCEL, "APP", "b", T0 + 1000),
+	    T0);
+	peer_queue_push(q, hb("c", 1, T0 + 1000), T0);
+	ck_assert_msg(peerq_check(q, &cause) == 0, "%s", cause);
+
+	q->len++;
+	assert_breach(q, "len differs");
+	q->len--;
+	q->urgent = 0;
+	assert_breach(q, "urgent differs");
+	q->urgent = 1;
+	mid = q->head->next;
+	t = mid->prev;
+	mid->prev = NULL;
+	assert_breach(q, "back link");
+	mid->prev = t;
+	t = q->tail;
+	q->tail = mid;
+	assert_breach(q, "tail is not the last");
+	q->tail = t;
+	mid->hnode.hash ^= 1;
+	assert_breach(q, "index does not find");
+	mid->hnode.hash ^= 1;
+	q->max = 2;
+	assert_breach(q, "more tasks than max");
+	q->max = 8;
+	ck_assert_msg(peerq_check(q, &cause) == 0, "%s", cause);
 	peer_queue_free(q);
 }
 END_TEST
@@ -721,6 +775,7 @@ peer_suite(void)
 	tcase_add_test(tc, test_expired_tasks_dropped);
 	tcase_add_test(tc, test_requeue_front_skips_expired_and_superseded);
 	tcase_add_test(tc, test_requeue_bounded);
+	tcase_add_test(tc, test_peerq_check_finds_breaches);
 	tcase_add_test(tc, test_tasks_from_events);
 	suite_add_tcase(s, tc);
 

@@ -18,6 +18,7 @@
 #include "hash.h"
 #include "instance.h"
 #include "registry.h"
+#include "registry_int.h"	/* registry_check's test breaks it */
 #include "testutil.h"
 
 #define T0	1700000000000LL
@@ -2386,6 +2387,114 @@ START_TEST(test_merge_judged_packed)
 END_TEST
 
 /*
+ * How long a lookup lends (registry.h, ARCHITECTURE.md): until the next
+ * call that changes the registry, not until the loop turn ends. A
+ * re-registration in the same turn puts another instance in its place.
+ */
+START_TEST(test_lookup_lent_until_next_change)
+{
+	struct registry		*reg = registry_new(&cf, T0);
+	const struct instance	*before, *after;
+
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "i1", STATUS_UP,
+	    1), 0, TM(T0)), REG_OK);
+	before = registry_get(reg, "APP", "i1", T0);
+	ck_assert_ptr_nonnull(before);
+	/* A read is no change: the same instance. */
+	ck_assert_ptr_eq(registry_get(reg, "APP", "i1", T0), before);
+	ck_assert_int_eq(registry_register(reg, mkinst("APP", "i1",
+	    STATUS_DOWN, 2), 0, TM(T0 + 1)), REG_OK);
+	after = registry_get(reg, "APP", "i1", T0 + 1);
+	ck_assert_ptr_nonnull(after);
+	ck_assert_ptr_ne(after, before);
+	ck_assert_int_eq(after->status, STATUS_DOWN);
+	registry_free(reg);
+}
+END_TEST
+
+/* Expect registry_check to fail with a cause naming what. */
+static void
+assert_breach(const struct registry *reg, const char *what)
+{
+	char	*cause = NULL;
+
+	ck_assert_int_eq(registry_check(reg, &cause), -1);
+	ck_assert_msg(cause != NULL && strstr(cause, what) != NULL,
+	    "%s: want %s", cause, what);
+	free(cause);
+}
+
+/*
+ * registry_check is able to fail: each counter and index broken on
+ * purpose is named, and the registry passes again once it is mended.
+ */
+START_TEST(test_registry_check_finds_breaches)
+{
+	struct registry	*reg = registry_new(&cf, T0);
+	struct reg_app	*a;
+	struct lease	*l, *other;
+	char		*cause = NULL;
+	size_t		 save;
+
+	fill_registry(reg, 4, T0);
+	ck_assert_int_eq(registry_register(reg, mkinst("B", "b1", STATUS_DOWN,
+	    1), 0, TM(T0)), REG_OK);
+	ck_assert_int_eq(registry_cancel(reg, "APP", "i3", 0, TM(T0 + 1), 0),
+	    REG_OK);
+	registry_set_override(reg, "i1", STATUS_OUT_OF_SERVICE, T0);
+	ck_assert_msg(registry_check(reg, &cause) == 0, "%s", cause);
+	a = registry_app_find(reg, "APP");
+	l = a->leases[0];
+	other = a->leases[1];
+
+	reg->counts[STATUS_UP]++;
+	assert_breach(reg, "UP counted");
+	reg->counts[STATUS_UP]--;
+	a->counts[STATUS_DOWN]++;
+	assert_breach(reg, "APP: 1 DOWN counted");
+	a->counts[STATUS_DOWN]--;
+	reg->size++;
+	assert_breach(reg, "size");
+	reg->size--;
+	reg->bytes += 8;
+	assert_breach(reg, "bytes");
+	reg->bytes -= 8;
+	l->refs++;
+	assert_breach(reg, "refs");
+	l->refs--;
+	l->idx = 1;
+	assert_breach(reg, "idx 1 at position 0");
+	l->idx = 0;
+	a->leases[0] = other;
+	a->leases[1] = l;
+	assert_breach(reg, "idx");
+	a->leases[0] = l;
+	a->leases[1] = other;
+	reg->qbytes++;
+	assert_breach(reg, "qbytes");
+	reg->qbytes--;
+	save = reg->qcap;
+	reg->qcap = 0;
+	assert_breach(reg, "qcap");
+	reg->qcap = save;
+	reg->noverrides++;
+	assert_breach(reg, "overrides");
+	reg->noverrides--;
+	reg->ntombs--;
+	assert_breach(reg, "tombstones");
+	reg->ntombs++;
+	l->id_hash ^= 1;
+	assert_breach(reg, "stale key hashes");
+	l->id_hash ^= 1;
+	reg->ev.uncounted++;
+	assert_breach(reg, "uncounted");
+	reg->ev.uncounted--;
+	ck_assert_msg(registry_check(reg, &cause) == 0, "%s", cause);
+	registry_free(reg);
+}
+END_TEST
+
+/*
  * Leases marked with REGISTRY_UNCOUNTED_KEY (airlift announcements) are
  * neither expected clients nor counted renewals, on register, renew,
  * cancel, eviction and the start-up sync's open-for-traffic count.
@@ -2581,6 +2690,8 @@ registry_suite(void)
 	tcase_add_test(tc, test_memory_budget);
 	tcase_add_test(tc, test_uncounted_leases);
 	tcase_add_test(tc, test_delta_queue_bound);
+	tcase_add_test(tc, test_registry_check_finds_breaches);
+	tcase_add_test(tc, test_lookup_lent_until_next_change);
 	suite_add_tcase(s, tc);
 
 	tco = tcase_create("ordering");

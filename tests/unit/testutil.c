@@ -7,6 +7,7 @@
 
 #include <check.h>
 
+#include "bug.h"
 #include "testutil.h"
 #include "xmalloc.h"
 
@@ -34,13 +35,21 @@ read_fixture(const char *name, size_t *len)
 	return (data);
 }
 
-/* Run the suite; success only if every test passed and one at least ran. */
+/*
+ * Run the suite; success only if every test passed and one at least ran.
+ * A broken invariant (HK_BUG) aborts the test that broke it, and the
+ * structure walkers (registry_check, cache_check, peerq_check) run after
+ * every operation (bug.h).
+ */
 int
 check_run(Suite *s)
 {
-	SRunner	*sr = srunner_create(s);
+	SRunner	*sr;
 	int	 ran, failed;
 
+	bug_set_fatal(1);
+	bug_set_self_check(1);
+	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	ran = srunner_ntests_run(sr);
 	failed = srunner_ntests_failed(sr);

@@ -1,0 +1,146 @@
+/*
+ * instance_fields.h: the one table of the instance fields the JSON and XML
+ * decoders store (json_dec.c, xml_dec.c), and the one function that turns
+ * a field's wire value into the model. Each field has one rule; where
+ * Eureka's own two codecs (EurekaJacksonCodec for JSON, XStream's
+ * Converters for XML) read a field differently, the entry carries a flag
+ * for that format, and only there. instance_fields.c says, per flag,
+ * which Eureka source it follows.
+ *
+ * The decoders keep what belongs to their syntax: JSON's objects and
+ * arrays, its "$" and "@enabled" port members, its repeated-key check;
+ * XML's elements, attributes and name coding. Maps (metadata) and the
+ * containers (applications) are not fields.
+ */
+#ifndef INSTANCE_FIELDS_H
+#define INSTANCE_FIELDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "instance.h"
+
+/* Every field, by id. */
+enum ifield {
+	IF_INSTANCE_ID = 0,
+	IF_HOST_NAME,
+	IF_APP,
+	IF_IP_ADDR,
+	IF_SID,
+	IF_STATUS,
+	IF_OVERRIDDEN_STATUS,
+	IF_OVERRIDDEN_STATUS_LC,	/* the older spelling, same target */
+	IF_PORT,
+	IF_PORT_ENABLED,
+	IF_SECURE_PORT,
+	IF_SECURE_PORT_ENABLED,
+	IF_COUNTRY_ID,
+	IF_APP_GROUP_NAME,
+	IF_HOME_PAGE_URL,
+	IF_STATUS_PAGE_URL,
+	IF_HEALTH_CHECK_URL,
+	IF_SECURE_HEALTH_CHECK_URL,
+	IF_VIP_ADDRESS,
+	IF_SECURE_VIP_ADDRESS,
+	IF_IS_COORDINATING,
+	IF_LAST_UPDATED_TS,
+	IF_LAST_DIRTY_TS,
+	IF_ACTION_TYPE,
+	IF_ASG_NAME,
+	IF_DC_NAME,
+	IF_L_RENEWAL_INTERVAL,
+	IF_L_DURATION,
+	IF_L_REGISTRATION_TS,
+	IF_L_LAST_RENEWAL_TS,
+	IF_L_RENEWAL_TS,		/* JSON's legacy alias of the above */
+	IF_L_EVICTION_TS,
+	IF_L_SERVICE_UP_TS,
+	IF_COUNT,
+	IF_NONE = IF_COUNT
+};
+
+/* The object a field is a member of. */
+enum ifield_parent {
+	IFP_INSTANCE,
+	IFP_PORT,		/* JSON's port objects; XML's attributes */
+	IFP_DC,			/* dataCenterInfo */
+	IFP_LEASE,		/* leaseInfo */
+};
+
+/* How the value is read. */
+enum ifield_type {
+	IFT_STRING,		/* text, stored in the builder's arena */
+	IFT_SID,		/* text; "na" is the model's NULL */
+	IFT_STATUS,		/* an InstanceStatus name; unknown: UNKNOWN */
+	IFT_ACTION,		/* an ActionType name; unknown: none */
+	IFT_INT,		/* an int */
+	IFT_TS,			/* a timestamp, 0 .. INSTANCE_TS_MAX */
+	IFT_BOOL,		/* true or false */
+	IFT_DC_NAME,		/* MyOwn, Netflix or Amazon */
+};
+
+/* The wire formats. */
+enum ifield_fmt {
+	IFMT_JSON = 0,
+	IFMT_XML,
+	IFMT_COUNT
+};
+
+/* Rules, per field and format (the table's two columns). */
+#define IFR_UPPER	0x01	/* stored upper-cased */
+#define IFR_ICASE	0x02	/* enum names in any case */
+#define IFR_SKIP_BAD	0x04	/* an unparsable number is skipped */
+#define IFR_BOOL_LOOSE	0x08	/* Boolean.valueOf: "true" in any case */
+#define IFR_BOOL_NOT_FALSE 0x10	/* true unless exactly "false" */
+#define IFR_BOOL_TRUE	0x20	/* true only if exactly "true" */
+#define IFR_AMAZON_ICASE 0x40	/* "Amazon" in any case */
+#define IFR_ABSENT	0x80	/* the format has no such field */
+
+struct ifield_def {
+	const char		*name;		/* as on the wire */
+	enum ifield_parent	 parent;
+	enum ifield_type	 type;
+	uint8_t			 rule[IFMT_COUNT];
+};
+
+/* The table, indexed by enum ifield. */
+extern const struct ifield_def ifield_table[IF_COUNT];
+
+/*
+ * A value as a decoder hands it over: text (a JSON string, any XML
+ * text), a JSON number's text or a JSON boolean. s need not be
+ * NUL-terminated.
+ */
+enum ifield_vtype {
+	IFV_TEXT,
+	IFV_NUM,
+	IFV_BOOL,
+};
+struct ifield_val {
+	enum ifield_vtype	 type;
+	int			 b;		/* IFV_BOOL */
+	const char		*s;		/* IFV_TEXT, IFV_NUM: len bytes */
+	size_t			 len;
+};
+
+/*
+ * Store v as field f of ib->in, read by format fmt's rule. 0 when stored
+ * (or skipped by the rule); -1 when the value is refused, *why then the
+ * reason's static text ("a number expected", ...), which the decoder
+ * words as "invalid <name>: <why>".
+ */
+int	 ifield_set(struct instance_builder *ib, enum ifield f,
+	    enum ifield_fmt fmt, const struct ifield_val *v, const char **why);
+
+/* The field parent's child called name (len bytes) has in fmt; IF_NONE. */
+enum ifield	 ifield_find(enum ifield_parent, enum ifield_fmt,
+		    const char *name, size_t len);
+
+/*
+ * The len bytes at s as one whole decimal long, as Long.parseLong (an
+ * optional sign, digits, no overflow); with trim, surrounding white
+ * space is allowed (XML text). 0, or -1 if they are not one.
+ */
+int	 ifield_parse_i64(const char *s, size_t len, int trim, int64_t *out);
+
+#endif
