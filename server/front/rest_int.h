@@ -136,6 +136,7 @@ void		h_airlift(struct rctx *);
 void		h_watch(struct rctx *);
 void		h_leader(struct rctx *);
 void		h_ext(struct rctx *);
+void		h_console(struct rctx *);
 void		h_drained(struct rctx *);
 void		h_consul(struct rctx *);
 
