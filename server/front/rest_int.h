@@ -48,8 +48,8 @@ struct rctx {
  * one per
  * connection (evhttp reads a connection's next request only after this
  * one's reply), so their number is bounded by eureka.server.
- * max-connections. A client that goes away meanwhile is noticed by eof_ev
- * and its connection freed.
+ * max-connections. A client that goes away meanwhile is noticed by its
+ * hold (hold.c) and its connection freed.
  */
 struct parked {
 	TAILQ_ENTRY(parked)	 entry;
@@ -58,7 +58,7 @@ struct parked {
 	enum cache_res		 res;
 	struct cache_key	 k;
 	char			*name;		/* app or VIP, else NULL */
-	struct event		*eof_ev;
+	struct hold		*hold;		/* the client went away */
 };
 TAILQ_HEAD(parkedq, parked);
 
