@@ -40,7 +40,7 @@
 
 #define DRAIN_HOLD_MAX_MS	30000	/* one held answer's wait */
 #define DRAIN_RETRY_MS		500	/* after an answer that held nothing */
-#define CLI_DURATION_MAX	86400000 /* a --timeout's number, before its unit */
+#define CLI_DURATION_MAX	86400000 /* a --timeout, a day at most */
 
 /* One answer. */
 struct drain_answer {

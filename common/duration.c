@@ -14,26 +14,32 @@
 
 /*
  * v in milliseconds: digits with "ms", "s", "m" or nothing (seconds)
- * after them; -1 if it is not one or the number as written (before its
- * unit) is over max.
+ * after them; -1 if it is not one or the time it means is over max
+ * milliseconds (the bound is on the time, after the unit: "3m" is over
+ * 120 s).
  */
 int64_t
 duration_parse_ms(const char *v, int64_t max)
 {
 	char		*end;
 	long long	 n;
+	int64_t		 unit;
 
 	if (v == NULL || *v < '0' || *v > '9')
 		return (-1);
 	errno = 0;
 	n = strtoll(v, &end, 10);
-	if (errno != 0 || n < 0 || n > max)
+	if (errno != 0 || n < 0)
 		return (-1);
 	if (strcmp(end, "ms") == 0)
-		return (n);
-	if (*end == '\0' || strcmp(end, "s") == 0)
-		return (n * 1000);
-	if (strcmp(end, "m") == 0)
-		return (n * 60000);
-	return (-1);
+		unit = 1;
+	else if (*end == '\0' || strcmp(end, "s") == 0)
+		unit = 1000;
+	else if (strcmp(end, "m") == 0)
+		unit = 60000;
+	else
+		return (-1);
+	if (n > max / unit || n * unit > max)
+		return (-1);
+	return (n * unit);
 }
