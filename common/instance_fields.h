@@ -101,6 +101,7 @@ struct ifield_def {
 	enum ifield_parent	 parent;
 	enum ifield_type	 type;
 	uint8_t			 rule[IFMT_COUNT];
+	uint16_t		 off;		/* its member of struct instance */
 };
 
 /* The table, indexed by enum ifield. */
@@ -136,11 +137,57 @@ int	 ifield_set(struct instance_builder *ib, enum ifield f,
 enum ifield	 ifield_find(enum ifield_parent, enum ifield_fmt,
 		    const char *name, size_t len);
 
+/* Is c white space as XML text has it around a number? */
+static inline int
+ifield_space(char c)
+{
+	return (c == ' ' || c == '\t' || c == '\n' || c == '\r');
+}
+
 /*
  * The len bytes at s as one whole decimal long, as Long.parseLong (an
  * optional sign, digits, no overflow); with trim, surrounding white
- * space is allowed (XML text). 0, or -1 if they are not one.
+ * space is allowed (XML text). 0, or -1 if they are not one. Inline, as
+ * every number of every field comes here. Up to 18 digits cannot
+ * overflow; past them each digit is checked against the limit's tenth
+ * and last digit.
  */
-int	 ifield_parse_i64(const char *s, size_t len, int trim, int64_t *out);
+static inline int
+ifield_parse_i64(const char *s, size_t len, int trim, int64_t *out)
+{
+	const char	*end = s + len, *fast;
+	uint64_t	 v = 0, lim = (uint64_t)INT64_MAX, d;
+	int		 neg = 0;
+
+	if (trim) {
+		while (s < end && ifield_space(*s))
+			s++;
+		while (end > s && ifield_space(end[-1]))
+			end--;
+	}
+	if (s < end && (*s == '-' || *s == '+')) {
+		neg = *s == '-';
+		if (neg)
+			lim++;
+		s++;
+	}
+	if (s == end)
+		return (-1);
+	fast = end - s > 18 ? s + 18 : end;
+	for (; s < fast; s++) {
+		if ((d = (uint64_t)(unsigned char)*s - '0') > 9)
+			return (-1);
+		v = v * 10 + d;
+	}
+	for (; s < end; s++) {
+		if ((d = (uint64_t)(unsigned char)*s - '0') > 9)
+			return (-1);
+		if (v > lim / 10 || (v == lim / 10 && d > lim % 10))
+			return (-1);
+		v = v * 10 + d;
+	}
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return (0);
+}
 
 #endif
