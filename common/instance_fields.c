@@ -152,67 +152,35 @@ const struct ifield_def ifield_table[IF_COUNT] = {
 #define WHY_BOOL	"true or false expected"
 #define WHY_DC		"MyOwn, Netflix or Amazon expected"
 
-static int	ifield_enum(const struct ifield_val *, int, const char *const *,
-		    size_t, int *);
+/* An enum's name and its length, for ifield_enum. */
+struct ifield_name {
+	const char	*s;
+	size_t		 len;
+};
+#define NAME(x)		{ (x), sizeof(x) - 1 }
+
+static int	ifield_enum(const struct ifield_val *, int,
+		    const struct ifield_name *, size_t, int *);
 
 /*
  * A value's name among names[n] (exactly, or in any ASCII case with
  * icase) as *out; -1 if it is none of them.
  */
 static int
-ifield_enum(const struct ifield_val *v, int icase, const char *const *names,
-    size_t n, int *out)
+ifield_enum(const struct ifield_val *v, int icase,
+    const struct ifield_name *names, size_t n, int *out)
 {
 	size_t	i;
 
 	for (i = 0; i < n; i++) {
-		if (strlen(names[i]) != v->len)
+		if (names[i].len != v->len)
 			continue;
-		if (icase ? strncasecmp(names[i], v->s, v->len) == 0 :
-		    memcmp(names[i], v->s, v->len) == 0) {
+		if (icase ? strncasecmp(names[i].s, v->s, v->len) == 0 :
+		    memcmp(names[i].s, v->s, v->len) == 0) {
 			*out = (int)i;
 			return (0);
 		}
 	}
-	return (-1);
-}
-
-/* Are the len bytes at s the lower-case word w, in any ASCII case? */
-static inline int
-ifield_word_icase(const char *s, size_t len, const char *w, size_t wlen)
-{
-	size_t	i;
-
-	if (len != wlen)
-		return (0);
-	for (i = 0; i < len; i++) {
-		if ((s[i] | 0x20) != w[i])
-			return (0);
-	}
-	return (1);
-}
-
-/*
- * A boolean: JSON's true/false or their strings in any case (the Java
- * clients write both), else -1; with one of the XML rules, the rule.
- */
-static int
-ifield_bool(const struct ifield_val *v, uint8_t rule)
-{
-	if (rule & IFR_BOOL_LOOSE)
-		return (ifield_word_icase(v->s, v->len, "true", 4));
-	if (rule & IFR_BOOL_NOT_FALSE)
-		return (!(v->len == 5 && memcmp(v->s, "false", 5) == 0));
-	if (rule & IFR_BOOL_TRUE)
-		return (v->len == 4 && memcmp(v->s, "true", 4) == 0);
-	if (v->type == IFV_BOOL)
-		return (v->b);
-	if (v->type != IFV_TEXT)
-		return (-1);
-	if (ifield_word_icase(v->s, v->len, "true", 4))
-		return (1);
-	if (ifield_word_icase(v->s, v->len, "false", 5))
-		return (0);
 	return (-1);
 }
 
@@ -236,19 +204,24 @@ ifield_text(struct instance_builder *ib, const struct ifield_val *v,
 /* Field d's member of the instance, as a T. */
 #define IFIELD_AT(in, d, T)	((T *)(void *)((char *)(in) + (d)->off))
 
-/* Read v as field f by format fmt's rule and store it in ib->in. */
+/*
+ * Read v as field f by format fmt's rule and store it in ib->in: the
+ * whole rule, for the cases ifield_set (instance_fields.h) does not take
+ * inline.
+ */
 int
-ifield_set(struct instance_builder *ib, enum ifield f, enum ifield_fmt fmt,
+ifield_set_slow(struct instance_builder *ib, enum ifield f, enum ifield_fmt fmt,
     const struct ifield_val *v, const char **why)
 {
-	static const char *const status_names[STATUS_COUNT] = {
-		"UP", "DOWN", "STARTING", "OUT_OF_SERVICE", "UNKNOWN"
+	static const struct ifield_name status_names[STATUS_COUNT] = {
+		NAME("UP"), NAME("DOWN"), NAME("STARTING"),
+		NAME("OUT_OF_SERVICE"), NAME("UNKNOWN")
 	};
-	static const char *const action_names[] = {
-		"", "ADDED", "MODIFIED", "DELETED"
+	static const struct ifield_name action_names[] = {
+		NAME(""), NAME("ADDED"), NAME("MODIFIED"), NAME("DELETED")
 	};
-	static const char *const dc_names[] = {
-		"MyOwn", "Netflix", "Amazon"
+	static const struct ifield_name dc_names[] = {
+		NAME("MyOwn"), NAME("Netflix"), NAME("Amazon")
 	};
 	const struct ifield_def	*d = &ifield_table[f];
 	struct instance		*in = &ib->in;

@@ -130,7 +130,10 @@ struct ifield_val {
  * reason's static text ("a number expected", ...), which the decoder
  * words as "invalid <name>: <why>".
  */
-int	 ifield_set(struct instance_builder *ib, enum ifield f,
+static inline int ifield_set(struct instance_builder *ib, enum ifield f,
+	    enum ifield_fmt fmt, const struct ifield_val *v, const char **why);
+/* ifield_set for every case; ifield_set's inline part takes the common. */
+int	 ifield_set_slow(struct instance_builder *ib, enum ifield f,
 	    enum ifield_fmt fmt, const struct ifield_val *v, const char **why);
 
 /* The field parent's child called name (len bytes) has in fmt; IF_NONE. */
@@ -187,6 +190,98 @@ ifield_parse_i64(const char *s, size_t len, int trim, int64_t *out)
 		v = v * 10 + d;
 	}
 	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return (0);
+}
+
+/* Are the len bytes at s the lower-case word w, in any ASCII case? */
+static inline int
+ifield_word_icase(const char *s, size_t len, const char *w, size_t wlen)
+{
+	size_t	i;
+
+	if (len != wlen)
+		return (0);
+	for (i = 0; i < len; i++) {
+		if ((s[i] | 0x20) != w[i])
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * A boolean: JSON's true/false or their strings in any case (the Java
+ * clients write both), else -1; with one of the XML rules, the rule.
+ */
+static inline int
+ifield_bool(const struct ifield_val *v, uint8_t rule)
+{
+	if (rule & IFR_BOOL_LOOSE)
+		return (ifield_word_icase(v->s, v->len, "true", 4));
+	if (rule & IFR_BOOL_NOT_FALSE)
+		return (!(v->len == 5 && memcmp(v->s, "false", 5) == 0));
+	if (rule & IFR_BOOL_TRUE)
+		return (v->len == 4 && memcmp(v->s, "true", 4) == 0);
+	if (v->type == IFV_BOOL)
+		return (v->b);
+	if (v->type != IFV_TEXT)
+		return (-1);
+	if (ifield_word_icase(v->s, v->len, "true", 4))
+		return (1);
+	if (ifield_word_icase(v->s, v->len, "false", 5))
+		return (0);
+	return (-1);
+}
+
+/*
+ * ifield_set, inline for what most fields of most bodies are: a string
+ * (text or a number's text), an int or a timestamp written as a plain
+ * number within its range, a boolean. Everything else, and any value
+ * these refuse, goes to ifield_set_slow, which applies the whole rule. Measured with
+ * callgrind (tests/bench/run callgrind): the calls and the switches of
+ * the general path cost some 2,000 instructions a 25-field registration.
+ */
+static inline __attribute__((always_inline)) int
+ifield_set(struct instance_builder *ib, enum ifield f, enum ifield_fmt fmt,
+    const struct ifield_val *v, const char **why)
+{
+	const struct ifield_def	*d = &ifield_table[f];
+	char			*at = (char *)&ib->in + d->off;
+	char			*s;
+	int64_t			 n;
+	int			 b;
+
+	switch (d->type) {
+	case IFT_BOOL:
+		if ((b = ifield_bool(v, d->rule[fmt])) < 0)
+			return (ifield_set_slow(ib, f, fmt, v, why));
+		*(uint8_t *)(void *)at = (uint8_t)b;
+		break;
+	case IFT_STRING:
+		if (v->type == IFV_BOOL)
+			return (ifield_set_slow(ib, f, fmt, v, why));
+		s = instance_builder_str(ib, v->s, v->len);
+		if (d->rule[fmt] & IFR_UPPER)
+			str_upper(s);
+		*(char **)(void *)at = s;
+		break;
+	case IFT_INT:
+		if (v->type == IFV_BOOL ||
+		    ifield_parse_i64(v->s, v->len, fmt == IFMT_XML, &n) != 0 ||
+		    n < INT32_MIN || n > INT32_MAX)
+			return (ifield_set_slow(ib, f, fmt, v, why));
+		*(int32_t *)(void *)at = (int32_t)n;
+		break;
+	case IFT_TS:
+		if (v->type == IFV_BOOL ||
+		    ifield_parse_i64(v->s, v->len, fmt == IFMT_XML, &n) != 0 ||
+		    n < 0 || n > INSTANCE_TS_MAX)
+			return (ifield_set_slow(ib, f, fmt, v, why));
+		*(int64_t *)(void *)at = n;
+		break;
+	default:
+		return (ifield_set_slow(ib, f, fmt, v, why));
+	}
+	*why = NULL;
 	return (0);
 }
 
