@@ -213,10 +213,6 @@ int
 ifield_set_slow(struct instance_builder *ib, enum ifield f, enum ifield_fmt fmt,
     const struct ifield_val *v, const char **why)
 {
-	static const struct ifield_name status_names[STATUS_COUNT] = {
-		NAME("UP"), NAME("DOWN"), NAME("STARTING"),
-		NAME("OUT_OF_SERVICE"), NAME("UNKNOWN")
-	};
 	static const struct ifield_name action_names[] = {
 		NAME(""), NAME("ADDED"), NAME("MODIFIED"), NAME("DELETED")
 	};
@@ -228,6 +224,9 @@ ifield_set_slow(struct instance_builder *ib, enum ifield f, enum ifield_fmt fmt,
 	uint8_t			 rule = d->rule[fmt];
 	int64_t			 n;
 	int			 e, b;
+	enum instance_status	 st;
+	char			 up[sizeof "OUT_OF_SERVICE" - 1];
+	size_t			 i;
 
 	*why = NULL;
 	switch (d->type) {
@@ -245,11 +244,16 @@ ifield_set_slow(struct instance_builder *ib, enum ifield f, enum ifield_fmt fmt,
 		/* A number or a boolean is no name at all. */
 		if (v->type != IFV_TEXT)
 			break;
-		if (ifield_enum(v, rule & IFR_ICASE, status_names,
-		    STATUS_COUNT, &e) != 0)
-			e = STATUS_UNKNOWN;
-		*IFIELD_AT(in, d, enum instance_status) =
-		    (enum instance_status)e;
+		if (!(rule & IFR_ICASE) || v->len > sizeof up)
+			st = ifield_status(v->s, v->len);
+		else {
+			/* toEnum's upper-casing, then the exact names. */
+			for (i = 0; i < v->len; i++)
+				up[i] = v->s[i] >= 'a' && v->s[i] <= 'z' ?
+				    (char)(v->s[i] - 'a' + 'A') : v->s[i];
+			st = ifield_status(up, v->len);
+		}
+		*IFIELD_AT(in, d, enum instance_status) = st;
 		return (0);
 	case IFT_ACTION:
 		if (v->type != IFV_TEXT)

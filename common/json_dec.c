@@ -353,7 +353,7 @@ jctx_meta_set(struct jctx *cx, struct kvlist *kv, const struct jv *v)
  * for JSON (instance_fields.h); a refused value fails the decode as
  * "invalid <prefix><label>: <why>".
  */
-static inline int
+static inline __attribute__((always_inline)) int
 jctx_field(struct jctx *cx, enum ifield fid, const char *prefix,
     const char *label, const struct jv *v)
 {
