@@ -216,9 +216,6 @@ ifield_set_slow(struct instance_builder *ib, enum ifield f, enum ifield_fmt fmt,
 	static const struct ifield_name action_names[] = {
 		NAME(""), NAME("ADDED"), NAME("MODIFIED"), NAME("DELETED")
 	};
-	static const struct ifield_name dc_names[] = {
-		NAME("MyOwn"), NAME("Netflix"), NAME("Amazon")
-	};
 	const struct ifield_def	*d = &ifield_table[f];
 	struct instance		*in = &ib->in;
 	uint8_t			 rule = d->rule[fmt];
@@ -302,7 +299,7 @@ ifield_set_slow(struct instance_builder *ib, enum ifield f, enum ifield_fmt fmt,
 		if ((rule & IFR_AMAZON_ICASE) && v->len == 6 &&
 		    strncasecmp(v->s, "Amazon", 6) == 0)
 			e = DC_AMAZON;
-		else if (ifield_enum(v, 0, dc_names, 3, &e) != 0) {
+		else if ((e = ifield_dc(v->s, v->len)) < 0) {
 			*why = WHY_DC;
 			return (-1);
 		}
