@@ -1,7 +1,8 @@
 /*
  * cli.c: the heureka command-line tool. Dispatches subcommands: `agent`
  * (agent.c, the sidecar), the one-shot queries `apps`, `get`, `vip`, the
- * operator `status` override, and `watch`, which keeps a libheureka copy
+ * operator `status` override, the console's `audit` and `doctor`
+ * (docs/console.md), and `watch`, which keeps a libheureka copy
  * of the registry and prints each change. Queries use libheureka's
  * failover; exit codes are stable for scripts: 0 found, 1 not found,
  * 2 unreachable (or a server error), 64 usage (EX_USAGE). Every failure
@@ -18,10 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "heureka-config.h"
 
 #include <event2/event.h>
+#include <yajl/yajl_tree.h>
 
 #include "buf.h"
 #include "clock.h"
@@ -48,6 +51,8 @@ static int	cmd_get(int, char **);
 static int	cmd_vip(int, char **);
 static int	cmd_status(int, char **);
 static int	cmd_watch(int, char **);
+static int	cmd_audit(int, char **);
+static int	cmd_doctor(int, char **);
 
 static const struct {
 	const char	*name;
@@ -62,6 +67,9 @@ static const struct {
 	    " [--server URL]" },
 	{ "watch", cmd_watch, "watch [APP] [--interval S] [--server URL]" },
 	{ "drain", cmd_drain, "drain APP ID [--timeout 60s] [--server URL]" },
+	{ "audit", cmd_audit, "audit [APP [ID]] [--json] [--server URL]"
+	    " [--timeout S]" },
+	{ "doctor", cmd_doctor, "doctor [--json] [--server URL] [--timeout S]" },
 };
 
 /* Usage of every command. */
@@ -832,4 +840,192 @@ main(int argc, char **argv)
 	fprintf(stderr, "heureka: unknown command %s\n", argv[1]);
 	usage(stderr);
 	return (CLI_EXIT_USAGE);
+}
+
+/* A string member of a yajl object, "" when absent or not a string. */
+static const char *
+tree_str(yajl_val v, const char *key)
+{
+	const char	*path[] = { key, NULL };
+	yajl_val	 m = yajl_tree_get(v, path, yajl_t_string);
+
+	return (m != NULL ? YAJL_GET_STRING(m) : "");
+}
+
+/* An integer member, 0 when absent. */
+static long long
+tree_int(yajl_val v, const char *key)
+{
+	const char	*path[] = { key, NULL };
+	yajl_val	 m = yajl_tree_get(v, path, yajl_t_number);
+
+	return (m != NULL && YAJL_IS_INTEGER(m) ? YAJL_GET_INTEGER(m) : 0);
+}
+
+/* Epoch ms as "2026-12-07 07:23:43Z" into out. */
+static void
+cli_time(long long ms, char *out, size_t len)
+{
+	time_t		t = (time_t)(ms / 1000);
+	struct tm	tm;
+
+	if (ms <= 0 || gmtime_r(&t, &tm) == NULL)
+		snprintf(out, len, "-");
+	else
+		strftime(out, len, "%Y-%m-%d %H:%M:%SZ", &tm);
+}
+
+/* The array member key of a JSON answer, or NULL (said why). */
+static yajl_val
+tree_answer(const char *cmd, const struct answer *a, const char *key,
+    yajl_val *root)
+{
+	const char	*path[] = { key, NULL };
+	yajl_val	 arr;
+	char		 err[128];
+
+	*root = yajl_tree_parse(a->body != NULL ? a->body : "", err,
+	    sizeof err);
+	if (*root == NULL || (arr = yajl_tree_get(*root, path,
+	    yajl_t_array)) == NULL) {
+		fprintf(stderr, "heureka %s: bad answer from server (not "
+		    "heureka's %s list: an older heurekad, or not heureka?)\n",
+		    cmd, key);
+		return (NULL);
+	}
+	return (arr);
+}
+
+/* heureka audit [APP [ID]]: who changed what, newest first. */
+static int
+cmd_audit(int argc, char **argv)
+{
+	struct qopts	 q;
+	struct answer	 a;
+	struct buf	 b;
+	yajl_val	 root = NULL, arr, r;
+	size_t		 k;
+	char		 when[32];
+	int		 i, rc;
+
+	if ((i = parse_qopts(argc, argv, &q, 7,
+	    "Show the audit: every change to the registry with when, what,\n"
+	    "who (user, \"peer\", \"anonymous\" or \"server\"), from which\n"
+	    "address and the node where it entered the cluster; newest\n"
+	    "first, of one application or one instance if named.\n"
+	    "Exit status: 0 shown (also none), 2 unreachable or refused,\n"
+	    "64 usage.\n"
+	    "  --json         print the server's JSON document\n"
+	    QOPTS_HELP)) < 0)
+		return (CLI_EXIT_USAGE);
+	if (argc - i > 2) {
+		rc = usage_error(&q, "unexpected argument %s", argv[i + 2]);
+		free(q.servers);
+		return (rc);
+	}
+	buf_init(&b, 0);
+	buf_adds(&b, "heureka/audit");
+	if (argc - i >= 1) {
+		buf_adds(&b, "?app=");
+		url_add_segment(&b, argv[i]);
+	}
+	if (argc - i == 2) {
+		buf_adds(&b, "&id=");
+		url_add_segment(&b, argv[i + 1]);
+	}
+	query(&q, HK_REQ_QUERY, "GET", b.data, &a);
+	buf_free(&b);
+	if (a.status != 200) {
+		rc = query_failed(&q, &a);
+		goto out;
+	}
+	rc = CLI_EXIT_FOUND;
+	if (q.json) {
+		printf("%s\n", a.body);
+		goto out;
+	}
+	if ((arr = tree_answer("audit", &a, "records", &root)) == NULL) {
+		rc = CLI_EXIT_UNREACHABLE;
+		goto out;
+	}
+	if (YAJL_GET_ARRAY(arr)->len == 0)
+		printf("no changes recorded%s\n", argc - i > 0 ?
+		    " for it (the ring keeps the most recent ones)" : "");
+	for (k = 0; k < YAJL_GET_ARRAY(arr)->len; k++) {
+		r = YAJL_GET_ARRAY(arr)->values[k];
+		cli_time(tree_int(r, "time"), when, sizeof when);
+		printf("%s  %-16s %s/%s  %s\n    by %s%s%s, entered at %s%s\n",
+		    when, tree_str(r, "what"), tree_str(r, "app"),
+		    tree_str(r, "id"), tree_str(r, "detail"),
+		    tree_str(r, "user"), *tree_str(r, "address") != '\0' ?
+		    " from " : "", tree_str(r, "address"),
+		    tree_str(r, "node"), YAJL_IS_TRUE(yajl_tree_get(r,
+		    (const char *[]){ "replicated", NULL }, yajl_t_true)) ?
+		    " (replicated here)" : "");
+	}
+out:
+	yajl_tree_free(root);
+	free(a.body);
+	free(q.servers);
+	return (rc);
+}
+
+/* heureka doctor: the server's findings; 1 when there are any. */
+static int
+cmd_doctor(int argc, char **argv)
+{
+	struct qopts	 q;
+	struct answer	 a;
+	yajl_val	 root = NULL, arr, f;
+	size_t		 k, n = 0;
+	char		 when[32];
+	const char	*app, *id;
+	int		 i, rc;
+
+	if ((i = parse_qopts(argc, argv, &q, 8,
+	    "Show what the server sees going wrong (renew-interval,\n"
+	    "id-conflict, reregister-storm, peer, clock-skew,\n"
+	    "self-preservation), in plain words.\n"
+	    "Exit status: 0 nothing found, 1 findings, 2 unreachable or\n"
+	    "refused, 64 usage.\n"
+	    "  --json         print the server's JSON document\n"
+	    QOPTS_HELP)) < 0)
+		return (CLI_EXIT_USAGE);
+	if (i != argc) {
+		rc = usage_error(&q, "unexpected argument %s", argv[i]);
+		free(q.servers);
+		return (rc);
+	}
+	query(&q, HK_REQ_QUERY, "GET", "heureka/doctor", &a);
+	if (a.status != 200) {
+		rc = query_failed(&q, &a);
+		goto out;
+	}
+	if ((arr = tree_answer("doctor", &a, "findings", &root)) == NULL) {
+		rc = CLI_EXIT_UNREACHABLE;
+		goto out;
+	}
+	n = YAJL_GET_ARRAY(arr)->len;
+	rc = n > 0 ? CLI_EXIT_NOT_FOUND : CLI_EXIT_FOUND;
+	if (q.json) {
+		printf("%s\n", a.body);
+		goto out;
+	}
+	if (n == 0)
+		printf("nothing wrong seen\n");
+	for (k = 0; k < n; k++) {
+		f = YAJL_GET_ARRAY(arr)->values[k];
+		app = tree_str(f, "app");
+		id = tree_str(f, "id");
+		cli_time(tree_int(f, "since"), when, sizeof when);
+		printf("%-18s %s%s%s  (since %s)\n    %s\n",
+		    tree_str(f, "kind"), app, *app != '\0' && *id != '\0' ?
+		    "/" : "", *app == '\0' && *id == '\0' ? "this node" : id,
+		    when, tree_str(f, "detail"));
+	}
+out:
+	yajl_tree_free(root);
+	free(a.body);
+	free(q.servers);
+	return (rc);
 }

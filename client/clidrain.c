@@ -30,6 +30,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "config.h"
+#include "duration.h"
 #include "url.h"
 #include "xmalloc.h"
 
@@ -39,6 +40,7 @@
 
 #define DRAIN_HOLD_MAX_MS	30000	/* one held answer's wait */
 #define DRAIN_RETRY_MS		500	/* after an answer that held nothing */
+#define CLI_DURATION_MAX	86400000 /* a --timeout's number, before its unit */
 
 /* One answer. */
 struct drain_answer {
@@ -293,21 +295,7 @@ out:
 int64_t
 cli_duration_ms(const char *v)
 {
-	char		*end;
-	long long	 n;
-
-	if (v == NULL || *v < '0' || *v > '9')
-		return (-1);
-	n = strtoll(v, &end, 10);
-	if (n < 0 || n > 86400000LL)
-		return (-1);
-	if (strcmp(end, "ms") == 0)
-		return (n);
-	if (*end == '\0' || strcmp(end, "s") == 0)
-		return (n * 1000);
-	if (strcmp(end, "m") == 0)
-		return (n * 60000);
-	return (-1);
+	return (duration_parse_ms(v, CLI_DURATION_MAX));
 }
 
 static const char drain_usage[] =

@@ -128,6 +128,18 @@ struct config {
 	char		*dashboard_path;		/* "/" */
 	int		 dashboard_enabled;		/* true */
 	int64_t		 dashboard_history_interval_ms;	/* 60000 */
+	int		 dashboard_actions;		/* false: actions only
+							   with authentication */
+
+	/* heureka.audit.*, heureka.doctor.* (docs/console.md) */
+	size_t		 audit_max_bytes;		/* 1 MiB */
+	char		*audit_file;			/* null: off */
+	size_t		 audit_file_max_bytes;		/* 10 MiB */
+	int		 audit_file_keep;		/* 5 */
+	int64_t		 doctor_interval_ms;		/* 10000 */
+	int64_t		 doctor_window_ms;		/* 600000 */
+	int		 doctor_storm_per_minute;	/* 10 */
+	int64_t		 doctor_clock_skew_ms;		/* 30000 */
 	char		*environment;			/* "test" */
 	char		*datacenter;			/* "default" */
 

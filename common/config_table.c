@@ -342,6 +342,35 @@ const struct config_opt config_opts[] = {
 	I64(N("heureka.dashboard.history-interval-ms"),
 	    dashboard_history_interval_ms, 1000, 3600000, "60000",
 	    "one dashboard chart sample this often (60 kept)"),
+	BOOL(N("heureka.dashboard.actions"), dashboard_actions, "false",
+	    "with authentication off, still offer the dashboard's actions "
+	    "(out of service, back in service, deregister); with it on they "
+	    "are always offered to the user"),
+
+	/* audit and doctor (docs/console.md) */
+	SIZE(N("heureka.audit.max-bytes"), audit_max_bytes, 4096,
+	    (size_t)1 << 30, "1048576",
+	    "the audit ring's bound in bytes, taken out of "
+	    "max-memory-bytes; the oldest records go first"),
+	STR(N("heureka.audit.file"), audit_file, NULL,
+	    "append every audit record to this file as a JSON line "
+	    "(unset: off)"),
+	SIZE(N("heureka.audit.file-max-bytes"), audit_file_max_bytes, 4096,
+	    (size_t)1 << 40, "10485760",
+	    "rotate the audit file past this size (file.1, file.2, ...)"),
+	INT(N("heureka.audit.file-keep"), audit_file_keep, 0, 100, "5",
+	    "rotated audit files kept"),
+	I64(N("heureka.doctor.interval-ms"), doctor_interval_ms, 100,
+	    3600000, "10000", "the doctor looks this often"),
+	I64(N("heureka.doctor.window-ms"), doctor_window_ms, 1000, 86400000,
+	    "600000", "how long an id-conflict or a clock-skew finding is "
+	    "remembered after its last sign"),
+	INT(N("heureka.doctor.reregister-per-minute"),
+	    doctor_storm_per_minute, 2, 1000000, "10",
+	    "registrations of one id a minute that make a reregister-storm"),
+	I64(N("heureka.doctor.clock-skew-ms"), doctor_clock_skew_ms, 1000,
+	    86400000, "30000",
+	    "a client's timestamps this far ahead make a clock-skew finding"),
 	STR(N("eureka.environment"), environment, "test",
 	    "environment shown on the dashboard"),
 	STR(N("eureka.datacenter"), datacenter, "default",

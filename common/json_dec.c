@@ -460,6 +460,15 @@ jctx_repl_field(struct jctx *cx, struct frame *f, const struct jv *v)
 		break;
 	case K_INSTANCE_INFO:
 		return (jctx_fail(cx, "invalid instanceInfo"));
+	case K_ORIGIN_NODE:
+	case K_ORIGIN_USER:
+	case K_ORIGIN_ADDR:
+		if (v->type != JV_STR)
+			return (jctx_fail(cx, "invalid %s", cx->key));
+		jv_store_name(cx->rl, cx->kid == K_ORIGIN_NODE ?
+		    &ri->origin_node : cx->kid == K_ORIGIN_USER ?
+		    &ri->origin_user : &ri->origin_addr, v);
+		break;
 	default:
 		break;
 	}

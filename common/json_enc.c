@@ -508,6 +508,15 @@ json_encode_repl_list(struct buf *b, const struct repl_list *l)
 		}
 		json_add_kv(b, first ? "\"action\":" : ",\"action\":",
 		    repl_action_name(ri->action));
+		/* heureka peers only: Java Eureka's bean has no such fields. */
+		if (l->origin && ri->origin_node != NULL) {
+			json_add_kv(b, ",\"heurekaOriginNode\":",
+			    ri->origin_node);
+			json_add_kv(b, ",\"heurekaOriginUser\":",
+			    ri->origin_user != NULL ? ri->origin_user : "");
+			json_add_kv(b, ",\"heurekaOriginAddress\":",
+			    ri->origin_addr != NULL ? ri->origin_addr : "");
+		}
 		buf_addc(b, '}');
 	}
 	buf_adds(b, "]}");

@@ -71,7 +71,10 @@
 	X(K_REPLICATION_LIST, "replicationList", IF_NONE)		\
 	X(K_STATUS_CODE, "statusCode", IF_NONE)				\
 	X(K_RESPONSE_ENTITY, "responseEntity", IF_NONE)			\
-	X(K_RESPONSE_LIST, "responseList", IF_NONE)
+	X(K_RESPONSE_LIST, "responseList", IF_NONE)			\
+	X(K_ORIGIN_NODE, "heurekaOriginNode", IF_NONE)			\
+	X(K_ORIGIN_USER, "heurekaOriginUser", IF_NONE)			\
+	X(K_ORIGIN_ADDR, "heurekaOriginAddress", IF_NONE)
 
 #define JSON_KEY_ENUM(id, text, field)	id,
 enum json_key {

@@ -111,6 +111,9 @@ repl_list_clear(struct repl_list *l)
 		if (!it->decoded) {
 			free(it->app_name);
 			free(it->id);
+			free(it->origin_node);
+			free(it->origin_user);
+			free(it->origin_addr);
 		}
 		if (it->info != NULL)
 			instance_free(it->info);

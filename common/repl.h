@@ -38,6 +38,14 @@ struct repl_item {
 	enum instance_status	 overridden_status;
 	enum instance_status	 status;
 	struct instance		*info;		/* NULL when absent */
+	/*
+	 * heureka peers only (repl_list.origin): where a change entered the
+	 * cluster, for the audit (server/core/audit.h); NULL when absent.
+	 * Heartbeats never carry them.
+	 */
+	char			*origin_node;
+	char			*origin_user;
+	char			*origin_addr;
 };
 
 struct repl_names;	/* repl.c: a chain of blocks for decoded names */
@@ -47,6 +55,10 @@ struct repl_list {
 	size_t			 n;
 	size_t			 cap;
 	struct repl_names	*names;		/* NULL: none yet */
+	int			 origin;	/* encode the origin fields:
+						   set for heureka peers only
+						   (Java Eureka peers get
+						   Eureka's fields alone) */
 };
 
 struct repl_response_item {

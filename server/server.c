@@ -35,22 +35,28 @@
 #include "accesslog.h"
 #include "admit.h"
 #include "airlift.h"
+#include "audit.h"
+#include "auditfile.h"
 #include "barrier.h"
-#include "consul.h"
-#include "dnssrv.h"
 #include "cache.h"
 #include "clock.h"
 #include "conn.h"
+#include "console.h"
+#include "consul.h"
+#include "csrf.h"
+#include "dnssrv.h"
 #include "dashboard.h"
+#include "doctor.h"
 #include "drain.h"
+#include "ext.h"
 #include "gate.h"
 #include "guard.h"
 #include "httputil.h"
 #include "log.h"
 #include "metrics.h"
-#include "ext.h"
 #include "ops.h"
 #include "peers.h"
+#include "ratelimit.h"
 #include "registry.h"
 #include "reglog.h"
 #include "replicate.h"
@@ -136,6 +142,7 @@ server_new(struct event_base *base, struct config *conf)
 {
 	struct server		*s = xcalloc(1, sizeof *s);
 	struct registry_conf	 rc;
+	struct doctor_conf	 dc;
 	struct hk_time		 start;
 	char			 host[256];
 
@@ -145,6 +152,9 @@ server_new(struct event_base *base, struct config *conf)
 	s->gate = gate_new(start);
 	gate_observe(s->gate, &(struct gate_observer){ server_gate_cb, s });
 	server_registry_conf(conf, &rc);
+	/* The audit's ring is reserved out of the memory budget. */
+	if (rc.max_bytes > conf->audit_max_bytes * 2)
+		rc.max_bytes -= conf->audit_max_bytes;
 	s->memory_budget = rc.max_bytes;
 	s->reg = registry_new(&rc, start.wall_ms);
 	s->cache = cache_new(s->reg, conf->use_read_only_response_cache ?
@@ -160,13 +170,21 @@ server_new(struct event_base *base, struct config *conf)
 	    .cache = s->cache, .gate = s->gate, .conf = conf,
 	    .peers = &s->peers, .looplag = &s->looplag,
 	    .open_connections = &s->open_connections,
-	    .memory_budget = s->memory_budget });
+	    .memory_budget = s->memory_budget, .doctor = &s->doctor,
+	    .audit = &s->audit });
 	s->admit = admit_new(conf, s->metrics);
 	s->access = access_new(conf);
 	s->watch = watch_new(&(struct watch_deps){ .base = base,
 	    .reg = s->reg, .gate = s->gate, .conf = conf });
 	s->airlift = airlift_new(s->reg, conf, s->admit);
 	s->reglog = reglog_new(base, s->reg);
+	s->audit = audit_new(conf->audit_max_bytes);
+	doctor_conf_defaults(&dc);
+	dc.window_ms = conf->doctor_window_ms;
+	dc.storm_per_minute = conf->doctor_storm_per_minute;
+	dc.skew_ms = conf->doctor_clock_skew_ms;
+	s->doctor = doctor_new(&dc);
+	s->csrf = csrf_new();
 	s->consul = consul_new(&(struct consul_deps){ .base = base,
 	    .reg = s->reg, .conf = conf, .hostname = s->hostname,
 	    .port = &s->port });
@@ -175,7 +193,8 @@ server_new(struct event_base *base, struct config *conf)
 	    .hostname = s->hostname, .port = &s->port });
 	s->dashboard = dashboard_new(&(struct dashboard_deps){
 	    .reg = s->reg, .gate = s->gate, .conf = conf,
-	    .peers = &s->peers, .ops = s->ops });
+	    .peers = &s->peers, .ops = s->ops, .access = s->access,
+	    .csrf = s->csrf, .doctor = s->doctor });
 	/* A caller with a certificate from the peer CA is a peer. */
 	access_set_cert_check(s->access, tls_request_peer_verified);
 	return (s);
@@ -207,6 +226,8 @@ server_free(struct server *s)
 		event_free(s->lag_ev);
 	if (s->history_ev != NULL)
 		event_free(s->history_ev);
+	if (s->doctor_ev != NULL)
+		event_free(s->doctor_ev);
 	if (server_accept_owner == s)
 		server_accept_owner = NULL;
 	rest_free(s->rest);
@@ -225,6 +246,8 @@ server_free(struct server *s)
 	conns_free(s->conns);		/* after evhttp_free: its closes */
 	watch_free(s->watch);
 	reglog_free(s->reglog);
+	console_free(s->console);
+	auditfile_close(s->auditfile);
 	drain_free(s->drain);
 	dashboard_free(s->dashboard);
 	ops_free(s->ops);
@@ -235,6 +258,10 @@ server_free(struct server *s)
 	admit_free(s->admit);
 	access_free(s->access);
 	gate_free(s->gate);
+	audit_free(s->audit);
+	doctor_free(s->doctor);
+	csrf_free(s->csrf);
+	free(s->node);
 	free(s->hostname);
 	free(s);
 }
@@ -562,7 +589,18 @@ server_listen(struct server *s, char **cause)
 		return (-1);
 	}
 	s->repl = replicate_new(&(struct replicate_deps){ s->base, s->conf,
-	    s->reg, s->peers });
+	    s->reg, s->peers, s->audit });
+	xasprintf(&s->node, "%s:%d", s->hostname, s->port);
+	if (s->conf->audit_file != NULL && (s->auditfile = auditfile_open(
+	    s->base, s->conf->audit_file, s->conf->audit_file_max_bytes,
+	    s->conf->audit_file_keep, cause)) == NULL) {
+		errno = EINVAL;
+		return (-1);
+	}
+	s->console = console_new(&(struct console_deps){ .reg = s->reg,
+	    .audit = s->audit, .doctor = s->doctor, .file = s->auditfile,
+	    .peers = s->peers, .node = s->node,
+	    .hostname = s->hostname });
 	s->sync = sync_new(&(struct sync_deps){ s->base, s->conf, s->reg,
 	    s->gate, s->peers, s->repl });
 	s->ext = ext_new(&(struct ext_deps){ s->reg, s->gate, s->peers,
@@ -576,7 +614,8 @@ server_listen(struct server *s, char **cause)
 	    .memory_budget = s->memory_budget, .metrics = s->metrics,
 	    .watch = s->watch, .airlift = s->airlift, .consul = s->consul,
 	    .dashboard = s->dashboard, .ops = s->ops, .ext = s->ext,
-	    .barrier = s->barrier });
+	    .barrier = s->barrier, .console = s->console, .csrf = s->csrf,
+	    .audit = s->audit });
 	if (s->conf->dns_enabled) {
 		s->dns = dnssrv_new(&(struct dnssrv_deps){ .base = s->base,
 		    .reg = s->reg, .gate = s->gate, .conf = s->conf });
@@ -752,6 +791,17 @@ server_history_cb(evutil_socket_t fd, short what, void *arg)
 	dashboard_history_tick(s->dashboard, clock_now());
 }
 
+/* The doctor's scan (heureka.doctor.interval-ms). */
+static void
+server_doctor_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server	*s = arg;
+
+	(void)fd;
+	(void)what;
+	console_scan(s->console, clock_now());
+}
+
 /* A persistent timer every ms milliseconds. */
 static struct event *
 server_timer(struct server *s, int64_t ms, event_callback_fn cb)
@@ -794,6 +844,8 @@ server_start(struct server *s)
 	s->history_ev = server_timer(s, cf->dashboard_history_interval_ms,
 	    server_history_cb);
 	dashboard_history_tick(s->dashboard, clock_now());
+	s->doctor_ev = server_timer(s, cf->doctor_interval_ms,
+	    server_doctor_cb);
 	sync_start(s->sync, clock_now());
 }
 

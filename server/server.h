@@ -17,6 +17,11 @@
 #include "registry.h"
 
 struct access;
+struct audit;
+struct auditfile;
+struct console;
+struct csrf;
+struct doctor;
 struct airlift;
 struct consul;
 struct dnssrv;
@@ -61,6 +66,13 @@ struct server {
 	struct rest		*rest;		/* the route table */
 	struct ops		*ops;		/* /health, /info, /metrics */
 	struct dashboard	*dashboard;
+	struct audit		*audit;		/* who changed what */
+	struct auditfile	*auditfile;	/* heureka.audit.file */
+	struct doctor		*doctor;	/* findings */
+	struct console		*console;	/* the two wired in */
+	struct csrf		*csrf;		/* dashboard action tokens */
+	char			*node;		/* "host:port", once bound */
+	struct event		*doctor_ev;	/* the doctor's scan */
 	size_t			 memory_budget;	/* resolved max-memory-bytes */
 	uint64_t		 delta_dropped_seen;	/* logged up to here */
 

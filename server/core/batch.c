@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "audit.h"
 #include "batch.h"
 #include "cache.h"
 #include "instance.h"
@@ -299,7 +300,12 @@ batch_apply(struct registry *reg, struct cache *cache,
 		/* In place (the decoder did it already): the caller's item. */
 		if (!it->decoded)
 			str_upper(it->app_name);
+		/* The audit keeps the origin's record (audit.h). */
+		if (it->origin_node != NULL)
+			audit_set_origin(lim->audit, it->origin_node,
+			    it->origin_user, it->origin_addr);
 		ri->status_code = batch_item(reg, cache, lim, it, it->app_name,
 		    ri, now, r);
+		audit_set_origin(lim->audit, NULL, NULL, NULL);
 	}
 }

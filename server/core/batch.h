@@ -20,6 +20,7 @@
 #include "instance.h"
 #include "registry.h"
 
+struct audit;
 struct cache;
 struct repl_list;
 struct repl_response;
@@ -36,6 +37,8 @@ struct batch_limits {
 	size_t	 memory_budget;		/* 503, max-memory-bytes */
 	size_t	 max_instances;		/* 503 */
 	int64_t	 max_clock_skew_ms;	/* 400 */
+	struct audit *audit;		/* each item's origin set on it
+					   (audit_set_origin); NULL: none */
 };
 
 /* The kinds of refusal a caller logs, each under its own rate limit. */

@@ -77,6 +77,9 @@ peer_task_free(struct peer_task *t)
 	free(t->key);
 	free(t->item.app_name);
 	free(t->item.id);
+	free(t->item.origin_node);
+	free(t->item.origin_user);
+	free(t->item.origin_addr);
 	instance_free(t->item.info);
 	free(t);
 }

@@ -51,8 +51,6 @@ static struct lease *registry_visible(struct registry *, const char *,
 static struct reg_app *registry_app_get(struct registry *, const char *,
 		    uint64_t);
 static void	registry_app_drop(struct registry *, struct reg_app *);
-static size_t	lease_walk(const struct registry *, int64_t, int64_t, int,
-		    void (*)(struct lease *, void *), void *);
 static void	live_walk_cb(struct lease *, void *);
 static void	lease_display(struct lease *);
 static void	lease_renew(struct lease *, struct hk_time);
@@ -448,7 +446,7 @@ lease_is_expired(const struct lease *l, int64_t extra, int64_t mono)
  * whose expiry at mono (with extra ms of grace) is `expired`. Returns how
  * many were passed. cb must not add or remove leases.
  */
-static size_t
+size_t
 lease_walk(const struct registry *reg, int64_t mono, int64_t extra,
     int expired, void (*cb)(struct lease *, void *), void *arg)
 {
@@ -788,7 +786,7 @@ registry_do_register(struct registry *reg, struct instance *in,
 	l->renewed = 0;
 	l->eviction_ts = 0;
 	l->duration_secs = duration_secs;
-	recent_add(&reg->registered, now.wall_ms, a->name, id);
+	recent_add(&reg->registered, now.wall_ms, a->name, id, 0);
 
 	if (r->overridden_status != STATUS_UNKNOWN &&
 	    override_find(reg, id, mono, 0) == NULL)
@@ -867,6 +865,10 @@ registry_renew(struct registry *reg, const char *app, const char *id,
 	}
 	evict_renewed(&reg->ev, l->uncounted);
 	reg->notify_revived = lease_is_expired(l, 0, now.mono_ms);
+	/* The doctor's one integer on this path (doctor.h). */
+	l->renew_gap_ms = !l->renewed ? -1 :
+	    now.mono_ms - l->last_renew_mono > INT32_MAX ? INT32_MAX :
+	    (int32_t)(now.mono_ms - l->last_renew_mono);
 	lease_renew(l, now);
 	reg->stats.renewals++;
 	registry_notify(reg, REG_EV_RENEW, l->app->name, l->app->node.hash,
@@ -910,7 +912,8 @@ registry_remove(struct registry *reg, struct lease *l, int evict,
 	struct instance	*r;
 	struct reg_key	 k;
 
-	recent_add(&reg->cancelled, now.wall_ms, a->name, lease_id(l));
+	recent_add(&reg->cancelled, now.wall_ms, a->name, lease_id(l),
+	    evict);
 	override_del(reg, lease_id(l));
 
 	registry_uncount(reg, a, l->inst->status);
@@ -1003,7 +1006,7 @@ registry_cancel(struct registry *reg, const char *app, const char *id,
 	if (l == NULL) {
 		up = xstrdup(app);
 		str_upper(up);
-		recent_add(&reg->cancelled, now.wall_ms, up, id);
+		recent_add(&reg->cancelled, now.wall_ms, up, id, 0);
 		reg_key_set(&k, up, id);
 		tomb_set(reg, &k, 0, ts, now.mono_ms);
 		override_del(reg, id);

@@ -245,6 +245,27 @@ size_t		 registry_foreach_live(const struct registry *, int64_t mono,
 		     registry_live_cb, void *);
 
 /*
+ * A lease's heartbeat timing for the doctor (doctor.h): the gap between
+ * its last two heartbeats (-1: fewer than two), when the last one came
+ * (wall; 0: never renewed), whether it has expired (kept by
+ * self-preservation while eviction is off), and whether it is left out
+ * of self-preservation's figures. Lent for the callback only.
+ */
+struct registry_timing {
+	const char		*app;
+	const struct instance	*inst;
+	int32_t			 gap_ms;
+	int64_t			 last_renew_ts;
+	int64_t			 last_renew_mono;
+	int			 expired;
+	int			 uncounted;
+};
+typedef void (*registry_timing_cb)(const struct registry_timing *, void *);
+/* Every registered lease, live ones then expired ones; how many. */
+size_t		 registry_foreach_timing(const struct registry *, int64_t mono,
+		     registry_timing_cb, void *);
+
+/*
  * Lookups; expired leases are hidden while expiration is enabled (§2.6).
  * From here on `now` is monotonic ms.
  */
@@ -443,6 +464,10 @@ void		 registry_tombstone_counts(const struct registry *,
 #define REGISTRY_RECENT_MAX	1000
 void		 registry_foreach_recent(const struct registry *, int cancelled,
 		     void (*)(int64_t, const char *, void *), void *);
+/* The same with cb(ts, "APP(id)", evicted): 1 for an eviction. */
+void		 registry_foreach_recent_how(const struct registry *,
+		     int cancelled, void (*)(int64_t, const char *, int,
+		     void *), void *);
 
 /*
  * Expiry judged from an instance's shown leaseInfo, wall ms: only for

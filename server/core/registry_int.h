@@ -59,6 +59,9 @@ struct lease {
 					   registered, then in reg->qbytes */
 	uint32_t	 idx;		/* position in app->leases */
 	int32_t		 duration_secs;	/* > 0 */
+	int32_t		 renew_gap_ms;	/* between the last two heartbeats
+					   (the doctor's renew-interval);
+					   -1: fewer than two */
 	unsigned	 refs;
 	unsigned	 renewed:1;	/* renewed since registration */
 	unsigned	 uncounted:1;	/* REGISTRY_UNCOUNTED_KEY: not in
@@ -121,6 +124,7 @@ struct recent {
 	int64_t		 ts;
 	char		*what;		/* "APP(id)" */
 	size_t		 cap;		/* what's bytes, reused when enough */
+	int		 evicted;	/* cancelled ring: an eviction */
 };
 
 struct recent_ring {
@@ -297,8 +301,12 @@ void		 tomb_set(struct registry *, const struct reg_key *, int,
 void		 tomb_del(struct registry *, struct tombstone *);
 
 /* registry_recent.c */
+/* The walk over every lease of registry.c (registry_timing.c uses it). */
+size_t		 lease_walk(const struct registry *, int64_t mono,
+		     int64_t extra, int expired,
+		     void (*)(struct lease *, void *), void *);
 void		 recent_add(struct recent_ring *, int64_t, const char *,
-		     const char *);
+		     const char *, int evicted);
 void		 recent_clear(struct recent_ring *);
 
 #endif /* REGISTRY_INT_H */

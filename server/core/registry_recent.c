@@ -10,10 +10,13 @@
 #include "registry_int.h"
 #include "xmalloc.h"
 
-/* Record "APP(id)" in a last-1000 ring, overwriting the oldest. */
+/*
+ * Record "APP(id)" in a last-1000 ring, overwriting the oldest; evicted:
+ * the cancelled ring's entry was an eviction (/lastn says which).
+ */
 void
 recent_add(struct recent_ring *r, int64_t ts, const char *app,
-    const char *id)
+    const char *id, int evicted)
 {
 	struct recent	*e = &r->v[r->next];
 	size_t		 an = strlen(app), in = strlen(id);
@@ -29,6 +32,7 @@ recent_add(struct recent_ring *r, int64_t ts, const char *app,
 	memcpy(e->what + an + 1, id, in);
 	memcpy(e->what + an + 1 + in, ")", 2);
 	e->ts = ts;
+	e->evicted = evicted;
 	r->next = (r->next + 1) % REGISTRY_RECENT_MAX;
 	if (r->n < REGISTRY_RECENT_MAX)
 		r->n++;
@@ -58,5 +62,21 @@ registry_foreach_recent(const struct registry *reg, int cancelled,
 		k = (r->next + REGISTRY_RECENT_MAX - 1 - i) %
 		    REGISTRY_RECENT_MAX;
 		cb(r->v[k].ts, r->v[k].what, arg);
+	}
+}
+
+/* Walk a last-1000 ring, newest first, saying which were evictions. */
+void
+registry_foreach_recent_how(const struct registry *reg, int cancelled,
+    void (*cb)(int64_t, const char *, int, void *), void *arg)
+{
+	const struct recent_ring	*r;
+	size_t				 i, k;
+
+	r = cancelled ? &reg->cancelled : &reg->registered;
+	for (i = 0; i < r->n; i++) {
+		k = (r->next + REGISTRY_RECENT_MAX - 1 - i) %
+		    REGISTRY_RECENT_MAX;
+		cb(r->v[k].ts, r->v[k].what, r->v[k].evicted, arg);
 	}
 }

@@ -229,16 +229,20 @@ access_parse_basic(const char *h, char *out, size_t outlen,
 
 /* Who the request says it is. */
 static enum access_who
-access_identify(const struct access *a, struct evhttp_request *req)
+access_identify(const struct access *a, struct evhttp_request *req,
+    char *user, size_t userlen)
 {
 	const char	*h, *name, *pw;
 	char		 buf[ACCESS_HEADER_MAX];
 	unsigned char	 hn[ACCESS_HASH_LEN], hp[ACCESS_HASH_LEN];
 	enum access_who	 who;
-	int		 peer, user;
+	int		 peer, isuser;
 
-	if (a->cert_check != NULL && a->cert_check(req))
+	if (a->cert_check != NULL && a->cert_check(req)) {
+		if (userlen > 0)
+			snprintf(user, userlen, "peer");
 		return (ACCESS_PEER_ID);
+	}
 	if ((h = http_header(req, "Authorization")) == NULL)
 		return (ACCESS_ANONYMOUS);
 	if (access_parse_basic(h, buf, sizeof buf, &name, &pw) != 0)
@@ -247,8 +251,13 @@ access_identify(const struct access *a, struct evhttp_request *req)
 	access_hash(pw, strlen(pw), hp);
 	/* Both compared, whichever matches. */
 	peer = access_cred_match(&a->peer, hn, hp);
-	user = access_cred_match(&a->user, hn, hp);
-	who = peer ? ACCESS_PEER_ID : user ? ACCESS_USER : ACCESS_BAD;
+	isuser = access_cred_match(&a->user, hn, hp);
+	who = peer ? ACCESS_PEER_ID : isuser ? ACCESS_USER : ACCESS_BAD;
+	/* The name for the audit; "peer" only for the peer's own identity. */
+	if (isuser && userlen > 0)
+		snprintf(user, userlen, "%s", name);
+	else if (peer && userlen > 0)
+		snprintf(user, userlen, "peer");
 	OPENSSL_cleanse(buf, sizeof buf);
 	return (who);
 }
@@ -301,12 +310,23 @@ enum access_verdict
 access_check(struct access *a, struct evhttp_request *req,
     enum access_kind k, int64_t now, int *peer, int64_t *retry_ms)
 {
+	return (access_check_user(a, req, k, now, peer, retry_ms, NULL, 0));
+}
+
+/* Judge one request of kind k and say who asked (access.h). */
+enum access_verdict
+access_check_user(struct access *a, struct evhttp_request *req,
+    enum access_kind k, int64_t now, int *peer, int64_t *retry_ms,
+    char *user, size_t userlen)
+{
 	enum access_who	who;
 	char		key[ACCESS_KEY_MAX];
 	int		keyed = 0;
 
 	*peer = 0;
 	*retry_ms = 0;
+	if (userlen > 0)
+		snprintf(user, userlen, "anonymous");
 	if (!access_enabled(a)) {
 		*peer = 1;		/* as before: the header is trusted */
 		return (ACCESS_OK);
@@ -318,7 +338,7 @@ access_check(struct access *a, struct evhttp_request *req,
 	    (keyed = access_request_key(req, key, sizeof key)) &&
 	    (*retry_ms = ratelimit_wait(a->fail_rl, key, now)) > 0)
 		return (ACCESS_THROTTLED);
-	who = access_identify(a, req);
+	who = access_identify(a, req, user, userlen);
 	*peer = who == ACCESS_PEER_ID;
 	switch (who) {
 	case ACCESS_BAD:

@@ -65,6 +65,15 @@ enum access_verdict access_check(struct access *, struct evhttp_request *,
 		     int64_t *retry_ms);
 
 /*
+ * access_check, and who asked into user (userlen bytes): the user's name,
+ * "peer" for the peer identity, else "anonymous" (always with
+ * authentication off). For the audit (audit.h).
+ */
+enum access_verdict access_check_user(struct access *,
+		     struct evhttp_request *, enum access_kind, int64_t now,
+		     int *peer, int64_t *retry_ms, char *user, size_t userlen);
+
+/*
  * Send the 401 (with WWW-Authenticate), 403, or 429 (Retry-After from
  * retry_ms) for a refusal.
  */

@@ -22,14 +22,11 @@
  * watchers, the fetchers whose last fetch is in the window).
  */
 #include <sys/queue.h>
-#include <sys/socket.h>
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -37,8 +34,10 @@
 #include "buf.h"
 #include "clock.h"
 #include "config.h"
+#include "duration.h"
 #include "barrier.h"
 #include "hash.h"
+#include "hold.h"
 #include "httputil.h"
 #include "instance.h"
 #include "json.h"
@@ -83,7 +82,7 @@ struct barrier_wait {
 	char			*app;
 	char			*id;
 	int64_t			 deadline;	/* mono */
-	struct event		*eof_ev;	/* the client went away */
+	struct hold		*hold;		/* the client went away */
 };
 TAILQ_HEAD(barrier_waitq, barrier_wait);
 
@@ -419,39 +418,17 @@ barrier_wait_free(struct barrier_wait *w)
 {
 	TAILQ_REMOVE(&w->dr->waits, w, entry);
 	w->dr->nwaits--;
-	if (w->eof_ev != NULL)
-		event_free(w->eof_ev);
+	hold_disarm(w->hold);
 	free(w->app);
 	free(w->id);
 	free(w);
 }
 
-/*
- * A held answer's socket is readable: the client closed it (rest.c's
- * parked fetches do the same), so its connection goes, the request with
- * it; bytes (a pipelined request) leave it to the answer to find out.
- */
+/* The client of a held answer went away (hold.c): forget the answer. */
 static void
-barrier_wait_eof_cb(evutil_socket_t fd, short what, void *arg)
+barrier_wait_gone(void *arg)
 {
-	struct barrier_wait		*w = arg;
-	struct evhttp_connection	*evcon;
-	char				 c;
-	ssize_t				 n;
-
-	(void)what;
-	n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-	if (n > 0)
-		return;
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
-	    errno == EINTR)) {
-		event_add(w->eof_ev, NULL);
-		return;
-	}
-	evcon = evhttp_request_get_connection(w->req);
-	barrier_wait_free(w);
-	if (evcon != NULL)
-		evhttp_connection_free(evcon);
+	barrier_wait_free(arg);
 }
 
 /* Every BARRIER_POLL_MS while answers are held: answer those now due. */
@@ -485,12 +462,10 @@ static int
 barrier_hold(struct barrier *dr, struct evhttp_request *req, const char *app,
     const char *id, int64_t ms, struct hk_time now)
 {
-	struct evhttp_connection	*evcon;
-	struct bufferevent		*bev;
 	struct barrier_wait		*w;
 	struct timeval			 tv;
 
-	if ((evcon = evhttp_request_get_connection(req)) == NULL)
+	if (evhttp_request_get_connection(req) == NULL)
 		return (-1);
 	w = xcalloc(1, sizeof *w);
 	w->dr = dr;
@@ -498,12 +473,7 @@ barrier_hold(struct barrier *dr, struct evhttp_request *req, const char *app,
 	w->app = xstrdup(app);
 	w->id = xstrdup(id);
 	w->deadline = now.mono_ms + ms;
-	if ((bev = evhttp_connection_get_bufferevent(evcon)) != NULL &&
-	    bufferevent_getfd(bev) >= 0) {
-		w->eof_ev = event_new(dr->d.base, bufferevent_getfd(bev),
-		    EV_READ, barrier_wait_eof_cb, w);
-		event_add(w->eof_ev, NULL);
-	}
+	w->hold = hold_arm(dr->d.base, req, barrier_wait_gone, w);
 	TAILQ_INSERT_TAIL(&dr->waits, w, entry);
 	dr->nwaits++;
 	if (!evtimer_pending(dr->poll_ev, NULL)) {
@@ -511,28 +481,6 @@ barrier_hold(struct barrier *dr, struct evhttp_request *req, const char *app,
 		evtimer_add(dr->poll_ev, &tv);
 	}
 	return (0);
-}
-
-/* A duration: "30s", "500ms", "2m", or seconds; -1 if not one. */
-static int64_t
-barrier_parse_wait(const char *v)
-{
-	char		*end;
-	long long	 n;
-
-	if (v == NULL || *v < '0' || *v > '9')
-		return (-1);
-	errno = 0;
-	n = strtoll(v, &end, 10);
-	if (errno != 0 || n < 0 || n > BARRIER_WAIT_MAX_MS)
-		return (-1);
-	if (strcmp(end, "ms") == 0)
-		return (n);
-	if (*end == '\0' || strcmp(end, "s") == 0)
-		return (n * 1000);
-	if (strcmp(end, "m") == 0)
-		return (n * 60000);
-	return (-1);
 }
 
 /* First value of query parameter name. */
@@ -575,7 +523,7 @@ barrier_http(struct barrier *dr, struct evhttp_request *req,
 	}
 	str_upper(app);
 	if ((wv = barrier_query(query, "wait")) != NULL &&
-	    (ms = barrier_parse_wait(wv)) < 0) {
+	    (ms = duration_parse_ms(wv, BARRIER_WAIT_MAX_MS)) < 0) {
 		http_error(req, 400, "wait must be a duration of at most 120s "
 		    "(30s, 500ms, 2m)");
 		goto out;

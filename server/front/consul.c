@@ -27,7 +27,6 @@
  */
 #include <sys/types.h>
 #include <sys/queue.h>
-#include <sys/socket.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -45,6 +44,7 @@
 #include "config.h"
 #include "consul.h"
 #include "consul_int.h"
+#include "hold.h"
 #include "httputil.h"
 #include "instance.h"
 #include "log.h"
@@ -62,7 +62,7 @@ struct consul_wait {
 	struct consul_q		 q;
 	uint64_t		 index;
 	struct event		*timer;
-	struct event		*eof_ev;
+	struct hold		*hold;		/* the client went away */
 };
 TAILQ_HEAD(consul_waitq, consul_wait);
 
@@ -116,8 +116,7 @@ consul_wait_free(struct consul_wait *w)
 	w->c->nwaits--;
 	if (w->timer != NULL)
 		event_free(w->timer);
-	if (w->eof_ev != NULL)
-		event_free(w->eof_ev);
+	hold_disarm(w->hold);
 	consul_q_clear(&w->q);
 	free(w);
 }
@@ -144,34 +143,13 @@ consul_wait_timer_cb(evutil_socket_t fd, short what, void *arg)
 	consul_wait_answer(arg, clock_now().mono_ms);
 }
 
-/*
- * The socket of a held request is readable: at end of file (or an
- * error) the client is gone, and so go its request and connection;
- * bytes (a pipelined request, TLS records) wait for the reply.
- */
+/* The client of a held request went away (hold.c): forget the request. */
 static void
-consul_wait_eof_cb(evutil_socket_t fd, short what, void *arg)
+consul_wait_gone(void *arg)
 {
-	struct consul_wait		*w = arg;
-	struct evhttp_connection	*evcon;
-	char				 ch;
-	ssize_t				 n;
-
-	(void)what;
-	n = recv(fd, &ch, 1, MSG_PEEK | MSG_DONTWAIT);
-	if (n > 0)
-		return;
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
-	    errno == EINTR)) {
-		event_add(w->eof_ev, NULL);
-		return;
-	}
 	log_debug("%s: a client blocked on a Consul query went away",
 	    __func__);
-	evcon = evhttp_request_get_connection(w->req);
-	consul_wait_free(w);
-	if (evcon != NULL)
-		evhttp_connection_free(evcon);
+	consul_wait_free(arg);
 }
 
 /* The registry moved: answer every held request whose index moved. */
@@ -398,15 +376,10 @@ consul_hold(struct consul *c, struct evhttp_request *req,
 	w->timer = evtimer_new(c->d.base, consul_wait_timer_cb, w);
 	tv = clock_ms_tv(wait_ms);
 	evtimer_add(w->timer, &tv);
-	if ((bev = evhttp_connection_get_bufferevent(evcon)) != NULL) {
-		/* A held request is quiet for long, as a watch stream. */
+	/* A held request is quiet for long, as a watch stream. */
+	if ((bev = evhttp_connection_get_bufferevent(evcon)) != NULL)
 		bufferevent_set_timeouts(bev, NULL, NULL);
-		if (bufferevent_getfd(bev) >= 0) {
-			w->eof_ev = event_new(c->d.base, bufferevent_getfd(bev),
-			    EV_READ, consul_wait_eof_cb, w);
-			event_add(w->eof_ev, NULL);
-		}
-	}
+	w->hold = hold_arm(c->d.base, req, consul_wait_gone, w);
 	TAILQ_INSERT_TAIL(&c->waits, w, entry);
 	c->nwaits++;
 	c->seen_gen = registry_gen(c->d.reg);

@@ -27,6 +27,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
+#include "access.h"
 #include "buf.h"
 #include "clock.h"
 #include "config.h"
@@ -37,7 +38,9 @@
 #include "xmalloc.h"
 
 #include "airlift.h"
+#include "csrf.h"
 #include "dashboard.h"
+#include "doctor.h"
 #include "dashboard_assets.h"
 #include "history.h"
 #include "leader.h"
@@ -67,6 +70,9 @@ struct dashboard {
 	const struct config	*conf;
 	struct peers *const	*peers;		/* *peers: NULL until listening */
 	struct ops		*ops;
+	const struct access	*access;	/* dashboard_deps */
+	const struct csrf	*csrf;
+	const struct doctor	*doctor;
 	struct history		 history;	/* the charts' ring */
 };
 
@@ -93,6 +99,7 @@ struct dash_ctx {
 	const char		*base;		/* normalised, ends with '/' */
 	struct buf		*b;
 	size_t			 rows;
+	int			 lastn_cancelled;	/* the table has "How" */
 };
 
 static char	*dash_base(const char *);
@@ -118,11 +125,14 @@ static void	dash_html_replicas(struct dash_ctx *);
 static void	dash_html_apps(struct dash_ctx *);
 static void	dash_html_airlift(struct dash_ctx *);
 static void	dash_html_instance(struct dash_ctx *, const struct instance *);
+static int64_t	dash_last_renewal(const struct instance *);
+static void	dash_json_console(struct dashboard *, struct evhttp_request *,
+		    struct buf *);
 static void	dash_html_general(struct dash_ctx *);
 static void	dash_html_self(struct dash_ctx *);
 static void	dash_html_row(struct buf *, const char *, const char *);
 static void	dash_html_lastn(struct dash_ctx *, int);
-static void	dash_lastn_cb(int64_t, const char *, void *);
+static void	dash_lastn_cb(int64_t, const char *, int, void *);
 static void	dash_page(struct dashboard *, struct evhttp_request *,
 		    const char *, const char *, struct hk_time);
 static void	dash_feed(struct dashboard *, struct evhttp_request *,
@@ -142,6 +152,9 @@ dashboard_new(const struct dashboard_deps *deps)
 	d->conf = deps->conf;
 	d->peers = deps->peers;
 	d->ops = deps->ops;
+	d->access = deps->access;
+	d->csrf = deps->csrf;
+	d->doctor = deps->doctor;
 	history_init(&d->history, deps->conf->dashboard_history_interval_ms);
 	return (d);
 }
@@ -743,9 +756,10 @@ dash_html_instance(struct dash_ctx *c, const struct instance *inst)
 {
 	struct buf		*b = c->b;
 	enum instance_status	 ov;
-	char			 tmp[64];
+	char			 tmp[96];
 	const char		*urls[3][2];
-	size_t			 i;
+	size_t			 i, used;
+	int64_t			 last;
 
 	buf_adds(b, "<div class=\"inst\"><h4>");
 	dash_html(b, instance_id(inst));
@@ -791,7 +805,13 @@ dash_html_instance(struct dash_ctx *c, const struct instance *inst)
 	}
 	ops_time_iso(inst->lease.registration_ts, tmp, sizeof tmp);
 	dash_html_row(b, "Registered", tmp);
-	ops_time_iso(inst->lease.last_renewal_ts, tmp, sizeof tmp);
+	last = dash_last_renewal(inst);
+	ops_time_iso(last, tmp, sizeof tmp);
+	if (last > 0 && c->now.wall_ms >= last) {
+		used = strlen(tmp);
+		snprintf(tmp + used, sizeof tmp - used, " (%lld s ago)",
+		    (long long)((c->now.wall_ms - last) / 1000));
+	}
 	dash_html_row(b, "Last renewal", tmp);
 	ops_time_iso(inst->lease.service_up_ts, tmp, sizeof tmp);
 	dash_html_row(b, "Service up", tmp);
@@ -999,18 +1019,21 @@ dash_html_self(struct dash_ctx *c)
 	instance_free(self);
 }
 
-/* One /lastn row. */
+/* One /lastn row; the cancelled table says which were evictions. */
 static void
-dash_lastn_cb(int64_t ts, const char *lease, void *arg)
+dash_lastn_cb(int64_t ts, const char *lease, int evicted, void *arg)
 {
 	struct dash_ctx	*c = arg;
 	char		 tmp[64];
 
 	dash_time_date(ts, tmp, sizeof tmp);
-	buf_adds(c->b, "<tr><td>");
+	buf_adds(c->b, evicted ? "<tr class=\"evicted\"><td>" : "<tr><td>");
 	dash_html(c->b, tmp);
 	buf_adds(c->b, "</td><td>");
 	dash_html(c->b, lease);
+	if (c->lastn_cancelled)
+		buf_adds(c->b, evicted ? "</td><td>evicted (lease expired)" :
+		    "</td><td>cancelled");
 	buf_adds(c->b, "</td></tr>\n");
 	c->rows++;
 }
@@ -1020,11 +1043,13 @@ static void
 dash_html_lastn(struct dash_ctx *c, int cancelled)
 {
 	c->rows = 0;
+	c->lastn_cancelled = cancelled;
 	if (c->d->reg != NULL)
-		registry_foreach_recent(c->d->reg, cancelled, dash_lastn_cb, c);
+		registry_foreach_recent_how(c->d->reg, cancelled,
+		    dash_lastn_cb, c);
 	if (c->rows == 0)
-		buf_adds(c->b, "<tr class=\"empty\"><td colspan=\"2\">"
-		    "No results available</td></tr>\n");
+		buf_addf(c->b, "<tr class=\"empty\"><td colspan=\"%d\">"
+		    "No results available</td></tr>\n", cancelled ? 3 : 2);
 }
 
 /* Render an embedded page template for this request. */
@@ -1059,6 +1084,51 @@ dash_page(struct dashboard *d, struct evhttp_request *req, const char *base,
 	buf_free(&b);
 }
 
+/*
+ * The console's part of the feed: whether actions are offered (the user
+ * is authenticated, or heureka.dashboard.actions says so with
+ * authentication off), the token bound to this page's credentials
+ * (csrf.h; the feed is same-origin JSON another site cannot read), and
+ * the doctor's findings; then the feed's closing brace.
+ */
+static void
+dash_json_console(struct dashboard *d, struct evhttp_request *req,
+    struct buf *b)
+{
+	char	tok[CSRF_TOKEN_LEN + 1];
+	int	actions;
+
+	actions = d->csrf != NULL && ((d->access != NULL &&
+	    access_enabled(d->access)) || d->conf->dashboard_actions);
+	buf_addf(b, ",\"actions\":%s", actions ? "true" : "false");
+	if (actions) {
+		csrf_token(d->csrf, req, tok);
+		buf_adds(b, ",\"token\":");
+		dash_json_str(b, tok);
+	}
+	if (d->doctor != NULL) {
+		buf_adds(b, ",\"doctor\":");
+		doctor_json(d->doctor, b);
+	}
+	buf_addc(b, '}');
+}
+
+/*
+ * When the last heartbeat came (wall ms). leaseInfo.lastRenewalTimestamp
+ * is Eureka's "last renewal + duration" once renewed (registry.c's
+ * lease_display, as Eureka reports it, and what the page showed before),
+ * the registration time before the first renewal.
+ */
+static int64_t
+dash_last_renewal(const struct instance *inst)
+{
+	int64_t	last = inst->lease.last_renewal_ts;
+
+	if (last > 0 && last != inst->lease.registration_ts)
+		last -= (int64_t)inst->lease.duration_secs * 1000;
+	return (last);
+}
+
 /* One instance in the JSON feed. */
 static void
 dash_json_instance(struct buf *b, struct dashboard *d,
@@ -1066,6 +1136,7 @@ dash_json_instance(struct buf *b, struct dashboard *d,
 {
 	enum instance_status	ov;
 	size_t			i;
+	int64_t			last;
 
 	ov = d->reg != NULL ? registry_override(d->reg, instance_id(inst),
 	    now.mono_ms) : STATUS_UNKNOWN;
@@ -1088,11 +1159,12 @@ dash_json_instance(struct buf *b, struct dashboard *d,
 	json_add_member(b, "homePageUrl", inst->home_page_url, 1);
 	json_add_member(b, "statusPageUrl", inst->status_page_url, 1);
 	json_add_member(b, "healthCheckUrl", inst->health_check_url, 1);
+	last = dash_last_renewal(inst);
 	buf_addf(b, ",\"registered\":%lld,\"lastRenewal\":%lld,"
 	    "\"serviceUp\":%lld,\"duration\":%d,\"renewalInterval\":%d,"
 	    "\"lastUpdated\":%lld,\"lastDirty\":%lld,\"metadata\":[",
 	    (long long)inst->lease.registration_ts,
-	    (long long)inst->lease.last_renewal_ts,
+	    (long long)last,
 	    (long long)inst->lease.service_up_ts, inst->lease.duration_secs,
 	    inst->lease.renewal_interval_secs,
 	    (long long)inst->last_updated_ts, (long long)inst->last_dirty_ts);
@@ -1248,7 +1320,8 @@ dash_feed(struct dashboard *d, struct evhttp_request *req, struct hk_time now)
 		buf_adds(&b, "]}");
 	}
 	free(apps);
-	buf_addf(&b, "],\"truncated\":%s}", truncated ? "true" : "false");
+	buf_addf(&b, "],\"truncated\":%s", truncated ? "true" : "false");
+	dash_json_console(d, req, &b);		/* and the closing brace */
 	dash_json_inert(&b);
 
 	if (b.overflow) {

@@ -9,7 +9,10 @@
 
 #include "clock.h"
 
+struct access;
 struct config;
+struct csrf;
+struct doctor;
 struct dashboard;
 struct evhttp_request;
 struct gate;
@@ -25,6 +28,9 @@ struct dashboard_deps {
 	const struct config	*conf;		/* eureka.dashboard.*, labels */
 	struct peers *const	*peers;		/* *peers: NULL until listening */
 	struct ops		*ops;		/* StatusInfo figures, self */
+	const struct access	*access;	/* actions with authentication */
+	const struct csrf	*csrf;		/* the page's action token */
+	const struct doctor	*doctor;	/* findings shown */
 };
 
 /* A dashboard with an empty history (heureka.dashboard.history-interval-ms). */

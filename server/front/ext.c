@@ -223,6 +223,7 @@ ext_stats(struct ext *x, struct evhttp_request *req)
 			buf_addc(&b, ',');
 		buf_adds(&b, "{\"url\":");
 		json_add_string(&b, pi.url);
+		buf_addf(&b, ",\"heureka\":%s", pi.heureka ? "true" : "false");
 		buf_addf(&b, ",\"resolved\":%s,\"reachable\":%s,"
 		    "\"queue\":%zu,\"inflight\":%zu,\"batches\":%llu,"
 		    "\"items\":%llu,\"failures\":%llu,\"overflow\":%llu,"

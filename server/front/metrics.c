@@ -15,11 +15,13 @@
 
 #include "heureka-config.h"
 
+#include "audit.h"
 #include "buf.h"
 #include "bug.h"
 #include "config.h"
 #include "hash.h"
 #include "instance.h"
+#include "doctor.h"
 #include "gate.h"
 #include "log.h"
 #include "procstat.h"
@@ -87,6 +89,7 @@ static void	metrics_render_registry(struct metrics *, struct buf *);
 static void	metrics_render_instances(struct metrics *, struct buf *);
 static void	metrics_render_peers(struct metrics *, struct buf *);
 static void	metrics_render_limits(struct metrics *, struct buf *);
+static void	metrics_render_console(struct metrics *, struct buf *);
 
 /* A zeroed metrics table that reads the rest from deps at scrape time. */
 struct metrics *
@@ -371,6 +374,41 @@ metrics_render_registry(struct metrics *m, struct buf *b)
 	metrics_header(b, "heureka_renews_last_minute", "gauge",
 	    "Renewals received in the last complete minute.");
 	buf_addf(b, "heureka_renews_last_minute %ld\n", last_min);
+}
+
+/* The doctor's findings by kind and the audit ring's size. */
+static void
+metrics_render_console(struct metrics *m, struct buf *b)
+{
+	const struct doctor	*doc;
+	const struct audit	*au;
+	int			 k;
+
+	if (m == NULL)
+		return;
+	doc = m->d.doctor != NULL ? *m->d.doctor : NULL;
+	au = m->d.audit != NULL ? *m->d.audit : NULL;
+	if (doc != NULL) {
+		metrics_header(b, "heureka_doctor_findings", "gauge",
+		    "The doctor's findings now, by kind (GET heureka/doctor "
+		    "says what they are).");
+		for (k = 0; k < DOCTOR_NKINDS; k++)
+			buf_addf(b, "heureka_doctor_findings{kind=\"%s\"} "
+			    "%zu\n", doctor_kind_name(k),
+			    doctor_count_kind(doc, k));
+	}
+	if (au != NULL) {
+		metrics_header(b, "heureka_audit_records", "gauge",
+		    "Audit records in the ring.");
+		buf_addf(b, "heureka_audit_records %zu\n", audit_count(au));
+		metrics_header(b, "heureka_audit_bytes", "gauge",
+		    "Bytes the audit ring holds (heureka.audit.max-bytes).");
+		buf_addf(b, "heureka_audit_bytes %zu\n", audit_bytes(au));
+		metrics_header(b, "heureka_audit_dropped_total", "counter",
+		    "Audit records the ring's bound pushed out.");
+		buf_addf(b, "heureka_audit_dropped_total %llu\n",
+		    (unsigned long long)audit_dropped(au));
+	}
 }
 
 /*
@@ -746,6 +784,7 @@ metrics_render(struct metrics *m, struct buf *b, struct hk_time now)
 	metrics_render_instances(m, b);
 	metrics_render_limits(m, b);
 	metrics_render_peers(m, b);
+	metrics_render_console(m, b);
 	metrics_render_tables(m, b);
 	if (m != NULL)
 		metrics_render_http(m, b);

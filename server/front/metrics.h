@@ -12,7 +12,9 @@
 #include "clock.h"
 
 struct buf;
+struct audit;
 struct cache;
+struct doctor;
 struct config;
 struct gate;
 struct looplag;
@@ -30,6 +32,8 @@ struct metrics_deps {
 	const struct looplag	*looplag;
 	const unsigned		*open_connections;
 	size_t			 memory_budget;	/* resolved max-memory-bytes */
+	struct doctor *const	*doctor;	/* NULL or *NULL: none */
+	struct audit *const	*audit;		/* NULL or *NULL: none */
 };
 
 struct metrics	*metrics_new(const struct metrics_deps *);

@@ -26,6 +26,8 @@
 #include "buf.h"
 #include "cache.h"
 #include "config.h"
+#include "console.h"
+#include "csrf.h"
 #include "dashboard.h"
 #include "gate.h"
 #include "httputil.h"
@@ -320,6 +322,8 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	const char		*path, *q;
 	enum access_verdict	 v;
 	int64_t			 retry;
+	const char		*why;
+	char			 user[128];
 	int			 peer;
 
 	rctx_init(&x, req, rest);
@@ -337,8 +341,8 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	 */
 	r = route_resolve(path, (int)x.method, x.seg, &x.nseg, x.segbuf,
 	    sizeof x.segbuf, &x.segheap, &t);
-	v = access_check(x.d->access, req, t.role, x.now.mono_ms, &peer,
-	    &retry);
+	v = access_check_user(x.d->access, req, t.role, x.now.mono_ms, &peer,
+	    &retry, user, sizeof user);
 	if (v != ACCESS_OK) {
 		if (v == ACCESS_THROTTLED)
 			rest_auth_throttled(&x);
@@ -347,8 +351,19 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 		    v == ACCESS_THROTTLED ? 429 : 403);
 		goto out;
 	}
+	/*
+	 * A browser's write needs the dashboard's token and this origin
+	 * (csrf.h); curl and Eureka clients send none of its headers.
+	 */
+	if (x.d->csrf != NULL && csrf_check(x.d->csrf, req,
+	    access_enabled(x.d->access) || x.d->conf->dashboard_actions,
+	    &why) != 0) {
+		reply_error(&x, 403, why);
+		goto out;
+	}
 	/* Only a peer's replication header counts (§6: not replicated on). */
 	x.replicated = peer && http_is_replication(req);
+	console_enter(x.d->console, req, user, x.replicated);
 	if (t.outside) {
 		x.route = "dashboard";
 		if (ops_handle(x.d->ops, req, path, x.now) ||
@@ -376,6 +391,7 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 		goto out;
 	r->fn(&x);
 out:
+	console_leave(x.d->console);
 	free(x.segheap);
 	evhttp_clear_headers(&x.query);
 }

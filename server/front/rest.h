@@ -18,9 +18,12 @@ struct access;
 struct admit;
 struct airlift;
 struct cache;
+struct audit;
 struct config;
 struct barrier;
 struct consul;
+struct console;
+struct csrf;
 struct dashboard;
 struct evhttp_request;
 struct ext;
@@ -61,6 +64,12 @@ struct rest_deps {
 						   NULL: 404 */
 	struct barrier		*barrier;	/* heureka/apps/A/I/drained,
 						   told of fetches; NULL */
+	struct console		*console;	/* heureka/audit, doctor, who
+						   acts; NULL: none */
+	struct csrf		*csrf;		/* browser writes (csrf.h);
+						   NULL: not checked */
+	struct audit		*audit;		/* batches set each item's
+						   origin; NULL: none */
 };
 
 /* A router over deps (copied; what they point to is borrowed). */

@@ -24,6 +24,7 @@
 #include "buf.h"
 #include "cache.h"
 #include "barrier.h"
+#include "console.h"
 #include "config.h"
 #include "ext.h"
 #include "httputil.h"
@@ -90,6 +91,7 @@ rest_limits(const struct rest_deps *d, struct batch_limits *lim)
 	lim->memory_budget = d->memory_budget;
 	lim->max_instances = d->conf->max_instances;
 	lim->max_clock_skew_ms = d->conf->max_clock_skew_ms;
+	lim->audit = d->audit;
 }
 
 /*
@@ -178,6 +180,7 @@ h_register(struct rctx *x)
 	struct instance	*in;
 	size_t		 len, idlen;
 	int		 code, fmt;
+	int64_t		 dirty;
 	enum registry_rc rc;
 	struct batch_limits lim;
 	struct batch_result res;
@@ -221,7 +224,11 @@ h_register(struct rctx *x)
 	msg[idlen] = '\0';
 	registry_set_external_bytes(x->d->reg, REG_EXT_ENCODINGS,
 	    cache_bytes(x->d->cache));
+	dirty = in->last_dirty_ts;
 	rc = registry_register(x->d->reg, in, x->replicated, x->now);
+	if (rc == REG_FUTURE && !x->replicated)
+		console_refused_future(x->d->console, x->seg[1], msg, dirty,
+		    x->now);
 	if (rc != REG_OK) {
 		char	reason[256];
 
@@ -596,6 +603,18 @@ h_ext(struct rctx *x)
 		return;
 	}
 	ext_http(x->d->ext, x->req, x->seg[1]);
+	rest_record(x, evhttp_request_get_response_code(x->req));
+}
+
+/* GET heureka/audit and heureka/doctor: the console (console.c). */
+void
+h_console(struct rctx *x)
+{
+	if (!console_http(x->d->console, x->req, x->seg[1], &x->query,
+	    x->now)) {
+		reply_error(x, 404, "no such resource");
+		return;
+	}
 	rest_record(x, evhttp_request_get_response_code(x->req));
 }
 

@@ -48,8 +48,8 @@ struct rctx {
  * one per
  * connection (evhttp reads a connection's next request only after this
  * one's reply), so their number is bounded by eureka.server.
- * max-connections. A client that goes away meanwhile is noticed by eof_ev
- * and its connection freed.
+ * max-connections. A client that goes away meanwhile is noticed by its
+ * hold (hold.c) and its connection freed.
  */
 struct parked {
 	TAILQ_ENTRY(parked)	 entry;
@@ -58,7 +58,7 @@ struct parked {
 	enum cache_res		 res;
 	struct cache_key	 k;
 	char			*name;		/* app or VIP, else NULL */
-	struct event		*eof_ev;
+	struct hold		*hold;		/* the client went away */
 };
 TAILQ_HEAD(parkedq, parked);
 
@@ -136,6 +136,7 @@ void		h_airlift(struct rctx *);
 void		h_watch(struct rctx *);
 void		h_leader(struct rctx *);
 void		h_ext(struct rctx *);
+void		h_console(struct rctx *);
 void		h_drained(struct rctx *);
 void		h_consul(struct rctx *);
 

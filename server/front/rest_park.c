@@ -19,12 +19,10 @@
  */
 
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 
@@ -32,6 +30,7 @@
 #include "cache.h"
 #include "clock.h"
 #include "config.h"
+#include "hold.h"
 #include "log.h"
 #include "metrics.h"
 #include "registry.h"
@@ -43,40 +42,18 @@ void
 parked_free(struct parked *p)
 {
 	TAILQ_REMOVE(&p->rest->parked, p, entry);
-	if (p->eof_ev != NULL)
-		event_free(p->eof_ev);
+	hold_disarm(p->hold);
 	free(p->name);
 	free(p);
 }
 
-/*
- * The socket of a parked fetch is readable: the client closed it (end of
- * file or an error), so its connection goes, the request with it. Bytes
- * (a pipelined request, TLS records) leave it to the reply to find out.
- */
+/* The client of a parked fetch went away (hold.c): forget the fetch. */
 static void
-parked_eof_cb(evutil_socket_t fd, short what, void *arg)
+parked_gone(void *arg)
 {
-	struct parked			*p = arg;
-	struct evhttp_connection	*evcon;
-	char				 c;
-	ssize_t				 n;
-
-	(void)what;
-	n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-	if (n > 0)
-		return;
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
-	    errno == EINTR)) {
-		event_add(p->eof_ev, NULL);
-		return;
-	}
 	log_debug("%s: a client waiting for a full fetch went away",
 	    __func__);
-	evcon = evhttp_request_get_connection(p->x.req);
-	parked_free(p);
-	if (evcon != NULL)
-		evhttp_connection_free(evcon);
+	parked_free(arg);
 }
 
 /* Arm the next slice for the next loop turn. */
@@ -212,7 +189,6 @@ fetch_park(struct rctx *x, enum cache_res res, const struct cache_key *k,
 					    offsetof(struct rest, d));
 	struct evhttp_connection	*evcon;
 	struct event_base		*base;
-	struct bufferevent		*bev;
 	struct parked			*p;
 
 	if ((evcon = evhttp_request_get_connection(x->req)) == NULL ||
@@ -229,12 +205,7 @@ fetch_park(struct rctx *x, enum cache_res res, const struct cache_key *k,
 	p->res = res;
 	p->k = *k;
 	p->name = name != NULL ? xstrdup(name) : NULL;
-	if ((bev = evhttp_connection_get_bufferevent(evcon)) != NULL &&
-	    bufferevent_getfd(bev) >= 0) {
-		p->eof_ev = event_new(base, bufferevent_getfd(bev), EV_READ,
-		    parked_eof_cb, p);
-		event_add(p->eof_ev, NULL);
-	}
+	p->hold = hold_arm(base, x->req, parked_gone, p);
 	TAILQ_INSERT_TAIL(&rest->parked, p, entry);
 	rest_slice_arm(rest);
 	return (0);

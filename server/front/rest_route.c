@@ -64,6 +64,9 @@ const struct route rest_routes[] = {
 	 */
 	{ M_GET, RD, { "heureka", "apps", "*", "*", "drained" },
 	    "heureka_drained", 0, h_drained },
+	/* ... the operators' console (console.c), a read ... */
+	{ M_GET, RD, { "heureka", "audit" }, "heureka", 0, h_console },
+	{ M_GET, RD, { "heureka", "doctor" }, "heureka", 0, h_console },
 	/* ... and what only peers read: anti-entropy and stats. */
 	{ M_GET, PEER, { "heureka", "digest" }, "heureka", 0, h_ext },
 	{ M_GET, PEER, { "heureka", "apps" }, "heureka", 0, h_ext },

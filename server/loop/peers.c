@@ -83,6 +83,8 @@ struct peers {
 	size_t			  n;
 	struct peer_source	**src;
 	size_t			  nsrc;
+	char			**selfs;	/* URLs naming this node */
+	size_t			  nselfs;
 	struct evdns_base	 *dns;
 	int			  settled;	/* every source answered once */
 	int			  stopped;	/* no more lookups */
@@ -683,6 +685,30 @@ source_cancel(struct peer_source *src)
 		evdns_getaddrinfo_cancel(lk->req);
 }
 
+/* Remember a URL of the list that names this node, for the doctor. */
+static void
+peers_self_add(struct peers *ps, const char *display)
+{
+	if (ps->nselfs >= PEERS_MAX_SELFS)
+		return;
+	ps->selfs = xreallocarray(ps->selfs, ps->nselfs + 1,
+	    sizeof *ps->selfs);
+	ps->selfs[ps->nselfs++] = xstrdup(display);
+}
+
+/* Forget the URLs that named this node (a rebuild finds them again). */
+static void
+peers_selfs_clear(struct peers *ps)
+{
+	size_t	i;
+
+	for (i = 0; i < ps->nselfs; i++)
+		free(ps->selfs[i]);
+	free(ps->selfs);
+	ps->selfs = NULL;
+	ps->nselfs = 0;
+}
+
 /* A source for a parsed URL (u is taken); resolving starts at once. */
 static struct peer_source *
 source_new(struct peers *ps, const char *raw, struct peer_url *u)
@@ -707,6 +733,7 @@ source_new(struct peers *ps, const char *raw, struct peer_url *u)
 		if (peers_addr_is_self(ps, (struct sockaddr *)&ss,
 		    src->u.port)) {
 			log_info("peer list: %s is this node", src->u.display);
+			peers_self_add(ps, src->u.display);
 			return (src);
 		}
 		if (evutil_inet_ntop(ss.ss_family, ss.ss_family == AF_INET ?
@@ -767,6 +794,7 @@ peers_sources(struct peers *ps, struct peer_source ***out, size_t *nout,
 	size_t			  n, i, j, k, nv = 0;
 	int			  dup;
 
+	peers_selfs_clear(ps);
 	n = config_service_urls(ps->conf, &urls);
 	v = xcalloc(n + 1, sizeof *v);
 	for (i = 0; i < n; i++) {
@@ -779,6 +807,7 @@ peers_sources(struct peers *ps, struct peer_source ***out, size_t *nout,
 		if (peer_url_is_self(urls[i], &u, ps->conf->my_url, ps->port,
 		    peers_host_is_ours, ps)) {
 			log_info("peer list: %s is this node", u.display);
+			peers_self_add(ps, u.display);
 			peer_url_clear(&u);
 			continue;
 		}
@@ -937,6 +966,7 @@ peers_free(struct peers *ps)
 		source_free(ps->src[i]);
 	free(ps->src);
 	free(ps->v);
+	peers_selfs_clear(ps);
 	evdns_base_free(ps->dns, 0);
 	tls_ctx_free(ps->tls_ctx);
 	free(ps);
@@ -1026,6 +1056,13 @@ peers_get(const struct peers *ps, size_t i)
 	return (ps == NULL || i >= ps->n ? NULL : ps->v[i]);
 }
 
+/* A URL of the list that named this node (peers.h). */
+const char *
+peers_self_url(const struct peers *ps, size_t i)
+{
+	return (ps == NULL || i >= ps->nselfs ? NULL : ps->selfs[i]);
+}
+
 /* State of peer i for the dashboard and /metrics. */
 void
 peers_info(const struct peers *ps, size_t i, struct peer_info *pi)
@@ -1039,6 +1076,7 @@ peers_info(const struct peers *ps, size_t i, struct peer_info *pi)
 	p = ps->v[i];
 	pi->url = p->u.display;
 	pi->reachable = p->reachable;
+	pi->heureka = p->heureka;
 	pi->last_success_ms = p->last_success_ms;
 	pi->resolved = p->addr != NULL;
 	for (k = 0; k < ps->nobs; k++)

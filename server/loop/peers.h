@@ -44,6 +44,7 @@ struct evhttp_request;
 
 /* Observers of the list: replicate.c and sync.c (and room to spare). */
 #define PEER_SLOTS		4
+#define PEERS_MAX_SELFS		8	/* self URLs remembered */
 
 /* What the peer list uses, borrowed for its lifetime. */
 struct peers_deps {
@@ -77,6 +78,12 @@ struct peer {
 	struct evhttp_connection *conn[2];	/* enum peer_conn */
 	unsigned		 tls_gen;	/* context of the connections */
 	int			 reachable;	/* last request succeeded */
+	int			 last_status;	/* its last HTTP answer; -1:
+						   no answer; 0: not asked */
+	int			 heureka;	/* it answered with heureka's
+						   X-Heureka-Ready header:
+						   batches carry the origin
+						   fields (repl.h) */
 	int64_t			 last_success_ms;	/* wall */
 	void			*slot[PEER_SLOTS];
 };
@@ -85,6 +92,8 @@ struct peer {
 struct peer_info {
 	const char	*url;		/* credentials already removed */
 	int		 reachable;	/* last request succeeded */
+	int		 heureka;	/* known to be heureka (origins
+					   replicated to it) */
 	size_t		 queue_depth;
 	int64_t		 last_success_ms;	/* wall clock, 0 never */
 	uint64_t	 batches_sent;
@@ -159,6 +168,11 @@ int		 peers_tls_check(const struct config *, char **cause);
 int		 peers_observe(struct peers *, const struct peer_observer *,
 		    void *);
 size_t		 peers_count(const struct peers *);
+/*
+ * The i-th URL of the configured list that named this node itself
+ * (dropped from the list), NULL past the last; for the doctor.
+ */
+const char	*peers_self_url(const struct peers *, size_t);
 struct peer	*peers_get(const struct peers *, size_t);
 void		 peers_info(const struct peers *, size_t, struct peer_info *);
 

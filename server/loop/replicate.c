@@ -35,6 +35,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include "audit.h"
 #include "buf.h"
 #include "clock.h"
 #include "config.h"
@@ -44,6 +45,7 @@
 #include "peerq.h"
 #include "peers.h"
 #include "registry.h"
+#include "repl.h"
 #include "replicate.h"
 #include "xmalloc.h"
 
@@ -78,6 +80,7 @@ struct replicate {
 	const struct config	*conf;
 	struct registry		*reg;
 	struct peers		*peers;
+	struct audit		*audit;		/* NULL: no origins */
 	int			 slot;
 	struct log_ratelim	 rl;
 	uint64_t		 seq;		/* of the last change queued */
@@ -115,6 +118,25 @@ replicate_push(struct replicate *r, struct peer *p, struct peer_task *t,
 	repl_enqueue(repl_of(r, p), t, mono);
 }
 
+/*
+ * The audit's record of who made the change travels with it to heureka
+ * peers (repl.h); heartbeats carry none.
+ */
+static void
+repl_origin(struct replicate *r, struct peer_task *t)
+{
+	const struct audit_who	*w;
+
+	if (r->audit == NULL || t->item.action == REPL_HEARTBEAT)
+		return;
+	w = audit_who(r->audit);
+	if (w->node == NULL || w->node[0] == '\0')
+		return;
+	t->item.origin_node = xstrdup(w->node);
+	t->item.origin_user = xstrdup(w->user != NULL ? w->user : "");
+	t->item.origin_addr = xstrdup(w->addr != NULL ? w->addr : "");
+}
+
 /* Registry observer: replicate every change that did not come from a peer. */
 static void
 repl_observe_cb(const struct registry_event *ev, void *arg)
@@ -132,6 +154,7 @@ repl_observe_cb(const struct registry_event *ev, void *arg)
 		    r->conf->max_time_for_replication);
 		if (t == NULL)
 			return;
+		repl_origin(r, t);
 		t->seq = r->seq;
 		repl_enqueue(repl_of(r, peers_get(r->peers, i)), t, mono);
 	}
@@ -266,6 +289,7 @@ repl_batch_done_cb(struct evhttp_request *req, void *arg)
 	rp->inflight = NULL;
 	if (req != NULL)
 		code = evhttp_request_get_response_code(req);
+	rp->p->last_status = code != 0 ? code : -1;
 	if (code >= 200 && code < 300) {
 		repl_batch_ok(rp, b, req, now);
 		return;
@@ -328,6 +352,8 @@ repl_send_batch(struct repl_peer *rp, int64_t mono)
 		items[i] = b->tasks[i]->item;	/* shallow: tasks own */
 	list.items = items;
 	list.n = list.cap = b->n;
+	list.names = NULL;
+	list.origin = rp->p->heureka;
 	buf_init(&body, 0);
 	json_encode_repl_list(&body, &list);
 
@@ -538,6 +564,7 @@ replicate_new(const struct replicate_deps *d)
 	r->conf = d->conf;
 	r->reg = d->reg;
 	r->peers = d->peers;
+	r->audit = d->audit;
 	r->rl = rl;
 	if ((r->slot = peers_observe(d->peers, &repl_observer, r)) < 0)
 		fatalx("%s: no observer slot left", __func__);

@@ -19,6 +19,7 @@ struct config;
 struct event_base;
 struct peer;
 struct peer_task;
+struct audit;
 struct peers;
 struct registry;
 
@@ -30,6 +31,8 @@ struct replicate_deps {
 	const struct config	*conf;
 	struct registry		*reg;
 	struct peers		*peers;		/* observed */
+	struct audit		*audit;		/* who acts: the origin a
+						   change carries; NULL: none */
 };
 
 /*

@@ -367,7 +367,12 @@ sync_ctl_done_cb(struct evhttp_request *req, void *arg)
 		code = evhttp_request_get_response_code(req);
 		rh = evhttp_find_header(evhttp_request_get_input_headers(req),
 		    "X-Heureka-Ready");
+		/* For the audit's origin. */
+		if (rh != NULL || (kind == SYNC_KIND_DIGEST && code == 200))
+			p->heureka = 1;
 	}
+	/* For the doctor: its answer, or -1 for none. */
+	p->last_status = code != 0 ? code : -1;
 	max = kind == SYNC_KIND_DIGEST ? PEER_DIGEST_BODY_MAX :
 	    java ? PEER_CTL_BODY_MAX : PEER_PAGE_BODY_MAX;
 	buf_init(&body, max);

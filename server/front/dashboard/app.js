@@ -65,6 +65,17 @@
   }
 
   /* Replace all children of node by the given ones. */
+  /* A time and how long ago it was ("... (12 s ago)"). */
+  function ago(ms) {
+    var t = iso(ms);
+    var n = Number(ms);
+    if (!n || n <= 0) return t;
+    var s = Math.max(0, Math.round((Date.now() - n) / 1000));
+    var how = s < 120 ? s + ' s' : s < 7200 ? Math.round(s / 60) + ' min' :
+      Math.round(s / 3600) + ' h';
+    return t + ' (' + how + ' ago)';
+  }
+
   function fill(node, children) {
     while (node.firstChild) node.removeChild(node.firstChild);
     for (var i = 0; i < children.length; i++) node.appendChild(children[i]);
@@ -141,9 +152,14 @@
   }
 
   /* One instance's detail block, as the server renders it. */
-  function instanceBlock(i) {
+  function instanceBlock(i, app) {
     var div = el('div', 'inst');
-    div.appendChild(el('h4', null, i.id));
+    var h = el('h4');
+    var link = el('a', null, i.id);
+    link.href = instanceHref(app, i.id);
+    h.appendChild(link);
+    div.appendChild(h);
+    if (app) div.appendChild(actionBar(app, i));
     var t = el('table', 'kv');
     var rows = [
       kvRow('Status', i.status),
@@ -162,7 +178,7 @@
       rows.push(kvRow(u[0], isHttp(u[1]) ? linkOrText(u[1], u[1]) : (u[1] || '-')));
     });
     rows.push(kvRow('Registered', iso(i.registered)));
-    rows.push(kvRow('Last renewal', iso(i.lastRenewal)));
+    rows.push(kvRow('Last renewal', ago(i.lastRenewal)));
     rows.push(kvRow('Service up', iso(i.serviceUp)));
     rows.push(kvRow('Lease duration', i.duration + ' s (renew every ' +
       i.renewalInterval + ' s)'));
@@ -179,12 +195,165 @@
     return div;
   }
 
+  /* The instance page's stable link (a fragment route of the page). */
+  function instanceHref(app, id) {
+    return base + '#/instance/' + encodeURIComponent(app) + '/' +
+      encodeURIComponent(id);
+  }
+
+  /*
+   * Send one action through the Eureka API, as curl would, with the
+   * token this page was given (the server refuses a browser's write
+   * without it, or from another origin).
+   */
+  function act(method, app, id, suffix, what) {
+    var out = document.getElementById('action-result');
+    var xhr = new XMLHttpRequest();
+    xhr.open(method, api + 'apps/' + encodeURIComponent(app) + '/' +
+      encodeURIComponent(id) + suffix, true);
+    xhr.setRequestHeader('X-Heureka-Token', (lastFeed && lastFeed.token) || '');
+    xhr.timeout = POLL_MS;
+    xhr.onload = function () {
+      var ok = xhr.status >= 200 && xhr.status < 300;
+      out.textContent = (ok ? 'Done: ' : 'Refused (' + xhr.status + '): ') +
+        what + ' ' + app + '/' + id + (ok ? '' : ' - ' + xhr.responseText);
+      out.className = ok ? 'action-ok' : 'action-failed';
+      document.body.setAttribute('data-action', ok ? 'ok' : 'failed ' + xhr.status);
+      schedule(0);
+      if (route()) showInstancePage();
+    };
+    xhr.onerror = xhr.ontimeout = function () {
+      out.textContent = 'No answer: ' + what + ' ' + app + '/' + id;
+      out.className = 'action-failed';
+      document.body.setAttribute('data-action', 'failed 0');
+    };
+    xhr.send();
+  }
+
+  /* Out of service, back in service, deregister: when the page may act. */
+  function actionBar(app, i) {
+    var bar = el('div', 'actions');
+    if (!lastFeed || !lastFeed.actions) return bar;
+    function button(label, cls, fn) {
+      var b = el('button', cls, label);
+      b.type = 'button';
+      b.addEventListener('click', fn);
+      bar.appendChild(b);
+    }
+    if (i.override === 'OUT_OF_SERVICE' || i.status === 'OUT_OF_SERVICE')
+      button('Put back in service', 'act-in', function () {
+        act('DELETE', app, i.id, '/status', 'override removed from');
+      });
+    else
+      button('Take out of service', 'act-out', function () {
+        act('PUT', app, i.id, '/status?value=OUT_OF_SERVICE', 'out of service:');
+      });
+    button('Deregister', 'act-cancel', function () {
+      if (window.confirm('Deregister ' + app + '/' + i.id + '? Its client ' +
+          'registers again at its next heartbeat if it is still running.'))
+        act('DELETE', app, i.id, '', 'deregistered');
+    });
+    return bar;
+  }
+
+  /* The doctor's findings, newest cause first as the server lists them. */
+  function renderDoctor(d) {
+    var rows = [];
+    var f = (d.doctor && d.doctor.findings) || [];
+    f.forEach(function (x) {
+      var tr = el('tr', 'finding k-' + x.kind);
+      tr.appendChild(el('td', 'kind', x.kind));
+      var what = el('td');
+      if (x.app && x.id) {
+        var a = el('a', null, x.app + '/' + x.id);
+        a.href = instanceHref(x.app, x.id);
+        what.appendChild(a);
+      } else {
+        what.textContent = x.app || x.id || 'this node';
+      }
+      tr.appendChild(what);
+      tr.appendChild(el('td', null, x.detail));
+      tr.appendChild(el('td', null, ago(x.since)));
+      rows.push(tr);
+    });
+    if (rows.length === 0) rows.push(emptyRow(4, 'Nothing wrong seen'));
+    fill(document.getElementById('doctor'), rows);
+    var sec = document.getElementById('doctor-section');
+    if (sec) sec.classList.toggle('has-findings', f.length > 0);
+    document.body.setAttribute('data-doctor', String(f.length));
+  }
+
+  /* "#/instance/APP/ID" as [app, id], or null. */
+  function route() {
+    var m = /^#\/instance\/([^\/]+)\/(.+)$/.exec(window.location.hash);
+    if (!m) return null;
+    try {
+      return [decodeURIComponent(m[1]), decodeURIComponent(m[2])];
+    } catch (e) { return null; }
+  }
+
+  /* The instance (feed shape) for app and id, or null. */
+  function findInstance(app, id) {
+    var a = lastFeed && feedApp(app, false);
+    if (!a) return null;
+    for (var n = 0; n < a.instances.length; n++)
+      if (a.instances[n].id === id) return a.instances[n];
+    return null;
+  }
+
+  /* One audit record as a table row. */
+  function auditRow(r) {
+    var tr = el('tr', 'audit-' + r.what);
+    tr.appendChild(el('td', null, ago(r.time)));
+    tr.appendChild(el('td', null, r.what));
+    tr.appendChild(el('td', null, r.detail));
+    tr.appendChild(el('td', null, r.user + (r.address ? ' from ' + r.address : '')));
+    tr.appendChild(el('td', null, r.node + (r.replicated ? ' (replicated here)' : '')));
+    return tr;
+  }
+
+  /*
+   * The instance page: every field, metadata, lease times and the
+   * instance's history from the audit. The rest of the page is hidden
+   * while it shows; its link is stable (a bookmark, a chat message).
+   */
+  function showInstancePage() {
+    var r = route();
+    var page = document.getElementById('instance-page');
+    var main = document.getElementById('main-sections');
+    if (!page || !main) return;
+    if (!r) {
+      page.hidden = true;
+      main.hidden = false;
+      return;
+    }
+    main.hidden = true;
+    page.hidden = false;
+    document.getElementById('ip-title').textContent = r[0] + ' / ' + r[1];
+    var body = document.getElementById('ip-body');
+    var i = findInstance(r[0], r[1]);
+    fill(body, i ? [instanceBlock(i, r[0])] :
+      [el('p', 'empty', lastFeed ? 'Not registered now (its history is below).' :
+        'Loading...')]);
+    getJson(api + 'heureka/audit?app=' + encodeURIComponent(r[0]) + '&id=' +
+        encodeURIComponent(r[1]) + '&limit=200', function (d) {
+      var rows = ((d && d.records) || []).map(auditRow);
+      if (rows.length === 0) rows.push(emptyRow(5, d ? 'No changes recorded' :
+        'The audit could not be read'));
+      fill(document.getElementById('ip-history'), rows);
+      document.body.setAttribute('data-instance-page', 'rendered');
+    });
+  }
+
   /* Words the filter matches an application row against. */
   function searchText(a) {
     var words = [a.name];
     (a.instances || []).forEach(function (i) {
-      words.push(i.id, i.status, i.hostName || '', i.ipAddr || '');
+      words.push(i.id, i.status, i.overriddenStatus || '', i.override || '',
+        i.hostName || '', i.ipAddr || '', i.zone || '');
+      (i.metadata || []).forEach(function (kv) { words.push(kv[0], kv[1]); });
     });
+    (a.zones || []).forEach(function (z) { words.push(z[0]); });
     return words.join(' ').toLowerCase();
   }
 
@@ -217,7 +386,7 @@
       if (a.instances && a.instances.length > 0) {
         var det = el('details', 'inst-details');
         det.appendChild(el('summary', null, 'Details (' + a.size + ')'));
-        a.instances.forEach(function (i) { det.appendChild(instanceBlock(i)); });
+        a.instances.forEach(function (i) { det.appendChild(instanceBlock(i, a.name)); });
         if (openApps[a.name]) det.open = true;
         det.addEventListener('toggle', function () {
           if (det.open) openApps[a.name] = true;
@@ -282,6 +451,8 @@
     renderAirlift(d);
     renderPairs('general', d.general);
     renderPairs('instance', d.instance);
+    renderDoctor(d);
+    if (route()) showInstancePage();
     var live = document.getElementById('live');
     live.textContent = 'as of ' + d.currentTime + (d.truncated ? ' (list truncated)' : '');
     live.classList.remove('stale');
@@ -361,7 +532,11 @@
       homePageUrl: i.homePageUrl, statusPageUrl: i.statusPageUrl,
       healthCheckUrl: i.healthCheckUrl,
       registered: lease.registrationTimestamp,
-      lastRenewal: lease.lastRenewalTimestamp,
+      /* Eureka's lastRenewalTimestamp is the renewal + the duration. */
+      lastRenewal: lease.lastRenewalTimestamp &&
+        lease.lastRenewalTimestamp !== lease.registrationTimestamp ?
+        lease.lastRenewalTimestamp - (lease.durationInSecs || 0) * 1000 :
+        lease.lastRenewalTimestamp,
       serviceUp: lease.serviceUpTimestamp,
       duration: lease.durationInSecs, renewalInterval: lease.renewalIntervalInSecs,
       lastUpdated: Number(i.lastUpdatedTimestamp),
@@ -420,6 +595,7 @@
     }
     renderApps(lastFeed);
     renderAirlift(lastFeed);
+    if (route()) showInstancePage();
     document.body.setAttribute('data-watch-events',
       String(Number(document.body.getAttribute('data-watch-events') || 0) + 1));
   }
@@ -584,6 +760,8 @@
     }
     box.hidden = false;
     input.addEventListener('input', applyFilter);
+    window.addEventListener('hashchange', showInstancePage);
+    showInstancePage();
     poll();
     watch();
     history();

@@ -1,0 +1,393 @@
+/*
+ * console.c: the audit and the doctor wired in (console.h). The audit
+ * hook sits beside reglog's, on the registry's observer, so every path
+ * that changes the registry (REST handlers, batches, airlift, the
+ * eviction timer, the start-up sync) is recorded without a line in each
+ * handler. Who acted is what rest.c set for the request in flight; a
+ * replicated item carrying its origin (repl.h) overrides it, and a change
+ * outside any request is the server's (an eviction) or a peer's (a sync).
+ *
+ * Heartbeats are neither audited nor seen here: the observer returns at
+ * its first test for them, and the doctor reads heartbeat timing from
+ * the lease on its own timer (doctor.h).
+ */
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "audit.h"
+#include "auditfile.h"
+#include "buf.h"
+#include "console.h"
+#include "doctor.h"
+#include "httputil.h"
+#include "instance.h"
+#include "peers.h"
+#include "registry.h"
+#include "xmalloc.h"
+
+#define CONSOLE_AUDIT_LIMIT	1000	/* records one answer holds */
+
+struct console {
+	struct console_deps	 d;
+	struct evhttp_request	*req;		/* the request in flight */
+	const char		*user;		/* as access_check_user said:
+						   the caller's, until leave */
+	int			 replicated;
+	char			 addr[64];	/* the request's client */
+};
+
+/* A registration's "host/ip:port" for the doctor's id-conflict. */
+static void
+console_where(const struct instance *in, char *out, size_t len)
+{
+	snprintf(out, len, "%s/%s:%d", in->host_name != NULL ?
+	    in->host_name : "?", in->ip_addr != NULL ? in->ip_addr : "?",
+	    (int)in->port);
+}
+
+/* The audit kind and detail of a registry event; -1: not audited. */
+static int
+console_what(const struct registry_event *ev, char *detail, size_t len)
+{
+	const struct instance	*in = ev->inst;
+
+	detail[0] = '\0';
+	switch (ev->type) {
+	case REG_EV_REGISTER:
+		if (in != NULL)
+			snprintf(detail, len, "status %s, %s:%d",
+			    instance_status_name(in->status),
+			    in->host_name != NULL ? in->host_name : "?",
+			    (int)in->port);
+		if (in != NULL && kvlist_get(&in->metadata,
+		    REGISTRY_UNCOUNTED_KEY) != NULL)
+			return (AUDIT_AIRLIFT);
+		return (ev->created ? AUDIT_REGISTER : AUDIT_REREGISTER);
+	case REG_EV_CANCEL:
+		return (AUDIT_CANCEL);
+	case REG_EV_EVICT:
+		snprintf(detail, len, "lease expired");
+		return (AUDIT_EVICT);
+	case REG_EV_STATUS_UPDATE:
+		snprintf(detail, len, "%s", instance_status_name(ev->override));
+		return (AUDIT_STATUS);
+	case REG_EV_DELETE_OVERRIDE:
+		if (in != NULL)
+			snprintf(detail, len, "status %s",
+			    instance_status_name(in->status));
+		return (AUDIT_OVERRIDE_REMOVED);
+	case REG_EV_METADATA:
+		if (in != NULL)
+			snprintf(detail, len, "%zu metadata entries",
+			    in->metadata.n);
+		return (AUDIT_METADATA);
+	default:
+		return (-1);
+	}
+}
+
+/* The registry observer: one audit record per change. */
+static void
+console_observe_cb(const struct registry_event *ev, void *arg)
+{
+	struct console		*c = arg;
+	const struct audit_who	*cur;
+	const struct audit_rec	*r;
+	struct audit_who	 who;
+	char			 detail[160], where[320];
+	int			 what;
+
+	if (ev->type == REG_EV_RENEW)
+		return;
+	if ((what = console_what(ev, detail, sizeof detail)) < 0)
+		return;
+	cur = audit_who(c->d.audit);
+	who = *cur;
+	if (ev->type == REG_EV_EVICT) {
+		who.node = c->d.node;
+		who.user = "server";
+		who.addr = "";
+	}
+	if (who.user == NULL || who.user[0] == '\0')
+		who.user = ev->replicated ? "peer" : "server";
+	if (who.node == NULL || who.node[0] == '\0')
+		who.node = ev->replicated ? "(a peer)" : c->d.node;
+	r = audit_add(c->d.audit, ev->now.wall_ms, (enum audit_what)what,
+	    ev->app, ev->id, detail, &who, ev->replicated);
+	auditfile_write(c->d.file, r);
+	if (ev->type == REG_EV_REGISTER && !ev->replicated &&
+	    ev->inst != NULL) {
+		console_where(ev->inst, where, sizeof where);
+		doctor_register(c->d.doctor, ev->app, ev->id, where,
+		    ev->created, ev->inst->last_dirty_ts, ev->now);
+	}
+}
+
+/* A console over deps; observes the registry. */
+struct console *
+console_new(const struct console_deps *d)
+{
+	struct console	*c = xcalloc(1, sizeof *c);
+
+	c->d = *d;
+	registry_add_observer(d->reg, console_observe_cb, c);
+	return (c);
+}
+
+/* Free it. */
+void
+console_free(struct console *c)
+{
+	free(c);
+}
+
+/* Work out who is acting, when the audit first asks (audit.h). */
+static void
+console_who_cb(void *arg, struct audit_who *w)
+{
+	struct console			*c = arg;
+	struct evhttp_connection	*evcon;
+	char				*host = NULL;
+	ev_uint16_t			 port = 0;
+
+	c->addr[0] = '\0';
+	if (c->req != NULL &&
+	    (evcon = evhttp_request_get_connection(c->req)) != NULL) {
+		evhttp_connection_get_peer(evcon, &host, &port);
+		if (host != NULL)
+			snprintf(c->addr, sizeof c->addr, "%s", host);
+	}
+	w->addr = c->addr;
+	if (c->replicated) {
+		/* A Java peer's item names no origin: the sender is all. */
+		w->node = c->addr;
+		w->user = "peer";
+	} else {
+		w->node = c->d.node;
+		w->user = c->user;
+	}
+}
+
+/*
+ * Who is acting for this request (console.h): remembered, worked out only
+ * if the request changes something (a heartbeat never asks).
+ */
+void
+console_enter(struct console *c, struct evhttp_request *req,
+    const char *user, int replicated)
+{
+	if (c == NULL)
+		return;
+	c->req = req;
+	c->user = user != NULL ? user : "anonymous";
+	c->replicated = replicated;
+	audit_set_who_lazy(c->d.audit, console_who_cb, c);
+}
+
+/* The request is over. */
+void
+console_leave(struct console *c)
+{
+	if (c == NULL)
+		return;
+	audit_set_who(c->d.audit, NULL);
+	c->req = NULL;
+}
+
+/* A query parameter, NULL if absent. */
+static const char *
+console_query(const struct evkeyvalq *q, const char *name)
+{
+	const struct evkeyval	*e;
+
+	if (q == NULL)
+		return (NULL);
+	TAILQ_FOREACH(e, q, next)
+		if (strcmp(e->key, name) == 0)
+			return (e->value);
+	return (NULL);
+}
+
+/* A non-negative decimal query parameter; -1 when malformed. */
+static int
+console_query_i64(const struct evkeyvalq *q, const char *name,
+    int64_t *out)
+{
+	const char	*v = console_query(q, name);
+	char		*end;
+	long long	 n;
+
+	if (v == NULL || *v == '\0')
+		return (0);
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno != 0 || *end != '\0' || n < 0)
+		return (-1);
+	*out = n;
+	return (0);
+}
+
+/* GET heureka/audit. */
+static void
+console_audit(struct console *c, struct evhttp_request *req,
+    const struct evkeyvalq *q)
+{
+	struct buf	 b;
+	int64_t		 since = 0, limit = CONSOLE_AUDIT_LIMIT;
+
+	if (console_query_i64(q, "since", &since) != 0 ||
+	    console_query_i64(q, "limit", &limit) != 0) {
+		http_error(req, 400, "since (epoch ms) and limit must be "
+		    "non-negative integers");
+		return;
+	}
+	if (limit == 0 || limit > CONSOLE_AUDIT_LIMIT)
+		limit = CONSOLE_AUDIT_LIMIT;
+	buf_init(&b, 0);
+	audit_json(c->d.audit, &b, console_query(q, "app"),
+	    console_query(q, "id"), since, (size_t)limit);
+	http_reply(req, 200, "application/json", b.data, b.len);
+	buf_free(&b);
+}
+
+/* GET heureka/audit and heureka/doctor (console.h). */
+int
+console_http(struct console *c, struct evhttp_request *req,
+    const char *rest, const struct evkeyvalq *q, struct hk_time now)
+{
+	struct buf	 b;
+	size_t		 len = strcspn(rest, "?");
+
+	(void)now;
+	if (c == NULL)
+		return (0);
+	if (len > 0 && rest[len - 1] == '/')
+		len--;
+	if (!((len == 5 && strncmp(rest, "audit", 5) == 0) ||
+	    (len == 6 && strncmp(rest, "doctor", 6) == 0)))
+		return (0);
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_GET &&
+	    evhttp_request_get_command(req) != EVHTTP_REQ_HEAD) {
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Allow", "GET, HEAD");
+		http_error(req, 405, "method not allowed");
+		return (1);
+	}
+	if (len == 5) {
+		console_audit(c, req, q);
+		return (1);
+	}
+	buf_init(&b, 0);
+	doctor_json(c->d.doctor, &b);
+	http_reply(req, 200, "application/json", b.data, b.len);
+	buf_free(&b);
+	return (1);
+}
+
+/* registry_foreach_timing callback: one lease to the doctor. */
+static void
+console_scan_lease_cb(const struct registry_timing *t, void *arg)
+{
+	doctor_scan_lease(arg, t);
+}
+
+/* Whether a URL's host is name (case-insensitive). */
+static int
+console_host_is(const char *url, const char *name)
+{
+	const char	*h = strstr(url, "://"), *at;
+	size_t		 n;
+
+	if (h == NULL || name == NULL)
+		return (0);
+	h += 3;
+	n = strcspn(h, "/");
+	if ((at = memchr(h, '@', n)) != NULL) {
+		n -= (size_t)(at + 1 - h);
+		h = at + 1;
+	}
+	if (*h == '[')
+		return (0);	/* an IPv6 address is never a host name */
+	n = strcspn(h, ":/");
+	return (strlen(name) == n && strncasecmp(h, name, n) == 0);
+}
+
+/* The peer list's problems to the doctor. */
+static void
+console_scan_peers(struct console *c)
+{
+	struct peer_info	 pi;
+	struct peer		*p;
+	const char		*self;
+	char			 why[320];
+	size_t			 i, n;
+
+	if (c->d.peers == NULL)
+		return;
+	for (i = 0; (self = peers_self_url(c->d.peers, i)) != NULL; i++) {
+		if (console_host_is(self, c->d.hostname))
+			continue;
+		snprintf(why, sizeof why, "names this node itself, but not by "
+		    "its host name %s: heureka drops it, while Java Eureka "
+		    "nodes, which compare host names, would replicate to "
+		    "themselves and list it under unavailable-replicas; name "
+		    "each node by its host name", c->d.hostname);
+		doctor_scan_peer(c->d.doctor, self, why);
+	}
+	n = peers_count(c->d.peers);
+	for (i = 0; i < n; i++) {
+		p = peers_get(c->d.peers, i);
+		peers_info(c->d.peers, i, &pi);
+		why[0] = '\0';
+		if (p->last_status == 401 || p->last_status == 403)
+			snprintf(why, sizeof why, "refuses our credentials "
+			    "(answered %d): set the peer's user and password "
+			    "in its URL or heureka.security.peer.*",
+			    p->last_status);
+		else if (!pi.resolved)
+			snprintf(why, sizeof why, "its host name does not "
+			    "resolve");
+		else if (!pi.reachable && p->last_status == -1)
+			snprintf(why, sizeof why, "unreachable: no answer (%s)",
+			    pi.last_success_ms > 0 ? "it answered before" :
+			    "it never answered");
+		if (why[0] != '\0')
+			doctor_scan_peer(c->d.doctor, pi.url, why);
+	}
+}
+
+/* A registration refused for its clock (console.h). */
+void
+console_refused_future(struct console *c, const char *app, const char *id,
+    int64_t client_ts, struct hk_time now)
+{
+	if (c != NULL)
+		doctor_register(c->d.doctor, app, id, NULL, 0, client_ts, now);
+}
+
+/* One doctor scan (console.h). */
+void
+console_scan(struct console *c, struct hk_time now)
+{
+	int	active;
+
+	if (c == NULL)
+		return;
+	doctor_scan_begin(c->d.doctor, now);
+	registry_foreach_timing(c->d.reg, now.mono_ms, console_scan_lease_cb,
+	    c->d.doctor);
+	console_scan_peers(c);
+	active = !registry_lease_expiration_enabled(c->d.reg);
+	doctor_scan_selfpres(c->d.doctor, active,
+	    (long)registry_renew_threshold(c->d.reg),
+	    registry_renews_last_min(c->d.reg));
+	doctor_scan_end(c->d.doctor);
+}
