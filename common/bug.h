@@ -67,7 +67,7 @@ int	 bug_self_check(void);
  * self-checks are off.
  */
 int	 bug_check_due_slow(uint64_t *left, size_t n);
-/* bug_set_self_check's flag; read it through bug_check_due or bug_self_check. */
+/* bug_set_self_check's flag (read by bug_check_due, bug_self_check). */
 extern int bug_checks;
 
 static inline int

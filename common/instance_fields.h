@@ -289,10 +289,10 @@ ifield_dc(const char *s, size_t len)
  * ifield_set, inline for what most fields of most bodies are: a string
  * (text or a number's text), an int or a timestamp written as a plain
  * number within its range, a boolean, an exact status or data center
- * name. Everything else, and any value
- * these refuse, goes to ifield_set_slow, which applies the whole rule. Measured with
- * callgrind (tests/bench/run callgrind): the calls and the switches of
- * the general path cost some 2,000 instructions a 25-field registration.
+ * name. Everything else, and any value these refuse, goes to
+ * ifield_set_slow, which applies the whole rule. Measured with callgrind
+ * (tests/bench/run callgrind): the calls and the switches of the general
+ * path cost some 2,000 instructions a 25-field registration.
  */
 static inline __attribute__((always_inline)) int
 ifield_set(struct instance_builder *ib, enum ifield f, enum ifield_fmt fmt,
