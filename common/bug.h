@@ -66,7 +66,19 @@ int	 bug_self_check(void);
  * cost some 16 entry visits per operation whatever its size. 0 whenever
  * self-checks are off.
  */
-int	 bug_check_due(uint64_t *left, size_t n);
+int	 bug_check_due_slow(uint64_t *left, size_t n);
+/* bug_set_self_check's flag (read by bug_check_due, bug_self_check). */
+extern int bug_checks;
+
+static inline int
+bug_check_due(uint64_t *left, size_t n)
+{
+	/* Off in a server: one predictable branch, no call (fieldperf). */
+	if (__builtin_expect(!__atomic_load_n(&bug_checks, __ATOMIC_RELAXED),
+	    1))
+		return (0);
+	return (bug_check_due_slow(left, n));
+}
 /*
  * Declared first in a public operation: fn(&p) runs when the function
  * returns, by whichever return (the cleanup attribute of GCC and clang).

@@ -52,66 +52,99 @@
 /* Rule shorthands for the table's columns. */
 #define BOTH(r)		{ (r), (r) }
 #define FMT(j, x)	{ (j), (x) }
+#define OFF(m)		offsetof(struct instance, m)
 
 const struct ifield_def ifield_table[IF_COUNT] = {
 	[IF_INSTANCE_ID] = { "instanceId", IFP_INSTANCE, IFT_STRING,
-	    BOTH(0) },
-	[IF_HOST_NAME] = { "hostName", IFP_INSTANCE, IFT_STRING, BOTH(0) },
-	[IF_APP] = { "app", IFP_INSTANCE, IFT_STRING, BOTH(IFR_UPPER) },
-	[IF_IP_ADDR] = { "ipAddr", IFP_INSTANCE, IFT_STRING, BOTH(0) },
-	[IF_SID] = { "sid", IFP_INSTANCE, IFT_SID, BOTH(0) },
+	    BOTH(0), OFF(instance_id) },
+	[IF_HOST_NAME] = { "hostName", IFP_INSTANCE, IFT_STRING, BOTH(0),
+	    OFF(host_name) },
+	[IF_APP] = { "app", IFP_INSTANCE, IFT_STRING, BOTH(IFR_UPPER),
+	    OFF(app) },
+	[IF_IP_ADDR] = { "ipAddr", IFP_INSTANCE, IFT_STRING, BOTH(0),
+	    OFF(ip_addr) },
+	[IF_SID] = { "sid", IFP_INSTANCE, IFT_SID, BOTH(0),
+	    OFF(sid) },
 	[IF_STATUS] = { "status", IFP_INSTANCE, IFT_STATUS,
-	    FMT(0, IFR_ICASE) },
+	    FMT(0, IFR_ICASE),
+	    OFF(status) },
 	[IF_OVERRIDDEN_STATUS] = { "overriddenStatus", IFP_INSTANCE,
-	    IFT_STATUS, FMT(0, IFR_ICASE) },
+	    IFT_STATUS, FMT(0, IFR_ICASE),
+	    OFF(overridden_status) },
 	[IF_OVERRIDDEN_STATUS_LC] = { "overriddenstatus", IFP_INSTANCE,
-	    IFT_STATUS, FMT(0, IFR_ICASE) },
-	[IF_PORT] = { "port", IFP_INSTANCE, IFT_INT, BOTH(0) },
+	    IFT_STATUS, FMT(0, IFR_ICASE),
+	    OFF(overridden_status) },
+	[IF_PORT] = { "port", IFP_INSTANCE, IFT_INT, BOTH(0),
+	    OFF(port) },
 	[IF_PORT_ENABLED] = { "@enabled", IFP_PORT, IFT_BOOL,
-	    FMT(0, IFR_BOOL_NOT_FALSE) },
-	[IF_SECURE_PORT] = { "securePort", IFP_INSTANCE, IFT_INT, BOTH(0) },
+	    FMT(0, IFR_BOOL_NOT_FALSE),
+	    OFF(port_enabled) },
+	[IF_SECURE_PORT] = { "securePort", IFP_INSTANCE, IFT_INT, BOTH(0),
+	    OFF(secure_port) },
 	[IF_SECURE_PORT_ENABLED] = { "@enabled", IFP_PORT, IFT_BOOL,
-	    FMT(0, IFR_BOOL_TRUE) },
-	[IF_COUNTRY_ID] = { "countryId", IFP_INSTANCE, IFT_INT, BOTH(0) },
+	    FMT(0, IFR_BOOL_TRUE),
+	    OFF(secure_port_enabled) },
+	[IF_COUNTRY_ID] = { "countryId", IFP_INSTANCE, IFT_INT, BOTH(0),
+	    OFF(country_id) },
 	[IF_APP_GROUP_NAME] = { "appGroupName", IFP_INSTANCE, IFT_STRING,
-	    BOTH(IFR_UPPER) },
+	    BOTH(IFR_UPPER),
+	    OFF(app_group_name) },
 	[IF_HOME_PAGE_URL] = { "homePageUrl", IFP_INSTANCE, IFT_STRING,
-	    BOTH(0) },
+	    BOTH(0),
+	    OFF(home_page_url) },
 	[IF_STATUS_PAGE_URL] = { "statusPageUrl", IFP_INSTANCE, IFT_STRING,
-	    BOTH(0) },
+	    BOTH(0),
+	    OFF(status_page_url) },
 	[IF_HEALTH_CHECK_URL] = { "healthCheckUrl", IFP_INSTANCE, IFT_STRING,
-	    BOTH(0) },
+	    BOTH(0),
+	    OFF(health_check_url) },
 	[IF_SECURE_HEALTH_CHECK_URL] = { "secureHealthCheckUrl", IFP_INSTANCE,
-	    IFT_STRING, BOTH(0) },
+	    IFT_STRING, BOTH(0),
+	    OFF(secure_health_check_url) },
 	[IF_VIP_ADDRESS] = { "vipAddress", IFP_INSTANCE, IFT_STRING,
-	    BOTH(0) },
+	    BOTH(0),
+	    OFF(vip_address) },
 	[IF_SECURE_VIP_ADDRESS] = { "secureVipAddress", IFP_INSTANCE,
-	    IFT_STRING, BOTH(0) },
+	    IFT_STRING, BOTH(0),
+	    OFF(secure_vip_address) },
 	[IF_IS_COORDINATING] = { "isCoordinatingDiscoveryServer",
-	    IFP_INSTANCE, IFT_BOOL, FMT(0, IFR_BOOL_LOOSE) },
+	    IFP_INSTANCE, IFT_BOOL, FMT(0, IFR_BOOL_LOOSE),
+	    OFF(is_coordinating) },
 	[IF_LAST_UPDATED_TS] = { "lastUpdatedTimestamp", IFP_INSTANCE, IFT_TS,
-	    BOTH(0) },
+	    BOTH(0),
+	    OFF(last_updated_ts) },
 	[IF_LAST_DIRTY_TS] = { "lastDirtyTimestamp", IFP_INSTANCE, IFT_TS,
-	    BOTH(0) },
+	    BOTH(0),
+	    OFF(last_dirty_ts) },
 	[IF_ACTION_TYPE] = { "actionType", IFP_INSTANCE, IFT_ACTION,
-	    BOTH(0) },
-	[IF_ASG_NAME] = { "asgName", IFP_INSTANCE, IFT_STRING, BOTH(0) },
+	    BOTH(0),
+	    OFF(action_type) },
+	[IF_ASG_NAME] = { "asgName", IFP_INSTANCE, IFT_STRING, BOTH(0),
+	    OFF(asg_name) },
 	[IF_DC_NAME] = { "name", IFP_DC, IFT_DC_NAME,
-	    FMT(0, IFR_AMAZON_ICASE) },
+	    FMT(0, IFR_AMAZON_ICASE),
+	    OFF(dc_name) },
 	[IF_L_RENEWAL_INTERVAL] = { "renewalIntervalInSecs", IFP_LEASE,
-	    IFT_INT, FMT(0, IFR_SKIP_BAD) },
+	    IFT_INT, FMT(0, IFR_SKIP_BAD),
+	    OFF(lease.renewal_interval_secs) },
 	[IF_L_DURATION] = { "durationInSecs", IFP_LEASE, IFT_INT,
-	    FMT(0, IFR_SKIP_BAD) },
+	    FMT(0, IFR_SKIP_BAD),
+	    OFF(lease.duration_secs) },
 	[IF_L_REGISTRATION_TS] = { "registrationTimestamp", IFP_LEASE, IFT_TS,
-	    FMT(0, IFR_SKIP_BAD) },
+	    FMT(0, IFR_SKIP_BAD),
+	    OFF(lease.registration_ts) },
 	[IF_L_LAST_RENEWAL_TS] = { "lastRenewalTimestamp", IFP_LEASE, IFT_TS,
-	    FMT(0, IFR_SKIP_BAD) },
+	    FMT(0, IFR_SKIP_BAD),
+	    OFF(lease.last_renewal_ts) },
 	[IF_L_RENEWAL_TS] = { "renewalTimestamp", IFP_LEASE, IFT_TS,
-	    FMT(0, IFR_ABSENT) },
+	    FMT(0, IFR_ABSENT),
+	    OFF(lease.last_renewal_ts) },
 	[IF_L_EVICTION_TS] = { "evictionTimestamp", IFP_LEASE, IFT_TS,
-	    FMT(0, IFR_SKIP_BAD) },
+	    FMT(0, IFR_SKIP_BAD),
+	    OFF(lease.eviction_ts) },
 	[IF_L_SERVICE_UP_TS] = { "serviceUpTimestamp", IFP_LEASE, IFT_TS,
-	    FMT(0, IFR_SKIP_BAD) },
+	    FMT(0, IFR_SKIP_BAD),
+	    OFF(lease.service_up_ts) },
 };
 
 #define WHY_NAME	"a name expected"
@@ -119,102 +152,35 @@ const struct ifield_def ifield_table[IF_COUNT] = {
 #define WHY_BOOL	"true or false expected"
 #define WHY_DC		"MyOwn, Netflix or Amazon expected"
 
-static int	ifield_enum(const struct ifield_val *, int, const char *const *,
-		    size_t, int *);
+/* An enum's name and its length, for ifield_enum. */
+struct ifield_name {
+	const char	*s;
+	size_t		 len;
+};
+#define NAME(x)		{ (x), sizeof(x) - 1 }
 
-/* Is c white space as XML text has it around a number? */
-static inline int
-ifield_space(char c)
-{
-	return (c == ' ' || c == '\t' || c == '\n' || c == '\r');
-}
-
-/*
- * Parse a whole decimal long as Long.parseLong does. Up to 18 digits
- * cannot overflow; past them each digit is checked against the limit's
- * tenth and last digit.
- */
-int
-ifield_parse_i64(const char *s, size_t len, int trim, int64_t *out)
-{
-	const char	*end = s + len, *fast;
-	uint64_t	 v = 0, lim = (uint64_t)INT64_MAX, d;
-	int		 neg = 0;
-
-	if (trim) {
-		while (s < end && ifield_space(*s))
-			s++;
-		while (end > s && ifield_space(end[-1]))
-			end--;
-	}
-	if (s < end && (*s == '-' || *s == '+')) {
-		neg = *s == '-';
-		if (neg)
-			lim++;
-		s++;
-	}
-	if (s == end)
-		return (-1);
-	fast = end - s > 18 ? s + 18 : end;
-	for (; s < fast; s++) {
-		if ((d = (uint64_t)(unsigned char)*s - '0') > 9)
-			return (-1);
-		v = v * 10 + d;
-	}
-	for (; s < end; s++) {
-		if ((d = (uint64_t)(unsigned char)*s - '0') > 9)
-			return (-1);
-		if (v > lim / 10 || (v == lim / 10 && d > lim % 10))
-			return (-1);
-		v = v * 10 + d;
-	}
-	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
-	return (0);
-}
+static int	ifield_enum(const struct ifield_val *, int,
+		    const struct ifield_name *, size_t, int *);
 
 /*
  * A value's name among names[n] (exactly, or in any ASCII case with
  * icase) as *out; -1 if it is none of them.
  */
 static int
-ifield_enum(const struct ifield_val *v, int icase, const char *const *names,
-    size_t n, int *out)
+ifield_enum(const struct ifield_val *v, int icase,
+    const struct ifield_name *names, size_t n, int *out)
 {
 	size_t	i;
 
 	for (i = 0; i < n; i++) {
-		if (strlen(names[i]) != v->len)
+		if (names[i].len != v->len)
 			continue;
-		if (icase ? strncasecmp(names[i], v->s, v->len) == 0 :
-		    memcmp(names[i], v->s, v->len) == 0) {
+		if (icase ? strncasecmp(names[i].s, v->s, v->len) == 0 :
+		    memcmp(names[i].s, v->s, v->len) == 0) {
 			*out = (int)i;
 			return (0);
 		}
 	}
-	return (-1);
-}
-
-/*
- * A boolean: JSON's true/false or their strings in any case (the Java
- * clients write both), else -1; with one of the XML rules, the rule.
- */
-static int
-ifield_bool(const struct ifield_val *v, uint8_t rule)
-{
-	if (rule & IFR_BOOL_LOOSE)
-		return (v->len == 4 && strncasecmp(v->s, "true", 4) == 0);
-	if (rule & IFR_BOOL_NOT_FALSE)
-		return (!(v->len == 5 && memcmp(v->s, "false", 5) == 0));
-	if (rule & IFR_BOOL_TRUE)
-		return (v->len == 4 && memcmp(v->s, "true", 4) == 0);
-	if (v->type == IFV_BOOL)
-		return (v->b);
-	if (v->type != IFV_TEXT)
-		return (-1);
-	if (v->len == 4 && strncasecmp(v->s, "true", 4) == 0)
-		return (1);
-	if (v->len == 5 && strncasecmp(v->s, "false", 5) == 0)
-		return (0);
 	return (-1);
 }
 
@@ -235,135 +201,34 @@ ifield_text(struct instance_builder *ib, const struct ifield_val *v,
 	return (s);
 }
 
-/* Where a string field is kept in the instance. */
-static char **
-ifield_str_slot(struct instance *in, enum ifield f)
-{
-	switch (f) {
-	case IF_INSTANCE_ID:
-		return (&in->instance_id);
-	case IF_HOST_NAME:
-		return (&in->host_name);
-	case IF_APP:
-		return (&in->app);
-	case IF_IP_ADDR:
-		return (&in->ip_addr);
-	case IF_APP_GROUP_NAME:
-		return (&in->app_group_name);
-	case IF_HOME_PAGE_URL:
-		return (&in->home_page_url);
-	case IF_STATUS_PAGE_URL:
-		return (&in->status_page_url);
-	case IF_HEALTH_CHECK_URL:
-		return (&in->health_check_url);
-	case IF_SECURE_HEALTH_CHECK_URL:
-		return (&in->secure_health_check_url);
-	case IF_VIP_ADDRESS:
-		return (&in->vip_address);
-	case IF_SECURE_VIP_ADDRESS:
-		return (&in->secure_vip_address);
-	case IF_ASG_NAME:
-		return (&in->asg_name);
-	default:
-		return (NULL);
-	}
-}
-
-/* Store an int field's value. */
-static void
-ifield_put_int(struct instance *in, enum ifield f, int32_t n)
-{
-	switch (f) {
-	case IF_PORT:
-		in->port = n;
-		break;
-	case IF_SECURE_PORT:
-		in->secure_port = n;
-		break;
-	case IF_COUNTRY_ID:
-		in->country_id = n;
-		break;
-	case IF_L_RENEWAL_INTERVAL:
-		/* <= 0 is "the default": instance_defaults() (§4.1.6). */
-		in->lease.renewal_interval_secs = n;
-		break;
-	case IF_L_DURATION:
-		in->lease.duration_secs = n;
-		break;
-	default:
-		break;
-	}
-}
+/* Field d's member of the instance, as a T. */
+#define IFIELD_AT(in, d, T)	((T *)(void *)((char *)(in) + (d)->off))
 
 /*
- * Store a timestamp field's value. renewalTimestamp only fills
- * lastRenewalTimestamp while that has not been given (LeaseInfo's
- * @JsonCreator); the decoder tracks which by has_last_renewal.
+ * Read v as field f by format fmt's rule and store it in ib->in: the
+ * whole rule, for the cases ifield_set (instance_fields.h) does not take
+ * inline.
  */
-static void
-ifield_put_ts(struct instance *in, enum ifield f, int64_t n)
-{
-	switch (f) {
-	case IF_LAST_UPDATED_TS:
-		in->last_updated_ts = n;
-		break;
-	case IF_LAST_DIRTY_TS:
-		in->last_dirty_ts = n;
-		break;
-	case IF_L_REGISTRATION_TS:
-		in->lease.registration_ts = n;
-		break;
-	case IF_L_LAST_RENEWAL_TS:
-	case IF_L_RENEWAL_TS:
-		in->lease.last_renewal_ts = n;
-		break;
-	case IF_L_EVICTION_TS:
-		in->lease.eviction_ts = n;
-		break;
-	case IF_L_SERVICE_UP_TS:
-		in->lease.service_up_ts = n;
-		break;
-	default:
-		break;
-	}
-}
-
-/* Store a boolean field's value. */
-static void
-ifield_put_bool(struct instance *in, enum ifield f, int b)
-{
-	if (f == IF_PORT_ENABLED)
-		in->port_enabled = (uint8_t)b;
-	else if (f == IF_SECURE_PORT_ENABLED)
-		in->secure_port_enabled = (uint8_t)b;
-	else if (f == IF_IS_COORDINATING)
-		in->is_coordinating = (uint8_t)b;
-}
-
-/* Read v as field f by format fmt's rule and store it in ib->in. */
 int
-ifield_set(struct instance_builder *ib, enum ifield f, enum ifield_fmt fmt,
+ifield_set_slow(struct instance_builder *ib, enum ifield f, enum ifield_fmt fmt,
     const struct ifield_val *v, const char **why)
 {
-	static const char *const status_names[STATUS_COUNT] = {
-		"UP", "DOWN", "STARTING", "OUT_OF_SERVICE", "UNKNOWN"
-	};
-	static const char *const action_names[] = {
-		"", "ADDED", "MODIFIED", "DELETED"
-	};
-	static const char *const dc_names[] = {
-		"MyOwn", "Netflix", "Amazon"
+	static const struct ifield_name action_names[] = {
+		NAME(""), NAME("ADDED"), NAME("MODIFIED"), NAME("DELETED")
 	};
 	const struct ifield_def	*d = &ifield_table[f];
 	struct instance		*in = &ib->in;
 	uint8_t			 rule = d->rule[fmt];
 	int64_t			 n;
 	int			 e, b;
+	enum instance_status	 st;
+	char			 up[sizeof "OUT_OF_SERVICE" - 1];
+	size_t			 i;
 
 	*why = NULL;
 	switch (d->type) {
 	case IFT_STRING:
-		*ifield_str_slot(in, f) = ifield_text(ib, v, rule);
+		*IFIELD_AT(in, d, char *) = ifield_text(ib, v, rule);
 		return (0);
 	case IFT_SID:
 		if (v->type == IFV_TEXT && v->len == 2 &&
@@ -376,13 +241,16 @@ ifield_set(struct instance_builder *ib, enum ifield f, enum ifield_fmt fmt,
 		/* A number or a boolean is no name at all. */
 		if (v->type != IFV_TEXT)
 			break;
-		if (ifield_enum(v, rule & IFR_ICASE, status_names,
-		    STATUS_COUNT, &e) != 0)
-			e = STATUS_UNKNOWN;
-		if (f == IF_STATUS)
-			in->status = (enum instance_status)e;
-		else
-			in->overridden_status = (enum instance_status)e;
+		if (!(rule & IFR_ICASE) || v->len > sizeof up)
+			st = ifield_status(v->s, v->len);
+		else {
+			/* toEnum's upper-casing, then the exact names. */
+			for (i = 0; i < v->len; i++)
+				up[i] = v->s[i] >= 'a' && v->s[i] <= 'z' ?
+				    (char)(v->s[i] - 'a' + 'A') : v->s[i];
+			st = ifield_status(up, v->len);
+		}
+		*IFIELD_AT(in, d, enum instance_status) = st;
 		return (0);
 	case IFT_ACTION:
 		if (v->type != IFV_TEXT)
@@ -407,7 +275,7 @@ ifield_set(struct instance_builder *ib, enum ifield f, enum ifield_fmt fmt,
 				*why = INSTANCE_TS_RULE;
 				return (-1);
 			}
-			ifield_put_ts(in, f, n);
+			*IFIELD_AT(in, d, int64_t) = n;
 		} else {
 			if (n < INT32_MIN || n > INT32_MAX) {
 				if (rule & IFR_SKIP_BAD)
@@ -415,7 +283,7 @@ ifield_set(struct instance_builder *ib, enum ifield f, enum ifield_fmt fmt,
 				*why = WHY_NUMBER;
 				return (-1);
 			}
-			ifield_put_int(in, f, (int32_t)n);
+			*IFIELD_AT(in, d, int32_t) = (int32_t)n;
 		}
 		return (0);
 	case IFT_BOOL:
@@ -423,7 +291,7 @@ ifield_set(struct instance_builder *ib, enum ifield f, enum ifield_fmt fmt,
 			*why = WHY_BOOL;
 			return (-1);
 		}
-		ifield_put_bool(in, f, b);
+		*IFIELD_AT(in, d, uint8_t) = (uint8_t)b;
 		return (0);
 	case IFT_DC_NAME:
 		if (v->type != IFV_TEXT)
@@ -431,7 +299,7 @@ ifield_set(struct instance_builder *ib, enum ifield f, enum ifield_fmt fmt,
 		if ((rule & IFR_AMAZON_ICASE) && v->len == 6 &&
 		    strncasecmp(v->s, "Amazon", 6) == 0)
 			e = DC_AMAZON;
-		else if (ifield_enum(v, 0, dc_names, 3, &e) != 0) {
+		else if ((e = ifield_dc(v->s, v->len)) < 0) {
 			*why = WHY_DC;
 			return (-1);
 		}

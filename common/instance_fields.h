@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "instance.h"
 
@@ -101,6 +102,7 @@ struct ifield_def {
 	enum ifield_parent	 parent;
 	enum ifield_type	 type;
 	uint8_t			 rule[IFMT_COUNT];
+	uint16_t		 off;		/* its member of struct instance */
 };
 
 /* The table, indexed by enum ifield. */
@@ -129,18 +131,225 @@ struct ifield_val {
  * reason's static text ("a number expected", ...), which the decoder
  * words as "invalid <name>: <why>".
  */
-int	 ifield_set(struct instance_builder *ib, enum ifield f,
+static inline int ifield_set(struct instance_builder *ib, enum ifield f,
+	    enum ifield_fmt fmt, const struct ifield_val *v, const char **why);
+/* ifield_set for every case; ifield_set's inline part takes the common. */
+int	 ifield_set_slow(struct instance_builder *ib, enum ifield f,
 	    enum ifield_fmt fmt, const struct ifield_val *v, const char **why);
 
 /* The field parent's child called name (len bytes) has in fmt; IF_NONE. */
 enum ifield	 ifield_find(enum ifield_parent, enum ifield_fmt,
 		    const char *name, size_t len);
 
+/* Is c white space as XML text has it around a number? */
+static inline int
+ifield_space(char c)
+{
+	return (c == ' ' || c == '\t' || c == '\n' || c == '\r');
+}
+
 /*
  * The len bytes at s as one whole decimal long, as Long.parseLong (an
  * optional sign, digits, no overflow); with trim, surrounding white
- * space is allowed (XML text). 0, or -1 if they are not one.
+ * space is allowed (XML text). 0, or -1 if they are not one. Inline, as
+ * every number of every field comes here. Up to 18 digits cannot
+ * overflow; past them each digit is checked against the limit's tenth
+ * and last digit.
  */
-int	 ifield_parse_i64(const char *s, size_t len, int trim, int64_t *out);
+static inline int
+ifield_parse_i64(const char *s, size_t len, int trim, int64_t *out)
+{
+	const char	*end = s + len, *fast;
+	uint64_t	 v = 0, lim = (uint64_t)INT64_MAX, d;
+	int		 neg = 0;
+
+	if (trim) {
+		while (s < end && ifield_space(*s))
+			s++;
+		while (end > s && ifield_space(end[-1]))
+			end--;
+	}
+	if (s < end && (*s == '-' || *s == '+')) {
+		neg = *s == '-';
+		if (neg)
+			lim++;
+		s++;
+	}
+	if (s == end)
+		return (-1);
+	fast = end - s > 18 ? s + 18 : end;
+	for (; s < fast; s++) {
+		if ((d = (uint64_t)(unsigned char)*s - '0') > 9)
+			return (-1);
+		v = v * 10 + d;
+	}
+	for (; s < end; s++) {
+		if ((d = (uint64_t)(unsigned char)*s - '0') > 9)
+			return (-1);
+		if (v > lim / 10 || (v == lim / 10 && d > lim % 10))
+			return (-1);
+		v = v * 10 + d;
+	}
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return (0);
+}
+
+/* Are the len bytes at s the lower-case word w, in any ASCII case? */
+static inline int
+ifield_word_icase(const char *s, size_t len, const char *w, size_t wlen)
+{
+	uint32_t	a, b;
+	size_t		i = 0;
+
+	if (len != wlen)
+		return (0);
+	if (len >= 4) {
+		/* The first four at once: w is a constant once inlined. */
+		memcpy(&a, s, 4);
+		memcpy(&b, w, 4);
+		if ((a | 0x20202020U) != b)
+			return (0);
+		i = 4;
+	}
+	for (; i < len; i++) {
+		if ((s[i] | 0x20) != w[i])
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * A boolean: JSON's true/false or their strings in any case (the Java
+ * clients write both), else -1; with one of the XML rules, the rule.
+ */
+static inline int
+ifield_bool(const struct ifield_val *v, uint8_t rule)
+{
+	if (rule & IFR_BOOL_LOOSE)
+		return (ifield_word_icase(v->s, v->len, "true", 4));
+	if (rule & IFR_BOOL_NOT_FALSE)
+		return (!(v->len == 5 && memcmp(v->s, "false", 5) == 0));
+	if (rule & IFR_BOOL_TRUE)
+		return (v->len == 4 && memcmp(v->s, "true", 4) == 0);
+	if (v->type == IFV_BOOL)
+		return (v->b);
+	if (v->type != IFV_TEXT)
+		return (-1);
+	if (ifield_word_icase(v->s, v->len, "true", 4))
+		return (1);
+	if (ifield_word_icase(v->s, v->len, "false", 5))
+		return (0);
+	return (-1);
+}
+
+/*
+ * The InstanceStatus named exactly by the len bytes at s; UNKNOWN for
+ * any other name, as both of Eureka's codecs keep it.
+ */
+static inline enum instance_status
+ifield_status(const char *s, size_t len)
+{
+	switch (len) {
+	case 2:
+		if (memcmp(s, "UP", 2) == 0)
+			return (STATUS_UP);
+		break;
+	case 4:
+		if (memcmp(s, "DOWN", 4) == 0)
+			return (STATUS_DOWN);
+		break;
+	case 8:
+		if (memcmp(s, "STARTING", 8) == 0)
+			return (STATUS_STARTING);
+		break;
+	case 14:
+		if (memcmp(s, "OUT_OF_SERVICE", 14) == 0)
+			return (STATUS_OUT_OF_SERVICE);
+		break;
+	default:
+		break;
+	}
+	return (STATUS_UNKNOWN);
+}
+
+/* The data center named exactly by the len bytes at s; -1 if none. */
+static inline int
+ifield_dc(const char *s, size_t len)
+{
+	if (len == 5 && memcmp(s, "MyOwn", 5) == 0)
+		return (DC_MYOWN);
+	if (len == 7 && memcmp(s, "Netflix", 7) == 0)
+		return (DC_NETFLIX);
+	if (len == 6 && memcmp(s, "Amazon", 6) == 0)
+		return (DC_AMAZON);
+	return (-1);
+}
+
+/*
+ * ifield_set, inline for what most fields of most bodies are: a string
+ * (text or a number's text), an int or a timestamp written as a plain
+ * number within its range, a boolean, an exact status or data center
+ * name. Everything else, and any value these refuse, goes to
+ * ifield_set_slow, which applies the whole rule. Measured with callgrind
+ * (tests/bench/run callgrind): the calls and the switches of the general
+ * path cost some 2,000 instructions a 25-field registration.
+ */
+static inline __attribute__((always_inline)) int
+ifield_set(struct instance_builder *ib, enum ifield f, enum ifield_fmt fmt,
+    const struct ifield_val *v, const char **why)
+{
+	const struct ifield_def	*d = &ifield_table[f];
+	char			*at = (char *)&ib->in + d->off;
+	char			*s;
+	int64_t			 n;
+	int			 b;
+
+	switch (d->type) {
+	case IFT_BOOL:
+		if ((b = ifield_bool(v, d->rule[fmt])) < 0)
+			return (ifield_set_slow(ib, f, fmt, v, why));
+		*(uint8_t *)(void *)at = (uint8_t)b;
+		break;
+	case IFT_STATUS:
+		if (v->type != IFV_TEXT || (d->rule[fmt] & IFR_ICASE))
+			return (ifield_set_slow(ib, f, fmt, v, why));
+		*(enum instance_status *)(void *)at = ifield_status(v->s,
+		    v->len);
+		break;
+	case IFT_DC_NAME:
+		if (v->type != IFV_TEXT || (d->rule[fmt] & IFR_AMAZON_ICASE) ||
+		    (b = ifield_dc(v->s, v->len)) < 0)
+			return (ifield_set_slow(ib, f, fmt, v, why));
+		*(enum dc_name *)(void *)at = (enum dc_name)b;
+		ib->in.has_dc_name = 1;
+		break;
+	case IFT_STRING:
+		if (v->type == IFV_BOOL)
+			return (ifield_set_slow(ib, f, fmt, v, why));
+		s = instance_builder_str(ib, v->s, v->len);
+		if (d->rule[fmt] & IFR_UPPER)
+			str_upper(s);
+		*(char **)(void *)at = s;
+		break;
+	case IFT_INT:
+		if (v->type == IFV_BOOL ||
+		    ifield_parse_i64(v->s, v->len, fmt == IFMT_XML, &n) != 0 ||
+		    n < INT32_MIN || n > INT32_MAX)
+			return (ifield_set_slow(ib, f, fmt, v, why));
+		*(int32_t *)(void *)at = (int32_t)n;
+		break;
+	case IFT_TS:
+		if (v->type == IFV_BOOL ||
+		    ifield_parse_i64(v->s, v->len, fmt == IFMT_XML, &n) != 0 ||
+		    n < 0 || n > INSTANCE_TS_MAX)
+			return (ifield_set_slow(ib, f, fmt, v, why));
+		*(int64_t *)(void *)at = n;
+		break;
+	default:
+		return (ifield_set_slow(ib, f, fmt, v, why));
+	}
+	*why = NULL;
+	return (0);
+}
 
 #endif

@@ -353,24 +353,15 @@ jctx_meta_set(struct jctx *cx, struct kvlist *kv, const struct jv *v)
  * for JSON (instance_fields.h); a refused value fails the decode as
  * "invalid <prefix><label>: <why>".
  */
-static int
+static inline __attribute__((always_inline)) int
 jctx_field(struct jctx *cx, enum ifield fid, const char *prefix,
     const char *label, const struct jv *v)
 {
 	struct ifield_val	 iv;
 	const char		*why;
 
-	switch (v->type) {
-	case JV_BOOL:
-		iv.type = IFV_BOOL;
-		break;
-	case JV_NUM:
-		iv.type = IFV_NUM;
-		break;
-	default:
-		iv.type = IFV_TEXT;
-		break;
-	}
+	iv.type = v->type == JV_BOOL ? IFV_BOOL :
+	    v->type == JV_NUM ? IFV_NUM : IFV_TEXT;
 	iv.b = v->b;
 	iv.s = v->s;
 	iv.len = v->len;

@@ -290,28 +290,19 @@ cache_check(const struct cache *c, char **cause)
 	return (0);
 }
 
-/* A public operation begins (CACHE_CHECKED). */
-struct cache *
-cache_enter(struct cache *c)
-{
-	c->op_depth++;
-	return (c);
-}
-
 /*
- * A public operation ends: the outermost runs the walk when due; a breach
- * is fatal (the tests' mode).
+ * The outermost public operation ended with self-checks on
+ * (cache_int.h's cache_self_check): the walk runs when due; a breach is
+ * fatal (the tests' mode).
  */
 void
-cache_self_check(struct cache **cp)
+cache_self_check_walk(struct cache **cp)
 {
 	struct cache	*c = *cp;
 	char		*cause = NULL;
 
-	if (--c->op_depth > 0)
-		return;
-	if (!bug_check_due(&c->check_left, htab_count(&c->frags) + c->nvips +
-	    c->nro))
+	if (!bug_check_due_slow(&c->check_left, htab_count(&c->frags) +
+	    c->nvips + c->nro))
 		return;
 	if (cache_check(c, &cause) != 0)
 		fatalx("%s: %s", __func__, cause);

@@ -353,27 +353,18 @@ out:
 	return (rc);
 }
 
-/* A public operation begins (REGISTRY_CHECKED). */
-struct registry *
-registry_enter(struct registry *reg)
-{
-	reg->op_depth++;
-	return (reg);
-}
-
 /*
- * A public operation ends: the outermost runs the walk when due; a breach
+ * The outermost public operation ended with self-checks on
+ * (registry_int.h's registry_self_check): the walk runs when due; a breach
  * is fatal (the tests' mode).
  */
 void
-registry_self_check(struct registry **regp)
+registry_self_check_walk(struct registry **regp)
 {
 	struct registry	*reg = *regp;
 	char		*cause = NULL;
 
-	if (--reg->op_depth > 0)
-		return;
-	if (!bug_check_due(&reg->check_left, reg->size + reg->qn))
+	if (!bug_check_due_slow(&reg->check_left, reg->size + reg->qn))
 		return;
 	if (registry_check(reg, &cause) != 0)
 		fatalx("%s: %s", __func__, cause);
