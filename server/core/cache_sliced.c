@@ -381,6 +381,12 @@ delta_step(struct cache *c, const struct cache_key *k, size_t budget,
 	if (sb->src == NULL) {
 		if (!delta_plain_step(c, &plain, budget, now))
 			return (0);
+		/*
+		 * The plain build's new side entry may have pushed the
+		 * oldest out (MAX_SIDE_ENTRIES), and that may be this one:
+		 * find it again (sb_get makes a fresh one if it went).
+		 */
+		sb = sb_get(c, SIDE_DELTA, k, NULL);
 		src = c->delta[variant(k)][0].body;
 		if (z->body != NULL && z->src == src) {
 			sb_free(c, sb);

@@ -446,6 +446,42 @@ START_TEST(test_big_body_reaped_in_pieces)
 }
 END_TEST
 
+/*
+ * A gzip delta whose side entry is the oldest, waiting for its plain
+ * body, while MAX_SIDE_ENTRIES side builds are in flight: the plain
+ * build's new entry pushes the oldest out, which was the gzip one the
+ * step still held (a use after free, scan-build's report; ASan catches
+ * it). The step must find its entry again after the plain build.
+ */
+START_TEST(test_gzip_delta_entry_evicted_by_plain)
+{
+	struct cache_key	 k = key_at(0), kz = key_at(1);
+	char			 name[32], *a, *b;
+	size_t			 la, lb;
+	int			 i;
+
+	ck_assert_int_eq(cache_step(cache, CACHE_RES_DELTA, &k, NULL, 1,
+	    NOW), 0);
+	ck_assert_int_eq(cache_step(cache, CACHE_RES_DELTA, &kz, NULL, 1,
+	    NOW), 0);
+	/* 511 VIP builds: the plain delta's entry goes, the gzip's is last. */
+	for (i = 0; i < 511; i++) {
+		snprintf(name, sizeof name, "vip-%d", i);
+		ck_assert_int_eq(cache_step(cache, CACHE_RES_VIP, &k, name, 1,
+		    NOW), 0);
+	}
+	/* The plain build ends in this call; its entry is new. */
+	while (!cache_step(cache, CACHE_RES_DELTA, &kz, NULL, 0, NOW))
+		;
+	a = body_of(cache, CACHE_RES_DELTA, &kz, NULL, &la);
+	ck_assert_ptr_nonnull(a);
+	b = body_of(cache, CACHE_RES_DELTA, &k, NULL, &lb);
+	ck_assert_ptr_nonnull(b);
+	free(a);
+	free(b);
+}
+END_TEST
+
 /* The suite. */
 static Suite *
 cache_sliced_suite(void)
@@ -467,6 +503,7 @@ cache_sliced_suite(void)
 	tcase_add_test(tc, test_budget_zero_is_one_call);
 	tcase_add_test(tc, test_read_only_refresh_slices_them);
 	tcase_add_test(tc, test_big_body_reaped_in_pieces);
+	tcase_add_test(tc, test_gzip_delta_entry_evicted_by_plain);
 	suite_add_tcase(s, tc);
 	return (s);
 }
