@@ -65,10 +65,15 @@ while True:
     if os.path.exists(os.path.join(d, "poll")):
         c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
         c.request("GET", u.path + "apps/delta", headers=h)
-        c.getresponse().read(); c.close()
-        n += 1
-        open(os.path.join(d, "polls.tmp"), "w").write("%d\n" % n)
-        os.rename(os.path.join(d, "polls.tmp"), os.path.join(d, "polls"))
+        r = c.getresponse(); r.read(); c.close()
+        # Only an answered fetch counts (before the start-up sync
+        # opens reads a fetch is refused, and the barrier, rightly,
+        # does not count that client).
+        if r.status == 200:
+            n += 1
+            open(os.path.join(d, "polls.tmp"), "w").write("%d\n" % n)
+            os.rename(os.path.join(d, "polls.tmp"),
+                      os.path.join(d, "polls"))
     time.sleep(0.2)
 EOF
 hk_own $!
