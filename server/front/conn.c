@@ -7,31 +7,21 @@
  * connections sending unfinished 32 KiB heads held 2,000 descriptors and
  * 130 MiB; with the descriptor limit at 1024 and the cap at 900, 1,100
  * idle connections exhausted the descriptors, accept failed with EMFILE
- * and /health timed out). Now every connection is counted the moment
- * evhttp makes its bufferevent, and the newest past the cap is closed.
- *
- * evhttp 2.1 gives no hook between accepting a socket and reading from
- * it other than the bufferevent callback, which runs before the
- * connection object exists, and a NULL from it does not refuse (evhttp
- * then makes a bufferevent of its own). So the bufferevent is held (a
- * reference) and admitted by an event made active at once: it runs in
- * the same loop turn, after evhttp has set the connection up and before
- * any read of the new socket can be seen, takes evhttp's close callback
- * and checks the limits: the cap, and the descriptor reserve: at most
- * RLIMIT_NOFILE less descriptor-reserve less the descriptors open when
- * the port opened (the log, the listeners) are connections; the reserve
- * is for the peers' outgoing connections, the health port and files.
- * Past a limit, the oldest
- * connection that has not yet sent a whole request head is closed (it
- * holds nothing of evhttp's, and the head deadline would end it soon
- * anyway), so that a /health probe or a client still gets in while
- * idle or slow connections fill the cap; when every other connection
- * has been served, the newest is closed instead. An accept that fails
- * with EMFILE anyway is paused for a second by server.c (tmux's
- * back-off). libevent's listener accepts in a loop until the backlog is
- * empty, all before the admission runs; so the listener stops for the
- * rest of a turn once CONN_ACCEPT_BATCH connections are waiting or the
- * descriptors allow no more, and the admission starts it again.
+ * and /health timed out). Every connection is counted the moment it is
+ * accepted, and checked against the limits before it reads a byte: the
+ * cap, and the descriptor reserve: at most RLIMIT_NOFILE less
+ * descriptor-reserve less the descriptors open when the port opened (the
+ * log, the listeners) are connections; the reserve is for the peers'
+ * outgoing connections, the health port and files. Past a limit, the
+ * oldest connection that has not yet sent a whole request head is closed
+ * (it holds no request, and the head deadline would end it soon anyway),
+ * so that a /health probe or a client still gets in while idle or slow
+ * connections fill the cap; when every other connection has been
+ * served, the newest is closed instead. An accept that fails with EMFILE
+ * anyway is paused for a second by server.c (tmux's back-off). (With
+ * evhttp's server the admission ran a turn after the accept, from an
+ * event, since evhttp had no hook between the two; the front accepts
+ * itself.)
  */
 #include <sys/queue.h>
 #include <sys/resource.h>
@@ -47,42 +37,35 @@
 
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/http.h>
 #include <event2/listener.h>
 
 #include "conn.h"
-#include "guard.h"
+#include "http.h"
 #include "log.h"
 #include "metrics.h"
 #include "xmalloc.h"
 
 /* One connection, from its accept to its close. */
 struct conn {
-	TAILQ_ENTRY(conn)	 entry;		/* pending, or fresh */
+	TAILQ_ENTRY(conn)	 entry;		/* fresh */
 	int			 fresh;		/* on cs->fresh */
 	struct conns		*cs;
-	struct bufferevent	*bev;
-	struct evhttp_connection *evcon;	/* once admitted */
-	struct guard		*guard;
+	struct hconn		*hc;
+	LIST_ENTRY(conn)	 all;
 };
 TAILQ_HEAD(connq, conn);
 
 struct conns {
 	struct conns_deps	 d;
-	struct connq		 pending;	/* accepted this turn */
 	struct connq		 fresh;		/* admitted, no head yet
 						   (oldest first; lazily
 						   pruned of served ones) */
-	struct event		*admit_ev;
 	int64_t			 nofile;	/* 0: no limit */
 	int64_t			 fd_cap;	/* connections the
 						   descriptors allow */
-	struct evconnlistener	*listener;	/* NULL: never paused */
-	int			 paused;	/* by us, for this turn */
-	unsigned		 npending;
+	struct evconnlistener	*listener;
+	LIST_HEAD(, conn)	 all;
 };
-
-#define CONN_ACCEPT_BATCH	64	/* accepted a turn, at most */
 
 static struct log_ratelim conn_cap_rl = LOG_RATELIM_INIT(60000, 1);
 
@@ -95,8 +78,8 @@ conns_new(const struct conns_deps *deps)
 	int		 fd;
 
 	cs->d = *deps;
-	TAILQ_INIT(&cs->pending);
 	TAILQ_INIT(&cs->fresh);
+	LIST_INIT(&cs->all);
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 		cs->nofile = (int64_t)rl.rlim_cur;
 	/* The lowest free descriptor: how many are in use before any. */
@@ -108,27 +91,20 @@ conns_new(const struct conns_deps *deps)
 	return (cs);
 }
 
-/* Forget a connection (counted down). */
+/* The front is freeing a connection: pass it on, then count it down. */
 static void
-conn_gone(struct conn *c)
-{
-	if (c->fresh)
-		TAILQ_REMOVE(&c->cs->fresh, c, entry);
-	guard_free(c->guard);
-	if (*c->cs->d.open > 0)
-		(*c->cs->d.open)--;
-	free(c);
-}
-
-/* evhttp is freeing a connection: pass it on, then guard and count go. */
-static void
-conn_close_cb(struct evhttp_connection *evcon, void *arg)
+conn_close_cb(struct hconn *hc, void *arg)
 {
 	struct conn	*c = arg;
 
 	if (c->cs->d.closecb != NULL)
-		c->cs->d.closecb(evcon, c->cs->d.closearg);
-	conn_gone(c);
+		c->cs->d.closecb(hc, c->cs->d.closearg);
+	if (c->fresh)
+		TAILQ_REMOVE(&c->cs->fresh, c, entry);
+	if (*c->cs->d.open > 0)
+		(*c->cs->d.open)--;
+	LIST_REMOVE(c, all);
+	free(c);
 }
 
 /* The limit that fd's connection is past, or NULL; counted and logged. */
@@ -163,7 +139,7 @@ conn_oldest_fresh(struct conns *cs)
 	struct conn	*c;
 
 	while ((c = TAILQ_FIRST(&cs->fresh)) != NULL) {
-		if (!guard_has_served(c->guard))
+		if (!hconn_has_served(c->hc))
 			return (c);
 		TAILQ_REMOVE(&cs->fresh, c, entry);
 		c->fresh = 0;
@@ -171,84 +147,43 @@ conn_oldest_fresh(struct conns *cs)
 	return (NULL);
 }
 
-/*
- * Admit the connections accepted this turn: each takes evhttp's close
- * callback; past a limit, the oldest unserved connection or the new one
- * is closed.
- */
-static void
-conns_admit_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct conns			*cs = arg;
-	struct conn			*c, *old;
-	void				*evcon;
-	evutil_socket_t			 sock;
-	int				 one = 1;
-
-	(void)fd;
-	(void)what;
-	while ((c = TAILQ_FIRST(&cs->pending)) != NULL) {
-		TAILQ_REMOVE(&cs->pending, c, entry);
-		cs->npending--;
-		evcon = NULL;
-		bufferevent_getcb(c->bev, NULL, NULL, NULL, &evcon);
-		if (evcon == NULL) {
-			/* evhttp gave up on it (bufferevent_free cleared it). */
-			bufferevent_decref(c->bev);
-			conn_gone(c);
-			continue;
-		}
-		c->evcon = evcon;
-		evhttp_connection_set_closecb(evcon, conn_close_cb, c);
-		bufferevent_decref(c->bev);
-		sock = bufferevent_getfd(c->bev);
-		if (conn_over(cs, sock) != NULL) {
-			/* No request of old reached evhttp: free it. */
-			if ((old = conn_oldest_fresh(cs)) == NULL) {
-				evhttp_connection_free(evcon);
-				continue;
-			}
-			evhttp_connection_free(old->evcon);
-		}
-		setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-		TAILQ_INSERT_TAIL(&cs->fresh, c, entry);
-		c->fresh = 1;
-	}
-	if (cs->paused) {
-		cs->paused = 0;
-		evconnlistener_enable(cs->listener);
-	}
-}
-
-/* The listener to stop for a turn when accepts pile up; see conn.h. */
+/* The listener, paused by server.c when accept fails; see conn.h. */
 void
 conns_set_listener(struct conns *cs, struct evconnlistener *l)
 {
 	cs->listener = l;
 }
 
-/* A new connection's bufferevent; see conn.h. */
+/*
+ * A new connection: counted, and past a limit the oldest unserved
+ * connection or this one is closed; see conn.h.
+ */
 void
-conns_accepted(struct conns *cs, struct bufferevent *bev, int tls)
+conns_accepted(struct conns *cs, const struct hfront_conf *fc,
+    struct bufferevent *bev, int tls)
 {
-	struct conn	*c = xcalloc(1, sizeof *c);
+	struct conn	*c, *old = NULL;
+	evutil_socket_t	 sock = bufferevent_getfd(bev);
+	int		 one = 1;
 
-	if (cs->admit_ev == NULL)
-		cs->admit_ev = event_new(cs->d.base, -1, 0, conns_admit_cb, cs);
-	c->cs = cs;
-	c->bev = bev;
-	c->guard = guard_attach(bev, tls);
 	(*cs->d.open)++;
-	bufferevent_incref(bev);
-	TAILQ_INSERT_TAIL(&cs->pending, c, entry);
-	cs->npending++;
-	event_active(cs->admit_ev, EV_TIMEOUT, 0);
-	if (cs->listener != NULL && !cs->paused &&
-	    (cs->npending >= CONN_ACCEPT_BATCH ||
-	    (cs->nofile > 0 && (int64_t)*cs->d.open >= cs->fd_cap))) {
-		cs->paused = 1;
-		evconnlistener_disable(cs->listener);
+	if (conn_over(cs, sock) != NULL &&
+	    (old = conn_oldest_fresh(cs)) == NULL) {
+		/* Every other one is served: the new one goes. */
+		bufferevent_free(bev);
+		(*cs->d.open)--;
+		return;
 	}
+	c = xcalloc(1, sizeof *c);
+	c->cs = cs;
+	c->hc = hconn_new(fc, bev, tls);
+	LIST_INSERT_HEAD(&cs->all, c, all);
+	hconn_set_closecb(c->hc, conn_close_cb, c);
+	setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	TAILQ_INSERT_TAIL(&cs->fresh, c, entry);
+	c->fresh = 1;
+	if (old != NULL)
+		hconn_free(old->hc);	/* no request of it arrived */
 }
 
 /* Free the admission state; see conn.h. */
@@ -259,13 +194,7 @@ conns_free(struct conns *cs)
 
 	if (cs == NULL)
 		return;
-	while ((c = TAILQ_FIRST(&cs->pending)) != NULL) {
-		TAILQ_REMOVE(&cs->pending, c, entry);
-		guard_free(c->guard);
-		bufferevent_decref(c->bev);
-		free(c);
-	}
-	if (cs->admit_ev != NULL)
-		event_free(cs->admit_ev);
+	while ((c = LIST_FIRST(&cs->all)) != NULL)
+		hconn_free(c->hc);	/* its close callback unlinks it */
 	free(cs);
 }

@@ -24,6 +24,7 @@
 #include <openssl/rand.h>
 
 #include "csrf.h"
+#include "http.h"
 #include "httputil.h"
 #include "xmalloc.h"
 
@@ -54,9 +55,9 @@ csrf_free(struct csrf *c)
 
 /* The token for req's credentials (csrf.h). */
 void
-csrf_token(const struct csrf *c, struct evhttp_request *req, char *out)
+csrf_token(const struct csrf *c, struct hreq *req, char *out)
 {
-	const char	*cred = http_header(req, "Authorization");
+	const char	*cred = hreq_header(req, "Authorization");
 	unsigned char	 mac[EVP_MAX_MD_SIZE];
 	unsigned int	 len = 0;
 	size_t		 i;
@@ -72,11 +73,11 @@ csrf_token(const struct csrf *c, struct evhttp_request *req, char *out)
 
 /* Whether req comes from a browser (csrf.h). */
 int
-csrf_is_browser(struct evhttp_request *req)
+csrf_is_browser(struct hreq *req)
 {
-	return (http_header(req, "Origin") != NULL ||
-	    http_header(req, "Sec-Fetch-Site") != NULL ||
-	    http_header(req, "X-Heureka-Token") != NULL);
+	return (hreq_header(req, "Origin") != NULL ||
+	    hreq_header(req, "Sec-Fetch-Site") != NULL ||
+	    hreq_header(req, "X-Heureka-Token") != NULL);
 }
 
 /*
@@ -98,13 +99,13 @@ csrf_same_host(const char *url, const char *host)
 
 /* Judge a write (csrf.h). */
 int
-csrf_check(const struct csrf *c, struct evhttp_request *req, int actions,
+csrf_check(const struct csrf *c, struct hreq *req, int actions,
     const char **reason)
 {
 	const char	*origin, *site, *token, *host;
 	char		 want[CSRF_TOKEN_LEN + 1];
 
-	switch (evhttp_request_get_command(req)) {
+	switch (hreq_method(req)) {
 	case EVHTTP_REQ_GET:
 	case EVHTTP_REQ_HEAD:
 	case EVHTTP_REQ_OPTIONS:
@@ -119,22 +120,22 @@ csrf_check(const struct csrf *c, struct evhttp_request *req, int actions,
 		    "and heureka.dashboard.actions is false";
 		return (-1);
 	}
-	host = http_header(req, "Host");
-	site = http_header(req, "Sec-Fetch-Site");
+	host = hreq_header(req, "Host");
+	site = hreq_header(req, "Sec-Fetch-Site");
 	if (site != NULL && strcmp(site, "same-origin") != 0) {
 		*reason = "cross-site request refused (Sec-Fetch-Site is not "
 		    "same-origin)";
 		return (-1);
 	}
-	if ((origin = http_header(req, "Origin")) == NULL)
-		origin = http_header(req, "Referer");
+	if ((origin = hreq_header(req, "Origin")) == NULL)
+		origin = hreq_header(req, "Referer");
 	if (origin != NULL && !csrf_same_host(origin, host)) {
 		*reason = "cross-origin request refused (its Origin is not "
 		    "this server)";
 		return (-1);
 	}
 	csrf_token(c, req, want);
-	token = http_header(req, "X-Heureka-Token");
+	token = hreq_header(req, "X-Heureka-Token");
 	if (token == NULL || strlen(token) != CSRF_TOKEN_LEN ||
 	    CRYPTO_memcmp(token, want, CSRF_TOKEN_LEN) != 0) {
 		*reason = "missing or wrong X-Heureka-Token (reload the "

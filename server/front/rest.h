@@ -11,6 +11,7 @@
 #define REST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "access.h"
 
@@ -25,7 +26,8 @@ struct consul;
 struct console;
 struct csrf;
 struct dashboard;
-struct evhttp_request;
+struct hhead;
+struct hreq;
 struct ext;
 struct gate;
 struct metrics;
@@ -76,8 +78,11 @@ struct rest_deps {
 struct rest	*rest_new(const struct rest_deps *);
 void		 rest_free(struct rest *);		/* NULL is fine */
 
-/* The evhttp generic callback; arg is the struct rest. */
-void		 rest_dispatch_cb(struct evhttp_request *, void *);
+/* The front's callback for every request; arg is the struct rest. */
+void		 rest_dispatch_cb(struct hreq *, void *);
+/* The front's body_cap (http.h); arg is the struct rest. */
+int		 rest_body_cap(void *, const struct hhead *, const char *,
+		     uint64_t *, int *, char *, size_t);
 
 /*
  * What the router makes of a request target, decided once: the route it
@@ -124,7 +129,7 @@ int		 rest_route_lookup(const char *path, int method,
 int		 rest_route_at(size_t i, int *methods,
 		     const char *const **pattern, enum access_kind *role);
 /* Answer a request the header-time guard refused; the connection closes. */
-void		 rest_reject(struct evhttp_request *, struct rest *,
+void		 rest_reject(struct hreq *, struct rest *,
 		     int code, const char *reason);
 /* Fetches waiting for a body built in slices (struct parked). */
 size_t		 rest_parked_count(const struct rest *);

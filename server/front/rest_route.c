@@ -14,6 +14,7 @@
 
 #include <event2/http.h>
 
+#include "http.h"
 #include "instance.h"
 #include "ops.h"
 #include "rest_int.h"
@@ -335,35 +336,40 @@ rest_route_at(size_t i, int *methods, const char *const **pattern,
 }
 
 /*
- * Parse a query string into headers, decoding keys as well as values
- * (evhttp_parse_query_str decodes only values) and refusing a decoded
- * NUL, CR or LF, which would cut or split a value in C strings and
- * headers, or invalid UTF-8. -1 on a malformed query.
+ * Parse a query string into out, decoding keys as well as values (into
+ * the request's arena: nothing to free) and refusing a decoded NUL, CR
+ * or LF, which would cut or split a value in C strings and headers, or
+ * invalid UTF-8. -1 on a malformed query.
  */
 int
-parse_query(const char *q, struct evkeyvalq *out)
+parse_query(struct hreq *req, const char *q, struct hquery *out)
 {
-	char	*copy, *p, *part, *eq, *k, *v;
-	size_t	 klen, vlen;
-	int	 rc = 0;
+	const char	*part, *end, *eq;
+	char		*k, *v;
+	size_t		 n = 1, klen, vlen, plen;
 
-	copy = p = xstrdup(q);
-	while (rc == 0 && (part = strsep(&p, "&")) != NULL) {
-		if (*part == '\0')
+	for (part = q; *part != '\0'; part++)
+		n += *part == '&';
+	out->kv = hreq_alloc(req, n * sizeof *out->kv);
+	out->n = 0;
+	for (part = q; *part != '\0'; part = *end != '\0' ? end + 1 : end) {
+		end = part + strcspn(part, "&");
+		if ((plen = (size_t)(end - part)) == 0)
 			continue;
-		if ((eq = strchr(part, '=')) != NULL)
-			*eq++ = '\0';
-		k = evhttp_uridecode(part, 1, &klen);
-		v = evhttp_uridecode(eq != NULL ? eq : "", 1, &vlen);
-		if (k == NULL || v == NULL || strlen(k) != klen ||
-		    strlen(v) != vlen || strpbrk(k, "\r\n") != NULL ||
-		    strpbrk(v, "\r\n") != NULL || !utf8_valid(k) ||
-		    !utf8_valid(v) ||
-		    evhttp_add_header(out, k, v) != 0)
-			rc = -1;
-		free(k);
-		free(v);
+		if ((eq = memchr(part, '=', plen)) == NULL)
+			eq = end;
+		k = hreq_alloc(req, (size_t)(eq - part) + 1);
+		klen = http_decode(part, (size_t)(eq - part), 1, k);
+		vlen = eq < end ? (size_t)(end - eq - 1) : 0;
+		v = hreq_alloc(req, vlen + 1);
+		vlen = http_decode(eq < end ? eq + 1 : "", vlen, 1, v);
+		if (strlen(k) != klen || strlen(v) != vlen ||
+		    strpbrk(k, "\r\n") != NULL || strpbrk(v, "\r\n") != NULL ||
+		    !utf8_valid(k) || !utf8_valid(v))
+			return (-1);
+		out->kv[out->n].key = k;
+		out->kv[out->n].value = v;
+		out->n++;
 	}
-	free(copy);
-	return (rc);
+	return (0);
 }
