@@ -155,6 +155,9 @@ const char	*hreq_path(struct hreq *);	/* not decoded; "/" at least */
 const char	*hreq_query_string(struct hreq *);	/* NULL: none */
 struct hquery	*hreq_query(struct hreq *);	/* set by the router */
 const char	*hreq_header(struct hreq *, const char *);
+/* Header i of the request, in order: 1 with name and value, 0 past. */
+int		 hreq_header_at(struct hreq *, size_t, const char **,
+		    const char **);
 int		 hreq_wants_json(struct hreq *);
 int		 hreq_wants_gzip(struct hreq *);
 int		 hreq_wants_compact(struct hreq *);	/* X-Eureka-Accept */

@@ -258,6 +258,11 @@ hconn_head(struct hconn *c, struct evbuffer *in, size_t n)
 	path = hreq_alloc(r, r->head.target_len + 1);
 	http_target_split(r->head.target, r->head.target_len, path, &q, &qlen);
 	r->path = *path != '\0' ? path : "/";
+	/* CONNECT's target is an authority: no path, no query. */
+	if (r->head.method == EVHTTP_REQ_CONNECT) {
+		r->path = "/";
+		q = NULL;
+	}
 	if (q != NULL) {
 		r->query_str = hreq_alloc(r, qlen + 1);
 		memcpy((char *)r->query_str, q, qlen);

@@ -204,6 +204,18 @@ hreq_header(struct hreq *r, const char *name)
 	return (NULL);
 }
 
+/* Header i, in order; see http.h. */
+int
+hreq_header_at(struct hreq *r, size_t i, const char **name,
+    const char **value)
+{
+	if (i >= r->head.nhdrs)
+		return (0);
+	*name = r->head.hdrs[i].name;
+	*value = r->head.hdrs[i].value;
+	return (1);
+}
+
 /* Eureka's rule: JSON when Accept contains "json", XML otherwise. */
 int
 hreq_wants_json(struct hreq *r)
@@ -448,7 +460,9 @@ hreq_write_head(struct hreq *r, struct evbuffer *out, size_t len, int stream)
 		snprintf(num, sizeof num, "%zu", len);
 		hhdrs_add(&r->hdrs, "Content-Length", num);
 	}
-	if (close_ && !hreq_is_close(hhdrs_find(&r->hdrs, "Connection")))
+	/* An HTTP/1.0 client expects the close unless it asked otherwise. */
+	if (close_ && (r->head.minor >= 1 || hreq_is_close(in_conn)) &&
+	    !hreq_is_close(hhdrs_find(&r->hdrs, "Connection")))
 		hhdrs_add(&r->hdrs, "Connection", "close");
 	else if (!close_ && r->head.minor == 0)
 		hhdrs_add(&r->hdrs, "Connection", "keep-alive");
