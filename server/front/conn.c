@@ -64,8 +64,15 @@ struct conns {
 	int64_t			 fd_cap;	/* connections the
 						   descriptors allow */
 	struct evconnlistener	*listener;
+	struct event		*resume_ev;	/* accept again, next turn */
+	int			 paused;	/* by us, for this turn */
+	unsigned		 nturn;		/* accepted this turn */
 	LIST_HEAD(, conn)	 all;
 };
+
+#define CONN_ACCEPT_BATCH	64	/* accepted a turn, at most */
+
+static void	conns_resume_cb(evutil_socket_t, short, void *);
 
 static struct log_ratelim conn_cap_rl = LOG_RATELIM_INIT(60000, 1);
 
@@ -80,6 +87,7 @@ conns_new(const struct conns_deps *deps)
 	cs->d = *deps;
 	TAILQ_INIT(&cs->fresh);
 	LIST_INIT(&cs->all);
+	cs->resume_ev = event_new(deps->base, -1, 0, conns_resume_cb, cs);
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 		cs->nofile = (int64_t)rl.rlim_cur;
 	/* The lowest free descriptor: how many are in use before any. */
@@ -147,11 +155,47 @@ conn_oldest_fresh(struct conns *cs)
 	return (NULL);
 }
 
-/* The listener, paused by server.c when accept fails; see conn.h. */
+/* The next loop turn: accept again. */
+static void
+conns_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conns	*cs = arg;
+
+	(void)fd;
+	(void)what;
+	cs->nturn = 0;
+	if (cs->paused) {
+		cs->paused = 0;
+		evconnlistener_enable(cs->listener);
+	}
+}
+
+/* The listener to stop for a turn when accepts pile up; see conn.h. */
 void
 conns_set_listener(struct conns *cs, struct evconnlistener *l)
 {
 	cs->listener = l;
+}
+
+/*
+ * libevent's listener accepts until the backlog is empty, all in one
+ * turn, and a closed connection's descriptor is released a turn later
+ * (its bufferevent is finalised then): so the listener stops for the
+ * rest of the turn once CONN_ACCEPT_BATCH connections came in or the
+ * descriptors allow no more.
+ */
+static void
+conns_throttle(struct conns *cs)
+{
+	if (cs->listener == NULL)
+		return;
+	if (cs->nturn++ == 0)
+		event_active(cs->resume_ev, EV_TIMEOUT, 0);
+	if (!cs->paused && (cs->nturn >= CONN_ACCEPT_BATCH ||
+	    (cs->nofile > 0 && (int64_t)*cs->d.open >= cs->fd_cap))) {
+		cs->paused = 1;
+		evconnlistener_disable(cs->listener);
+	}
 }
 
 /*
@@ -167,6 +211,7 @@ conns_accepted(struct conns *cs, const struct hfront_conf *fc,
 	int		 one = 1;
 
 	(*cs->d.open)++;
+	conns_throttle(cs);
 	if (conn_over(cs, sock) != NULL &&
 	    (old = conn_oldest_fresh(cs)) == NULL) {
 		/* Every other one is served: the new one goes. */
@@ -196,5 +241,6 @@ conns_free(struct conns *cs)
 		return;
 	while ((c = LIST_FIRST(&cs->all)) != NULL)
 		hconn_free(c->hc);	/* its close callback unlinks it */
+	event_free(cs->resume_ev);
 	free(cs);
 }

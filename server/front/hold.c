@@ -58,6 +58,7 @@ hold_arm(struct event_base *base, struct hreq *req,
 	h->gone = gone;
 	h->arg = arg;
 	hreq_set_closecb(req, hold_gone_cb, h);
+	hconn_quiet(hreq_conn(req));	/* a wait may outlast the idle time */
 	return (h);
 }
 

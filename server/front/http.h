@@ -142,12 +142,24 @@ struct event_base *hconn_base(struct hconn *);
 void		 hconn_peer(struct hconn *, char **, ev_uint16_t *);
 /* The idle timeout after this request, in seconds. */
 void		 hconn_set_timeout(struct hconn *, int);
+/*
+ * No read timeout until the reply (a request held for long: the socket
+ * is still read, for its close); the timeouts come back after it.
+ */
+void		 hconn_quiet(struct hconn *);
 /* Whether a whole request head has arrived on it yet. */
 int		 hconn_has_served(const struct hconn *);
 /* Connections in the middle of a request (a draining shutdown waits). */
 size_t		 hconn_busy(void);
 
 /* http_req.c: the request. */
+/*
+ * A request of no connection, from a whole head (tests and tools): its
+ * replies are kept (code, headers, body) and sent nowhere. NULL when the
+ * head does not parse.
+ */
+struct hreq	*hreq_new_head(const char *, size_t);
+void		 hreq_free(struct hreq *);		/* NULL is fine */
 int		 hreq_method(struct hreq *);	/* EVHTTP_REQ_* */
 const char	*hreq_method_name(struct hreq *);
 const char	*hreq_uri(struct hreq *);	/* the target as sent */

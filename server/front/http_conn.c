@@ -187,8 +187,6 @@ hconn_dispatch(struct hconn *c)
 {
 	c->state = HC_HANDLER;
 	c->req.state = HR_PENDING;
-	/* A pending reply may take long (a held fetch): no read timeout. */
-	hconn_timeouts(c, 0);
 	c->conf->cb(&c->req, c->conf->cbarg);
 }
 
@@ -491,7 +489,10 @@ hconn_after_reply(struct hconn *c)
 		return;
 	}
 	c->state = HC_HEAD;
-	hconn_timeouts(c, 1);
+	if (c->quiet) {
+		c->quiet = 0;
+		hconn_timeouts(c, 1);
+	}
 	bufferevent_enable(c->bev, EV_READ);
 	hconn_input(c);
 }
@@ -547,7 +548,10 @@ hconn_write_cb(struct bufferevent *bev, void *arg)
 		hconn_release(c);
 	else if (c->state == HC_FLUSH) {
 		c->state = HC_HEAD;
-		hconn_timeouts(c, 1);
+		if (c->quiet) {
+			c->quiet = 0;
+			hconn_timeouts(c, 1);
+		}
 		bufferevent_enable(c->bev, EV_READ);
 		hconn_input(c);
 	}
@@ -782,6 +786,15 @@ void
 hconn_set_timeout(struct hconn *c, int secs)
 {
 	c->idle_s = secs;
+	c->quiet = 1;		/* set again after the reply */
+}
+
+/* No read timeout while a reply is held; see http.h. */
+void
+hconn_quiet(struct hconn *c)
+{
+	c->quiet = 1;
+	hconn_timeouts(c, 0);
 }
 
 /* Whether a whole head has arrived; see http.h. */

@@ -99,6 +99,7 @@ struct hconn {
 	int			 dead;		/* free when depth is 0 */
 	int			 eof;		/* the client is gone */
 	int			 replied;	/* the kick sees to it */
+	int			 quiet;		/* timeouts to set again */
 	char			 addr[64];
 	ev_uint16_t		 port;
 	void			(*closecb)(struct hconn *, void *);

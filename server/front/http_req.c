@@ -141,6 +141,51 @@ hreq_release(struct hreq *r)
 	r->conn = NULL;
 }
 
+/* A request of no connection, from a head; see http.h. */
+struct hreq *
+hreq_new_head(const char *head, size_t n)
+{
+	struct hreq	*r = xcalloc(1, sizeof *r);
+	const char	*reason, *q;
+	size_t		 lines = http_head_lines(head, n), qlen;
+	char		*path;
+
+	r->body = evbuffer_new();
+	r->out = evbuffer_new();
+	buf_init(&r->hdrs.b, 0);
+	if (hreq_arena_init(r, n) != 0)
+		goto fail;
+	memcpy(r->arena, head, n);
+	r->arena_used = n;
+	r->head.hdrs = hreq_alloc(r, lines * sizeof *r->head.hdrs);
+	if (http_parse_head(r->arena, n, &r->head, r->head.hdrs, lines,
+	    &reason) != 0)
+		goto fail;
+	path = hreq_alloc(r, r->head.target_len + 1);
+	http_target_split(r->head.target, r->head.target_len, path, &q, &qlen);
+	r->path = *path != '\0' ? path : "/";
+	if (q != NULL) {
+		r->query_str = hreq_alloc(r, qlen + 1);
+		memcpy((char *)r->query_str, q, qlen);
+		((char *)r->query_str)[qlen] = '\0';
+	}
+	r->state = HR_PENDING;
+	return (r);
+fail:
+	hreq_free(r);
+	return (NULL);
+}
+
+/* Free a request of no connection; see http.h. */
+void
+hreq_free(struct hreq *r)
+{
+	if (r == NULL)
+		return;
+	hreq_release(r);
+	free(r);
+}
+
 /* The method; see http.h. */
 int
 hreq_method(struct hreq *r)
@@ -427,6 +472,90 @@ hreq_is_close(const char *v)
 	return (v != NULL && strcasecmp(v, "close") == 0);
 }
 
+/* The reason phrase of a status (evhttp's and RFC 9110's). */
+static const char *
+hreq_reason(int code)
+{
+	switch (code) {
+	case 100: return ("Continue");
+	case 201: return ("Created");
+	case 202: return ("Accepted");
+	case 304: return ("Not Modified");
+	case 401: return ("Unauthorized");
+	case 408: return ("Request Timeout");
+	case 411: return ("Length Required");
+	case 417: return ("Expectation Failed");
+	case 431: return ("Request Header Fields Too Large");
+	case 501: return ("Not Implemented");
+	case 502: return ("Bad Gateway");
+	case 504: return ("Gateway Timeout");
+	default: return (http_reason(code));
+	}
+}
+
+/* n in decimal, ending at end (NUL-terminated); where it starts. */
+static char *
+hreq_utoa(char *end, size_t n)
+{
+	char	*p = end - 1;
+
+	*p = '\0';
+	do {
+		*--p = (char)('0' + n % 10);
+		n /= 10;
+	} while (n > 0);
+	return (p);
+}
+
+/*
+ * The status line and the headers into out, copied into one block (a
+ * printf a header cost more than the rest of a heartbeat's reply).
+ */
+static void
+hreq_put_head(struct hreq *r, struct evbuffer *out)
+{
+	char		 blk[2048], num[16], *p;
+	const char	*why = hreq_reason(r->code), *k, *v;
+	size_t		 n = 0, kl, vl, i;
+
+	memcpy(blk, "HTTP/1.", 7);
+	blk[7] = r->head.minor == 0 ? '0' : '1';
+	blk[8] = ' ';
+	p = hreq_utoa(num + sizeof num, (size_t)r->code);
+	n = 9 + strlen(p);
+	memcpy(blk + 9, p, n - 9);
+	blk[n++] = ' ';
+	memcpy(blk + n, why, strlen(why));
+	n += strlen(why);
+	blk[n++] = '\r';
+	blk[n++] = '\n';
+	for (i = 0; i < r->hdrs.n; i++) {
+		k = r->hdrs.b.data + r->hdrs.off[i][0];
+		v = r->hdrs.b.data + r->hdrs.off[i][1];
+		kl = strlen(k);
+		vl = strlen(v);
+		if (n + kl + vl + 6 > sizeof blk) {
+			evbuffer_add(out, blk, n);
+			n = 0;
+		}
+		if (kl + vl + 6 > sizeof blk) {
+			evbuffer_add_printf(out, "%s: %s\r\n", k, v);
+			continue;
+		}
+		memcpy(blk + n, k, kl);
+		n += kl;
+		blk[n++] = ':';
+		blk[n++] = ' ';
+		memcpy(blk + n, v, vl);
+		n += vl;
+		blk[n++] = '\r';
+		blk[n++] = '\n';
+	}
+	blk[n++] = '\r';
+	blk[n++] = '\n';
+	evbuffer_add(out, blk, n);
+}
+
 /*
  * The status line and headers into out, with evhttp's additions; len is
  * the body's length (stream: a streamed reply, no length). Decides
@@ -437,7 +566,6 @@ hreq_write_head(struct hreq *r, struct evbuffer *out, size_t len, int stream)
 {
 	const char	*in_conn = hreq_header(r, "Connection");
 	int		 in_keep, close_, body = hreq_needs_body(r, r->code);
-	size_t		 i;
 	char		 num[32];
 
 	in_keep = in_conn != NULL && strncasecmp(in_conn, "keep-alive",
@@ -457,8 +585,8 @@ hreq_write_head(struct hreq *r, struct evbuffer *out, size_t len, int stream)
 			close_ = 1;	/* the end is the close */
 	} else if ((r->head.minor >= 1 || in_keep) && body &&
 	    hhdrs_find(&r->hdrs, "Content-Length") == NULL) {
-		snprintf(num, sizeof num, "%zu", len);
-		hhdrs_add(&r->hdrs, "Content-Length", num);
+		hhdrs_add(&r->hdrs, "Content-Length", hreq_utoa(num +
+		    sizeof num, len));
 	}
 	/* An HTTP/1.0 client expects the close unless it asked otherwise. */
 	if (close_ && (r->head.minor >= 1 || hreq_is_close(in_conn)) &&
@@ -467,13 +595,7 @@ hreq_write_head(struct hreq *r, struct evbuffer *out, size_t len, int stream)
 	else if (!close_ && r->head.minor == 0)
 		hhdrs_add(&r->hdrs, "Connection", "keep-alive");
 	r->keepalive = !close_;
-	evbuffer_add_printf(out, "HTTP/1.%d %d %s\r\n", r->head.minor,
-	    r->code, http_reason(r->code));
-	for (i = 0; i < r->hdrs.n; i++)
-		evbuffer_add_printf(out, "%s: %s\r\n",
-		    r->hdrs.b.data + r->hdrs.off[i][0],
-		    r->hdrs.b.data + r->hdrs.off[i][1]);
-	evbuffer_add(out, "\r\n", 2);
+	hreq_put_head(r, out);
 }
 
 /* The reply; see http.h. */
@@ -484,9 +606,16 @@ hreq_send_reply(struct hreq *r, int code, const char *reason,
 	struct hconn	*c = r->conn;
 	struct evbuffer	*out;
 
-	(void)reason;	/* the phrase is the code's (http_reason) */
-	if (r->state != HR_PENDING || c == NULL)
+	(void)reason;	/* the phrase is the code's (hreq_reason) */
+	if (r->state != HR_PENDING)
 		return;
+	if (c == NULL) {		/* hreq_new_head's: kept */
+		if (body != NULL)
+			evbuffer_add_buffer(r->out, body);
+		r->code = code;
+		r->state = HR_DONE;
+		return;
+	}
 	if (body != NULL)
 		evbuffer_add_buffer(r->out, body);
 	r->code = code;
@@ -560,6 +689,7 @@ hreq_reply_start(struct hreq *r, int code, const char *reason)
 		return;
 	r->code = code;
 	r->state = HR_STREAM;
+	c->quiet = 1;		/* a stream sets its own timeouts */
 	hreq_write_head(r, bufferevent_get_output(c->bev), 0, 1);
 }
 

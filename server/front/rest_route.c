@@ -335,6 +335,19 @@ rest_route_at(size_t i, int *methods, const char *const **pattern,
 	return (0);
 }
 
+/* Whether n bytes of a query part are printable ASCII with no escape. */
+static int
+query_plain(const char *p, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] == '%' || p[i] == '+' || (unsigned char)p[i] >= 0x7f ||
+		    (unsigned char)p[i] < 0x20)
+			return (0);
+	return (1);
+}
+
 /*
  * Parse a query string into out, decoding keys as well as values (into
  * the request's arena: nothing to free) and refusing a decoded NUL, CR
@@ -358,15 +371,27 @@ parse_query(struct hreq *req, const char *q, struct hquery *out)
 			continue;
 		if ((eq = memchr(part, '=', plen)) == NULL)
 			eq = end;
-		k = hreq_alloc(req, (size_t)(eq - part) + 1);
-		klen = http_decode(part, (size_t)(eq - part), 1, k);
+		k = hreq_alloc(req, plen + 2);
+		v = k + (eq - part) + 1;
 		vlen = eq < end ? (size_t)(end - eq - 1) : 0;
-		v = hreq_alloc(req, vlen + 1);
-		vlen = http_decode(eq < end ? eq + 1 : "", vlen, 1, v);
-		if (strlen(k) != klen || strlen(v) != vlen ||
-		    strpbrk(k, "\r\n") != NULL || strpbrk(v, "\r\n") != NULL ||
-		    !utf8_valid(k) || !utf8_valid(v))
-			return (-1);
+		/*
+		 * Plain ASCII with nothing to decode is itself (a target has
+		 * no control characters): the usual case, a copy.
+		 */
+		if (query_plain(part, plen)) {
+			memcpy(k, part, (size_t)(eq - part));
+			k[eq - part] = '\0';
+			memcpy(v, eq < end ? eq + 1 : "", vlen);
+			v[vlen] = '\0';
+		} else {
+			klen = http_decode(part, (size_t)(eq - part), 1, k);
+			vlen = http_decode(eq < end ? eq + 1 : "", vlen, 1, v);
+			if (strlen(k) != klen || strlen(v) != vlen ||
+			    strpbrk(k, "\r\n") != NULL ||
+			    strpbrk(v, "\r\n") != NULL || !utf8_valid(k) ||
+			    !utf8_valid(v))
+				return (-1);
+		}
 		out->kv[out->n].key = k;
 		out->kv[out->n].value = v;
 		out->n++;
