@@ -10,7 +10,7 @@
  *          "remote":"10.0.0.7","method":"GET","uri":"/eureka/apps/",
  *          "status":200,"bytes":5123,"durationUs":412}
  *
- * The bytes are the body's, from the Content-Length evhttp put on the
+ * The bytes are the body's, from the Content-Length the front put on the
  * reply when it sent it (0 for HEAD and bodiless answers); a streamed
  * body (the watch) has none and shows "-" (null). The target is the
  * client's, so its control characters are replaced: no line can be

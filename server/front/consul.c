@@ -12,7 +12,7 @@
  * (a Go duration, default 5 min, at most heureka.consul.max-wait-ms,
  * plus up to 1/16 of it as jitter, as Consul adds) ends; then it gets
  * the answer of that moment. A held request costs a struct and two
- * events; there is at most one per connection (evhttp reads the next
+ * events; there is at most one per connection (the front reads the next
  * request of a connection after the reply), so they are bounded by
  * eureka.server.max-connections, and past that count a request is
  * answered at once instead of held. A client that goes away is noticed
@@ -53,7 +53,7 @@
 #include "xmalloc.h"
 
 #define CONSUL_DEFAULT_WAIT_MS	(5 * 60 * 1000)	/* Consul's */
-#define CONSUL_HTTP_TIMEOUT	60	/* s: server.c's evhttp timeout */
+#define CONSUL_HTTP_TIMEOUT	60	/* s: server.c's idle timeout */
 
 /* A blocking query held until its index moves or its wait ends. */
 struct consul_wait {

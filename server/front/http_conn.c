@@ -493,7 +493,9 @@ hconn_after_reply(struct hconn *c)
 		c->quiet = 0;
 		hconn_timeouts(c, 1);
 	}
-	bufferevent_enable(c->bev, EV_READ);
+	/* Enabling again would re-arm the read event: only when off. */
+	if (!(bufferevent_get_enabled(c->bev) & EV_READ))
+		bufferevent_enable(c->bev, EV_READ);
 	hconn_input(c);
 }
 
@@ -690,6 +692,7 @@ hconn_new(const struct hfront_conf *conf, struct bufferevent *bev, int tls)
 	c->head_since = -1;
 	c->req.conn = c;
 	c->req.body = evbuffer_new();
+	c->wbuf = evbuffer_new();
 	c->req.out = evbuffer_new();
 	buf_init(&c->req.hdrs.b, 0);
 	c->timer = evtimer_new(bufferevent_get_base(bev), hconn_timer_cb, c);
@@ -754,6 +757,7 @@ hconn_free(struct hconn *c)
 	LIST_REMOVE(c, entry);
 	event_free(c->timer);
 	event_free(c->kick);
+	evbuffer_free(c->wbuf);
 	bufferevent_free(c->bev);
 	hreq_release(&c->req);
 	free(c);

@@ -89,6 +89,7 @@ struct hconn {
 	int			 ignore_body;	/* HEAD, TRACE: read, drop */
 	struct event		*timer;		/* head/handshake deadline */
 	struct event		*kick;		/* the next request, later */
+	struct evbuffer		*wbuf;		/* a reply written at once */
 	int64_t			 accepted;	/* monotonic ms */
 	int64_t			 head_since;	/* -1: no head pending */
 	uint64_t		 heads;		/* whole heads read */

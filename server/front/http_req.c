@@ -625,6 +625,22 @@ hreq_send_reply(struct hreq *r, int code, const char *reason,
 		return;
 	}
 	out = bufferevent_get_output(c->bev);
+	/*
+	 * A plain socket with nothing queued is written to at once: a
+	 * reply that fits the socket's buffer (a heartbeat's always does)
+	 * never arms and disarms the write event, two epoll_ctl calls a
+	 * request; what is left goes through the output as usual.
+	 */
+	if (!c->tls && evbuffer_get_length(out) == 0) {
+		hreq_write_head(r, c->wbuf, evbuffer_get_length(r->out), 0);
+		if (hreq_needs_body(r, code))
+			evbuffer_add_buffer(c->wbuf, r->out);
+		(void)evbuffer_write(c->wbuf, bufferevent_getfd(c->bev));
+		if (evbuffer_get_length(c->wbuf) > 0)
+			evbuffer_add_buffer(out, c->wbuf);
+		hconn_replied(c);
+		return;
+	}
 	hreq_write_head(r, out, evbuffer_get_length(r->out), 0);
 	if (hreq_needs_body(r, code))
 		evbuffer_add_buffer(out, r->out);

@@ -1,6 +1,6 @@
 /*
  * rest.c: the front door of heurekad's Eureka REST API (spec §2): the
- * dispatcher evhttp calls, which reads the clock once per request, picks
+ * dispatcher the HTTP front (http_conn.c) calls, which reads the clock once per request, picks
  * the route the path reaches (rest_route.c's one resolution: base,
  * decoded segments, route, and the role a caller needs for it), makes
  * the one access check on that role and calls the route's handler; and
@@ -305,7 +305,7 @@ rest_auth_throttled(struct rctx *x)
 	    x->d->conf->security_auth_failure_burst);
 }
 
-/* evhttp's generic callback: every request lands here. */
+/* The front's callback: every request lands here. */
 void
 rest_dispatch_cb(struct hreq *req, void *arg)
 {
@@ -389,7 +389,7 @@ out:
 }
 
 /*
- * Answer a request the header-time guard refused: its code and reason, and
+ * Answer a request the front refused at its head: its code and reason, and
  * the connection closes (the unread body, if any, is never read). A 405
  * lists the methods the path takes.
  */

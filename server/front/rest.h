@@ -87,7 +87,7 @@ int		 rest_body_cap(void *, const struct hhead *, const char *,
 /*
  * What the router makes of a request target, decided once: the route it
  * reaches and, from that route, the role the caller needs. The dispatcher
- * judges access on role, the header-time guard caps the body on body,
+ * judges access on role, the front caps the body on body,
  * and both come from the same decoding of the same path (README
  * "Security": the role is a property of the route, never a second
  * reading of the raw path).
@@ -114,7 +114,7 @@ struct rest_target {
 int		 rest_route_resolve(const char *path, int method,
 		     struct rest_target *t);
 /*
- * rest_route_resolve() for the guard: 0 with *body set when a route (or
+ * rest_route_resolve() for the front's body caps: 0 with *body set when a route (or
  * a path outside the bases) takes it, else the status, with allow set
  * for a 405.
  */
@@ -128,7 +128,7 @@ int		 rest_route_lookup(const char *path, int method,
  */
 int		 rest_route_at(size_t i, int *methods,
 		     const char *const **pattern, enum access_kind *role);
-/* Answer a request the header-time guard refused; the connection closes. */
+/* Answer a request the front refused at its head; the connection closes. */
 void		 rest_reject(struct hreq *, struct rest *,
 		     int code, const char *reason);
 /* Fetches waiting for a body built in slices (struct parked). */

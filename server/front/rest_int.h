@@ -49,7 +49,7 @@ struct rctx {
  * turn (cache_step): the full registry, the delta, one application or a
  * VIP (res, and name for the last two). Served in arrival order; at most
  * one per
- * connection (evhttp reads a connection's next request only after this
+ * connection (the front reads a connection's next request only after this
  * one's reply), so their number is bounded by eureka.server.
  * max-connections. A client that goes away meanwhile is noticed by its
  * hold (hold.c) and its connection freed.
@@ -75,7 +75,7 @@ struct rest {
 /*
  * A route: method mask, the role a caller needs for it (access.h), the
  * pattern ("*" is any one segment), handler, and the body it takes (the
- * header-time guard refuses any other body). The role is the route's:
+ * front refuses any other body at the head). The role is the route's:
  * whoever reaches a handler, under whatever spelling of its path, was
  * judged on this entry (docs/security.md).
  */

@@ -3,7 +3,7 @@
  * pattern, handler, the body a route takes), the one resolution of a
  * request target (route_resolve: base, path split into URL-decoded
  * segments once, route, role) and query parsing. Pure: no server state, nothing but the request's text, so
- * the header-time guard (rest_route_lookup) and the router fuzz target
+ * the front's body caps (rest_route_lookup) and the router fuzz target
  * (tests/fuzz/fuzz_router.c) run it on any input.
  */
 
@@ -237,7 +237,7 @@ rest_base(const char *path)
 
 /*
  * The one resolution of a request target, behind the dispatcher, the
- * guard and the fuzz target alike: the base, the rest of the path split
+ * front and the fuzz target alike: the base, the rest of the path split
  * and URL-decoded once (into seg, in buf of buflen bytes or in *heap for
  * the caller to free), the route those segments and method reach, and
  * from it the role and the body (see rest_route_resolve() in rest.h).
@@ -308,17 +308,24 @@ rest_route_resolve(const char *path, int method, struct rest_target *t)
 	return (t->status);
 }
 
-/* What the route for method on path takes, for the guard; see rest.h. */
+/* What the route for method on path takes, for the front; see rest.h. */
 int
 rest_route_lookup(const char *path, int method, enum rest_body *body,
     char *allow, size_t allowlen)
 {
 	struct rest_target	t;
+	size_t			 n;
 
 	rest_route_resolve(path, method, &t);
 	*body = t.body;
-	if (allowlen > 0)
-		snprintf(allow, allowlen, "%s", t.allow);
+	if (allowlen > 0) {
+		/* A copy, not a printf: every request with a body asks. */
+		n = strnlen(t.allow, sizeof t.allow);
+		if (n >= allowlen)
+			n = allowlen - 1;
+		memcpy(allow, t.allow, n);
+		allow[n] = '\0';
+	}
 	return (t.status);
 }
 

@@ -359,7 +359,7 @@ watcher_put_text(struct watcher *wr, const char *text, size_t len)
 	evbuffer_add(w->tmp, text, len);
 	hreq_reply_chunk(wr->req, w->tmp);
 	evbuffer_drain(w->tmp, evbuffer_get_length(w->tmp));
-	/* With evhttp's chunk framing (nothing is written meanwhile). */
+	/* With the front's chunk framing (nothing is written meanwhile). */
 	wr->handed += watch_conn_output(wr->evcon) - before;
 }
 
@@ -871,7 +871,7 @@ watcher_free(struct watcher *wr)
 }
 
 /*
- * A connection is being freed (the guard owns evhttp's close callback and
+ * A connection is being freed (conn.c owns the front's close callback and
  * passes it on through server.c). If it held a watcher: if libevent
  * detached the request (the peer went away mid-stream) it is ours to
  * free, else the connection frees it. A scan of the watchers: they are
@@ -921,7 +921,7 @@ watch_drain(struct watch *w)
 			hreq_reply_chunk(wr->req, w->tmp);
 			evbuffer_drain(w->tmp, evbuffer_get_length(w->tmp));
 		}
-		/* The request is evhttp's from here; forget the watcher. */
+		/* The request is the front's from here; forget the watcher. */
 		hreq_reply_end(wr->req);
 		watcher_free(wr);
 	}

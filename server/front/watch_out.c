@@ -11,7 +11,7 @@
  * buffer is also set (twice the bound: its bookkeeping counts too), so
  * that the RESET which ends a full watcher still fits in it and is
  * delivered after the close. A blob goes into the output as one ready
- * chunk (watch_int.h), not through evhttp's chunk framing.
+ * chunk (watch_int.h), not through the front's chunk framing.
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
