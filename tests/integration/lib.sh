@@ -217,6 +217,20 @@ hk_need_faketime()
 	fi
 }
 
+# hk_cli_expect DIR WANT_RC PATTERN ARGS...: run the heureka CLI with
+# ARGS, its output in DIR/out and DIR/err; it must exit WANT_RC and its
+# stderr must match PATTERN (grep -E).
+hk_cli_expect()
+{
+	local dir=$1 want=$2 pat=$3 rc=0
+	shift 3
+	"$HEUREKA" "$@" >"$dir/out" 2>"$dir/err" || rc=$?
+	hk_log "heureka $*: exit $rc: $(cat "$dir/err")"
+	assert_eq "$want" "$rc" "exit status of heureka $*"
+	grep -Eq -- "$pat" "$dir/err" ||
+	    fail "heureka $*: stderr lacks /$pat/: $(cat "$dir/err")"
+}
+
 # Print a fresh empty directory that is removed when the script exits.
 hk_tmp()
 {
