@@ -11,24 +11,7 @@
 
 hk_need_cli
 T=$(hk_tmp)
-FT_LIB=""
-# libfaketime before the AddressSanitizer runtime in an ASan build (as
-# 51-doctor and 38-clock-step do).
-FT_ASAN=${ASAN_OPTIONS:-}
-if hk_asan; then
-	FT_ASAN="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-fi
-for f in $(dpkg -L libfaketime 2>/dev/null | grep '/libfaketime\.so\.1$') \
-    /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 \
-    /usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1 \
-    /usr/lib/faketime/libfaketime.so.1 /usr/local/lib/faketime/libfaketime.so.1; do
-	if [ -f "$f" ]; then
-		FT_LIB=$f
-		break
-	fi
-done
-[ -n "$FT_LIB" ] ||
-    fail "libfaketime not found (Debian: apt-get install faketime libfaketime)"
+hk_need_faketime
 
 set -- $(cl_ports 2)
 PA=$1 PB=$2
