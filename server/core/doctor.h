@@ -8,9 +8,11 @@
  * registered ids, bounded at DOCTOR_MAX_TRACK, remembers where each was
  * registered from and how often, for id-conflict, reregister-storm and a
  * client's clock-skew. Everything else is judged by a scan on a timer
- * (doctor_scan_begin, _lease, _peer, _selfpres, _end): every finding the
- * scan does not assert again is cleared at doctor_scan_end, so a finding
- * goes away by itself one scan after its cause does. The heartbeat path
+ * (doctor_scan_begin, _lease, _peer, _peer_clock, _replica, _selfpres,
+ * _end): every finding the scan does not assert again is cleared at
+ * doctor_scan_end, so a finding goes away by itself one scan after its
+ * cause does. A peer's clock comes from the Date of its answers
+ * (peers.c's peer_note_date, off the heartbeat path). The heartbeat path
  * pays one integer store (registry.c's renew_gap_ms).
  *
  * At most DOCTOR_MAX_FINDINGS findings are kept; past that they are
