@@ -18,7 +18,6 @@ struct audit;
 struct auditfile;
 struct doctor;
 struct hreq;
-struct evkeyvalq;
 struct peers;
 struct registry;
 struct console;
@@ -32,6 +31,9 @@ struct console_deps {
 	struct peers		*peers;		/* NULL: none */
 	const char		*node;		/* "host:port" */
 	const char		*hostname;	/* this node's host name */
+	const char		*appname;	/* its own application
+						   (eureka.instance.appname;
+						   NULL: HEUREKA), copied */
 };
 
 /* Observe the registry; console_free stops observing nothing (the
