@@ -478,7 +478,7 @@ hconn_after_reply(struct hconn *c)
 		c->state = HC_CLOSING;
 		bufferevent_disable(c->bev, EV_READ);
 		evbuffer_drain(in, evbuffer_get_length(in));
-		if (evbuffer_get_length(out) == 0 || c->eof)
+		if (evbuffer_get_length(out) == 0 || c->broken)
 			hconn_release(c);
 		return;
 	}
@@ -509,6 +509,12 @@ hconn_kick_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (c->replied) {
 		c->replied = 0;
+		if (evbuffer_get_length(c->wbuf) > 0) {
+			(void)evbuffer_write(c->wbuf, bufferevent_getfd(c->bev));
+			if (evbuffer_get_length(c->wbuf) > 0)
+				evbuffer_add_buffer(bufferevent_get_output(
+				    c->bev), c->wbuf);
+		}
 		c->depth++;
 		hconn_after_reply(c);
 		c->depth--;
@@ -562,7 +568,10 @@ hconn_write_cb(struct bufferevent *bev, void *arg)
 /*
  * End of file, an error or an idle timeout. A reply still pending: its
  * close callback forgets the request and the connection goes; without
- * one, the connection stays until the reply (evhttp's way).
+ * one, the connection stays until the reply (evhttp's way), which is
+ * still written after an end of file (a client may shut down its side
+ * of the socket and wait for the answer). A stream ends with its
+ * connection. Replies already queued are written before the close.
  */
 static void
 hconn_event_cb(struct bufferevent *bev, short what, void *arg)
@@ -574,15 +583,25 @@ hconn_event_cb(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_CONNECTED)
 		return;
 	c->eof = 1;
-	if (c->state == HC_HANDLER && c->req.state == HR_PENDING &&
-	    !(what & BEV_EVENT_TIMEOUT)) {
-		bufferevent_disable(c->bev, EV_READ);
+	if (what & (BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT))
+		c->broken = 1;
+	bufferevent_disable(c->bev, EV_READ);
+	if (c->state == HC_HANDLER && c->req.state == HR_PENDING) {
 		if ((cb = c->req.closecb) == NULL)
 			return;
 		c->req.closecb = NULL;
 		c->depth++;
 		cb(c->req.closearg);
 		c->depth--;
+		hconn_release(c);
+		return;
+	}
+	if (c->state == HC_HANDLER && c->req.state == HR_DONE && !c->broken)
+		return;		/* the kick closes after the reply */
+	if (!c->broken && c->state != HC_HANDLER &&
+	    evbuffer_get_length(bufferevent_get_output(c->bev)) > 0) {
+		c->state = HC_CLOSING;	/* the write callback frees it */
+		return;
 	}
 	hconn_release(c);
 }

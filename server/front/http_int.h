@@ -98,7 +98,8 @@ struct hconn {
 	int			 idle_s;
 	int			 depth;		/* in our callbacks */
 	int			 dead;		/* free when depth is 0 */
-	int			 eof;		/* the client is gone */
+	int			 eof;		/* nothing more to read */
+	int			 broken;	/* nothing more to write either */
 	int			 replied;	/* the kick sees to it */
 	int			 quiet;		/* timeouts to set again */
 	char			 addr[64];

@@ -82,7 +82,9 @@ hreq_alloc(struct hreq *r, size_t n)
 	void			*p;
 
 	n = HTTP_ALIGN(n);
-	if (r->arena != NULL && r->arena_cap - r->arena_used >= n) {
+	r->arena_used = HTTP_ALIGN(r->arena_used);	/* the head's end */
+	if (r->arena != NULL && r->arena_cap >= r->arena_used &&
+	    r->arena_cap - r->arena_used >= n) {
 		p = r->arena + r->arena_used;
 		r->arena_used += n;
 		return (p);
@@ -620,24 +622,23 @@ hreq_send_reply(struct hreq *r, int code, const char *reason,
 		evbuffer_add_buffer(r->out, body);
 	r->code = code;
 	r->state = HR_DONE;
-	if (c->eof) {
+	if (c->broken) {
 		hconn_replied(c);
 		return;
 	}
 	out = bufferevent_get_output(c->bev);
 	/*
-	 * A plain socket with nothing queued is written to at once: a
-	 * reply that fits the socket's buffer (a heartbeat's always does)
-	 * never arms and disarms the write event, two epoll_ctl calls a
-	 * request; what is left goes through the output as usual.
+	 * A plain socket with nothing queued is written to directly, once
+	 * whoever replied has returned (hconn_replied's kick: what it does
+	 * after the reply, the access log line, comes first, as with
+	 * evhttp): a reply that fits the socket's buffer (a heartbeat's
+	 * always does) never arms and disarms the write event, two
+	 * epoll_ctl calls a request; what is left goes through the output.
 	 */
 	if (!c->tls && evbuffer_get_length(out) == 0) {
 		hreq_write_head(r, c->wbuf, evbuffer_get_length(r->out), 0);
 		if (hreq_needs_body(r, code))
 			evbuffer_add_buffer(c->wbuf, r->out);
-		(void)evbuffer_write(c->wbuf, bufferevent_getfd(c->bev));
-		if (evbuffer_get_length(c->wbuf) > 0)
-			evbuffer_add_buffer(out, c->wbuf);
 		hconn_replied(c);
 		return;
 	}
@@ -746,7 +747,7 @@ hreq_reply_end(struct hreq *r)
 
 	if (r->state != HR_STREAM || c == NULL)
 		return;
-	if (r->stream_chunked && !c->eof)
+	if (r->stream_chunked && !c->broken)
 		evbuffer_add(bufferevent_get_output(c->bev), "0\r\n\r\n", 5);
 	r->state = HR_DONE;
 	hconn_replied(c);
