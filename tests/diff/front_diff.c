@@ -238,33 +238,46 @@ diff_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	conns_accepted(a[0], a[1], bev, 0);
 }
 
+static struct evconnlistener	*diff_listener;
+static struct hfront_conf	 diff_fc;
+static void			*diff_arg[2];
+
+/* Close the front and what it holds. */
+static void
+diff_server_free(void)
+{
+	evconnlistener_free(diff_listener);
+	conns_free(diff_arg[0]);
+	rest_free(diff_fc.body_cap_arg);
+}
+
 /* The front on 127.0.0.1; its port. */
 static int
 diff_server(struct metrics *m)
 {
 	static unsigned			 open;
 	static struct config		 conf;
-	static struct hfront_conf	 fc;
-	static void			*arg[2];
+	struct hfront_conf		*fc_ = &diff_fc;
+	void				**arg = diff_arg;
 	struct evconnlistener		*l;
 	struct sockaddr_in		 sin;
 	socklen_t			 sl = sizeof sin;
 
 	conf.max_body_bytes = 64;
 	conf.max_batch_bytes = 128;
-	fc.cb = diff_request_cb;
-	fc.reject = diff_reject_cb;
-	fc.body_cap = rest_body_cap;
-	fc.body_cap_arg = rest_new(&(struct rest_deps){ .conf = &conf,
+	fc_->cb = diff_request_cb;
+	fc_->reject = diff_reject_cb;
+	fc_->body_cap = rest_body_cap;
+	fc_->body_cap_arg = rest_new(&(struct rest_deps){ .conf = &conf,
 	    .metrics = m });
-	fc.methods = 0x1ff;
-	fc.head_max = HTTP_HEAD_MAX;
-	fc.idle_s = 60;
-	fc.head_ms = fc.handshake_ms = 10000;
-	fc.metrics = m;
+	fc_->methods = 0x1ff;
+	fc_->head_max = HTTP_HEAD_MAX;
+	fc_->idle_s = 60;
+	fc_->head_ms = fc_->handshake_ms = 10000;
+	fc_->metrics = m;
 	arg[0] = conns_new(&(struct conns_deps){ .base = diff_base,
 	    .max_connections = 100, .metrics = m, .open = &open });
-	arg[1] = &fc;
+	arg[1] = fc_;
 	memset(&sin, 0, sizeof sin);
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -274,6 +287,7 @@ diff_server(struct metrics *m)
 	if (l == NULL || getsockname(evconnlistener_get_fd(l),
 	    (struct sockaddr *)&sin, &sl) != 0)
 		exit(2);
+	diff_listener = l;
 	return (ntohs(sin.sin_port));
 }
 #endif
@@ -389,6 +403,7 @@ int
 main(int argc, char **argv)
 {
 	struct metrics_deps	 md = { 0 };
+	struct metrics		*m;
 	struct dirent		*de;
 	DIR			*d;
 	char			*names[1024];
@@ -406,8 +421,15 @@ main(int argc, char **argv)
 	qsort(names, n, sizeof names[0], diff_cmp);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	diff_base = event_base_new();
-	port = diff_server(metrics_new(&md));
-	for (i = 0; i < n; i++)
+	port = diff_server(m = metrics_new(&md));
+	for (i = 0; i < n; i++) {
 		diff_case(port, argv[1], names[i]);
+		free(names[i]);
+	}
+#ifndef FRONT_OLD
+	diff_server_free();
+	event_base_free(diff_base);
+	metrics_free(m);
+#endif
 	return (0);
 }
