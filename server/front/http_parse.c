@@ -8,7 +8,10 @@
  * where a body ends is request smuggling), and evhttp's copies were a
  * third of a heartbeat's CPU samples (issue 27). This is guard.c's parser
  * grown into the only one: it checks the head in place and points into
- * it, with no allocation (the headers go into the caller's array).
+ * it, with no allocation (the headers go into the caller's array): about
+ * 1,500 instructions for a heartbeat's five-line head under callgrind,
+ * where evhttp's parse and header lists and the guard's second parse
+ * were most of a heartbeat's 36.7k.
  *
  * The checks, all before any body byte is read: a request line and
  * header lines of the RFC 9110/9112 shapes (no control characters, so no

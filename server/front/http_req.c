@@ -8,8 +8,12 @@
  * Here a request's strings are slices of its head, copied once into its
  * connection's arena, and whatever else it needs (the header index, the
  * path, decoded query parameters) is cut from the same arena, which is
- * reused from one request to the next: a heartbeat allocates nothing.
- * Reply headers go into one buffer per connection, also reused. The
+ * reused from one request to the next: of a heartbeat's allocations
+ * only libevent's remain, two evbuffer chains for its reply (callgrind).
+ * Reply headers go into one buffer per connection, also reused, and the
+ * status line and headers are copied out in one block (written with a
+ * printf each, they were 6.1k of a heartbeat's 19.7k instructions under
+ * callgrind; 0.2k now). The
  * reply is framed as evhttp framed it (Date on HTTP/1.1, Content-Length
  * when the connection stays open, "Connection: keep-alive" to an
  * HTTP/1.0 client that asked, no body for HEAD, 204 and 304).
