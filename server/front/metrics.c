@@ -492,6 +492,7 @@ metrics_render_limits(struct metrics *m, struct buf *b)
 	const struct metrics_deps	*d = &m->d;
 	static const struct registry_stats zero;
 	const struct registry_stats	*st = &zero;
+	const struct cache_stats	*cst;
 	size_t				 i, held, unheld;
 
 	if (d->reg != NULL)
@@ -525,6 +526,19 @@ metrics_render_limits(struct metrics *m, struct buf *b)
 	if (d->cache != NULL)
 		buf_addf(b, "heureka_memory_bytes{part=\"encodings\"} %zu\n",
 		    cache_bytes(d->cache));
+	if (d->cache != NULL) {
+		cst = cache_stats(d->cache);
+		metrics_header(b, "heureka_cache_build_restarts_total",
+		    "counter", "Sliced builds (full, delta, application, VIP) "
+		    "begun again because the registry changed under them.");
+		buf_addf(b, "heureka_cache_build_restarts_total %llu\n",
+		    (unsigned long long)(cst->build_aborts + cst->sb_restarts));
+		metrics_header(b, "heureka_cache_build_tolerant_total",
+		    "counter", "VIP builds that, begun again 4 times, went on "
+		    "in slices through later changes instead of again.");
+		buf_addf(b, "heureka_cache_build_tolerant_total %llu\n",
+		    (unsigned long long)cst->sb_tolerant);
+	}
 	if (d->reg != NULL) {
 		buf_addf(b, "heureka_memory_bytes{part=\"watch\"} %zu\n",
 		    registry_external_bytes(d->reg, REG_EXT_WATCH));
