@@ -139,7 +139,8 @@ conn_over(struct conns *cs, evutil_socket_t fd)
 
 	if (*cs->d.open > (unsigned)cs->d.max_connections) {
 		metrics_limit(cs->d.metrics, METRICS_LIMIT_CONNECTIONS, 1);
-		why = "eureka.server.max-connections";
+		why = cs->d.cap_key != NULL ? cs->d.cap_key :
+		    "eureka.server.max-connections";
 	} else if (cs->nofile > 0 && (int64_t)*cs->d.open > cs->fd_cap) {
 		metrics_limit(cs->d.metrics, METRICS_LIMIT_DESCRIPTORS, 1);
 		why = "heureka.server.descriptor-reserve";

@@ -25,6 +25,9 @@ struct conns_deps {
 	int			 descriptor_reserve;
 	struct metrics		*metrics;	/* NULL: not counted */
 	unsigned		*open;		/* the gauge /metrics shows */
+	const char		*cap_key;	/* the cap's key in logs (NULL:
+						   eureka.server.max-
+						   connections) */
 	/* Told of every close, with closearg (NULL: no one). */
 	void			(*closecb)(struct evhttp_connection *, void *);
 	void			*closearg;
