@@ -267,6 +267,18 @@ delta_fresh(const struct cache *c, const struct slot *s, int64_t now)
 }
 
 /*
+ * Whether a VIP's body can be served (cache_vip_live's test): current, or
+ * finished by a sliced build in this very call's turn (now), for the
+ * fetches parked on it, though the registry changed meanwhile (vip_step).
+ */
+int
+vip_fresh(const struct cache *c, const struct side *s, int64_t now)
+{
+	return (s->body != NULL && ((s->gen == registry_gen(c->reg) &&
+	    now < s->expires) || (s->handoff && s->handoff_at == now)));
+}
+
+/*
  * One slice of the plain delta for variant v; 1 when its slot can be
  * served. The walk covers the queue as it was when the build began and
  * never starts over (registry_dwalk_*): a fleet registering all along
@@ -442,8 +454,7 @@ side_ready(struct cache *c, enum side_kind kind, const struct cache_key *k,
 	case SIDE_VIP:
 	case SIDE_SVIP:
 		s = side_find(c->vips, kind, k, name);
-		return (s != NULL && s->gen == registry_gen(c->reg) &&
-		    now < s->expires);
+		return (s != NULL && vip_fresh(c, s, now));
 	default:
 		return (0);
 	}
@@ -542,7 +553,7 @@ vip_step(struct cache *c, const struct cache_key *k, const char *vip,
 	size_t			 w0 = c->work, n;
 	char			*hash;
 
-	if (s != NULL && s->gen == registry_gen(c->reg) && now < s->expires)
+	if (s != NULL && vip_fresh(c, s, now))
 		return (1);
 	sb = sb_get(c, kind, k, vip);
 	if (sb->started && sb->gen != registry_gen(c->reg) && !sb->tolerant) {
@@ -607,6 +618,8 @@ vip_step(struct cache *c, const struct cache_key *k, const char *vip,
 	cache_body_unref(s->body);
 	s->body = k->gzip ? body_from_buf(c->rp, &sb->b) : body_ref(sb->src);
 	s->gen = sb->gen;	/* changed meanwhile: the next fetch builds */
+	s->handoff = 1;		/* but the fetches waiting get this one */
+	s->handoff_at = now;
 	s->expires = cache_until(c, now);
 	sb_free(c, sb);
 	return (1);
