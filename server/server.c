@@ -509,7 +509,8 @@ server_listen_plain(struct server *s, char **cause)
 	s->plain_conns = conns_new(&(struct conns_deps){ .base = s->base,
 	    .max_connections = cf->plain_max_connections,
 	    .descriptor_reserve = 0, .metrics = s->metrics,
-	    .open = &s->plain_open,
+	    .open = &s->plain_open, .reg = s->reg,
+	    .memory_budget = s->memory_budget,
 	    .cap_key = "heureka.server.plain-max-connections" });
 	evhttp_set_bevcb(s->plain_http, server_plain_bev_cb, s);
 	evhttp_set_allowed_methods(s->plain_http, EVHTTP_REQ_GET |
@@ -590,6 +591,7 @@ server_listen(struct server *s, char **cause)
 	    .max_connections = s->conf->max_connections,
 	    .descriptor_reserve = s->conf->descriptor_reserve,
 	    .metrics = s->metrics, .open = &s->open_connections,
+	    .reg = s->reg, .memory_budget = s->memory_budget,
 	    .closecb = server_conn_close_cb, .closearg = s });
 	evhttp_set_bevcb(s->http, server_bev_cb, s);
 	/* Every method evhttp knows: the route table answers 405 itself. */

@@ -394,6 +394,7 @@ size_t		 registry_bytes(const struct registry *);	/* leases */
 enum registry_ext {
 	REG_EXT_ENCODINGS = 0,	/* the response cache's bodies */
 	REG_EXT_WATCH,		/* the watch's events and snapshot pieces */
+	REG_EXT_HEADS,		/* connections' unfinished first heads */
 	REG_EXT_COUNT
 };
 void		 registry_set_external_bytes(struct registry *,

@@ -73,7 +73,7 @@ static const char *metrics_limit_names[METRICS_NLIMITS] = {
 	"max-body-bytes", "max-batch-bytes", "max-instances",
 	"max-metadata-entries", "max-connections", "fetch-memory",
 	"auth-failure-rate", "descriptor-reserve", "handshake-timeout",
-	"head-timeout",
+	"head-timeout", "head-memory",
 };
 
 /* The series cap is hit on every scrape: say so once a minute at most. */
@@ -542,6 +542,8 @@ metrics_render_limits(struct metrics *m, struct buf *b)
 	if (d->reg != NULL) {
 		buf_addf(b, "heureka_memory_bytes{part=\"watch\"} %zu\n",
 		    registry_external_bytes(d->reg, REG_EXT_WATCH));
+		buf_addf(b, "heureka_memory_bytes{part=\"heads\"} %zu\n",
+		    registry_external_bytes(d->reg, REG_EXT_HEADS));
 		registry_tombstone_counts(d->reg, &held, &unheld);
 		metrics_header(b, "heureka_tombstones", "gauge",
 		    "Tombstones of recent cancels: of instances held here, "

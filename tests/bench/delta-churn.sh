@@ -93,4 +93,4 @@ touch "$HK_ROOT/stop"
 wait "$CHURN" || true
 echo "churn: $(cat "$HK_ROOT/churn.out"); uptime: $(uptime)" >&2
 hk_stop s
-[ -z "$BENCH_LOG" ] || cp "$HK_ROOT/s.log" "$BENCH_LOG"
+[ -z "${BENCH_LOG:-}" ] || cp "$HK_ROOT/s.log" "$BENCH_LOG"
