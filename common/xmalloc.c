@@ -259,7 +259,8 @@ xasprintf(char **ret, const char *fmt, ...)
 	return (n);
 }
 
-/* va_list flavour of xasprintf: measure, allocate, format. */
+#ifdef HK_LIBRARY
+/* va_list flavour of xasprintf: measure, allocate (xm_alloc), format. */
 int
 xvasprintf(char **ret, const char *fmt, va_list ap)
 {
@@ -270,13 +271,25 @@ xvasprintf(char **ret, const char *fmt, va_list ap)
 	n = vsnprintf(NULL, 0, fmt, ap2);
 	va_end(ap2);
 	if (n < 0) {
-		/* A bad format or conversion: an empty string, said once. */
+		/* A bad format or conversion: an empty string, said. */
 		log_warnx("xvasprintf: cannot format \"%s\"", fmt);
-		n = 0;
 		*ret = xm_alloc("xvasprintf", NULL, 1, 1);
-		return (n);
+		return (0);
 	}
 	*ret = xm_alloc("xvasprintf", NULL, (size_t)n + 1, 0);
 	vsnprintf(*ret, (size_t)n + 1, fmt, ap);
 	return (n);
 }
+#else
+/* va_list flavour of xasprintf: one vasprintf pass, or die. */
+int
+xvasprintf(char **ret, const char *fmt, va_list ap)
+{
+	int	n;
+
+	if (xm_injected(0, 0) || (n = vasprintf(ret, fmt, ap)) < 0 ||
+	    *ret == NULL)
+		fatalx("xvasprintf: out of memory");
+	return (n);
+}
+#endif
