@@ -265,10 +265,11 @@ int
 xvasprintf(char **ret, const char *fmt, va_list ap)
 {
 	va_list	ap2;
+	char	one;
 	int	n;
 
 	va_copy(ap2, ap);
-	n = vsnprintf(NULL, 0, fmt, ap2);
+	n = vsnprintf(&one, 1, fmt, ap2);	/* the length it needs */
 	va_end(ap2);
 	if (n < 0) {
 		/* A bad format or conversion: an empty string, said. */

@@ -35,7 +35,8 @@ char	*xstrdup(const char *);
 char	*xstrndup(const char *, size_t);
 int	 xasprintf(char **, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
-int	 xvasprintf(char **, const char *, va_list);
+int	 xvasprintf(char **, const char *, va_list)
+	    __attribute__((format(printf, 2, 0), nonnull(2)));
 
 /* The library's reserve: address space, not resident memory. */
 #define XMALLOC_RESERVE		(8 * 1024 * 1024)
