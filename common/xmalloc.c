@@ -52,6 +52,7 @@ xm_attempt(void *ptr, size_t size, int zero)
 static pthread_mutex_t	 xm_mu = PTHREAD_MUTEX_INITIALIZER;
 static void		*xm_reserve;		/* guarded by xm_mu */
 static int		 xm_waiting_logged;	/* guarded by xm_mu */
+static int		 xm_spent;		/* given back; guarded by xm_mu */
 
 /* Sleep ms milliseconds (no clock is read: common/clock.c's rule). */
 static void
@@ -78,6 +79,8 @@ xm_failed(const char *what, size_t size, int64_t *wait_ms)
 	pthread_mutex_lock(&xm_mu);
 	r = xm_reserve;
 	__atomic_store_n(&xm_reserve, NULL, __ATOMIC_RELEASE);
+	if (r != NULL)
+		xm_spent = 1;
 	if (r == NULL && !xm_waiting_logged) {
 		xm_waiting_logged = 1;
 		log_warnx("%s: out of memory (%zu bytes) and no reserve left: "
@@ -121,8 +124,8 @@ xmalloc_recover(const char *what)
 int
 xmalloc_ready(void)
 {
-	void	*r;
-	int	 rc = 0;
+	void	*r = NULL;
+	int	 rc = 0, back = 0;
 
 	if (__atomic_load_n(&xm_reserve, __ATOMIC_ACQUIRE) != NULL)
 		return (0);
@@ -135,11 +138,15 @@ xmalloc_ready(void)
 		else {
 			__atomic_store_n(&xm_reserve, r, __ATOMIC_RELEASE);
 			xm_waiting_logged = 0;
+			back = xm_spent;
+			xm_spent = 0;
 		}
 	}
 	pthread_mutex_unlock(&xm_mu);
 	if (rc == -1)
 		errno = ENOMEM;
+	else if (back)
+		log_info("xmalloc: memory is back: took the reserve again");
 	return (rc);
 }
 
