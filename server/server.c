@@ -227,6 +227,8 @@ server_free(struct server *s)
 		event_free(s->history_ev);
 	if (s->doctor_ev != NULL)
 		event_free(s->doctor_ev);
+	if (s->doctor_step_ev != NULL)
+		event_free(s->doctor_step_ev);
 	if (server_accept_owner == s)
 		server_accept_owner = NULL;
 	rest_free(s->rest);
@@ -242,8 +244,8 @@ server_free(struct server *s)
 		evconnlistener_free(s->listener);
 	if (s->plain_listener != NULL)
 		evconnlistener_free(s->plain_listener);
-	conns_free(s->conns);		/* closes every connection */
-	conns_free(s->plain_conns);
+	conns_free(s->plain_conns);	/* closes every connection */
+	conns_free(s->conns);
 	free(s->front);
 	free(s->plain_front);
 	watch_free(s->watch);
@@ -457,7 +459,10 @@ server_tls_check(const struct config *cf, char **cause)
 	return (peers_tls_check(cf, cause));
 }
 
-/* The plaintext port: health probes only, everything else 404. */
+/*
+ * The plaintext port: health probes only, everything else 404 (a request
+ * the front refused at its head gets its verdict from rest_reject).
+ */
 static void
 server_plain_cb(struct hreq *req, void *arg)
 {
@@ -537,10 +542,17 @@ server_listen_plain(struct server *s, char **cause)
 	fc->handshake_ms = cf->handshake_timeout_ms;
 	fc->head_ms = cf->head_timeout_ms;
 	fc->metrics = s->metrics;
+	fc->reject = server_reject_cb;
+	/*
+	 * Its connections come out of the descriptor reserve (conn.c), so
+	 * the main port's limits leave them room; the cap keeps them there.
+	 */
 	s->plain_conns = conns_new(&(struct conns_deps){ .base = s->base,
-	    .max_connections = cf->max_connections,
-	    .descriptor_reserve = cf->descriptor_reserve,
-	    .metrics = s->metrics, .open = &s->plain_open });
+	    .max_connections = cf->plain_max_connections,
+	    .descriptor_reserve = 0, .metrics = s->metrics,
+	    .open = &s->plain_open, .reg = s->reg,
+	    .memory_budget = s->memory_budget,
+	    .cap_key = "heureka.server.plain-max-connections" });
 	s->plain_listener = server_bind(s, cf->plain_address, cf->plain_port,
 	    server_plain_accept_cb);
 	if (s->plain_listener == NULL) {
@@ -549,6 +561,7 @@ server_listen_plain(struct server *s, char **cause)
 		    strerror(errno));
 		return (-1);
 	}
+	conns_set_listener(s->plain_conns, s->plain_listener);
 	s->plain_port = server_bound_port(s->plain_listener);
 	if (cf->plain_port_file != NULL &&
 	    server_write_port(cf->plain_port_file, s->plain_port, cause) != 0)
@@ -611,6 +624,7 @@ server_listen(struct server *s, char **cause)
 	    .max_connections = s->conf->max_connections,
 	    .descriptor_reserve = s->conf->descriptor_reserve,
 	    .metrics = s->metrics, .open = &s->open_connections,
+	    .reg = s->reg, .memory_budget = s->memory_budget,
 	    .closecb = server_conn_close_cb, .closearg = s });
 	s->listener = server_bind(s, s->conf->server_address,
 	    s->conf->server_port, server_accept_cb);
@@ -840,15 +854,22 @@ server_history_cb(evutil_socket_t fd, short what, void *arg)
 	dashboard_history_tick(s->dashboard, clock_now());
 }
 
-/* The doctor's scan (heureka.doctor.interval-ms). */
+/*
+ * The doctor's scan (heureka.doctor.interval-ms), one slice a loop turn
+ * until it is complete (console_scan_step).
+ */
 static void
 server_doctor_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct server	*s = arg;
 
+	static const struct timeval	 zero = { 0, 0 };
+
 	(void)fd;
 	(void)what;
-	console_scan(s->console, clock_now());
+	/* A scan still under way goes on instead (the timer's turn). */
+	if (!console_scan_step(s->console, clock_now()))
+		evtimer_add(s->doctor_step_ev, &zero);
 }
 
 /* A persistent timer every ms milliseconds. */
@@ -895,6 +916,7 @@ server_start(struct server *s)
 	dashboard_history_tick(s->dashboard, clock_now());
 	s->doctor_ev = server_timer(s, cf->doctor_interval_ms,
 	    server_doctor_cb);
+	s->doctor_step_ev = evtimer_new(s->base, server_doctor_cb, s);
 	sync_start(s->sync, clock_now());
 }
 

@@ -22,6 +22,18 @@
  * evhttp's server the admission ran a turn after the accept, from an
  * event, since evhttp had no hook between the two; the front accepts
  * itself.)
+ *
+ * Unfinished heads in the memory budget (issue 21): the front holds a
+ * connection's bytes in its input buffer until its head is whole (up to
+ * HTTP_HEAD_MAX, 64 KiB), and max-memory-bytes did not see them. Until
+ * a connection's first head is read, every byte read from it is held
+ * so, so a callback on the input buffer adds the bytes read to the
+ * registry's external bytes (REG_EXT_HEADS, heureka_memory_bytes
+ * {part="heads"}) and gives them back once hconn_has_served() or the
+ * connection closes. Past the budget, the connection whose bytes passed
+ * it is closed (in the next turn: not from inside its buffer's
+ * callback) and counted (limit="head-memory"). Later heads of a
+ * kept-alive connection are not counted here.
  */
 #include <sys/queue.h>
 #include <sys/resource.h>
@@ -35,6 +47,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/listener.h>
@@ -43,6 +56,7 @@
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
+#include "registry.h"
 #include "xmalloc.h"
 
 /* One connection, from its accept to its close. */
@@ -52,6 +66,11 @@ struct conn {
 	struct conns		*cs;
 	struct hconn		*hc;
 	LIST_ENTRY(conn)	 all;
+	struct bufferevent	*bev;
+	struct evbuffer_cb_entry *head_cb;	/* counting its first head */
+	size_t			 head_bytes;	/* counted */
+	int			 shed;		/* to close: past the budget */
+	TAILQ_ENTRY(conn)	 shed_entry;
 };
 TAILQ_HEAD(connq, conn);
 
@@ -68,13 +87,19 @@ struct conns {
 	int			 paused;	/* by us, for this turn */
 	unsigned		 nturn;		/* accepted this turn */
 	LIST_HEAD(, conn)	 all;
+	struct connq		 shedq;		/* past the budget */
+	struct event		*shed_ev;
 };
+
+/* The first heads' bytes of every port's connections (one registry). */
+static size_t	conn_heads_total;
 
 #define CONN_ACCEPT_BATCH	64	/* accepted a turn, at most */
 
 static void	conns_resume_cb(evutil_socket_t, short, void *);
 
 static struct log_ratelim conn_cap_rl = LOG_RATELIM_INIT(60000, 1);
+static struct log_ratelim conn_mem_rl = LOG_RATELIM_INIT(60000, 1);
 
 /* Connections with their descriptor limit; see conn.h. */
 struct conns *
@@ -86,6 +111,7 @@ conns_new(const struct conns_deps *deps)
 
 	cs->d = *deps;
 	TAILQ_INIT(&cs->fresh);
+	TAILQ_INIT(&cs->shedq);
 	LIST_INIT(&cs->all);
 	cs->resume_ev = event_new(deps->base, -1, 0, conns_resume_cb, cs);
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
@@ -99,6 +125,76 @@ conns_new(const struct conns_deps *deps)
 	return (cs);
 }
 
+/*
+ * Stop counting c's first head: its bytes come out of the budget's
+ * external bytes, and the callback goes.
+ */
+static void
+conn_head_release(struct conn *c)
+{
+	if (c->head_cb == NULL)
+		return;
+	evbuffer_remove_cb_entry(bufferevent_get_input(c->bev), c->head_cb);
+	c->head_cb = NULL;
+	conn_heads_total -= c->head_bytes;
+	c->head_bytes = 0;
+	registry_set_external_bytes(c->cs->d.reg, REG_EXT_HEADS,
+	    conn_heads_total);
+}
+
+/* Close the connections found past the budget (a turn of their own). */
+static void
+conns_shed_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conns	*cs = arg;
+	struct conn	*c;
+
+	(void)fd;
+	(void)what;
+	while ((c = TAILQ_FIRST(&cs->shedq)) != NULL) {
+		TAILQ_REMOVE(&cs->shedq, c, shed_entry);
+		c->shed = 0;
+		hconn_free(c->hc);	/* conn_close_cb */
+	}
+}
+
+/*
+ * The input buffer's callback: bytes read while no head of c was read
+ * whole wait in the buffer, so they count.
+ */
+static void
+conn_head_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct conn	*c = arg;
+	struct conns	*cs = c->cs;
+
+	(void)in;
+	if (hconn_has_served(c->hc)) {
+		conn_head_release(c);
+		return;
+	}
+	if (info->n_added == 0 || c->shed)
+		return;
+	c->head_bytes += info->n_added;
+	conn_heads_total += info->n_added;
+	registry_set_external_bytes(cs->d.reg, REG_EXT_HEADS,
+	    conn_heads_total);
+	if (cs->d.memory_budget == 0 ||
+	    registry_memory_used(cs->d.reg) <= cs->d.memory_budget)
+		return;
+	metrics_limit(cs->d.metrics, METRICS_LIMIT_HEAD_MEMORY, 1);
+	log_warnx_rl(&conn_mem_rl, "limit: max-memory-bytes: unfinished "
+	    "request heads hold %zu bytes, %zu used of %zu: a connection "
+	    "is closed (logged once a minute)", conn_heads_total,
+	    registry_memory_used(cs->d.reg), cs->d.memory_budget);
+	c->shed = 1;
+	TAILQ_INSERT_TAIL(&cs->shedq, c, shed_entry);
+	if (cs->shed_ev == NULL)
+		cs->shed_ev = event_new(cs->d.base, -1, 0, conns_shed_cb, cs);
+	event_active(cs->shed_ev, EV_TIMEOUT, 0);
+}
+
 /* The front is freeing a connection: pass it on, then count it down. */
 static void
 conn_close_cb(struct hconn *hc, void *arg)
@@ -107,6 +203,9 @@ conn_close_cb(struct hconn *hc, void *arg)
 
 	if (c->cs->d.closecb != NULL)
 		c->cs->d.closecb(hc, c->cs->d.closearg);
+	if (c->shed == 1)
+		TAILQ_REMOVE(&c->cs->shedq, c, shed_entry);
+	conn_head_release(c);
 	if (c->fresh)
 		TAILQ_REMOVE(&c->cs->fresh, c, entry);
 	if (*c->cs->d.open > 0)
@@ -123,7 +222,8 @@ conn_over(struct conns *cs, evutil_socket_t fd)
 
 	if (*cs->d.open > (unsigned)cs->d.max_connections) {
 		metrics_limit(cs->d.metrics, METRICS_LIMIT_CONNECTIONS, 1);
-		why = "eureka.server.max-connections";
+		why = cs->d.cap_key != NULL ? cs->d.cap_key :
+		    "eureka.server.max-connections";
 	} else if (cs->nofile > 0 && (int64_t)*cs->d.open > cs->fd_cap) {
 		metrics_limit(cs->d.metrics, METRICS_LIMIT_DESCRIPTORS, 1);
 		why = "heureka.server.descriptor-reserve";
@@ -222,7 +322,11 @@ conns_accepted(struct conns *cs, const struct hfront_conf *fc,
 	c = xcalloc(1, sizeof *c);
 	c->cs = cs;
 	c->hc = hconn_new(fc, bev, tls);
+	c->bev = bev;
 	LIST_INSERT_HEAD(&cs->all, c, all);
+	if (cs->d.reg != NULL)
+		c->head_cb = evbuffer_add_cb(bufferevent_get_input(bev),
+		    conn_head_cb, c);
 	hconn_set_closecb(c->hc, conn_close_cb, c);
 	setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	TAILQ_INSERT_TAIL(&cs->fresh, c, entry);
@@ -242,5 +346,7 @@ conns_free(struct conns *cs)
 	while ((c = LIST_FIRST(&cs->all)) != NULL)
 		hconn_free(c->hc);	/* its close callback unlinks it */
 	event_free(cs->resume_ev);
+	if (cs->shed_ev != NULL)
+		event_free(cs->shed_ev);
 	free(cs);
 }
