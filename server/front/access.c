@@ -293,7 +293,7 @@ access_client_key(const char *addr, char *out, size_t len)
 static int
 access_request_key(struct hreq *req, char *out, size_t len)
 {
-	struct hconn	*conn;
+	struct hconn			*conn;
 	char				*addr = NULL;
 	ev_uint16_t			 port = 0;
 

@@ -78,7 +78,7 @@ void
 accesslog_write(struct hreq *req, const char *method, int code,
     int64_t us, int64_t start_ms)
 {
-	struct hconn	*evcon;
+	struct hconn			*evcon;
 	const char			*uri = hreq_uri(req);
 	char				*remote = NULL, *scrub;
 	char				 ts[40], nb[24];

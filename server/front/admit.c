@@ -63,7 +63,7 @@ int
 admit_take(struct admit *a, struct hreq *req, size_t n,
     const char *what, int64_t mono, char *why, size_t whylen)
 {
-	struct hconn	*conn;
+	struct hconn			*conn;
 	char				*addr = NULL, ra[32];
 	ev_uint16_t			 port = 0;
 	int64_t				 wait;

@@ -83,7 +83,7 @@ struct airlift {
 /* What one request needs. */
 struct airlift_req {
 	struct airlift		*al;
-	struct hreq	*req;
+	struct hreq		*req;
 	enum evhttp_cmd_type	 method;
 	char			**seg;
 	int			 nseg;

@@ -79,7 +79,7 @@ TAILQ_HEAD(barrier_fetcherq, barrier_fetcher);
 struct barrier_wait {
 	TAILQ_ENTRY(barrier_wait)	 entry;
 	struct barrier		*dr;
-	struct hreq	*req;
+	struct hreq		*req;
 	char			*app;
 	char			*id;
 	int64_t			 deadline;	/* mono */
@@ -228,7 +228,7 @@ barrier_key_header(struct buf *b, struct hreq *req, const char *h)
 void
 barrier_fetched(struct barrier *dr, struct hreq *req, int64_t mono)
 {
-	struct hconn	*evcon;
+	struct hconn			*evcon;
 	struct htab_node		*n;
 	struct barrier_fetcher		*f = NULL;
 	struct buf			 b;

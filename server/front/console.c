@@ -38,7 +38,7 @@
 
 struct console {
 	struct console_deps	 d;
-	struct hreq	*req;		/* the request in flight */
+	struct hreq		*req;		/* the request in flight */
 	const char		*user;		/* as access_check_user said:
 						   the caller's, until leave */
 	int			 replicated;
@@ -221,7 +221,7 @@ static void
 console_who_cb(void *arg, struct audit_who *w)
 {
 	struct console			*c = arg;
-	struct hconn	*evcon;
+	struct hconn			*evcon;
 	char				*host = NULL;
 	ev_uint16_t			 port = 0;
 

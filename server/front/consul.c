@@ -59,7 +59,7 @@
 struct consul_wait {
 	TAILQ_ENTRY(consul_wait) entry;
 	struct consul		*c;
-	struct hreq	*req;
+	struct hreq		*req;
 	struct consul_q		 q;
 	uint64_t		 index;
 	struct event		*timer;
@@ -206,7 +206,7 @@ void
 consul_free(struct consul *c)
 {
 	struct consul_wait		*w;
-	struct hconn	*evcon;
+	struct hconn			*evcon;
 
 	if (c == NULL)
 		return;
@@ -358,7 +358,7 @@ static int
 consul_hold(struct consul *c, struct hreq *req,
     struct consul_q *q, uint64_t index, int64_t wait_ms)
 {
-	struct hconn	*evcon;
+	struct hconn			*evcon;
 	struct bufferevent		*bev;
 	struct consul_wait		*w;
 	struct timeval			 tv;

@@ -252,7 +252,7 @@ void
 rest_free(struct rest *rest)
 {
 	struct parked			*p;
-	struct hconn	*evcon;
+	struct hconn			*evcon;
 
 	if (rest == NULL)
 		return;
@@ -291,7 +291,7 @@ static void
 rest_auth_throttled(struct rctx *x)
 {
 	static struct log_ratelim	 rl = LOG_RATELIM_INIT(60000, 1);
-	struct hconn	*conn;
+	struct hconn			*conn;
 	char				*addr = NULL;
 	ev_uint16_t			 port = 0;
 

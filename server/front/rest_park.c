@@ -189,7 +189,7 @@ fetch_park(struct rctx *x, enum cache_res res, const struct cache_key *k,
 	struct rest			*rest = (struct rest *)(void *)
 					    ((char *)(void *)x->d -
 					    offsetof(struct rest, d));
-	struct hconn	*evcon;
+	struct hconn			*evcon;
 	struct event_base		*base;
 	struct parked			*p;
 

@@ -115,8 +115,8 @@ struct watch_mark {
 struct watcher {
 	TAILQ_ENTRY(watcher)	 entry;
 	struct watch		*w;
-	struct hreq	*req;
-	struct hconn *evcon;
+	struct hreq		*req;
+	struct hconn		*evcon;
 	char			*app;		/* NULL: every app */
 	int			 closing;	/* RESET sent */
 	int			 chunked;	/* the reply is chunked */
@@ -1050,7 +1050,7 @@ watch_open(struct watch *w, struct hreq *req,
     const struct hquery *query, struct hk_time now)
 {
 	const struct watch_deps	*d = &w->d;
-	struct hconn *evcon = hreq_conn(req);
+	struct hconn		*evcon = hreq_conn(req);
 	struct bufferevent	*bev;
 	struct hhdrs		*h;
 	struct watcher		*wr;
