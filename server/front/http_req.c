@@ -31,6 +31,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include "bug.h"
 #include "clock.h"
 #include "gzip.h"
 #include "http_int.h"
@@ -400,13 +401,18 @@ hreq_output_headers(struct hreq *r)
 	return (&r->hdrs);
 }
 
-/* Add a reply header (copied); past HTTP_OUT_HDRS it is dropped. */
+/*
+ * Add a reply header (copied). No handler adds more than about ten, so
+ * HTTP_OUT_HDRS (24) is a rule of ours, not of the client's: passing it
+ * is a bug (fatal in the tests; logged, counted and dropped in a release
+ * build).
+ */
 void
 hhdrs_add(struct hhdrs *h, const char *name, const char *value)
 {
 	size_t	nl = strlen(name), vl = strlen(value);
 
-	if (h->n >= HTTP_OUT_HDRS)
+	if (HK_BUG(h->n >= HTTP_OUT_HDRS))
 		return;
 	h->off[h->n][0] = (uint32_t)h->b.len;
 	buf_add(&h->b, name, nl + 1);
