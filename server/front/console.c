@@ -48,9 +48,15 @@ struct console {
 static void
 console_where(const struct instance *in, char *out, size_t len)
 {
-	snprintf(out, len, "%s/%s:%d", in->host_name != NULL ?
-	    in->host_name : "?", in->ip_addr != NULL ? in->ip_addr : "?",
-	    (int)in->port);
+	size_t	at = 0;
+
+	if (len > 0)
+		out[0] = '\0';
+	str_lcat(out, len, &at, in->host_name != NULL ? in->host_name : "?");
+	str_lcat(out, len, &at, "/");
+	str_lcat(out, len, &at, in->ip_addr != NULL ? in->ip_addr : "?");
+	str_lcat(out, len, &at, ":");
+	str_lcat_i64(out, len, &at, (int)in->port);
 }
 
 /* The audit kind and detail of a registry event; -1: not audited. */
@@ -58,15 +64,22 @@ static int
 console_what(const struct registry_event *ev, char *detail, size_t len)
 {
 	const struct instance	*in = ev->inst;
+	size_t			 at = 0;
 
 	detail[0] = '\0';
 	switch (ev->type) {
 	case REG_EV_REGISTER:
-		if (in != NULL)
-			snprintf(detail, len, "status %s, %s:%d",
-			    instance_status_name(in->status),
-			    in->host_name != NULL ? in->host_name : "?",
-			    (int)in->port);
+		/* "status %s, %s:%d" without printf (every registration). */
+		if (in != NULL) {
+			str_lcat(detail, len, &at, "status ");
+			str_lcat(detail, len, &at,
+			    instance_status_name(in->status));
+			str_lcat(detail, len, &at, ", ");
+			str_lcat(detail, len, &at, in->host_name != NULL ?
+			    in->host_name : "?");
+			str_lcat(detail, len, &at, ":");
+			str_lcat_i64(detail, len, &at, (int)in->port);
+		}
 		if (in != NULL && kvlist_get(&in->metadata,
 		    REGISTRY_UNCOUNTED_KEY) != NULL)
 			return (AUDIT_AIRLIFT);
@@ -163,7 +176,7 @@ console_who_cb(void *arg, struct audit_who *w)
 	    (evcon = evhttp_request_get_connection(c->req)) != NULL) {
 		evhttp_connection_get_peer(evcon, &host, &port);
 		if (host != NULL)
-			snprintf(c->addr, sizeof c->addr, "%s", host);
+			str_lcpy(c->addr, host, sizeof c->addr);
 	}
 	w->addr = c->addr;
 	if (c->replicated) {

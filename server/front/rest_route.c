@@ -14,6 +14,7 @@
 
 #include <event2/http.h>
 
+#include "buf.h"
 #include "instance.h"
 #include "ops.h"
 #include "rest_int.h"
@@ -317,7 +318,7 @@ rest_route_lookup(const char *path, int method, enum rest_body *body,
 	rest_route_resolve(path, method, &t);
 	*body = t.body;
 	if (allowlen > 0)
-		snprintf(allow, allowlen, "%s", t.allow);
+		str_lcpy(allow, t.allow, allowlen);
 	return (t.status);
 }
 
