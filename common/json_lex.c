@@ -72,12 +72,17 @@ static const unsigned char jl_stop[256] = {
 #undef R16
 #undef R4
 
-/* yajl's whitespace. */
+/*
+ * yajl's whitespace: one compare for the bytes a value starts with (all
+ * above ' '), then a bit of a mask (callgrind: a sixth of the lexer's own
+ * time went to testing the six in turn).
+ */
+#define JL_SPACES	((1ULL << ' ') | (1ULL << '\n') | (1ULL << '\r') | \
+			    (1ULL << '\t') | (1ULL << '\v') | (1ULL << '\f'))
 static inline int
 jl_space(unsigned char c)
 {
-	return (c == ' ' || c == '\n' || c == '\r' || c == '\t' ||
-	    c == '\v' || c == '\f');
+	return (c <= ' ' && ((1ULL << c) & JL_SPACES) != 0);
 }
 
 /* Set up a parser. */
