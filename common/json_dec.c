@@ -121,13 +121,19 @@ struct jctx {
 
 /*
  * A thread's parser, kept from one document to the next (its buffer for
- * escaped strings is reused); the callbacks' context is this, and cx the
- * decode being served.
+ * escaped strings is reused, and so are the builder's metadata arrays,
+ * up to JSON_KEEP_KV entries: otherwise one allocation and its free on
+ * every registration); the callbacks' context is this, and cx the decode
+ * being served.
  */
 struct json_parser {
 	struct json_lex	 lx;
 	struct jctx	*cx;
+	struct kvlist	 md;		/* kept arrays, n = 0 */
+	struct kvlist	 dm;
 };
+
+#define JSON_KEEP_KV	64
 
 #define JSON_TRAILING	"trailing garbage after the JSON document"
 
@@ -283,6 +289,8 @@ json_parser_free(void *arg)
 	struct json_parser	*p = arg;
 
 	json_lex_free(&p->lx);
+	free(p->md.v);
+	free(p->dm.v);
 	free(p);
 }
 
@@ -1234,6 +1242,10 @@ json_parse(struct jctx *cx, const char *data, size_t len, char **cause)
 	}
 	p = json_parser_get();
 	p->cx = cx;
+	cx->ib.in.metadata = p->md;
+	cx->ib.in.dc_metadata = p->dm;
+	memset(&p->md, 0, sizeof p->md);
+	memset(&p->dm, 0, sizeof p->dm);
 	if (json_lex_parse(&p->lx, &json_callbacks, p, data, len) != 0) {
 		xasprintf(cause, "cannot parse request body: %s",
 		    cx->err != NULL ? cx->err : p->lx.err);
@@ -1258,6 +1270,18 @@ out:
 	p->cx = NULL;
 	if (rc != 0)
 		jctx_cleanup(cx);
+	/* The arrays go back to the thread (the builder frees larger ones). */
+	if (cx->ib.in.metadata.cap <= JSON_KEEP_KV) {
+		p->md = cx->ib.in.metadata;
+		p->md.n = 0;
+		memset(&cx->ib.in.metadata, 0, sizeof cx->ib.in.metadata);
+	}
+	if (cx->ib.in.dc_metadata.cap <= JSON_KEEP_KV) {
+		p->dm = cx->ib.in.dc_metadata;
+		p->dm.n = 0;
+		memset(&cx->ib.in.dc_metadata, 0,
+		    sizeof cx->ib.in.dc_metadata);
+	}
 	instance_builder_free(&cx->ib);
 	free(cx->err);
 	cx->err = NULL;
