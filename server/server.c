@@ -600,7 +600,8 @@ server_listen(struct server *s, char **cause)
 	s->console = console_new(&(struct console_deps){ .reg = s->reg,
 	    .audit = s->audit, .doctor = s->doctor, .file = s->auditfile,
 	    .peers = s->peers, .node = s->node,
-	    .hostname = s->hostname });
+	    .hostname = s->hostname,
+	    .appname = s->conf->instance_appname });
 	s->sync = sync_new(&(struct sync_deps){ s->base, s->conf, s->reg,
 	    s->gate, s->peers, s->repl });
 	s->ext = ext_new(&(struct ext_deps){ s->reg, s->gate, s->peers,

@@ -42,6 +42,7 @@ struct console {
 						   the caller's, until leave */
 	int			 replicated;
 	char			 addr[64];	/* the request's client */
+	char			*appname;	/* upper case (the registry's) */
 };
 
 /* A registration's "host/ip:port" for the doctor's id-conflict. */
@@ -149,8 +150,15 @@ struct console *
 console_new(const struct console_deps *d)
 {
 	struct console	*c = xcalloc(1, sizeof *c);
+	char		*p;
 
 	c->d = *d;
+	c->appname = xstrdup(d->appname != NULL && d->appname[0] != '\0' ?
+	    d->appname : "HEUREKA");
+	for (p = c->appname; *p != '\0'; p++)
+		if (*p >= 'a' && *p <= 'z')
+			*p = (char)(*p - 'a' + 'A');
+	c->d.appname = c->appname;
 	registry_add_observer(d->reg, console_observe_cb, c);
 	return (c);
 }
@@ -159,6 +167,9 @@ console_new(const struct console_deps *d)
 void
 console_free(struct console *c)
 {
+	if (c == NULL)
+		return;
+	free(c->appname);
 	free(c);
 }
 
@@ -374,6 +385,11 @@ console_scan_peers(struct console *c)
 			    "it never answered");
 		if (why[0] != '\0')
 			doctor_scan_peer(c->d.doctor, pi.url, why);
+		else
+			doctor_scan_replica(c->d.doctor, c->d.reg,
+			    c->appname, pi.url, p->u.host);
+		doctor_scan_peer_clock(c->d.doctor, pi.url, p->date_skew_ms,
+		    p->date_mono);
 	}
 }
 

@@ -30,6 +30,9 @@ struct console_deps {
 	struct peers		*peers;		/* NULL: none */
 	const char		*node;		/* "host:port" */
 	const char		*hostname;	/* this node's host name */
+	const char		*appname;	/* its own application
+						   (eureka.instance.appname;
+						   NULL: HEUREKA), copied */
 };
 
 /* Observe the registry; console_free stops observing nothing (the
