@@ -369,22 +369,26 @@ END_TEST
 /* Nesting past the parser's stack is refused, not overrun. */
 START_TEST(test_depth)
 {
-	struct buf	b, ev;
+	struct buf	b;
+	struct rec	ev;
 	int		i;
 
 	buf_init(&b, 0);
-	buf_init(&ev, 0);
+	memset(&ev, 0, sizeof ev);
+	buf_init(&ev.b, 0);
 	for (i = 0; i < JSON_LEX_MAX_DEPTH + 1; i++)
 		buf_addc(&b, '[');
 	for (i = 0; i < JSON_LEX_MAX_DEPTH + 1; i++)
 		buf_addc(&b, ']');
 	ck_assert_int_eq(json_lex_parse(&lx, &lcb, &ev, b.data, b.len), -1);
 	ck_assert_str_eq(lx.err, "parse error: nesting too deep");
-	buf_reset(&ev);
+	buf_reset(&ev.b);
+	ev.depth = 0;
 	ck_assert_int_eq(json_lex_parse(&lx, &lcb, &ev, b.data + 1,
 	    b.len - 2), 0);
+	ck_assert_uint_eq(lx.root_end, b.len - 2);
 	buf_free(&b);
-	buf_free(&ev);
+	buf_free(&ev.b);
 }
 END_TEST
 
