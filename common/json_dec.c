@@ -299,8 +299,9 @@ static void
 json_init(void)
 {
 	json_keys_init();
-	if (pthread_key_create(&json_parser_key, json_parser_free) != 0)
-		fatalx("%s: pthread_key_create failed", __func__);
+	/* EAGAIN (the process's keys used up) or ENOMEM: wait in the library. */
+	while (pthread_key_create(&json_parser_key, json_parser_free) != 0)
+		xmalloc_recover("pthread_key_create");
 }
 
 /* Forget the pending key (known, in cx->keybuf or allocated). */
@@ -905,7 +906,8 @@ jctx_close(struct jctx *cx)
 		break;
 	case F_INSTANCE:
 		/* jctx_open pushes an F_INSTANCE under a parent only. */
-		HK_ASSERT(p != NULL);
+		if (HK_BUG(p == NULL))
+			return (jctx_fail(cx, "unbalanced JSON"));
 		/* {"instance":{...}}: the root's own object, finished there. */
 		if (p->kind == F_ROOT_INSTANCE)
 			break;
@@ -1219,8 +1221,8 @@ json_parser_get(void)
 	if ((p = pthread_getspecific(json_parser_key)) == NULL) {
 		p = xcalloc(1, sizeof *p);
 		json_lex_init(&p->lx);
-		if (pthread_setspecific(json_parser_key, p) != 0)
-			fatalx("%s: pthread_setspecific failed", __func__);
+		while (pthread_setspecific(json_parser_key, p) != 0)
+			xmalloc_recover("pthread_setspecific");
 	}
 	return (p);
 }
