@@ -42,9 +42,13 @@
  * guard's, adds the bytes read to the registry's external bytes
  * (REG_EXT_HEADS, heureka_memory_bytes{part="heads"}) and gives them
  * back once guard_has_served() or the connection closes. Past the
- * budget, the connection whose bytes passed it is closed (in the next
- * turn: not from inside its buffer's callback) and counted
- * (limit="head-memory"). Later heads of a kept-alive connection are not
+ * budget, and only while the heads themselves hold more than their share
+ * of it (CONN_HEADS_SHARE, an eighth), the connection whose bytes passed
+ * it is closed (in the next turn: not from inside its buffer's callback)
+ * and counted (limit="head-memory"). The share keeps a registry filled to
+ * its budget (which refuses new registrations, not requests) from making
+ * every new request's first bytes close its connection: heartbeats,
+ * /health and fetches go on at a full budget. Later heads of a kept-alive connection are not
  * counted here; the guard alone knows those bytes.
  */
 #include <sys/queue.h>
@@ -108,6 +112,7 @@ struct conns {
 static size_t	conn_heads_total;
 
 #define CONN_ACCEPT_BATCH	64	/* accepted a turn, at most */
+#define CONN_HEADS_SHARE	8	/* heads may hold 1/8 of a full budget */
 
 static struct log_ratelim conn_cap_rl = LOG_RATELIM_INIT(60000, 1);
 static struct log_ratelim conn_mem_rl = LOG_RATELIM_INIT(60000, 1);
@@ -195,6 +200,7 @@ conn_head_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
 	registry_set_external_bytes(cs->d.reg, REG_EXT_HEADS,
 	    conn_heads_total);
 	if (cs->d.memory_budget == 0 ||
+	    conn_heads_total <= cs->d.memory_budget / CONN_HEADS_SHARE ||
 	    registry_memory_used(cs->d.reg) <= cs->d.memory_budget)
 		return;
 	metrics_limit(cs->d.metrics, METRICS_LIMIT_HEAD_MEMORY, 1);
