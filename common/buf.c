@@ -179,3 +179,52 @@ buf_steal(struct buf *b, size_t *lenp)
 	b->overflow = 0;
 	return (p);
 }
+
+/* Copy src into dst, truncated to size; strlen(src) (buf.h). */
+size_t
+str_lcpy(char *dst, const char *src, size_t size)
+{
+	size_t	n = strlen(src);
+
+	if (size > 0) {
+		size_t	m = n < size - 1 ? n : size - 1;
+
+		memcpy(dst, src, m);
+		dst[m] = '\0';
+	}
+	return (n);
+}
+
+/* Append s at *at in dst (size bytes), truncated to fit (buf.h). */
+void
+str_lcat(char *dst, size_t size, size_t *at, const char *s)
+{
+	size_t	n, room;
+
+	if (size == 0 || *at >= size)
+		return;
+	room = size - 1 - *at;
+	n = strlen(s);
+	if (n > room)
+		n = room;
+	memcpy(dst + *at, s, n);
+	*at += n;
+	dst[*at] = '\0';
+}
+
+/* Append v in decimal at *at in dst, truncated to fit (buf.h). */
+void
+str_lcat_i64(char *dst, size_t size, size_t *at, int64_t v)
+{
+	char		 tmp[24], *p = tmp + sizeof tmp;
+	uint64_t	 u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	*--p = '\0';
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	if (v < 0)
+		*--p = '-';
+	str_lcat(dst, size, at, p);
+}

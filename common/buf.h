@@ -32,6 +32,18 @@ void	 buf_trim(struct buf *);		/* allocation = len + 1 */
 void	 buf_prealloc(struct buf *, size_t);	/* room for n more, exactly */
 
 /*
+ * Bounded C strings without printf: str_lcpy copies src into dst (size
+ * bytes, always NUL-terminated when size > 0, truncated to fit) and
+ * returns strlen(src), as snprintf(dst, size, "%s", src) does;
+ * str_lcat and str_lcat_i64 append at *at (kept below size). callgrind:
+ * snprintf's "%s" costs some 600 instructions, these a few per byte, and
+ * a registration copies who acted and its audit detail several times.
+ */
+size_t	 str_lcpy(char *, const char *, size_t);
+void	 str_lcat(char *, size_t, size_t *, const char *);
+void	 str_lcat_i64(char *, size_t, size_t *, int64_t);
+
+/*
  * Append n bytes. Inline when they fit what is allocated (the encoders
  * append thousands of short pieces per instance); buf_add_grow() grows,
  * enforces the cap and keeps a buffer that overflowed dropping data.

@@ -2,7 +2,7 @@
  * json_dec.c: Eureka's JSON wire format, the reading side (spec §4.1.8,
  * §4.1.9); the writing side is json_enc.c.
  *
- * The decoders drive yajl's callback parser through a small state machine:
+ * The decoders drive a callback parser (json_lex.c) through a small state machine:
  * a stack of frames, one per open JSON object or array, each saying what
  * that container is (an instance, its port, its lease, a metadata map, an
  * unknown value being skipped...). The active key is kept once, in the
@@ -23,8 +23,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include <yajl/yajl_parse.h>
-
 #include "buf.h"
 #include "bug.h"
 #include "codec.h"
@@ -32,6 +30,7 @@
 #include "instance_fields.h"
 #include "json.h"
 #include "json_keys.h"
+#include "json_lex.h"
 #include "log.h"
 #include "repl.h"
 #include "xmalloc.h"
@@ -81,7 +80,7 @@ struct frame {
 	uint64_t			 seen;	/* known keys met, by index */
 };
 
-/* One scalar value as yajl hands it over. */
+/* One scalar value as the parser hands it over. */
 enum jv_type {
 	JV_NULL,
 	JV_BOOL,
@@ -92,7 +91,7 @@ enum jv_type {
 struct jv {
 	enum jv_type	 type;
 	int		 b;
-	const char	*s;		/* NUM and STR: yajl's text, len bytes */
+	const char	*s;		/* NUM and STR: the text, len bytes */
 	size_t		 len;		/* (checked, not NUL-terminated) */
 };
 
@@ -107,7 +106,6 @@ struct jctx {
 	char			*err;		/* our own cause */
 	int			 found;		/* the wanted object was seen */
 	int			 done;		/* the root object has closed */
-	size_t			 root_end;	/* input offset past its close */
 	int64_t			 now;		/* wall ms, for the defaults */
 	char			 scratch[256];	/* short text for jv_text */
 	char			 keybuf[64];	/* a short key's text */
@@ -122,23 +120,22 @@ struct jctx {
 };
 
 /*
- * A thread's yajl handle, kept from one document to the next (allocating,
- * configuring and freeing one is some 1.5k instructions, as much as
- * decoding a replicated heartbeat's item); the callbacks' context is
- * this, and cx the decode being served. yajl 2.1 has no reset: the handle
- * parses documents one after the other as yajl_allow_multiple_values
- * lets it, the decoder refusing anything after the root object itself
- * (JSON_TRAILING), and it is freed after a failed parse (its state is an
- * error) and after a document over JSON_PARSER_KEEP bytes (its buffers
- * may have grown with it).
+ * A thread's parser, kept from one document to the next (its buffer for
+ * escaped strings is reused, and so are the builder's metadata arrays,
+ * up to JSON_KEEP_KV entries: otherwise one allocation and its free on
+ * every registration); the callbacks' context is this, and cx the decode
+ * being served.
  */
 struct json_parser {
-	yajl_handle	 h;
+	struct json_lex	 lx;
 	struct jctx	*cx;
+	struct kvlist	 md;		/* kept arrays, n = 0 */
+	struct kvlist	 dm;
 };
 
+#define JSON_KEEP_KV	64
+
 #define JSON_TRAILING	"trailing garbage after the JSON document"
-#define JSON_PARSER_KEEP	(64 * 1024)
 
 static int	jctx_fail(struct jctx *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
@@ -208,7 +205,7 @@ jv_ts(const struct jv *v, int64_t *out)
 
 /*
  * Store a scalar as an owned string (numbers and booleans as text),
- * copied once from yajl's text; a value already there is replaced.
+ * copied once from the parser's text; a value already there is replaced.
  */
 static void
 jv_store(char **dst, const struct jv *v)
@@ -291,8 +288,9 @@ json_parser_free(void *arg)
 {
 	struct json_parser	*p = arg;
 
-	if (p->h != NULL)
-		yajl_free(p->h);
+	json_lex_free(&p->lx);
+	free(p->md.v);
+	free(p->dm.v);
 	free(p);
 }
 
@@ -941,8 +939,8 @@ jctx_close(struct jctx *cx)
 }
 
 /*
- * yajl callbacks: each converts its event and calls the state machine of
- * the decode its thread's handle serves (arg is the struct json_parser).
+ * The parser's callbacks: each converts its event and calls the state
+ * machine of the decode its thread's parser serves (arg is the struct json_parser).
  */
 #define JCTX(arg)	(((struct json_parser *)(arg))->cx)
 
@@ -993,11 +991,11 @@ json_text_plain(const unsigned char *s, size_t len)
 }
 
 /*
- * Check a yajl string or key, refusing oversize ones, embedded NULs and
+ * Check a string or key, refusing oversize ones, embedded NULs and
  * invalid UTF-8; 0 (and the parse stops) when it is refused. This is the
- * one UTF-8 check of a JSON body: yajl's own is off (json_parse), since it
- * checks only the byte structure and would let overlong forms such as
- * C0 AF and surrogates reach our output.
+ * one UTF-8 check of a JSON body: json_lex.c makes none (yajl's, which
+ * it replaced, checked only the byte structure and would have let overlong
+ * forms such as C0 AF and surrogates reach our output).
  */
 static inline int
 jctx_check(struct jctx *cx, const unsigned char *s, size_t len)
@@ -1015,9 +1013,9 @@ jctx_check(struct jctx *cx, const unsigned char *s, size_t len)
 }
 
 /*
- * A checked scalar to jctx_scalar, as yajl's own text: whatever keeps it
+ * A checked scalar to jctx_scalar, as the parser's text: whatever keeps it
  * copies it once (jctx_text, jv_store), since it lives only until the
- * callback returns. A number's text is what yajl's lexer let through (sign,
+ * callback returns. A number's text is what json_lex.c let through (sign,
  * digits, '.', exponent): only its length can be refused.
  */
 static inline int
@@ -1100,28 +1098,16 @@ json_start_array_cb(void *arg)
 	return (jctx_open(JCTX(arg), 0));
 }
 
-/*
- * '}' or ']': both just pop a frame. The root's close records where it
- * ended in the input (yajl's offset is past the token being handed over),
- * so that json_parse can refuse what follows it even when yajl holds it
- * as a token not yet ended.
- */
+/* '}' or ']': both just pop a frame. */
 static int
 json_end_cb(void *arg)
 {
-	struct json_parser	*p = arg;
-	int			 rc = jctx_close(p->cx);
-
-	if (rc && p->cx->done && p->cx->root_end == 0)
-		p->cx->root_end = yajl_get_bytes_consumed(p->h);
-	return (rc);
+	return (jctx_close(JCTX(arg)));
 }
 
-static const yajl_callbacks json_callbacks = {
+static const struct json_lex_cb json_callbacks = {
 	json_null_cb,
 	json_boolean_cb,
-	NULL,			/* integers and doubles come as raw numbers */
-	NULL,
 	json_number_cb,
 	json_string_cb,
 	json_start_map_cb,
@@ -1159,9 +1145,9 @@ json_hex4(const char *p)
 
 /*
  * Whether every UTF-16 surrogate escape comes in a pair, \uD8xx then
- * \uDCxx: yajl turns a lone one into '?' or into a wrong character
- * without a word. A backslash can only start an escape inside a string
- * (anywhere else yajl refuses the document), so a flat scan is enough.
+ * \uDCxx: the parser turns a lone one into '?' without a word. A
+ * backslash can only start an escape inside a string (anywhere else the
+ * parser refuses the document), so a flat scan is enough.
  */
 static int
 json_surrogates_paired(const char *p, size_t len)
@@ -1217,7 +1203,6 @@ jctx_init(struct jctx *cx, enum json_doc doc, int64_t now)
 	cx->err = NULL;
 	cx->found = 0;
 	cx->done = 0;
-	cx->root_end = 0;
 	cx->now = now;
 	cx->inst = NULL;
 	cx->app = NULL;
@@ -1227,7 +1212,7 @@ jctx_init(struct jctx *cx, enum json_doc doc, int64_t now)
 	instance_builder_init(&cx->ib);
 }
 
-/* This thread's parser, its handle allocated if it has none. */
+/* This thread's parser, allocated on its first document. */
 static struct json_parser *
 json_parser_get(void)
 {
@@ -1235,27 +1220,18 @@ json_parser_get(void)
 
 	if ((p = pthread_getspecific(json_parser_key)) == NULL) {
 		p = xcalloc(1, sizeof *p);
+		json_lex_init(&p->lx);
 		while (pthread_setspecific(json_parser_key, p) != 0)
 			xmalloc_recover("pthread_setspecific");
-	}
-	if (p->h == NULL) {
-		while ((p->h = yajl_alloc(&json_callbacks, NULL, p)) == NULL)
-			xmalloc_recover("yajl_alloc");
-		/* jctx_check checks every string strictly: once is enough. */
-		yajl_config(p->h, yajl_dont_validate_strings, 1);
-		yajl_config(p->h, yajl_allow_multiple_values, 1);
 	}
 	return (p);
 }
 
-/* Run yajl over the whole input; 0 on success, -1 with *cause set. */
+/* Parse the whole input; 0 on success, -1 with *cause set. */
 static int
 json_parse(struct jctx *cx, const char *data, size_t len, char **cause)
 {
 	struct json_parser	*p;
-	yajl_handle		 h;
-	yajl_status		 st;
-	unsigned char		*msg;
 	size_t			 n;
 	int			 rc = -1;
 
@@ -1268,26 +1244,13 @@ json_parse(struct jctx *cx, const char *data, size_t len, char **cause)
 	}
 	p = json_parser_get();
 	p->cx = cx;
-	h = p->h;
-	st = yajl_parse(h, (const unsigned char *)data, len);
-	if (st == yajl_status_ok)
-		st = yajl_complete_parse(h);
-	if (st != yajl_status_ok) {
-		if (cx->err != NULL) {
-			xasprintf(cause, "cannot parse request body: %s",
-			    cx->err);
-		} else {
-			msg = yajl_get_error(h, 0, (const unsigned char *)data,
-			    len);
-			n = msg != NULL ? strlen((char *)msg) : 0;
-			while (n > 0 && (msg[n - 1] == '\n' ||
-			    msg[n - 1] == ' '))
-				msg[--n] = '\0';
-			xasprintf(cause, "cannot parse request body: %s",
-			    msg != NULL ? (char *)msg : "error");
-			if (msg != NULL)
-				yajl_free_error(h, msg);
-		}
+	cx->ib.in.metadata = p->md;
+	cx->ib.in.dc_metadata = p->dm;
+	memset(&p->md, 0, sizeof p->md);
+	memset(&p->dm, 0, sizeof p->dm);
+	if (json_lex_parse(&p->lx, &json_callbacks, p, data, len) != 0) {
+		xasprintf(cause, "cannot parse request body: %s",
+		    cx->err != NULL ? cx->err : p->lx.err);
 		goto out;
 	}
 	/* No root object at all (an empty body) is as truncated as half of one. */
@@ -1295,12 +1258,8 @@ json_parse(struct jctx *cx, const char *data, size_t len, char **cause)
 		xasprintf(cause, "cannot parse request body: premature EOF");
 		goto out;
 	}
-	/*
-	 * A value begun after the root and never ended (a string left open:
-	 * yajl_complete_parse lets it be with multiple values allowed) is
-	 * refused here, and the handle holding it goes with the failure.
-	 */
-	for (n = cx->root_end; n < len; n++) {
+	/* Whatever follows the root object, a value begun or not, is refused. */
+	for (n = p->lx.root_end; n < len; n++) {
 		if (data[n] != ' ' && data[n] != '\t' && data[n] != '\n' &&
 		    data[n] != '\r') {
 			xasprintf(cause, "cannot parse request body: %s",
@@ -1311,12 +1270,20 @@ json_parse(struct jctx *cx, const char *data, size_t len, char **cause)
 	rc = 0;
 out:
 	p->cx = NULL;
-	if (rc != 0 || len > JSON_PARSER_KEEP) {
-		yajl_free(h);
-		p->h = NULL;
-	}
 	if (rc != 0)
 		jctx_cleanup(cx);
+	/* The arrays go back to the thread (the builder frees larger ones). */
+	if (cx->ib.in.metadata.cap <= JSON_KEEP_KV) {
+		p->md = cx->ib.in.metadata;
+		p->md.n = 0;
+		memset(&cx->ib.in.metadata, 0, sizeof cx->ib.in.metadata);
+	}
+	if (cx->ib.in.dc_metadata.cap <= JSON_KEEP_KV) {
+		p->dm = cx->ib.in.dc_metadata;
+		p->dm.n = 0;
+		memset(&cx->ib.in.dc_metadata, 0,
+		    sizeof cx->ib.in.dc_metadata);
+	}
 	instance_builder_free(&cx->ib);
 	free(cx->err);
 	cx->err = NULL;

@@ -182,9 +182,9 @@ static void
 audit_whobuf_set(struct audit_whobuf *b, const char *node, const char *user,
     const char *addr)
 {
-	snprintf(b->node, sizeof b->node, "%s", node != NULL ? node : "");
-	snprintf(b->user, sizeof b->user, "%s", user != NULL ? user : "");
-	snprintf(b->addr, sizeof b->addr, "%s", addr != NULL ? addr : "");
+	str_lcpy(b->node, node != NULL ? node : "", sizeof b->node);
+	str_lcpy(b->user, user != NULL ? user : "", sizeof b->user);
+	str_lcpy(b->addr, addr != NULL ? addr : "", sizeof b->addr);
 	b->w.node = b->node;
 	b->w.user = b->user;
 	b->w.addr = b->addr;

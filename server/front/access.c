@@ -54,6 +54,7 @@
 #include <openssl/evp.h>
 
 #include "access.h"
+#include "buf.h"
 #include "config.h"
 #include "http.h"
 #include "httputil.h"
@@ -241,7 +242,7 @@ access_identify(const struct access *a, struct hreq *req,
 
 	if (a->cert_check != NULL && a->cert_check(req)) {
 		if (userlen > 0)
-			snprintf(user, userlen, "peer");
+			str_lcpy(user, "peer", userlen);
 		return (ACCESS_PEER_ID);
 	}
 	if ((h = hreq_header(req, "Authorization")) == NULL)
@@ -256,9 +257,9 @@ access_identify(const struct access *a, struct hreq *req,
 	who = peer ? ACCESS_PEER_ID : isuser ? ACCESS_USER : ACCESS_BAD;
 	/* The name for the audit; "peer" only for the peer's own identity. */
 	if (isuser && userlen > 0)
-		snprintf(user, userlen, "%s", name);
+		str_lcpy(user, name, userlen);
 	else if (peer && userlen > 0)
-		snprintf(user, userlen, "peer");
+		str_lcpy(user, "peer", userlen);
 	OPENSSL_cleanse(buf, sizeof buf);
 	return (who);
 }
@@ -327,7 +328,7 @@ access_check_user(struct access *a, struct hreq *req,
 	*peer = 0;
 	*retry_ms = 0;
 	if (userlen > 0)
-		snprintf(user, userlen, "anonymous");
+		str_lcpy(user, "anonymous", userlen);
 	if (!access_enabled(a)) {
 		*peer = 1;		/* as before: the header is trusted */
 		return (ACCESS_OK);

@@ -55,54 +55,19 @@ struct console {
  */
 #define CONSOLE_SCAN_SLICE	40000
 
-/*
- * Append s at out[at] (len bytes in all, kept NUL-terminated, cut when
- * full); the new end. Every registration writes two such strings, where
- * a snprintf each was a twentieth of a registration's instructions.
- */
-static size_t
-console_put(char *out, size_t len, size_t at, const char *s)
-{
-	size_t	n = strlen(s);
-
-	if (at >= len)
-		return (at);
-	if (n > len - at - 1)
-		n = len - at - 1;
-	memcpy(out + at, s, n);
-	out[at + n] = '\0';
-	return (at + n);
-}
-
-/* Append ":port" at out[at]; see console_put. */
-static size_t
-console_put_port(char *out, size_t len, size_t at, int port)
-{
-	char	num[16], *p = num + sizeof num - 1;
-	int	v = port < 0 ? 0 : port;
-
-	*p = '\0';
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v > 0);
-	*--p = ':';
-	return (console_put(out, len, at, p));
-}
-
 /* A registration's "host/ip:port" for the doctor's id-conflict. */
 static void
 console_where(const struct instance *in, char *out, size_t len)
 {
-	size_t	at;
+	size_t	at = 0;
 
-	out[0] = '\0';
-	at = console_put(out, len, 0, in->host_name != NULL ? in->host_name :
-	    "?");
-	at = console_put(out, len, at, "/");
-	at = console_put(out, len, at, in->ip_addr != NULL ? in->ip_addr :
-	    "?");
-	console_put_port(out, len, at, (int)in->port);
+	if (len > 0)
+		out[0] = '\0';
+	str_lcat(out, len, &at, in->host_name != NULL ? in->host_name : "?");
+	str_lcat(out, len, &at, "/");
+	str_lcat(out, len, &at, in->ip_addr != NULL ? in->ip_addr : "?");
+	str_lcat(out, len, &at, ":");
+	str_lcat_i64(out, len, &at, (int)in->port);
 }
 
 /* The audit kind and detail of a registry event; -1: not audited. */
@@ -110,19 +75,21 @@ static int
 console_what(const struct registry_event *ev, char *detail, size_t len)
 {
 	const struct instance	*in = ev->inst;
-	size_t			 at;
+	size_t			 at = 0;
 
 	detail[0] = '\0';
 	switch (ev->type) {
 	case REG_EV_REGISTER:
+		/* "status %s, %s:%d" without printf (every registration). */
 		if (in != NULL) {
-			at = console_put(detail, len, 0, "status ");
-			at = console_put(detail, len, at,
+			str_lcat(detail, len, &at, "status ");
+			str_lcat(detail, len, &at,
 			    instance_status_name(in->status));
-			at = console_put(detail, len, at, ", ");
-			at = console_put(detail, len, at, in->host_name != NULL ?
+			str_lcat(detail, len, &at, ", ");
+			str_lcat(detail, len, &at, in->host_name != NULL ?
 			    in->host_name : "?");
-			console_put_port(detail, len, at, (int)in->port);
+			str_lcat(detail, len, &at, ":");
+			str_lcat_i64(detail, len, &at, (int)in->port);
 		}
 		if (in != NULL && kvlist_get(&in->metadata,
 		    REGISTRY_UNCOUNTED_KEY) != NULL)
@@ -230,7 +197,7 @@ console_who_cb(void *arg, struct audit_who *w)
 	    (evcon = hreq_conn(c->req)) != NULL) {
 		hconn_peer(evcon, &host, &port);
 		if (host != NULL)
-			console_put(c->addr, sizeof c->addr, 0, host);
+			str_lcpy(c->addr, host, sizeof c->addr);
 	}
 	w->addr = c->addr;
 	if (c->replicated) {

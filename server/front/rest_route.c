@@ -14,6 +14,7 @@
 
 #include <event2/http.h>
 
+#include "buf.h"
 #include "http.h"
 #include "instance.h"
 #include "ops.h"
@@ -314,18 +315,11 @@ rest_route_lookup(const char *path, int method, enum rest_body *body,
     char *allow, size_t allowlen)
 {
 	struct rest_target	t;
-	size_t			 n;
 
 	rest_route_resolve(path, method, &t);
 	*body = t.body;
-	if (allowlen > 0) {
-		/* A copy, not a printf: every request with a body asks. */
-		n = strnlen(t.allow, sizeof t.allow);
-		if (n >= allowlen)
-			n = allowlen - 1;
-		memcpy(allow, t.allow, n);
-		allow[n] = '\0';
-	}
+	if (allowlen > 0)
+		str_lcpy(allow, t.allow, allowlen);
 	return (t.status);
 }
 

@@ -2,7 +2,9 @@
 -- the scenario chosen by environment variables (wrk passes none of its own
 -- arguments to Lua in a portable way):
 --
---   BENCH_MODE   hb | reg | get  (the fleet profile is fleet.lua)
+--   BENCH_MODE   hb | reg | get  (the fleet profile is fleet.lua);
+--                nhb | nreg: the same heartbeat and registration in
+--                Nacos's open API (r-nacos in `run vs-java`)
 --   BENCH_N      instances pre-registered (hb)
 --   BENCH_PER    instances per application (the preloader's layout)
 --   BENCH_TOKEN  a per-round string, so registrations are unique per run
@@ -73,6 +75,36 @@ local function hbpath(i)
 			math.floor(i / per), i)
 end
 
+-- Instance i's address as the preloader gave it (10.a.b.c:8080).
+local function ipof(i)
+   return string.format("10.%d.%d.%d", i % 250, math.floor(i / 250) % 250,
+			math.floor(i / 62500) % 250)
+end
+
+-- Nacos: instance i's light beat (what the Nacos Java client sends once
+-- the server has answered lightBeatEnabled), and a registration as the
+-- client's form (NamingHttpClientProxy.registerService).
+local nformheaders = { ["Content-Type"] =
+			  "application/x-www-form-urlencoded" }
+local function nacos_hb(i)
+   return wrk.format("PUT", string.format(
+			"/nacos/v1/ns/instance/beat?serviceName=" ..
+			   "DEFAULT_GROUP%%40%%40BENCH-%05d&ip=%s&port=8080",
+			math.floor(i / per), ipof(i)), hbheaders)
+end
+
+local function nacos_register()
+   local app = string.format("REG-%03d", counter % 500)
+   local body = string.format(
+      "groupName=DEFAULT_GROUP&serviceName=DEFAULT_GROUP%%40%%40%s&" ..
+	 "ip=10.%d.%d.%d&port=%d&weight=1.0&enable=true&healthy=true&" ..
+	 "ephemeral=true&clusterName=DEFAULT&metadata=" ..
+	 "%%7B%%22management.port%%22%%3A%%228080%%22%%7D",
+      app, counter % 250, math.floor(counter / 250) % 250,
+      (tid or 0) % 250, 1024 + counter % 60000)
+   return wrk.format("POST", "/nacos/v1/ns/instance", nformheaders, body)
+end
+
 -- A new registration with a unique id.
 local function register()
    local app = string.format("REG-%03d", counter % 500)
@@ -107,6 +139,10 @@ function request()
       return wrk.format("PUT", hbpath(counter % n), hbheaders)
    elseif mode == "reg" then
       return register()
+   elseif mode == "nhb" then
+      return nacos_hb(counter % n)
+   elseif mode == "nreg" then
+      return nacos_register()
    end
    return wrk.format("GET", gpath, getheaders)
 end
