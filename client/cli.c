@@ -875,23 +875,36 @@ cli_time(long long ms, char *out, size_t len)
 		strftime(out, len, "%Y-%m-%d %H:%M:%SZ", &tm);
 }
 
-/* The array member key of a JSON answer, or NULL (said why). */
+/*
+ * GET path (a heureka/ JSON document) and find its array member key.
+ * Returns the array, with the parsed document in *root for the caller to
+ * free and the answer in *a; or NULL with *rc set to the exit status,
+ * the failure already said (refused, unreachable, or a body that is not
+ * heureka's list: an older heurekad, or not heureka at all).
+ */
 static yajl_val
-tree_answer(const char *cmd, const struct answer *a, const char *key,
-    yajl_val *root)
+query_list(struct qopts *q, const char *cmd, const char *path,
+    const char *key, struct answer *a, yajl_val *root, int *rc)
 {
-	const char	*path[] = { key, NULL };
-	yajl_val	 arr;
+	const char	*member[] = { key, NULL };
+	yajl_val	 arr = NULL;
 	char		 err[128];
 
+	*root = NULL;
+	query(q, HK_REQ_QUERY, "GET", path, a);
+	if (a->status != 200) {
+		*rc = query_failed(q, a);
+		return (NULL);
+	}
 	*root = yajl_tree_parse(a->body != NULL ? a->body : "", err,
 	    sizeof err);
-	if (*root == NULL || (arr = yajl_tree_get(*root, path,
-	    yajl_t_array)) == NULL) {
+	if (*root != NULL)
+		arr = yajl_tree_get(*root, member, yajl_t_array);
+	if (arr == NULL) {
 		fprintf(stderr, "heureka %s: bad answer from server (not "
 		    "heureka's %s list: an older heurekad, or not heureka?)\n",
 		    cmd, key);
-		return (NULL);
+		*rc = CLI_EXIT_UNREACHABLE;
 	}
 	return (arr);
 }
@@ -933,19 +946,13 @@ cmd_audit(int argc, char **argv)
 		buf_adds(&b, "&id=");
 		url_add_segment(&b, argv[i + 1]);
 	}
-	query(&q, HK_REQ_QUERY, "GET", b.data, &a);
+	arr = query_list(&q, "audit", b.data, "records", &a, &root, &rc);
 	buf_free(&b);
-	if (a.status != 200) {
-		rc = query_failed(&q, &a);
+	if (arr == NULL)
 		goto out;
-	}
 	rc = CLI_EXIT_FOUND;
 	if (q.json) {
 		printf("%s\n", a.body);
-		goto out;
-	}
-	if ((arr = tree_answer("audit", &a, "records", &root)) == NULL) {
-		rc = CLI_EXIT_UNREACHABLE;
 		goto out;
 	}
 	if (YAJL_GET_ARRAY(arr)->len == 0)
@@ -996,15 +1003,9 @@ cmd_doctor(int argc, char **argv)
 		free(q.servers);
 		return (rc);
 	}
-	query(&q, HK_REQ_QUERY, "GET", "heureka/doctor", &a);
-	if (a.status != 200) {
-		rc = query_failed(&q, &a);
+	if ((arr = query_list(&q, "doctor", "heureka/doctor", "findings", &a,
+	    &root, &rc)) == NULL)
 		goto out;
-	}
-	if ((arr = tree_answer("doctor", &a, "findings", &root)) == NULL) {
-		rc = CLI_EXIT_UNREACHABLE;
-		goto out;
-	}
 	n = YAJL_GET_ARRAY(arr)->len;
 	rc = n > 0 ? CLI_EXIT_NOT_FOUND : CLI_EXIT_FOUND;
 	if (q.json) {

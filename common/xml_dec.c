@@ -561,20 +561,43 @@ out:
 	return (rc);
 }
 
+/*
+ * Decode one document whose root is of kind root (K_INST, K_APP or
+ * K_APPS) and hand over what it built; NULL with *cause on bad input.
+ */
+static void *
+xml_decode_root(enum xml_kind root, const char *data, size_t len, int64_t now,
+    char **cause)
+{
+	struct xml_ctx	 ctx;
+	void		*out = NULL;
+
+	if (xml_run(&ctx, root, data, len, now, cause) == 0) {
+		switch (root) {
+		case K_INST:
+			out = ctx.done;
+			ctx.done = NULL;
+			break;
+		case K_APP:
+			out = ctx.app;
+			ctx.app = NULL;
+			break;
+		default:
+			out = ctx.apps;
+			ctx.apps = NULL;
+			break;
+		}
+	}
+	xml_ctx_free(&ctx);
+	return (out);
+}
+
 /* <instance> document; NULL with *cause on bad input. */
 struct instance *
 xml_decode_instance(const char *data, size_t len, int64_t now,
     char **cause)
 {
-	struct xml_ctx	 ctx;
-	struct instance	*in = NULL;
-
-	if (xml_run(&ctx, K_INST, data, len, now, cause) == 0) {
-		in = ctx.done;
-		ctx.done = NULL;
-	}
-	xml_ctx_free(&ctx);
-	return (in);
+	return (xml_decode_root(K_INST, data, len, now, cause));
 }
 
 /* <application> document; NULL with *cause on bad input. */
@@ -582,15 +605,7 @@ struct application *
 xml_decode_application(const char *data, size_t len, int64_t now,
     char **cause)
 {
-	struct xml_ctx		 ctx;
-	struct application	*a = NULL;
-
-	if (xml_run(&ctx, K_APP, data, len, now, cause) == 0) {
-		a = ctx.app;
-		ctx.app = NULL;
-	}
-	xml_ctx_free(&ctx);
-	return (a);
+	return (xml_decode_root(K_APP, data, len, now, cause));
 }
 
 /* <applications> document (full or delta); NULL with *cause on bad input. */
@@ -598,13 +613,5 @@ struct applications *
 xml_decode_applications(const char *data, size_t len, int64_t now,
     char **cause)
 {
-	struct xml_ctx		 ctx;
-	struct applications	*as = NULL;
-
-	if (xml_run(&ctx, K_APPS, data, len, now, cause) == 0) {
-		as = ctx.apps;
-		ctx.apps = NULL;
-	}
-	xml_ctx_free(&ctx);
-	return (as);
+	return (xml_decode_root(K_APPS, data, len, now, cause));
 }

@@ -203,6 +203,15 @@ metrics_header(struct buf *b, const char *name, const char *type,
 	buf_addf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* One unlabelled metric: its # HELP and # TYPE lines and its value. */
+static void
+metrics_u64(struct buf *b, const char *name, const char *type,
+    const char *help, uint64_t v)
+{
+	metrics_header(b, name, type, help);
+	buf_addf(b, "%s %llu\n", name, (unsigned long long)v);
+}
+
 /* Requests by route and code, and the latency histogram by route. */
 static void
 metrics_render_http(struct metrics *m, struct buf *b)
@@ -476,10 +485,9 @@ metrics_render_instances(struct metrics *m, struct buf *b)
 				    omitted, cap);
 		}
 	}
-	metrics_header(b, "heureka_metrics_applications_omitted", "gauge",
+	metrics_u64(b, "heureka_metrics_applications_omitted", "gauge",
 	    "Applications summed into application=\"other\" by the "
-	    "series cap.");
-	buf_addf(b, "heureka_metrics_applications_omitted %zu\n", omitted);
+	    "series cap.", omitted);
 }
 
 /*
@@ -536,9 +544,9 @@ metrics_render_limits(struct metrics *m, struct buf *b)
 		buf_addf(b, "heureka_tombstones{kind=\"unknown\"} %zu\n",
 		    unheld);
 	}
-	metrics_header(b, "heureka_memory_budget_bytes", "gauge",
-	    "The memory budget past which new registrations get 503.");
-	buf_addf(b, "heureka_memory_budget_bytes %zu\n", d->memory_budget);
+	metrics_u64(b, "heureka_memory_budget_bytes", "gauge",
+	    "The memory budget past which new registrations get 503.",
+	    d->memory_budget);
 }
 
 /* The peer list itself: how many, and how it followed DNS. */
@@ -548,32 +556,23 @@ metrics_render_peer_list(const struct peers *ps, struct buf *b)
 	struct peers_totals	t;
 
 	peers_totals(ps, &t);
-	metrics_header(b, "heureka_peers", "gauge",
-	    "Peers now (one per address of a peer name).");
-	buf_addf(b, "heureka_peers %zu\n", peers_count(ps));
-	metrics_header(b, "heureka_peer_names_unresolved", "gauge",
-	    "Configured peer URLs whose name does not resolve now.");
-	buf_addf(b, "heureka_peer_names_unresolved %zu\n", t.unresolved);
-	metrics_header(b, "heureka_peer_dns_lookups_total", "counter",
-	    "Lookups of peer names.");
-	buf_addf(b, "heureka_peer_dns_lookups_total %llu\n",
-	    (unsigned long long)t.dns_lookups);
-	metrics_header(b, "heureka_peer_dns_failures_total", "counter",
-	    "Lookups of peer names that failed or gave no address.");
-	buf_addf(b, "heureka_peer_dns_failures_total %llu\n",
-	    (unsigned long long)t.dns_failures);
-	metrics_header(b, "heureka_peers_joined_total", "counter",
-	    "Peers that joined the list (a new address of a name).");
-	buf_addf(b, "heureka_peers_joined_total %llu\n",
-	    (unsigned long long)t.added);
-	metrics_header(b, "heureka_peers_left_total", "counter",
-	    "Peers that left the list (an address gone).");
-	buf_addf(b, "heureka_peers_left_total %llu\n",
-	    (unsigned long long)t.removed);
-	metrics_header(b, "heureka_peers_left_dropped_total", "counter",
-	    "Replication tasks dropped with the queues of peers that left.");
-	buf_addf(b, "heureka_peers_left_dropped_total %llu\n",
-	    (unsigned long long)t.removed_dropped);
+	metrics_u64(b, "heureka_peers", "gauge",
+	    "Peers now (one per address of a peer name).", peers_count(ps));
+	metrics_u64(b, "heureka_peer_names_unresolved", "gauge",
+	    "Configured peer URLs whose name does not resolve now.",
+	    t.unresolved);
+	metrics_u64(b, "heureka_peer_dns_lookups_total", "counter",
+	    "Lookups of peer names.", t.dns_lookups);
+	metrics_u64(b, "heureka_peer_dns_failures_total", "counter",
+	    "Lookups of peer names that failed or gave no address.",
+	    t.dns_failures);
+	metrics_u64(b, "heureka_peers_joined_total", "counter",
+	    "Peers that joined the list (a new address of a name).", t.added);
+	metrics_u64(b, "heureka_peers_left_total", "counter",
+	    "Peers that left the list (an address gone).", t.removed);
+	metrics_u64(b, "heureka_peers_left_dropped_total", "counter",
+	    "Replication tasks dropped with the queues of peers that left.",
+	    t.removed_dropped);
 }
 
 /* Per-peer replication counters and queue depth. */
@@ -714,14 +713,10 @@ metrics_render_process(struct buf *b)
 	metrics_header(b, "process_cpu_seconds_total", "counter",
 	    "Total user and system CPU time spent in seconds.");
 	buf_addf(b, "process_cpu_seconds_total %.2f\n", ps.cpu_seconds);
-	metrics_header(b, "process_resident_memory_bytes", "gauge",
-	    "Resident memory size in bytes.");
-	buf_addf(b, "process_resident_memory_bytes %llu\n",
-	    (unsigned long long)ps.rss_bytes);
-	metrics_header(b, "process_virtual_memory_bytes", "gauge",
-	    "Virtual memory size in bytes.");
-	buf_addf(b, "process_virtual_memory_bytes %llu\n",
-	    (unsigned long long)ps.vsize_bytes);
+	metrics_u64(b, "process_resident_memory_bytes", "gauge",
+	    "Resident memory size in bytes.", ps.rss_bytes);
+	metrics_u64(b, "process_virtual_memory_bytes", "gauge",
+	    "Virtual memory size in bytes.", ps.vsize_bytes);
 	if (ps.open_fds >= 0) {
 		metrics_header(b, "process_open_fds", "gauge",
 		    "Number of open file descriptors.");
@@ -773,11 +768,10 @@ metrics_render(struct metrics *m, struct buf *b, struct hk_time now)
 	metrics_header(b, "heureka_open_connections", "gauge",
 	    "Client connections currently open.");
 	buf_addf(b, "heureka_open_connections %u\n", *d->open_connections);
-	metrics_header(b, "heureka_bugs_total", "counter",
+	metrics_u64(b, "heureka_bugs_total", "counter",
 	    "Broken internal invariants (HK_BUG) since the start; each site "
-	    "is logged once. Anything above 0 is a heureka bug to report.");
-	buf_addf(b, "heureka_bugs_total %llu\n",
-	    (unsigned long long)bug_count());
+	    "is logged once. Anything above 0 is a heureka bug to report.",
+	    bug_count());
 
 	metrics_render_looplag(d->looplag, b);
 	metrics_render_registry(m, b);

@@ -15,18 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
 
-FT_LIB=""
-for f in $(dpkg -L libfaketime 2>/dev/null | grep '/libfaketime\.so\.1$') \
-    /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 \
-    /usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1 \
-    /usr/lib/faketime/libfaketime.so.1 /usr/local/lib/faketime/libfaketime.so.1; do
-	if [ -f "$f" ]; then
-		FT_LIB=$f
-		break
-	fi
-done
-[ -n "$FT_LIB" ] ||
-    fail "libfaketime not found (Debian: apt-get install faketime libfaketime)"
+hk_need_faketime
 
 FAST="-D eureka.server.enable-self-preservation=false \
 -D eureka.server.eviction-interval-timer-in-ms=100"
@@ -34,15 +23,10 @@ FAST="-D eureka.server.enable-self-preservation=false \
 # Start heurekad NAME with libfaketime reading the offset file FILE.
 ft_start()
 {
-	local name=$1 file=$2 asan=""
+	local name=$1 file=$2
 	echo "+0" >"$file"
-	# ASan insists on being first in the library list; libfaketime must
-	# come first to see the clock calls, so tell ASan not to check.
-	if hk_asan; then
-		asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-	fi
 	# shellcheck disable=SC2086
-	ASAN_OPTIONS=${asan:-${ASAN_OPTIONS:-}} LD_PRELOAD=$FT_LIB \
+	ASAN_OPTIONS=$FT_ASAN LD_PRELOAD=$FT_LIB \
 	    FAKETIME_TIMESTAMP_FILE=$file FAKETIME_NO_CACHE=1 \
 	    FAKETIME_DONT_FAKE_MONOTONIC=1 hk_start "$name" $FAST
 }

@@ -20,24 +20,7 @@
 . "$(dirname "$0")/lib.sh"
 
 hk_need_cli
-FT_LIB=""
-# libfaketime comes before the AddressSanitizer runtime in an ASan build:
-# tell ASan not to refuse that link order (as 38-clock-step does).
-FT_ASAN=${ASAN_OPTIONS:-}
-if hk_asan; then
-	FT_ASAN="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-fi
-for f in $(dpkg -L libfaketime 2>/dev/null | grep '/libfaketime\.so\.1$') \
-    /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 \
-    /usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1 \
-    /usr/lib/faketime/libfaketime.so.1 /usr/local/lib/faketime/libfaketime.so.1; do
-	if [ -f "$f" ]; then
-		FT_LIB=$f
-		break
-	fi
-done
-[ -n "$FT_LIB" ] ||
-    fail "libfaketime not found (Debian: apt-get install faketime libfaketime)"
+hk_need_faketime
 
 hk_start s -D heureka.doctor.interval-ms=200 -D heureka.doctor.window-ms=3000 \
     -D heureka.doctor.reregister-per-minute=4 \

@@ -19,18 +19,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
 
-FT_LIB=""
-for f in $(dpkg -L libfaketime 2>/dev/null | grep '/libfaketime\.so\.1$') \
-    /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 \
-    /usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1 \
-    /usr/lib/faketime/libfaketime.so.1 /usr/local/lib/faketime/libfaketime.so.1; do
-	if [ -f "$f" ]; then
-		FT_LIB=$f
-		break
-	fi
-done
-[ -n "$FT_LIB" ] ||
-    fail "libfaketime not found (Debian: apt-get install faketime libfaketime)"
+hk_need_faketime
 
 REP="x-netflix-discovery-replication: true"
 SKEW=300000
@@ -41,11 +30,7 @@ PA=$1 PB=$2 PC=$3
 PEERS="http://127.0.0.1:$PA/eureka/,http://127.0.0.1:$PB/eureka/,http://127.0.0.1:$PC/eureka/"
 cl_start A "$PA" "$PEERS"
 cl_start B "$PB" "$PEERS"
-asan=""
-if hk_asan; then
-	asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-fi
-ASAN_OPTIONS=${asan:-${ASAN_OPTIONS:-}} LD_PRELOAD=$FT_LIB FAKETIME=+1h \
+ASAN_OPTIONS=$FT_ASAN LD_PRELOAD=$FT_LIB FAKETIME=+1h \
     FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1 \
     cl_start C "$PC" "$PEERS"
 A=$HK_URL_A B=$HK_URL_B C=$HK_URL_C

@@ -16,13 +16,8 @@ T=$(hk_tmp)
 # stderr contains PATTERN (grep -E), never a bare 0 or the old catch-all.
 run_fail()
 {
-	local want=$1 pat=$2 rc=0
+	hk_cli_expect "$T" "$@"
 	shift 2
-	"$HEUREKA" "$@" >"$T/out" 2>"$T/err" || rc=$?
-	hk_log "heureka $*: exit $rc: $(cat "$T/err")"
-	assert_eq "$want" "$rc" "exit status of heureka $*"
-	grep -Eq -- "$pat" "$T/err" ||
-	    fail "heureka $*: stderr lacks /$pat/: $(cat "$T/err")"
 	if grep -Eq -- '(answered|status|failed|\() ?0\b|no server answered' \
 	    "$T/err"; then
 		fail "heureka $*: a bare status 0 or the old message: $(cat "$T/err")"

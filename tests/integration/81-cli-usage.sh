@@ -13,13 +13,7 @@ T=$(hk_tmp)
 # expect WANT_RC PATTERN ARGS...: exit WANT_RC, PATTERN (grep -E) in stderr.
 expect()
 {
-	local want=$1 pat=$2 rc=0
-	shift 2
-	"$HEUREKA" "$@" >"$T/out" 2>"$T/err" || rc=$?
-	hk_log "heureka $*: exit $rc: $(cat "$T/err")"
-	assert_eq "$want" "$rc" "exit status of heureka $*"
-	grep -Eq -- "$pat" "$T/err" ||
-	    fail "heureka $*: stderr lacks /$pat/: $(cat "$T/err")"
+	hk_cli_expect "$T" "$@"
 }
 
 hk_start S

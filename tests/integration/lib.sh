@@ -188,6 +188,49 @@ hk_need_cli()
 	    fail "HEUREKA is not set to the heureka CLI"
 }
 
+# Find libfaketime for tests that run a server under a shifted wall clock:
+# sets FT_LIB (the library to put in LD_PRELOAD) and FT_ASAN (the
+# ASAN_OPTIONS to run it with: ASan insists on coming first in the
+# library list, libfaketime must come first to see the clock calls, so
+# an ASan build is told not to check the order). Fails, never skips,
+# without it (./quickstart test installs faketime and libfaketime).
+hk_need_faketime()
+{
+	local f
+	FT_LIB=""
+	for f in $(dpkg -L libfaketime 2>/dev/null |
+	    grep '/libfaketime\.so\.1$') \
+	    /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 \
+	    /usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1 \
+	    /usr/lib/faketime/libfaketime.so.1 \
+	    /usr/local/lib/faketime/libfaketime.so.1; do
+		if [ -f "$f" ]; then
+			FT_LIB=$f
+			break
+		fi
+	done
+	[ -n "$FT_LIB" ] || fail "libfaketime not found" \
+	    "(Debian: apt-get install faketime libfaketime)"
+	FT_ASAN=${ASAN_OPTIONS:-}
+	if hk_asan; then
+		FT_ASAN="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+	fi
+}
+
+# hk_cli_expect DIR WANT_RC PATTERN ARGS...: run the heureka CLI with
+# ARGS, its output in DIR/out and DIR/err; it must exit WANT_RC and its
+# stderr must match PATTERN (grep -E).
+hk_cli_expect()
+{
+	local dir=$1 want=$2 pat=$3 rc=0
+	shift 3
+	"$HEUREKA" "$@" >"$dir/out" 2>"$dir/err" || rc=$?
+	hk_log "heureka $*: exit $rc: $(cat "$dir/err")"
+	assert_eq "$want" "$rc" "exit status of heureka $*"
+	grep -Eq -- "$pat" "$dir/err" ||
+	    fail "heureka $*: stderr lacks /$pat/: $(cat "$dir/err")"
+}
+
 # Print a fresh empty directory that is removed when the script exits.
 hk_tmp()
 {
