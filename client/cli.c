@@ -27,6 +27,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "buf.h"
+#include "bug.h"
 #include "clock.h"
 #include "config.h"
 #include "instance.h"
@@ -900,6 +901,8 @@ query_list(struct qopts *q, const char *cmd, const char *path,
 	    sizeof err);
 	if (*root != NULL)
 		arr = yajl_tree_get(*root, member, yajl_t_array);
+	/* Asked for yajl_t_array, yajl_tree_get finds an array or nothing. */
+	HK_ASSERT(arr == NULL || YAJL_IS_ARRAY(arr));
 	if (arr == NULL) {
 		fprintf(stderr, "heureka %s: bad answer from server (not "
 		    "heureka's %s list: an older heurekad, or not heureka?)\n",

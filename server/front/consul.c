@@ -41,6 +41,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "buf.h"
+#include "bug.h"
 #include "config.h"
 #include "consul.h"
 #include "consul_int.h"
@@ -212,6 +213,8 @@ consul_free(struct consul *c)
 	while ((w = TAILQ_FIRST(&c->waits)) != NULL) {
 		evcon = evhttp_request_get_connection(w->req);
 		consul_wait_free(w);
+		/* consul_wait_free unlinked it from its consul, this one. */
+		HK_ASSERT(TAILQ_FIRST(&c->waits) != w);
 		if (evcon != NULL)
 			evhttp_connection_free(evcon);
 	}
