@@ -919,8 +919,8 @@ cmd_audit(int argc, char **argv)
 	struct qopts	 q;
 	struct answer	 a;
 	struct buf	 b;
-	yajl_val	 root = NULL, arr, r;
-	size_t		 k;
+	yajl_val	 root = NULL, arr, r, *recs;
+	size_t		 k, n;
 	char		 when[32];
 	int		 i, rc;
 
@@ -958,11 +958,18 @@ cmd_audit(int argc, char **argv)
 		printf("%s\n", a.body);
 		goto out;
 	}
-	if (YAJL_GET_ARRAY(arr)->len == 0)
+	/*
+	 * Still query_list's array: nothing since has touched the tree
+	 * (the analyzer assumes the calls between could have).
+	 */
+	HK_ASSERT(YAJL_IS_ARRAY(arr));
+	n = YAJL_GET_ARRAY(arr)->len;
+	recs = YAJL_GET_ARRAY(arr)->values;
+	if (n == 0)
 		printf("no changes recorded%s\n", argc - i > 0 ?
 		    " for it (the ring keeps the most recent ones)" : "");
-	for (k = 0; k < YAJL_GET_ARRAY(arr)->len; k++) {
-		r = YAJL_GET_ARRAY(arr)->values[k];
+	for (k = 0; k < n; k++) {
+		r = recs[k];
 		cli_time(tree_int(r, "time"), when, sizeof when);
 		printf("%s  %-16s %s/%s  %s\n    by %s%s%s, entered at %s%s\n",
 		    when, tree_str(r, "what"), tree_str(r, "app"),
