@@ -60,7 +60,7 @@ heureka_client_get_app(struct heureka_client *c, const char *app,
 	size_t			 i, n = 0;
 
 	*list = NULL;
-	if (app == NULL)
+	if (app == NULL || xmalloc_ready() != 0)
 		return (0);
 	LOCK(c);
 	if ((a = applications_find(c->apps, app)) != NULL) {
@@ -82,7 +82,7 @@ heureka_client_get_vip(struct heureka_client *c, const char *vip,
 	size_t		 i, j, n = 0;
 
 	*list = NULL;
-	if (vip == NULL)
+	if (vip == NULL || xmalloc_ready() != 0)
 		return (0);
 	LOCK(c);
 	for (i = 0; i < c->apps->n; i++) {
@@ -105,7 +105,7 @@ heureka_client_get_instance(struct heureka_client *c, const char *id)
 	struct heureka_instance	*hi = NULL;
 	size_t			 i;
 
-	if (id == NULL)
+	if (id == NULL || xmalloc_ready() != 0)
 		return (NULL);
 	LOCK(c);
 	for (i = 0; i < c->apps->n && in == NULL; i++)
@@ -124,7 +124,7 @@ heureka_client_leader(struct heureka_client *c, const char *app)
 	struct instance		*best = NULL;
 	struct heureka_instance	*hi = NULL;
 
-	if (app == NULL)
+	if (app == NULL || xmalloc_ready() != 0)
 		return (NULL);
 	LOCK(c);
 	if ((a = applications_find(c->apps, app)) != NULL)
@@ -146,7 +146,7 @@ heureka_client_next_up(struct heureka_client *c, const char *app)
 	uint64_t		 h;
 	size_t			 i, n = 0, k;
 
-	if (app == NULL)
+	if (app == NULL || xmalloc_ready() != 0)
 		return (NULL);
 	LOCK(c);
 	if ((a = applications_find(c->apps, app)) == NULL)
@@ -232,6 +232,8 @@ heureka_client_set_status(struct heureka_client *c, const char *status)
 		errno = EINVAL;
 		return (-1);
 	}
+	if (xmalloc_ready() != 0)
+		return (-1);
 	LOCK(c);
 	if (c->self == NULL) {
 		UNLOCK(c);
@@ -270,6 +272,8 @@ heureka_client_set_metadata(struct heureka_client *c, const char *key,
 		errno = EINVAL;
 		return (-1);
 	}
+	if (xmalloc_ready() != 0)
+		return (-1);
 	LOCK(c);
 	if (c->self == NULL) {
 		UNLOCK(c);
@@ -294,15 +298,14 @@ heureka_client_set_metadata(struct heureka_client *c, const char *key,
 /*
  * The library's process-wide set-up, once: its own log level (warn, as
  * heureka.h documents; lines go to stderr until the host gives a
- * callback) and what a fatal error does. The library never calls exit():
- * the only fatal errors left are failed allocations (xmalloc.c), which
- * abort.
+ * callback). Nothing in it ends the host: it links the flavour of
+ * xmalloc, log and bug that cannot (common/xmalloc.h), and every entry
+ * point that allocates asks xmalloc_ready() first (ENOMEM when low).
  */
 static void
 lib_init_once(void)
 {
 	log_set_level(LOG_LEVEL_WARN);
-	log_set_fatal(abort);
 }
 
 /* Run lib_init_once, from every entry point that logs or configures. */
@@ -362,6 +365,8 @@ heureka_client_new(const struct heureka_options *opts, char **cause)
 
 	lib_init();
 	*cause = NULL;
+	if (xmalloc_ready() != 0)
+		return (NULL);		/* ENOMEM, no cause */
 	if (options_copy(opts, &oc, cause) != 0)
 		return (NULL);
 	config_defaults(&cf);
@@ -428,6 +433,8 @@ heureka_client_start(struct heureka_client *c, struct event_base *base)
 		errno = EALREADY;
 		return (-1);
 	}
+	if (xmalloc_ready() != 0)
+		return (-1);
 	if (hk_transport_evhttp(&tr, base, c->self != NULL ?
 	    c->self->ip_addr : NULL, c->connect_timeout_s,
 	    c->read_timeout_s, c->tls_ctx) != 0)
@@ -472,6 +479,8 @@ heureka_client_start_thread(struct heureka_client *c)
 		errno = EALREADY;
 		return (-1);
 	}
+	if (xmalloc_ready() != 0)
+		return (-1);
 	if (evthread_use_pthreads() != 0 ||
 	    (c->own_base = event_base_new()) == NULL) {
 		errno = ENOMEM;

@@ -450,7 +450,8 @@ hk_client_shutdown(struct heureka_client *c)
 	while ((op = TAILQ_FIRST(&c->ops)) != NULL) {
 		hk_op_cancel(c, op);
 		/* hk_op_cancel unlinks (and frees) a listed op. */
-		HK_ASSERT(TAILQ_FIRST(&c->ops) != op);
+		if (HK_BUG(TAILQ_FIRST(&c->ops) == op))
+			TAILQ_REMOVE(&c->ops, op, entry);
 	}
 	if (c->started && c->do_register && c->unregister_on_shutdown) {
 		c->self->status = STATUS_DOWN;
@@ -508,7 +509,8 @@ hk_client_free(struct heureka_client *c)
 			c->tr.cancel(c->tr.ctx, c->w_handle);
 		while ((op = TAILQ_FIRST(&c->ops)) != NULL) {
 			hk_op_cancel(c, op);
-			HK_ASSERT(TAILQ_FIRST(&c->ops) != op);
+			if (HK_BUG(TAILQ_FIRST(&c->ops) == op))
+				TAILQ_REMOVE(&c->ops, op, entry);
 		}
 		for (i = 0; i < sizeof timers / sizeof timers[0]; i++) {
 			if (*timers[i] != NULL) {

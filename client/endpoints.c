@@ -136,6 +136,8 @@ static const struct {
 	{ HK_NET_STATUS(HK_NET_TOOBIG), "answer too large" },
 	{ HK_NET_STATUS(HK_NET_BADBODY), "bad compressed body" },
 	{ HK_NET_STATUS(HK_NET_LOCAL), "could not send the request" },
+	{ HK_NET_STATUS(HK_NET_NOMEM), "out of memory (not sent; the next "
+	    "run retries)" },
 	{ 200, "200 OK" },
 	{ 204, "204 No Content" },
 	{ 302, "302 Found" },

@@ -38,13 +38,26 @@
  * a threaded client, which waits (bounded by the read timeout) for the
  * cancel to be answered.
  *
- * Errors: the library never exits its host. A function that fails returns
- * -1 (or NULL) with errno set (EINVAL a bad argument or a client that does
- * not register, EALREADY already started, ENOMEM out of resources,
+ * Errors: the library never exits its host (it imports no abort() or
+ * exit(); make check verifies it). A function that fails returns -1 (or
+ * NULL) with errno set (EINVAL a bad argument or a client that does not
+ * register, EALREADY already started, ENOMEM out of memory,
  * ENOSPC too many metadata entries), or a message in *cause. What happens
  * on the network (a failed heartbeat, an unreachable server) is retried
- * and said in the library's log (heureka_set_log_callback); only a failed
- * allocation still ends the process, with abort().
+ * and said in the library's log (heureka_set_log_callback).
+ *
+ * Out of memory: the library holds a reserve of 8 MiB of address space
+ * (not resident). When an allocation fails, it gives the reserve back and
+ * the operation in progress finishes whole; until the reserve can be taken
+ * again, every function that allocates fails with ENOMEM before doing
+ * anything (heureka_client_new: NULL, *cause NULL; the lookups: 0 or
+ * NULL, so set errno to 0 first to tell "none" from ENOMEM; the setters
+ * and starts: -1), and the client's tasks (heartbeat, registration,
+ * fetch, cancel, the watch) send nothing, log "out of memory" and try
+ * again at their next run. Only an allocation that fails while the reserve
+ * is already spent waits for memory (retrying, up to a second apart)
+ * instead of returning. Allocations inside libevent, OpenSSL, yajl and
+ * zlib are theirs: they report failure to the library as an error.
  */
 #ifndef HEUREKA_H
 #define HEUREKA_H
@@ -156,7 +169,8 @@ struct heureka_client	*heureka_client_new(const struct heureka_options *,
 
 /*
  * Run on the caller's event_base (which must outlive the client). -1 with
- * errno: EALREADY started, EINVAL no base, ENOMEM no timers.
+ * errno: EALREADY started, EINVAL no base, ENOMEM no timers or out of
+ * memory.
  */
 int	heureka_client_start(struct heureka_client *, struct event_base *);
 /*

@@ -57,6 +57,7 @@ enum hk_neterr {
 	HK_NET_TOOBIG,		/* answer over the body bound */
 	HK_NET_BADBODY,		/* bad gzip body */
 	HK_NET_LOCAL,		/* could not send (out of memory, ...) */
+	HK_NET_NOMEM,		/* not tried: the library is low on memory */
 };
 #define HK_NET_STATUS(e)	(-(int)(e))	/* as a done status */
 #define HK_STATUS_MAX		128		/* hk_status_str's buffer */

@@ -134,14 +134,23 @@ fail:
  * caller keeps no handle) is set before the first send and cleared when
  * the operation ends, so a send the transport refuses at once, which ends
  * the operation before this returns, leaves no freed pointer behind.
+ * When the library is low on memory (its reserve spent and not taken
+ * back: xmalloc.h) nothing is sent and cb hears HK_NET_NOMEM at once, as
+ * from a refused send: the task's next run retries.
  */
 void
 hk_op_start(struct heureka_client *c, struct hk_op **slot,
     enum hk_req_kind kind, const char *method, const char *path,
     const char *body, hk_done_cb cb, void *arg)
 {
-	struct hk_op	*op = xcalloc(1, sizeof *op);
+	struct hk_op	*op;
 
+	if (xmalloc_ready() != 0) {
+		if (cb != NULL)
+			cb(HK_NET_STATUS(HK_NET_NOMEM), "", 0, arg);
+		return;
+	}
+	op = xcalloc(1, sizeof *op);
 	op->c = c;
 	op->kind = kind;
 	op->method = xstrdup(method);

@@ -497,7 +497,8 @@ ev_free(void *ctx)
 	while ((r = TAILQ_FIRST(&t->reqs)) != NULL) {
 		ev_cancel(t, r);
 		/* ev_cancel unlinked it, whether it freed it or not. */
-		HK_ASSERT(TAILQ_FIRST(&t->reqs) != r);
+		if (HK_BUG(TAILQ_FIRST(&t->reqs) == r))
+			TAILQ_REMOVE(&t->reqs, r, entry);
 	}
 	for (i = 0; i < t->nconns; i++)
 		ev_conn_clear(&t->conns[i]);

@@ -145,8 +145,10 @@ hk_watch_open(struct heureka_client *c)
 	    c->ep.pinned : 0;
 	c->w_none = 0;
 	watch_clear(c);
-	c->w_handle = c->tr.stream(c->tr.ctx, c->ep.urls[i], "heureka/watch",
-	    c->w_last_id, watch_chunk, watch_end, c);
+	/* Low on memory (xmalloc.h): not now, the reconnect timer retries. */
+	c->w_handle = xmalloc_ready() != 0 ? NULL : c->tr.stream(c->tr.ctx,
+	    c->ep.urls[i], "heureka/watch", c->w_last_id, watch_chunk,
+	    watch_end, c);
 	if (c->w_handle == NULL && !c->w_wait) {
 		c->w_wait = 1;
 		hk_arm(c, c->t_watch, hk_backoff_timeout(&c->w_bo));

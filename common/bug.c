@@ -2,7 +2,11 @@
  * bug.c: the slow paths of bug.h's HK_BUG and HK_ASSERT, the process-wide
  * count /metrics reports, and the switches the tests set. The count and
  * the per-site flags are atomics: libheureka's threads may hit a site at
- * once.
+ * once. libheureka's build (HK_LIBRARY) never aborts: HK_BUG logs and
+ * counts whatever bug_set_fatal says (the unit tests, which link the
+ * server's build, still make it fatal), and it has no bug_assert_failed,
+ * so code it links uses HK_BUG with a way around, never HK_ASSERT (the
+ * link fails otherwise: -no-undefined).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -13,7 +17,7 @@
 #include "log.h"
 
 static uint64_t	bug_total;
-#ifdef HK_BUG_FATAL
+#if defined(HK_BUG_FATAL) && !defined(HK_LIBRARY)
 static int	bug_fatal = 1;		/* --enable-asan */
 #else
 static int	bug_fatal;
@@ -26,11 +30,13 @@ bug_hit(const char *expr, const char *file, int line, const char *func,
     int *site)
 {
 	__atomic_add_fetch(&bug_total, 1, __ATOMIC_RELAXED);
+#ifndef HK_LIBRARY
 	if (__atomic_load_n(&bug_fatal, __ATOMIC_RELAXED)) {
 		log_warnx("BUG: %s:%d: %s: \"%s\" (fatal in this build)",
 		    file, line, func, expr);
 		abort();
 	}
+#endif
 	if (__atomic_exchange_n(site, 1, __ATOMIC_RELAXED) == 0)
 		log_warnx("BUG: %s:%d: %s: \"%s\"; going on, and not "
 		    "logging this site again (heureka_bugs_total counts)",
@@ -38,6 +44,7 @@ bug_hit(const char *expr, const char *file, int line, const char *func,
 	return (1);
 }
 
+#ifndef HK_LIBRARY
 /* A rule whose breach would corrupt data: stop here. */
 void
 bug_assert_failed(const char *expr, const char *file, int line,
@@ -47,6 +54,7 @@ bug_assert_failed(const char *expr, const char *file, int line,
 	    expr);
 	abort();
 }
+#endif
 
 /* The count for /metrics. */
 uint64_t

@@ -15,7 +15,10 @@
  * condition held.
  *
  * HK_ASSERT(cond) names a condition that must hold, where going on would
- * corrupt data or memory: it logs and aborts in every build.
+ * corrupt data or memory: it logs and aborts in every build of the
+ * server. libheureka's build (HK_LIBRARY, bug.c) never aborts: HK_BUG
+ * only logs and counts there, and bug_assert_failed does not exist, so
+ * code the library links has HK_BUG with a way around instead.
  *
  * Asserts catch our own bugs, never bad input (docs/style.md): input a
  * client or peer controls is refused with a 4xx, not asserted.

@@ -396,7 +396,10 @@ config_apply(struct config *cf, const struct config_opt *o,
 		break;
 	case CONF_MAP:
 		/* Only a key's own entry reaches here: maps have no default. */
-		HK_ASSERT(mapkey != NULL);
+		if (HK_BUG(mapkey == NULL)) {
+			xasprintf(cause, "%s: a map has no default", name);
+			return (-1);
+		}
 		if (strlen(value) > INSTANCE_MAX_STRING ||
 		    strlen(mapkey) > INSTANCE_MAX_NAME) {
 			xasprintf(cause, "%s: entry '%s' too long", name,
@@ -495,8 +498,12 @@ config_defaults(struct config *cf)
 		if (config_opts[i].ignored || config_opts[i].def == NULL)
 			continue;
 		if (config_apply(cf, &config_opts[i], NULL,
-		    config_opts[i].def, &cause) != 0)
-			fatalx("config table: %s", cause);
+		    config_opts[i].def, &cause) != 0) {
+			/* A bad built-in default: the field stays 0. */
+			fatalx_server("config table: %s", cause);
+			free(cause);
+			cause = NULL;
+		}
 	}
 }
 

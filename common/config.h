@@ -38,6 +38,7 @@ struct config {
 	char		*ssl_enabled_protocols;		/* TLSv1.2,TLSv1.3 */
 	char		*ssl_ciphers;			/* null: ours */
 	int		 plain_port;			/* -1: off */
+	int		 plain_max_connections;
 	char		*plain_address;			/* 127.0.0.1 */
 	char		*plain_port_file;		/* null */
 	int64_t		 shutdown_grace_ms;		/* 10000 */

@@ -123,8 +123,9 @@ config_load_yaml(struct config *cf, const char *path, const char *data,
 	struct yaml_frame	*top;
 
 	key[0] = '\0';
-	if (!yaml_parser_initialize(&parser))
-		fatalx("yaml_parser_initialize");
+	/* It fails only when out of memory. */
+	while (!yaml_parser_initialize(&parser))
+		xmalloc_recover("yaml_parser_initialize");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
 	while (!done) {
 		if (!yaml_parser_parse(&parser, &ev)) {

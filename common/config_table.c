@@ -64,6 +64,12 @@ const struct config_opt config_opts[] = {
 	INT(N("heureka.server.plain-port"), plain_port, -1, 65535, "-1",
 	    "with TLS on, also serve /health* in plain HTTP on this port "
 	    "(-1: off, 0: any)"),
+	INT(N("heureka.server.plain-max-connections"), plain_max_connections,
+	    1, 10000, "16", "concurrent connections to "
+	    "heureka.server.plain-port (counted from accept; past it the "
+	    "oldest that sent no whole request yet, else the newest, is "
+	    "closed); they come out of heureka.server.descriptor-reserve, "
+	    "so keep it below that; heads have heureka.server.head-timeout-ms"),
 	STR(N("heureka.server.plain-address"), plain_address, "127.0.0.1",
 	    "address of heureka.server.plain-port"),
 	STR(N("heureka.server.plain-port-file"), plain_port_file, NULL,

@@ -31,8 +31,11 @@ gzip_deflate(z_stream *zs, const char *in, size_t len, struct buf *out,
 		zs->next_out = (Bytef *)chunk;
 		zs->avail_out = sizeof chunk;
 		rc = deflate(zs, flush);
-		if (rc == Z_STREAM_ERROR)
-			fatalx("deflate: stream error");
+		if (rc == Z_STREAM_ERROR) {
+			/* Our misuse of the stream: the body stays short. */
+			fatalx_server("deflate: stream error");
+			break;
+		}
 		buf_add(out, chunk, sizeof chunk - zs->avail_out);
 	} while (zs->avail_out == 0 || zs->avail_in != 0);
 }
@@ -44,9 +47,10 @@ gzip_compress(const char *in, size_t len, struct buf *out, int level)
 	z_stream	zs;
 
 	memset(&zs, 0, sizeof zs);
-	if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8,
+	/* With our fixed parameters it fails only when out of memory. */
+	while (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8,
 	    Z_DEFAULT_STRATEGY) != Z_OK)
-		fatalx("deflateInit2 failed");
+		xmalloc_recover("deflateInit2");
 	gzip_deflate(&zs, in, len, out, Z_FINISH);
 	deflateEnd(&zs);
 }
@@ -122,9 +126,10 @@ gzip_frag_make(struct gz_frag *f, const char *in, size_t len, int level)
 	struct buf	b;
 
 	memset(&zs, 0, sizeof zs);
-	if (deflateInit2(&zs, level, Z_DEFLATED, -15, 8,
+	/* With our fixed parameters it fails only when out of memory. */
+	while (deflateInit2(&zs, level, Z_DEFLATED, -15, 8,
 	    Z_DEFAULT_STRATEGY) != Z_OK)
-		fatalx("deflateInit2 failed");
+		xmalloc_recover("deflateInit2");
 	buf_init(&b, 0);
 	gzip_deflate(&zs, in, len, &b, Z_SYNC_FLUSH);
 	deflateEnd(&zs);
@@ -251,9 +256,10 @@ gzip_stream_new(int level)
 {
 	struct gzip_stream	*gs = xcalloc(1, sizeof *gs);
 
-	if (deflateInit2(&gs->zs, level, Z_DEFLATED, 15 + 16, 8,
+	/* With our fixed parameters it fails only when out of memory. */
+	while (deflateInit2(&gs->zs, level, Z_DEFLATED, 15 + 16, 8,
 	    Z_DEFAULT_STRATEGY) != Z_OK)
-		fatalx("deflateInit2 failed");
+		xmalloc_recover("deflateInit2");
 	return (gs);
 }
 

@@ -32,9 +32,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "clock.h"
 #include "hash.h"
 #include "log.h"
 #include "xmalloc.h"
@@ -249,21 +252,41 @@ hash_siphash(const uint8_t key[HASH_KEY_LEN], const void *p, size_t n)
 	return (v0 ^ v1 ^ v2 ^ v3);
 }
 
-/* 16 bytes from the kernel's CSPRNG; fatal if there is none. */
+/*
+ * 16 bytes from the kernel's CSPRNG. Without one (getrandom refused, a
+ * seccomp filter or a kernel before 3.17) the server stops; libheureka,
+ * which must not end its host, mixes what it has (the clocks, the pid,
+ * where the stack and this code were mapped) into a key that is weaker
+ * against a chosen-name flood, and says so.
+ */
 void
 hash_key_random(uint8_t key[HASH_KEY_LEN])
 {
-	size_t	got = 0;
-	ssize_t	r;
+	size_t		got = 0, i;
+	ssize_t		r;
+	uint64_t	x;
 
 	while (got < HASH_KEY_LEN) {
 		r = getrandom(key + got, HASH_KEY_LEN - got, 0);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			fatal("getrandom");
+			fatalx_server("getrandom: %s", strerror(errno));
+			break;
 		}
 		got += (size_t)r;
+	}
+	if (got == HASH_KEY_LEN)
+		return;
+	log_warnx("hash key: getrandom failed; using a weaker key");
+	x = (uint64_t)clock_mono_ms() ^ ((uint64_t)clock_wall_ms() << 17) ^
+	    ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)&got ^
+	    (uint64_t)(uintptr_t)hash_key_random;
+	for (i = got; i < HASH_KEY_LEN; i++) {
+		/* splitmix64's step and finaliser (Steele et al., 2014). */
+		x += 0x9e3779b97f4a7c15ULL;
+		key[i] = (uint8_t)((x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL >>
+		    56);
 	}
 }
 

@@ -319,3 +319,38 @@ http_basic_auth(const char *userinfo)
 	free(out);
 	return (s);
 }
+
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian, m 1..12). */
+static int64_t
+http_days_from_civil(int64_t y, int m, int d)
+{
+	int64_t		era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return (era * 146097 + doe - 719468);
+}
+
+/* An IMF-fixdate (httputil.h). */
+int
+http_date_parse(const char *s, int64_t *ms)
+{
+	static const char	 mons[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	char			 wd[4], mon[4], zone[4];
+	const char		*p;
+	int			 d, y, hh, mm, ss, n = 0;
+
+	if (s == NULL || sscanf(s, "%3[A-Za-z], %2d %3[A-Za-z] %4d "
+	    "%2d:%2d:%2d %3s%n", wd, &d, mon, &y, &hh, &mm, &ss, zone,
+	    &n) != 8 || s[n] != '\0' || strcmp(zone, "GMT") != 0 ||
+	    strlen(mon) != 3 || (p = strstr(mons, mon)) == NULL ||
+	    (p - mons) % 3 != 0 || d < 1 || d > 31 || y < 1970 ||
+	    hh > 23 || mm > 59 || ss > 60 || hh < 0 || mm < 0 || ss < 0)
+		return (-1);
+	*ms = ((http_days_from_civil(y, (int)(p - mons) / 3 + 1, d) * 24 +
+	    hh) * 60 + mm) * 60000 + (int64_t)ss * 1000;
+	return (0);
+}

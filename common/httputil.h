@@ -8,6 +8,7 @@
 #define HTTPUTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <event2/http.h>
 
@@ -61,5 +62,12 @@ char	*http_basic_auth(const char *userinfo);
 
 /* Remove "user:pass@" from a URL for display; returns a new string. */
 char	*http_url_scrub(const char *);
+
+/*
+ * An HTTP-date in the IMF-fixdate form ("Sun, 06 Nov 1994 08:49:37 GMT",
+ * RFC 9110 §5.6.7, the only form a sender may generate) as epoch ms into
+ * *ms: 0, or -1 when s is not one.
+ */
+int	 http_date_parse(const char *s, int64_t *ms);
 
 #endif

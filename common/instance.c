@@ -932,7 +932,11 @@ index_rebuild(struct name_index *x, const struct index_ops *ops,
 	size_t		 i, cap = 64;
 
 	/* The rule the reuse below relies on: no slots, no capacity. */
-	HK_ASSERT((x->slot == NULL) == (x->cap == 0));
+	if (HK_BUG((x->slot == NULL) != (x->cap == 0))) {
+		free(x->slot);
+		x->slot = NULL;
+		x->cap = 0;
+	}
 	while (cap < n * 2 + 2)
 		cap *= 2;
 	if (cap != x->cap) {

@@ -301,8 +301,9 @@ static void
 json_init(void)
 {
 	json_keys_init();
-	if (pthread_key_create(&json_parser_key, json_parser_free) != 0)
-		fatalx("%s: pthread_key_create failed", __func__);
+	/* EAGAIN (the process's keys used up) or ENOMEM: wait in the library. */
+	while (pthread_key_create(&json_parser_key, json_parser_free) != 0)
+		xmalloc_recover("pthread_key_create");
 }
 
 /* Forget the pending key (known, in cx->keybuf or allocated). */
@@ -907,7 +908,8 @@ jctx_close(struct jctx *cx)
 		break;
 	case F_INSTANCE:
 		/* jctx_open pushes an F_INSTANCE under a parent only. */
-		HK_ASSERT(p != NULL);
+		if (HK_BUG(p == NULL))
+			return (jctx_fail(cx, "unbalanced JSON"));
 		/* {"instance":{...}}: the root's own object, finished there. */
 		if (p->kind == F_ROOT_INSTANCE)
 			break;
@@ -1233,12 +1235,12 @@ json_parser_get(void)
 
 	if ((p = pthread_getspecific(json_parser_key)) == NULL) {
 		p = xcalloc(1, sizeof *p);
-		if (pthread_setspecific(json_parser_key, p) != 0)
-			fatalx("%s: pthread_setspecific failed", __func__);
+		while (pthread_setspecific(json_parser_key, p) != 0)
+			xmalloc_recover("pthread_setspecific");
 	}
 	if (p->h == NULL) {
-		if ((p->h = yajl_alloc(&json_callbacks, NULL, p)) == NULL)
-			fatalx("%s: out of memory", __func__);
+		while ((p->h = yajl_alloc(&json_callbacks, NULL, p)) == NULL)
+			xmalloc_recover("yajl_alloc");
 		/* jctx_check checks every string strictly: once is enough. */
 		yajl_config(p->h, yajl_dont_validate_strings, 1);
 		yajl_config(p->h, yajl_allow_multiple_values, 1);

@@ -37,16 +37,21 @@ json_keys_init(void)
 
 	for (i = JSON_NKNOWN; i-- > 0;) {
 		len = strlen(json_known_keys[i]);
-		if (len == 0 || len > JSON_KEY_MAXLEN)
-			fatalx("%s: key %s too long", __func__,
+		/* A bad table entry is left out: the key reads as unknown. */
+		if (len == 0 || len > JSON_KEY_MAXLEN) {
+			fatalx_server("%s: key %s too long", __func__,
 			    json_known_keys[i]);
+			continue;
+		}
 		/* A key that names a field spells it as the model's table. */
 		if (json_key_field[i] != IF_NONE &&
 		    strcmp(ifield_table[json_key_field[i]].name,
-		    json_known_keys[i]) != 0)
-			fatalx("%s: key %s is not field %s", __func__,
+		    json_known_keys[i]) != 0) {
+			fatalx_server("%s: key %s is not field %s", __func__,
 			    json_known_keys[i],
 			    ifield_table[json_key_field[i]].name);
+			continue;
+		}
 		json_key_len[i] = (uint8_t)len;
 		json_key_words(json_known_keys[i], len, json_key_w[i]);
 		h = json_key_slot(json_key_w[i][0], len);

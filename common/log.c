@@ -3,8 +3,11 @@
  * Boot's ("2026-11-30T16:47:04.123Z  INFO 1234 --- [heurekad] message") so
  * operators' log tooling copes; --log-format=json gives one object per line.
  * libevent's own messages are routed here too. A program that embeds
- * the code (libheureka's host) can take the lines itself (log_set_sink)
- * and decide what a fatal error does (log_set_fatal).
+ * the code (libheureka's host) can take the lines itself (log_set_sink).
+ * fatal() and fatalx() exist in the server's build only: libheureka's
+ * (HK_LIBRARY) has no path that ends the host (tests/abi/lib-symbols.sh
+ * checks the library imports no exit), and code shared with it says
+ * fatalx_server() and goes on after it.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -29,8 +32,10 @@ static const char *log_level_names[] = { "ERROR", "WARN", "INFO", "DEBUG" };
 /* Where lines go instead of stderr (libheureka's host), and its argument. */
 static log_sink_fn	 log_sink;
 static void		*log_sink_arg;
-/* Called instead of exit(1) by fatal() (libheureka: never exit the host). */
+#ifndef HK_LIBRARY
+/* Called instead of exit(1) by fatal(), when set. */
 static void		(*log_fatal_fn)(void);
+#endif
 
 static void	log_vwrite(enum log_level, const char *, va_list, int);
 
@@ -54,6 +59,7 @@ log_set_sink(log_sink_fn sink, void *arg)
 	log_sink_arg = arg;
 }
 
+#ifndef HK_LIBRARY
 /* What fatal() and fatalx() do instead of exit(1); must not return. */
 void
 log_set_fatal(void (*fn)(void))
@@ -69,6 +75,7 @@ log_fatal_exit(void)
 		log_fatal_fn();
 	exit(1);
 }
+#endif
 
 /* Change the level, for example on SIGHUP. */
 void
@@ -249,6 +256,7 @@ log_debug(const char *fmt, ...)
 	va_end(ap);
 }
 
+#ifndef HK_LIBRARY
 /* Log with strerror(errno) and exit. */
 void
 fatal(const char *fmt, ...)
@@ -272,6 +280,30 @@ fatalx(const char *fmt, ...)
 	va_end(ap);
 	log_fatal_exit();
 }
+
+/* The server: log and exit, as fatalx. */
+void
+fatalx_server(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_LEVEL_ERROR, fmt, ap, 0);
+	va_end(ap);
+	log_fatal_exit();
+}
+#else
+/* libheureka: log at error and return; the caller goes on without. */
+void
+fatalx_server(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_LEVEL_ERROR, fmt, ap, 0);
+	va_end(ap);
+}
+#endif
 
 /* True if another line fits in the current window; counts the rest. */
 int

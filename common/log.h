@@ -57,6 +57,13 @@ void	log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_error(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	fatal(const char *, ...) __attribute__((format(printf, 1, 2), noreturn));
 void	fatalx(const char *, ...) __attribute__((format(printf, 1, 2), noreturn));
+/*
+ * A failure the server stops on but a library host must survive: heurekad
+ * logs and exits (as fatalx); libheureka logs at error and returns, and
+ * the caller takes its way around. Code libheureka links says this, never
+ * fatal() or fatalx() (which its build does not define).
+ */
+void	fatalx_server(const char *, ...) __attribute__((format(printf, 1, 2)));
 int	log_ratelim_allow(struct log_ratelim *);
 void	log_warnx_rl(struct log_ratelim *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));

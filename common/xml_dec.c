@@ -527,8 +527,8 @@ xml_run(struct xml_ctx *ctx, enum xml_kind root, const char *data, size_t len,
 	ctx->root = root;
 	ctx->now = now;
 	buf_init(&ctx->text, INSTANCE_MAX_STRING);
-	if ((p = XML_ParserCreate(NULL)) == NULL)
-		fatalx("%s: out of memory", __func__);
+	while ((p = XML_ParserCreate(NULL)) == NULL)
+		xmalloc_recover("XML_ParserCreate");
 	ctx->parser = p;
 	XML_SetUserData(p, ctx);
 	XML_SetElementHandler(p, xml_start_cb, xml_end_cb);

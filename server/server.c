@@ -228,6 +228,8 @@ server_free(struct server *s)
 		event_free(s->history_ev);
 	if (s->doctor_ev != NULL)
 		event_free(s->doctor_ev);
+	if (s->doctor_step_ev != NULL)
+		event_free(s->doctor_step_ev);
 	if (server_accept_owner == s)
 		server_accept_owner = NULL;
 	rest_free(s->rest);
@@ -243,6 +245,7 @@ server_free(struct server *s)
 		evhttp_free(s->http);
 	if (s->plain_http != NULL)
 		evhttp_free(s->plain_http);
+	conns_free(s->plain_conns);	/* after evhttp_free: its closes */
 	conns_free(s->conns);		/* after evhttp_free: its closes */
 	watch_free(s->watch);
 	reglog_free(s->reglog);
@@ -421,7 +424,10 @@ server_tls_check(const struct config *cf, char **cause)
 	return (peers_tls_check(cf, cause));
 }
 
-/* The plaintext port: health probes only, everything else 404. */
+/*
+ * The plaintext port: health probes only, everything else 404; a request
+ * the header-time guard refused gets its verdict.
+ */
 static void
 server_plain_cb(struct evhttp_request *req, void *arg)
 {
@@ -429,7 +435,13 @@ server_plain_cb(struct evhttp_request *req, void *arg)
 	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
 	const char		*path = uri != NULL ?
 				    evhttp_uri_get_path(uri) : NULL;
+	const char		*reason;
+	int			 code;
 
+	if (guard_verdict(req, &code, &reason)) {
+		rest_reject(req, s->rest, code, reason);
+		return;
+	}
 	if (path != NULL && (strcmp(path, "/health") == 0 ||
 	    strncmp(path, "/health/", 8) == 0 ||
 	    strcmp(path, "/actuator/health") == 0 ||
@@ -459,6 +471,25 @@ server_bound_port(struct evhttp_bound_socket *bound)
 	return (0);
 }
 
+/*
+ * A plaintext port connection: counted against heureka.server.plain-max-
+ * connections from its accept and given the same head deadline as the
+ * main port's (conn.c, guard.c), so idle or slow probes can neither take
+ * every descriptor nor stay open for minutes.
+ */
+static struct bufferevent *
+server_plain_bev_cb(struct event_base *base, void *arg)
+{
+	struct server		*s = arg;
+	struct bufferevent	*bev;
+
+	bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (bev == NULL)
+		return (NULL);
+	conns_accepted(s->plain_conns, bev, 0);
+	return (bev);
+}
+
 /* Bind heureka.server.plain-port (TLS on and a port asked for). */
 static int
 server_listen_plain(struct server *s, char **cause)
@@ -471,6 +502,17 @@ server_listen_plain(struct server *s, char **cause)
 		return (-1);
 	}
 	evhttp_set_gencb(s->plain_http, server_plain_cb, s);
+	/*
+	 * Its connections come out of the descriptor reserve (conn.c), so
+	 * the main port's limits leave them room; the cap keeps them there.
+	 */
+	s->plain_conns = conns_new(&(struct conns_deps){ .base = s->base,
+	    .max_connections = cf->plain_max_connections,
+	    .descriptor_reserve = 0, .metrics = s->metrics,
+	    .open = &s->plain_open, .reg = s->reg,
+	    .memory_budget = s->memory_budget,
+	    .cap_key = "heureka.server.plain-max-connections" });
+	evhttp_set_bevcb(s->plain_http, server_plain_bev_cb, s);
 	evhttp_set_allowed_methods(s->plain_http, EVHTTP_REQ_GET |
 	    EVHTTP_REQ_HEAD);
 	evhttp_set_max_body_size(s->plain_http, 0);
@@ -484,6 +526,8 @@ server_listen_plain(struct server *s, char **cause)
 		    strerror(errno));
 		return (-1);
 	}
+	conns_set_listener(s->plain_conns,
+	    evhttp_bound_socket_get_listener(bound));
 	s->plain_port = server_bound_port(bound);
 	if (cf->plain_port_file != NULL &&
 	    server_write_port(cf->plain_port_file, s->plain_port, cause) != 0)
@@ -547,6 +591,7 @@ server_listen(struct server *s, char **cause)
 	    .max_connections = s->conf->max_connections,
 	    .descriptor_reserve = s->conf->descriptor_reserve,
 	    .metrics = s->metrics, .open = &s->open_connections,
+	    .reg = s->reg, .memory_budget = s->memory_budget,
 	    .closecb = server_conn_close_cb, .closearg = s });
 	evhttp_set_bevcb(s->http, server_bev_cb, s);
 	/* Every method evhttp knows: the route table answers 405 itself. */
@@ -600,7 +645,8 @@ server_listen(struct server *s, char **cause)
 	s->console = console_new(&(struct console_deps){ .reg = s->reg,
 	    .audit = s->audit, .doctor = s->doctor, .file = s->auditfile,
 	    .peers = s->peers, .node = s->node,
-	    .hostname = s->hostname });
+	    .hostname = s->hostname,
+	    .appname = s->conf->instance_appname });
 	s->sync = sync_new(&(struct sync_deps){ s->base, s->conf, s->reg,
 	    s->gate, s->peers, s->repl });
 	s->ext = ext_new(&(struct ext_deps){ s->reg, s->gate, s->peers,
@@ -791,15 +837,22 @@ server_history_cb(evutil_socket_t fd, short what, void *arg)
 	dashboard_history_tick(s->dashboard, clock_now());
 }
 
-/* The doctor's scan (heureka.doctor.interval-ms). */
+/*
+ * The doctor's scan (heureka.doctor.interval-ms), one slice a loop turn
+ * until it is complete (console_scan_step).
+ */
 static void
 server_doctor_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct server	*s = arg;
 
+	static const struct timeval	 zero = { 0, 0 };
+
 	(void)fd;
 	(void)what;
-	console_scan(s->console, clock_now());
+	/* A scan still under way goes on instead (the timer's turn). */
+	if (!console_scan_step(s->console, clock_now()))
+		evtimer_add(s->doctor_step_ev, &zero);
 }
 
 /* A persistent timer every ms milliseconds. */
@@ -846,6 +899,7 @@ server_start(struct server *s)
 	dashboard_history_tick(s->dashboard, clock_now());
 	s->doctor_ev = server_timer(s, cf->doctor_interval_ms,
 	    server_doctor_cb);
+	s->doctor_step_ev = evtimer_new(s->base, server_doctor_cb, s);
 	sync_start(s->sync, clock_now());
 }
 

@@ -73,6 +73,7 @@ struct server {
 	struct csrf		*csrf;		/* dashboard action tokens */
 	char			*node;		/* "host:port", once bound */
 	struct event		*doctor_ev;	/* the doctor's scan */
+	struct event		*doctor_step_ev; /* its next slice */
 	size_t			 memory_budget;	/* resolved max-memory-bytes */
 	uint64_t		 delta_dropped_seen;	/* logged up to here */
 
@@ -103,6 +104,8 @@ struct server {
 						   connections (SIGHUP swaps) */
 	struct evhttp		*plain_http;	/* heureka.server.plain-port */
 	int			 plain_port;
+	struct conns		*plain_conns;	/* its admission (conn.c) */
+	unsigned		 plain_open;	/* its connections */
 };
 
 struct server	*server_new(struct event_base *, struct config *);

@@ -198,6 +198,8 @@ struct side {
 	int64_t		 expires;
 	struct cache_body *body;
 	uint64_t	 pass;		/* read-only refresh pass it is from */
+	int		 handoff;	/* VIP: a sliced build's body, */
+	int64_t		 handoff_at;	/* served in the turn it ended */
 	struct side	*next;
 };
 
@@ -366,6 +368,7 @@ struct cache_body *side_compute(struct cache *, enum side_kind,
 
 /* cache_sliced.c */
 int		delta_fresh(const struct cache *, const struct slot *, int64_t);
+int		vip_fresh(const struct cache *, const struct side *, int64_t);
 int		side_step(struct cache *, enum side_kind,
 		     const struct cache_key *, const char *, size_t, int64_t);
 void		sb_free(struct cache *, struct sbuild *);

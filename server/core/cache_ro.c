@@ -204,13 +204,14 @@ cache_vip_live(struct cache *c, const struct cache_key *k, const char *vip,
 	struct side		*s = side_find(c->vips, kind, k, vip);
 	struct applications	*as;
 
-	if (s != NULL && s->gen == registry_gen(c->reg) && now < s->expires) {
+	if (s != NULL && vip_fresh(c, s, now)) {
 		c->stats.hits++;
 		return (body_ref(s->body));
 	}
 	if (s == NULL)
 		s = side_add(&c->vips, &c->nvips, kind, k, vip, 0);
 	cache_body_unref(s->body);
+	s->handoff = 0;
 	as = registry_vip(c->reg, vip, secure);
 	as->versions_delta = -1;
 	free(as->apps_hashcode);

@@ -22,10 +22,11 @@
  * registry's); the opening piece, which carries the version and hash
  * code, is written last, so the body is one registry version. A gzip
  * body deflates the current plain body a slice at a time (gzip_stream),
- * starting over when that body is replaced. After MAX_TRIES starts a
- * build runs whole, so it always ends. The delta is the exception: its
- * walk covers the queue as it was when it began and never starts over
- * (delta_plain_step), and its gzip deflates the plain body it began
+ * starting over when that body is replaced. After MAX_TRIES starts an
+ * application's build runs whole (its size bounds that turn), a VIP's
+ * goes on in slices through changes (vip_step), so each always ends. The
+ * delta's walk covers the queue as it was when it began and never starts
+ * over (delta_plain_step), and its gzip deflates the plain body it began
  * from, so it ends in slices whatever changes meanwhile. The builds
  * under way are a list bounded by MAX_SIDE_ENTRIES (each waits for a
  * parked fetch or a read-only refresh; past the bound the oldest goes).
@@ -52,6 +53,10 @@ struct sbuild {
 	size_t			 pos;		/* its bytes deflated */
 	struct gzip_stream	*zs;
 	unsigned		 tries;
+	int			 tolerant;	/* VIP: no more starts */
+	const struct reg_app	*at_app;	/* VIP: the app at ai */
+	size_t			 app_n;		/* VIP: its size then */
+	size_t			 end_ai;	/* VIP: apps at the start */
 	struct sbuild		*next;
 };
 
@@ -66,6 +71,7 @@ sb_reset(struct sbuild *sb)
 	buf_free(&sb->b);
 	buf_init(&sb->b, 0);
 	sb->ai = sb->ii = sb->napps = sb->open_ai = 0;
+	sb->at_app = NULL;
 	sb->inapp = sb->started = 0;
 	memset(sb->counts, 0, sizeof sb->counts);
 	cache_body_unref(sb->src);
@@ -158,10 +164,11 @@ sb_get(struct cache *c, enum side_kind kind, const struct cache_key *k,
 
 /* The build is to start over (its source moved). */
 static void
-sb_restart(struct sbuild *sb)
+sb_restart(struct cache *c, struct sbuild *sb)
 {
 	sb_reset(sb);
 	sb->tries++;
+	c->stats.sb_restarts++;
 }
 
 /* Whether a slice that began at work w0 has used its budget. */
@@ -257,6 +264,18 @@ delta_fresh(const struct cache *c, const struct slot *s, int64_t now)
 	return (s->body != NULL && ((s->gen == registry_gen(c->reg) &&
 	    s->dsize == registry_delta_size(c->reg) && now < s->expires) ||
 	    (s->handoff && s->handoff_at == now)));
+}
+
+/*
+ * Whether a VIP's body can be served (cache_vip_live's test): current, or
+ * finished by a sliced build in this very call's turn (now), for the
+ * fetches parked on it, though the registry changed meanwhile (vip_step).
+ */
+int
+vip_fresh(const struct cache *c, const struct side *s, int64_t now)
+{
+	return (s->body != NULL && ((s->gen == registry_gen(c->reg) &&
+	    now < s->expires) || (s->handoff && s->handoff_at == now)));
 }
 
 /*
@@ -435,8 +454,7 @@ side_ready(struct cache *c, enum side_kind kind, const struct cache_key *k,
 	case SIDE_VIP:
 	case SIDE_SVIP:
 		s = side_find(c->vips, kind, k, name);
-		return (s != NULL && s->gen == registry_gen(c->reg) &&
-		    now < s->expires);
+		return (s != NULL && vip_fresh(c, s, now));
 	default:
 		return (0);
 	}
@@ -466,7 +484,7 @@ app_step(struct cache *c, const struct cache_key *k, const char *name,
 		return (1);
 	sb = sb_get(c, SIDE_APP, k, name);
 	if (sb->started && sb->gen != reg_app_gen(app))
-		sb_restart(sb);
+		sb_restart(c, sb);
 	if (sb->tries >= MAX_TRIES)
 		budget = SIZE_MAX;
 	if (!sb->started) {
@@ -510,6 +528,18 @@ app_step(struct cache *c, const struct cache_key *k, const char *name,
  * One slice of GET vips/{vip} (svips/ when secure) for k; 1 when
  * cache_vip_live returns it without encoding. The walk looks at every
  * instance of the registry, so each one seen counts WALK_WEIGHT / 2.
+ *
+ * A change anywhere in the registry starts the walk over, MAX_TRIES
+ * times; after that it used to run whole, and a fleet registering every
+ * 20 ms made every VIP fetch at 1M instances a turn of 59 ms (issue 21).
+ * Now it goes on in slices instead ("tolerant", counted): the registry's
+ * arrays grow at their ends and a removal moves the last element into
+ * the hole (registry.c), so an index walk sees every instance present
+ * throughout once, never twice, each as it was when the walk passed it;
+ * a removal behind the walk can hide the one element it moves (another
+ * application moved to the walk's index is walked from its start). The
+ * hash code counts what the body holds, and the slot keeps the version
+ * the walk began at, so the next fetch after any change builds again.
  */
 static int
 vip_step(struct cache *c, const struct cache_key *k, const char *vip,
@@ -523,21 +553,44 @@ vip_step(struct cache *c, const struct cache_key *k, const char *vip,
 	size_t			 w0 = c->work, n;
 	char			*hash;
 
-	if (s != NULL && s->gen == registry_gen(c->reg) && now < s->expires)
+	if (s != NULL && vip_fresh(c, s, now))
 		return (1);
 	sb = sb_get(c, kind, k, vip);
-	if (sb->started && sb->gen != registry_gen(c->reg))
-		sb_restart(sb);
-	if (sb->tries >= MAX_TRIES)
-		budget = SIZE_MAX;
+	if (sb->started && sb->gen != registry_gen(c->reg) && !sb->tolerant) {
+		if (sb->tries < MAX_TRIES)
+			sb_restart(c, sb);
+		else {
+			sb->tolerant = 1;
+			c->stats.sb_tolerant++;
+		}
+	}
 	if (!sb->started) {
 		sb->started = 1;
 		sb->gen = registry_gen(c->reg);
+		sb->end_ai = registry_app_count(c->reg);
 	}
-	for (; sb->src == NULL && sb->ai < registry_app_count(c->reg);
-	    sb->ai++, sb->ii = 0) {
+	/*
+	 * The walk covers the applications there were when it began, and
+	 * of each the instances there were when it got there: what is added
+	 * behind it meanwhile cannot keep it going (a registration before
+	 * every slice, check_cache_sliced's test_ends_under_churn).
+	 */
+	for (; sb->src == NULL && sb->ai < registry_app_count(c->reg) &&
+	    sb->ai < sb->end_ai; sb->ai++, sb->ii = 0, sb->at_app = NULL) {
 		app = registry_app_at(c->reg, sb->ai);
+		if (sb->at_app != NULL && sb->at_app != app) {
+			/* A removal moved another application here. */
+			sb->ii = 0;
+			sb->open_ai = 0;
+			sb->at_app = NULL;
+		}
+		if (sb->at_app == NULL) {
+			sb->at_app = app;
+			sb->app_n = reg_app_size(app);
+		}
 		n = reg_app_size(app);
+		if (n > sb->app_n)
+			n = sb->app_n;
 		for (; sb->ii < n; sb->ii++) {
 			if (sb_spent(c, w0, budget))
 				return (0);
@@ -564,7 +617,9 @@ vip_step(struct cache *c, const struct cache_key *k, const char *vip,
 		s = side_add(&c->vips, &c->nvips, kind, k, vip, 0);
 	cache_body_unref(s->body);
 	s->body = k->gzip ? body_from_buf(c->rp, &sb->b) : body_ref(sb->src);
-	s->gen = registry_gen(c->reg);
+	s->gen = sb->gen;	/* changed meanwhile: the next fetch builds */
+	s->handoff = 1;		/* but the fetches waiting get this one */
+	s->handoff_at = now;
 	s->expires = cache_until(c, now);
 	sb_free(c, sb);
 	return (1);

@@ -18,9 +18,29 @@
  *                    shortens that period too, for tests.)
  *   clock-skew       a client's lastDirtyTimestamp ahead of our clock by
  *                    more than skew_ms (30 s): the origin timestamps
- *                    reconciliation compares would be wrong.
- *   peer, self-preservation  asserted by the scan from the peer list
- *                    and the eviction figures (server glue).
+ *                    reconciliation compares would be wrong. A peer's:
+ *                    the Date header of its last answer (RFC 9110
+ *                    §6.6.1, whole seconds; every heureka reply and
+ *                    Tomcat's carry one) off our clock by more than
+ *                    skew_ms either way, seen within the window. The
+ *                    error of that estimate is the round trip plus the
+ *                    header's second, far below 30 s.
+ *   peer             a peer list entry naming this node, a peer that does
+ *                    not answer or refuses our credentials (the server
+ *                    glue judges those), and Eureka's replica check:
+ *                    StatusUtil.isReplicaAvailable lists a peer URL as
+ *                    available only if an instance of the server's own
+ *                    application is registered with the URL's host as
+ *                    its hostName (PeerEurekaNodes.isInstanceURL; the
+ *                    ipAddr only with applicationsResolverUseIp), the
+ *                    usual cause of "unavailable-replicas" (Netflix/eureka
+ *                    #1008: a URL naming an address or a short name
+ *                    while the node registers its full host name). Judged
+ *                    only where the own application has instances here,
+ *                    that is where the nodes register themselves (as
+ *                    Spring Cloud Eureka servers do): a heureka cluster
+ *                    whose nodes do not would flag every peer otherwise.
+ *   self-preservation  asserted by the scan from the eviction figures.
  *
  * The table of registrations is open addressing over DOCTOR_MAX_TRACK
  * slots with a probe of DOCTOR_PROBE: a lookup reads at most that many
@@ -32,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "buf.h"
 #include "doctor.h"
@@ -324,6 +345,71 @@ doctor_scan_peer(struct doctor *d, const char *url, const char *problem)
 {
 	if (problem != NULL)
 		doctor_assert(d, DOCTOR_PEER, "", url, "%s", problem);
+}
+
+/* A peer's clock (doctor.h). */
+void
+doctor_scan_peer_clock(struct doctor *d, const char *url, int64_t skew_ms,
+    int64_t seen_mono)
+{
+	int64_t	mag = skew_ms < 0 ? -skew_ms : skew_ms;
+
+	if (seen_mono <= 0 || d->now.mono_ms - seen_mono > d->conf.window_ms ||
+	    mag <= d->conf.skew_ms)
+		return;
+	doctor_assert(d, DOCTOR_CLOCK_SKEW, "", url, "the peer's clock is "
+	    "%.0f s %s this node's (the Date header of its last answer): "
+	    "origin timestamps it stamps win or lose wrongly when copies "
+	    "are reconciled, and lease times it reports are off; run NTP on "
+	    "both", (double)mag / 1000, skew_ms > 0 ? "ahead of" : "behind");
+}
+
+/* Eureka's replica check for one peer (doctor.h). */
+void
+doctor_scan_replica(struct doctor *d, const struct registry *reg,
+    const char *own_app, const char *url, const char *host)
+{
+	const struct instance	*in, *by_ip = NULL;
+	struct reg_app		*a;
+	char			 names[DOCTOR_DETAIL / 2];
+	size_t			 i, n, used = 0;
+
+	if (reg == NULL || own_app == NULL || host == NULL ||
+	    (a = registry_app_find(reg, own_app)) == NULL ||
+	    (n = reg_app_size(a)) == 0)
+		return;
+	names[0] = '\0';
+	for (i = 0; i < n; i++) {
+		if ((in = reg_app_instance_at(a, i)) == NULL)
+			continue;
+		if (in->host_name != NULL &&
+		    strcasecmp(in->host_name, host) == 0)
+			return;
+		if (by_ip == NULL && in->ip_addr != NULL &&
+		    strcmp(in->ip_addr, host) == 0)
+			by_ip = in;
+		if (i < DOCTOR_KEPT_SAMPLE && used < sizeof names)
+			used += (size_t)snprintf(names + used, sizeof names -
+			    used, "%s%s", used > 0 ? ", " : "",
+			    in->host_name != NULL ? in->host_name : "?");
+	}
+	if (by_ip != NULL)
+		doctor_assert(d, DOCTOR_PEER, "", url, "its host %s is the "
+		    "ipAddr of %s instance %s, registered with hostName %s: "
+		    "Java Eureka's replica check compares a peer URL's host "
+		    "with hostName (ipAddr only with applicationsResolverUseIp) "
+		    "and lists this peer under unavailable-replicas; name the "
+		    "peer by its host name, or register the node with that "
+		    "address as its host name", host, own_app,
+		    instance_id(by_ip), by_ip->host_name != NULL ?
+		    by_ip->host_name : "?");
+	else
+		doctor_assert(d, DOCTOR_PEER, "", url, "no instance of %s "
+		    "registered here has its host %s as hostName (%zu "
+		    "registered: %s%s): Java Eureka's replica check lists this "
+		    "peer under unavailable-replicas; name the peer by the host "
+		    "name its node registers with", own_app, host, n, names,
+		    n > DOCTOR_KEPT_SAMPLE ? ", ..." : "");
 }
 
 /* Self-preservation's figures. */

@@ -8,9 +8,11 @@
  * registered ids, bounded at DOCTOR_MAX_TRACK, remembers where each was
  * registered from and how often, for id-conflict, reregister-storm and a
  * client's clock-skew. Everything else is judged by a scan on a timer
- * (doctor_scan_begin, _lease, _peer, _selfpres, _end): every finding the
- * scan does not assert again is cleared at doctor_scan_end, so a finding
- * goes away by itself one scan after its cause does. The heartbeat path
+ * (doctor_scan_begin, _lease, _peer, _peer_clock, _replica, _selfpres,
+ * _end): every finding the scan does not assert again is cleared at
+ * doctor_scan_end, so a finding goes away by itself one scan after its
+ * cause does. A peer's clock comes from the Date of its answers
+ * (peers.c's peer_note_date, off the heartbeat path). The heartbeat path
  * pays one integer store (registry.c's renew_gap_ms).
  *
  * At most DOCTOR_MAX_FINDINGS findings are kept; past that they are
@@ -25,11 +27,12 @@
 #include "clock.h"
 
 struct buf;
+struct registry;
 struct registry_timing;
 
 #define DOCTOR_MAX_FINDINGS	256
 #define DOCTOR_MAX_TRACK	4096	/* ids registered within the window */
-#define DOCTOR_DETAIL		320
+#define DOCTOR_DETAIL		512
 
 enum doctor_kind {
 	DOCTOR_RENEW_INTERVAL = 0,
@@ -85,6 +88,21 @@ void		 doctor_scan_lease(struct doctor *,
 /* A peer's problem in words (NULL: none). */
 void		 doctor_scan_peer(struct doctor *, const char *url,
 		     const char *problem);
+/*
+ * A peer's clock: the Date header of its last answer less our clock
+ * when it came (skew_ms), seen at seen_mono (0: never). A clock-skew
+ * finding while |skew| is over skew_ms and was seen within the window.
+ */
+void		 doctor_scan_peer_clock(struct doctor *, const char *url,
+		     int64_t skew_ms, int64_t seen_mono);
+/*
+ * Eureka's replica check for the peer at url (host: its host): a peer
+ * finding when this node's own application (own_app, e.g. "HEUREKA")
+ * has instances here and none has host as its hostName, the test Java
+ * Eureka's StatusUtil makes before it lists a peer as available.
+ */
+void		 doctor_scan_replica(struct doctor *, const struct registry *,
+		     const char *own_app, const char *url, const char *host);
 /*
  * Self-preservation's figures: whether it keeps leases now (eviction
  * disabled by it), expected and actual renewals a minute, and the

@@ -264,6 +264,20 @@ typedef void (*registry_timing_cb)(const struct registry_timing *, void *);
 /* Every registered lease, live ones then expired ones; how many. */
 size_t		 registry_foreach_timing(const struct registry *, int64_t mono,
 		     registry_timing_cb, void *);
+/*
+ * The same a slice at a time: from *cur (zeroed to begin), at most max
+ * leases looked at; 1 when the walk is complete. Between slices the
+ * registry may change: a lease moved by a removal may then be missed or
+ * passed twice in that walk (the doctor's findings are idempotent, and
+ * its next scan sees it).
+ */
+struct reg_timing_cursor {
+	size_t		 app, lease;
+	int		 expired;
+};
+int		 registry_timing_step(const struct registry *, int64_t mono,
+		     struct reg_timing_cursor *, size_t max,
+		     registry_timing_cb, void *);
 
 /*
  * Lookups; expired leases are hidden while expiration is enabled (§2.6).
@@ -380,6 +394,7 @@ size_t		 registry_bytes(const struct registry *);	/* leases */
 enum registry_ext {
 	REG_EXT_ENCODINGS = 0,	/* the response cache's bodies */
 	REG_EXT_WATCH,		/* the watch's events and snapshot pieces */
+	REG_EXT_HEADS,		/* connections' unfinished first heads */
 	REG_EXT_COUNT
 };
 void		 registry_set_external_bytes(struct registry *,

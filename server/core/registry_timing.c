@@ -2,8 +2,10 @@
  * registry_timing.c: each lease's heartbeat timing for the doctor
  * (registry.h, server/core/doctor.h): the gap between its last two
  * heartbeats that registry_renew keeps (one integer store on the
- * heartbeat path), walked on the doctor's timer. Part of the registry
- * module (registry_int.h).
+ * heartbeat path), walked on the doctor's timer, a slice at a time
+ * (registry_timing_step: at 1M instances the whole walk held the loop
+ * 55 ms of CPU, 110 ms of wall time on a loaded machine). Part of the
+ * registry module (registry_int.h).
  */
 #include <stdint.h>
 
@@ -46,3 +48,31 @@ registry_foreach_timing(const struct registry *reg, int64_t mono,
 	return (n + lease_walk(reg, mono, 0, 1, timing_walk_cb, &w));
 }
 
+
+/* A slice of the walk of registry_foreach_timing (registry.h). */
+int
+registry_timing_step(const struct registry *reg, int64_t mono,
+    struct reg_timing_cursor *cur, size_t max, registry_timing_cb cb,
+    void *arg)
+{
+	struct timing_walk	 w = { cb, arg, 0 };
+	struct reg_app		*a;
+	struct lease		*l;
+	size_t			 done = 0;
+
+	for (; cur->expired < 2; cur->expired++, cur->app = cur->lease = 0) {
+		w.expired = cur->expired;
+		for (; cur->app < reg->napps; cur->app++, cur->lease = 0) {
+			a = reg->apps[cur->app];
+			for (; cur->lease < a->n; cur->lease++) {
+				if (done++ == max)
+					return (0);
+				l = a->leases[cur->lease];
+				if (lease_is_expired(l, 0, mono) ==
+				    cur->expired)
+					timing_walk_cb(l, &w);
+			}
+		}
+	}
+	return (1);
+}

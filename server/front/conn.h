@@ -17,6 +17,7 @@ struct event_base;
 struct evconnlistener;
 struct evhttp_connection;
 struct metrics;
+struct registry;
 
 /* What the connections use (borrowed; they outlive the struct conns). */
 struct conns_deps {
@@ -25,6 +26,11 @@ struct conns_deps {
 	int			 descriptor_reserve;
 	struct metrics		*metrics;	/* NULL: not counted */
 	unsigned		*open;		/* the gauge /metrics shows */
+	struct registry		*reg;		/* NULL: heads not counted */
+	size_t			 memory_budget;	/* max-memory-bytes, 0: none */
+	const char		*cap_key;	/* the cap's key in logs (NULL:
+						   eureka.server.max-
+						   connections) */
 	/* Told of every close, with closearg (NULL: no one). */
 	void			(*closecb)(struct evhttp_connection *, void *);
 	void			*closearg;

@@ -30,6 +30,9 @@ struct console_deps {
 	struct peers		*peers;		/* NULL: none */
 	const char		*node;		/* "host:port" */
 	const char		*hostname;	/* this node's host name */
+	const char		*appname;	/* its own application
+						   (eureka.instance.appname;
+						   NULL: HEUREKA), copied */
 };
 
 /* Observe the registry; console_free stops observing nothing (the
@@ -63,5 +66,10 @@ void		 console_refused_future(struct console *, const char *app,
 
 /* One doctor scan: leases, peers, self-preservation. */
 void		 console_scan(struct console *, struct hk_time now);
+/*
+ * The same a slice at a time (a bounded number of leases a call); 1 when
+ * the scan is complete, 0 when the next call goes on.
+ */
+int		 console_scan_step(struct console *, struct hk_time now);
 
 #endif

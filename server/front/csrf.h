@@ -7,7 +7,8 @@
  *
  * The rule, for writes only (any method but GET, HEAD and OPTIONS): a
  * request that comes from a browser, that is one with an Origin, a
- * Sec-Fetch-Site or an X-Heureka-Token header, must carry the right
+ * Sec-Fetch-Site, a Referer or an X-Heureka-Token header (csrf.c says
+ * why not a Cookie), must carry the right
  * token, and its Origin (else its Referer) must name this server's Host
  * and Sec-Fetch-Site, when sent, must be "same-origin"; else 403 with the
  * reason. With authentication off, browser writes are refused unless

@@ -73,7 +73,7 @@ static const char *metrics_limit_names[METRICS_NLIMITS] = {
 	"max-body-bytes", "max-batch-bytes", "max-instances",
 	"max-metadata-entries", "max-connections", "fetch-memory",
 	"auth-failure-rate", "descriptor-reserve", "handshake-timeout",
-	"head-timeout",
+	"head-timeout", "head-memory",
 };
 
 /* The series cap is hit on every scrape: say so once a minute at most. */
@@ -500,6 +500,7 @@ metrics_render_limits(struct metrics *m, struct buf *b)
 	const struct metrics_deps	*d = &m->d;
 	static const struct registry_stats zero;
 	const struct registry_stats	*st = &zero;
+	const struct cache_stats	*cst;
 	size_t				 i, held, unheld;
 
 	if (d->reg != NULL)
@@ -533,9 +534,24 @@ metrics_render_limits(struct metrics *m, struct buf *b)
 	if (d->cache != NULL)
 		buf_addf(b, "heureka_memory_bytes{part=\"encodings\"} %zu\n",
 		    cache_bytes(d->cache));
+	if (d->cache != NULL) {
+		cst = cache_stats(d->cache);
+		metrics_header(b, "heureka_cache_build_restarts_total",
+		    "counter", "Sliced builds (full, delta, application, VIP) "
+		    "begun again because the registry changed under them.");
+		buf_addf(b, "heureka_cache_build_restarts_total %llu\n",
+		    (unsigned long long)(cst->build_aborts + cst->sb_restarts));
+		metrics_header(b, "heureka_cache_build_tolerant_total",
+		    "counter", "VIP builds that, begun again 4 times, went on "
+		    "in slices through later changes instead of again.");
+		buf_addf(b, "heureka_cache_build_tolerant_total %llu\n",
+		    (unsigned long long)cst->sb_tolerant);
+	}
 	if (d->reg != NULL) {
 		buf_addf(b, "heureka_memory_bytes{part=\"watch\"} %zu\n",
 		    registry_external_bytes(d->reg, REG_EXT_WATCH));
+		buf_addf(b, "heureka_memory_bytes{part=\"heads\"} %zu\n",
+		    registry_external_bytes(d->reg, REG_EXT_HEADS));
 		registry_tombstone_counts(d->reg, &held, &unheld);
 		metrics_header(b, "heureka_tombstones", "gauge",
 		    "Tombstones of recent cancels: of instances held here, "

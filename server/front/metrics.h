@@ -59,8 +59,9 @@ enum metrics_limit {
 	METRICS_LIMIT_DESCRIPTORS,		/* closed: descriptor reserve */
 	METRICS_LIMIT_HANDSHAKE_TIMEOUT,	/* TLS handshake too slow */
 	METRICS_LIMIT_HEAD_TIMEOUT,		/* request head too slow */
+	METRICS_LIMIT_HEAD_MEMORY,		/* closed: heads past budget */
 };
-#define METRICS_NLIMITS	13
+#define METRICS_NLIMITS	14
 void		 metrics_limit(struct metrics *, enum metrics_limit,
 		     uint64_t n);
 uint64_t	 metrics_limit_count(const struct metrics *,

@@ -105,6 +105,26 @@ static size_t	source_peers(const struct peer_source *);
 /* ------------------------------------------------------------------ */
 /* Request glue.                                                        */
 
+/*
+ * The Date of p's answer against our clock when it came (peers.h). The
+ * header has whole seconds, truncated: half a second is added so the
+ * estimate is centred; the round trip adds its own error, in the
+ * direction of a peer behind.
+ */
+void
+peer_note_date(struct peer *p, struct evhttp_request *req, struct hk_time now)
+{
+	const char	*v;
+	int64_t		 ms;
+
+	if (req == NULL || (v = evhttp_find_header(
+	    evhttp_request_get_input_headers(req), "Date")) == NULL ||
+	    http_date_parse(v, &ms) != 0)
+		return;
+	p->date_skew_ms = ms + 500 - now.wall_ms;
+	p->date_mono = now.mono_ms > 0 ? now.mono_ms : 1;
+}
+
 /* The response body, inflated if gzip; -1 on a bad body or over max. */
 int
 peer_body(struct evhttp_request *req, struct buf *out, size_t max)

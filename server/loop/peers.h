@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "log.h"
 #include "tls.h"
 #include "url.h"
@@ -85,6 +86,9 @@ struct peer {
 						   batches carry the origin
 						   fields (repl.h) */
 	int64_t			 last_success_ms;	/* wall */
+	int64_t			 date_skew_ms;	/* its last answer's Date less
+						   our clock (the doctor) */
+	int64_t			 date_mono;	/* when; 0 never */
 	void			*slot[PEER_SLOTS];
 };
 
@@ -185,6 +189,8 @@ int	peer_request(struct peer *, enum peer_conn, struct evhttp_request *,
 	    int method, const char *uri, size_t max_body);
 /* Common request headers (Host, Accept, DiscoveryIdentity-*, auth). */
 void	peer_headers(struct peer *, struct evhttp_request *);
+/* Note the Date header of p's answer req against now (the doctor). */
+void	peer_note_date(struct peer *, struct evhttp_request *, struct hk_time);
 /* The response body, inflated if gzip; -1 on a bad body or over max. */
 int	peer_body(struct evhttp_request *, struct buf *, size_t max);
 /* Why p's connection `which` failed TLS verification, or NULL. */

@@ -290,6 +290,8 @@ repl_batch_done_cb(struct evhttp_request *req, void *arg)
 	if (req != NULL)
 		code = evhttp_request_get_response_code(req);
 	rp->p->last_status = code != 0 ? code : -1;
+	if (code != 0)
+		peer_note_date(rp->p, req, now);
 	if (code >= 200 && code < 300) {
 		repl_batch_ok(rp, b, req, now);
 		return;

@@ -373,6 +373,8 @@ sync_ctl_done_cb(struct evhttp_request *req, void *arg)
 	}
 	/* For the doctor: its answer, or -1 for none. */
 	p->last_status = code != 0 ? code : -1;
+	if (code != 0)
+		peer_note_date(p, req, now);
 	max = kind == SYNC_KIND_DIGEST ? PEER_DIGEST_BODY_MAX :
 	    java ? PEER_CTL_BODY_MAX : PEER_PAGE_BODY_MAX;
 	buf_init(&body, max);

@@ -3,6 +3,9 @@
 # the heureka_* functions heureka.h declares, and nothing else (issue 22:
 # 33 internal hk_* names and, before that, libcommon's leaked into every
 # program linking it). Reads the dynamic symbol table with nm -D.
+# And a library never ends its host (issue 22): libheureka.so must not
+# import abort, exit or their kin, so no path in it can call them (the
+# library's flavour of common/xmalloc.c, log.c and bug.c has none).
 set -u
 LIB=${LIBHEUREKA_SO:?LIBHEUREKA_SO is not set (make check sets it)}
 HDR=${TESTS_DIR:?}/../client/heureka.h
@@ -32,5 +35,15 @@ if [ -n "$missing" ]; then
 	echo "$missing" | sed 's/^/  /'
 	fail=1
 fi
-[ $fail = 0 ] && echo "ok: $(echo "$exported" | wc -l) symbols, all heureka_* from heureka.h"
+# Functions that end the process (assert() is __assert_fail).
+enders=$(nm -D --undefined-only "$LIB" | awk '{ print $NF }' |
+    sed 's/@.*//' | grep -x -E \
+    '(abort|exit|_exit|_Exit|quick_exit|err|errx|verr|verrx|__assert_fail|__assert_perror_fail)' |
+    sort -u)
+if [ -n "$enders" ]; then
+	echo "FAIL: imports functions that end the host process:"
+	echo "$enders" | sed 's/^/  /'
+	fail=1
+fi
+[ $fail = 0 ] && echo "ok: $(echo "$exported" | wc -l) symbols, all heureka_* from heureka.h; no abort/exit imported"
 exit $fail

@@ -95,7 +95,7 @@ cat >"$T/steps.json" <<JSON
  ["eval", "evil", "document.body.innerText"],
  ["eval", "a", "location.hash = '#/instance/SVC/i-1', 'routed'"],
  ["wait", "a", "document.body.dataset.instancePage && document.getElementById('ip-history').textContent.indexOf('status-override') >= 0", 10],
- ["shot", "a", "$ARTIFACTS/console-instance.png", 1100, 1100],
+ ["shot", "a", "$ARTIFACTS/console-instance.png", 1100, 1700],
  ["eval", "a", "location.hash = '', 'home'"],
  ["wait", "a", "!document.getElementById('main-sections').hidden && document.body.dataset.doctor >= 1", 10],
  ["eval", "a", "document.getElementById('doctor').textContent"],
