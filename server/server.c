@@ -28,7 +28,6 @@
 
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/http.h>
 #include <event2/listener.h>
 
 #include "access.h"
@@ -50,7 +49,7 @@
 #include "drain.h"
 #include "ext.h"
 #include "gate.h"
-#include "guard.h"
+#include "http.h"
 #include "httputil.h"
 #include "log.h"
 #include "metrics.h"
@@ -196,7 +195,7 @@ server_new(struct event_base *base, struct config *conf)
 	    .peers = &s->peers, .ops = s->ops, .access = s->access,
 	    .csrf = s->csrf, .doctor = s->doctor });
 	/* A caller with a certificate from the peer CA is a peer. */
-	access_set_cert_check(s->access, tls_request_peer_verified);
+	access_set_cert_check(s->access, hreq_peer_verified);
 	return (s);
 }
 
@@ -241,12 +240,14 @@ server_free(struct server *s)
 	peers_free(s->peers);	/* first: its observers drop their state */
 	sync_free(s->sync);
 	replicate_free(s->repl);
-	if (s->http != NULL)
-		evhttp_free(s->http);
-	if (s->plain_http != NULL)
-		evhttp_free(s->plain_http);
-	conns_free(s->plain_conns);	/* after evhttp_free: its closes */
-	conns_free(s->conns);		/* after evhttp_free: its closes */
+	if (s->listener != NULL)
+		evconnlistener_free(s->listener);
+	if (s->plain_listener != NULL)
+		evconnlistener_free(s->plain_listener);
+	conns_free(s->plain_conns);	/* closes every connection */
+	conns_free(s->conns);
+	free(s->front);
+	free(s->plain_front);
 	watch_free(s->watch);
 	reglog_free(s->reglog);
 	console_free(s->console);
@@ -270,26 +271,51 @@ server_free(struct server *s)
 }
 
 /*
- * New connection: TLS when on, large writes, counted and admitted
- * (conn.c), and the header-time guard between the (decrypted) stream and
- * evhttp (guard.c), which sees every request head first.
+ * New connection on the main port: TLS when on, large writes, counted
+ * and admitted (conn.c) as a connection of the HTTP front (http_conn.c).
  */
-static struct bufferevent *
-server_bev_cb(struct event_base *base, void *arg)
+static void
+server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
 {
 	struct server		*s = arg;
 	struct bufferevent	*bev;
 
+	(void)l;
+	(void)sa;
+	(void)salen;
 	if (s->tls_ctx != NULL)
-		bev = tls_bev_accept(base, s->tls_ctx);
+		bev = tls_bev_accept(s->base, s->tls_ctx);
 	else
-		bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
-	if (bev == NULL)
-		return (NULL);
+		bev = bufferevent_socket_new(s->base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (bev == NULL || bufferevent_setfd(bev, fd) != 0) {
+		if (bev != NULL)
+			bufferevent_free(bev);
+		evutil_closesocket(fd);
+		return;
+	}
 	bufferevent_set_max_single_write(bev, SINGLE_WRITE_MAX);
 	bufferevent_set_max_single_read(bev, SINGLE_WRITE_MAX);
-	conns_accepted(s->conns, bev, s->tls_ctx != NULL);
-	return (bev);
+	conns_accepted(s->conns, s->front, bev, s->tls_ctx != NULL);
+}
+
+/* New connection on the plaintext port (health probes). */
+static void
+server_plain_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct server		*s = arg;
+	struct bufferevent	*bev;
+
+	(void)l;
+	(void)sa;
+	(void)salen;
+	if ((bev = bufferevent_socket_new(s->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		evutil_closesocket(fd);
+		return;
+	}
+	conns_accepted(s->plain_conns, s->plain_front, bev, 0);
 }
 
 /* Accept again after a pause (descriptors may have been freed). */
@@ -310,8 +336,7 @@ server_accept_resume_cb(evutil_socket_t fd, short what, void *arg)
 static void
 server_accept_error_cb(struct evconnlistener *l, void *arg)
 {
-	/* arg is evhttp's own: the listener's callback argument is its. */
-	struct server	*s = server_accept_owner;
+	struct server	*s = arg;
 	struct timeval	 tv = { 1, 0 };
 	static struct log_ratelim rl = LOG_RATELIM_INIT(60000, 1);
 
@@ -323,32 +348,42 @@ server_accept_error_cb(struct evconnlistener *l, void *arg)
 
 /* A connection went away (conn.c passes its close on): the watch's too. */
 static void
-server_conn_close_cb(struct evhttp_connection *evcon, void *arg)
+server_conn_close_cb(struct hconn *evcon, void *arg)
 {
 	struct server	*s = arg;
 
 	watch_conn_closed(s->watch, evcon);
 }
 
-/*
- * Wraps the REST dispatcher: a request the header-time guard refused is
- * answered with its verdict instead.
- */
+/* Wraps the REST dispatcher: draining, a reply closes its connection. */
 static void
-server_request_cb(struct evhttp_request *req, void *arg)
+server_request_cb(struct hreq *req, void *arg)
 {
 	struct server	*s = arg;
-	const char	*reason;
-	int		 code;
 
 	/* Draining: answer, then close, so the client goes elsewhere. */
 	if (gate_is_stopping(s->gate))
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "Connection", "close");
-	if (guard_verdict(req, &code, &reason))
-		rest_reject(req, s->rest, code, reason);
-	else
-		rest_dispatch_cb(req, s->rest);
+		hhdrs_add(hreq_output_headers(req), "Connection", "close");
+	rest_dispatch_cb(req, s->rest);
+}
+
+/* The body a request may bring: the route's (the router is made later). */
+static int
+server_body_cap(void *arg, const struct hhead *h, const char *path,
+    uint64_t *cap, int *limit, char *reason, size_t len)
+{
+	struct server	*s = arg;
+
+	return (rest_body_cap(s->rest, h, path, cap, limit, reason, len));
+}
+
+/* A request the front refused before its body: the router answers. */
+static void
+server_reject_cb(struct hreq *req, int code, const char *reason, void *arg)
+{
+	struct server	*s = arg;
+
+	rest_reject(req, s->rest, code, reason);
 }
 
 /* Write the bound port to --port-file (tests read it). */
@@ -425,23 +460,15 @@ server_tls_check(const struct config *cf, char **cause)
 }
 
 /*
- * The plaintext port: health probes only, everything else 404; a request
- * the header-time guard refused gets its verdict.
+ * The plaintext port: health probes only, everything else 404 (a request
+ * the front refused at its head gets its verdict from rest_reject).
  */
 static void
-server_plain_cb(struct evhttp_request *req, void *arg)
+server_plain_cb(struct hreq *req, void *arg)
 {
 	struct server		*s = arg;
-	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
-	const char		*path = uri != NULL ?
-				    evhttp_uri_get_path(uri) : NULL;
-	const char		*reason;
-	int			 code;
+	const char		*path = hreq_path(req);
 
-	if (guard_verdict(req, &code, &reason)) {
-		rest_reject(req, s->rest, code, reason);
-		return;
-	}
 	if (path != NULL && (strcmp(path, "/health") == 0 ||
 	    strncmp(path, "/health/", 8) == 0 ||
 	    strcmp(path, "/actuator/health") == 0 ||
@@ -449,17 +476,17 @@ server_plain_cb(struct evhttp_request *req, void *arg)
 		rest_dispatch_cb(req, s->rest);
 		return;
 	}
-	http_error(req, HTTP_NOTFOUND, "the plaintext port serves /health "
+	hreq_error(req, 404, "the plaintext port serves /health "
 	    "only; use TLS on the main port");
 }
 
-/* The port a bound socket got. */
+/* The port a listening socket got. */
 static int
-server_bound_port(struct evhttp_bound_socket *bound)
+server_bound_port(struct evconnlistener *l)
 {
 	struct sockaddr_storage	 ss;
 	socklen_t		 sl = sizeof ss;
-	evutil_socket_t		 fd = evhttp_bound_socket_get_fd(bound);
+	evutil_socket_t		 fd = evconnlistener_get_fd(l);
 
 	memset(&ss, 0, sizeof ss);
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0)
@@ -472,36 +499,50 @@ server_bound_port(struct evhttp_bound_socket *bound)
 }
 
 /*
- * A plaintext port connection: counted against heureka.server.plain-max-
- * connections from its accept and given the same head deadline as the
- * main port's (conn.c, guard.c), so idle or slow probes can neither take
- * every descriptor nor stay open for minutes.
+ * Listen on address:port (a name, or NULL for every interface, as
+ * evhttp_bind_socket took them); NULL with errno set.
  */
-static struct bufferevent *
-server_plain_bev_cb(struct event_base *base, void *arg)
+static struct evconnlistener *
+server_bind(struct server *s, const char *address, int port,
+    evconnlistener_cb cb)
 {
-	struct server		*s = arg;
-	struct bufferevent	*bev;
+	struct evutil_addrinfo	 hints, *ai = NULL;
+	struct evconnlistener	*l;
+	char			 strport[16];
 
-	bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
-	if (bev == NULL)
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = EVUTIL_AI_PASSIVE | EVUTIL_AI_ADDRCONFIG;
+	snprintf(strport, sizeof strport, "%d", port);
+	if (evutil_getaddrinfo(address, strport, &hints, &ai) != 0) {
+		errno = EADDRNOTAVAIL;
 		return (NULL);
-	conns_accepted(s->plain_conns, bev, 0);
-	return (bev);
+	}
+	l = evconnlistener_new_bind(s->base, cb, s, LEV_OPT_CLOSE_ON_FREE |
+	    LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC, 128, ai->ai_addr,
+	    (int)ai->ai_addrlen);
+	evutil_freeaddrinfo(ai);
+	return (l);
 }
 
 /* Bind heureka.server.plain-port (TLS on and a port asked for). */
 static int
 server_listen_plain(struct server *s, char **cause)
 {
-	struct evhttp_bound_socket	*bound;
-	const struct config		*cf = s->conf;
+	const struct config	*cf = s->conf;
+	struct hfront_conf	*fc;
 
-	if ((s->plain_http = evhttp_new(s->base)) == NULL) {
-		xasprintf(cause, "evhttp_new failed");
-		return (-1);
-	}
-	evhttp_set_gencb(s->plain_http, server_plain_cb, s);
+	fc = s->plain_front = xcalloc(1, sizeof *fc);
+	fc->cb = server_plain_cb;
+	fc->cbarg = s;
+	fc->methods = EVHTTP_REQ_GET | EVHTTP_REQ_HEAD;
+	fc->head_max = 16 * 1024;
+	fc->idle_s = 10;
+	fc->handshake_ms = cf->handshake_timeout_ms;
+	fc->head_ms = cf->head_timeout_ms;
+	fc->metrics = s->metrics;
+	fc->reject = server_reject_cb;
 	/*
 	 * Its connections come out of the descriptor reserve (conn.c), so
 	 * the main port's limits leave them room; the cap keeps them there.
@@ -512,23 +553,16 @@ server_listen_plain(struct server *s, char **cause)
 	    .open = &s->plain_open, .reg = s->reg,
 	    .memory_budget = s->memory_budget,
 	    .cap_key = "heureka.server.plain-max-connections" });
-	evhttp_set_bevcb(s->plain_http, server_plain_bev_cb, s);
-	evhttp_set_allowed_methods(s->plain_http, EVHTTP_REQ_GET |
-	    EVHTTP_REQ_HEAD);
-	evhttp_set_max_body_size(s->plain_http, 0);
-	evhttp_set_max_headers_size(s->plain_http, 16 * 1024);
-	evhttp_set_timeout(s->plain_http, 10);
-	bound = evhttp_bind_socket_with_handle(s->plain_http,
-	    cf->plain_address, (ev_uint16_t)cf->plain_port);
-	if (bound == NULL) {
+	s->plain_listener = server_bind(s, cf->plain_address, cf->plain_port,
+	    server_plain_accept_cb);
+	if (s->plain_listener == NULL) {
 		xasprintf(cause, "heureka.server.plain-port: cannot listen on "
 		    "%s:%d: %s", cf->plain_address, cf->plain_port,
 		    strerror(errno));
 		return (-1);
 	}
-	conns_set_listener(s->plain_conns,
-	    evhttp_bound_socket_get_listener(bound));
-	s->plain_port = server_bound_port(bound);
+	conns_set_listener(s->plain_conns, s->plain_listener);
+	s->plain_port = server_bound_port(s->plain_listener);
 	if (cf->plain_port_file != NULL &&
 	    server_write_port(cf->plain_port_file, s->plain_port, cause) != 0)
 		return (-1);
@@ -564,64 +598,47 @@ server_warn_open(const struct server *s)
 int
 server_listen(struct server *s, char **cause)
 {
-	struct evhttp_bound_socket	*bound;
-	size_t				 limit;
+	struct hfront_conf	*fc;
 
 	if (s->conf->ssl_enabled && server_tls_reload(s, s->conf, cause) != 0) {
 		errno = EINVAL;		/* a configuration error: exit 78 */
 		return (-1);
 	}
-	if ((s->http = evhttp_new(s->base)) == NULL) {
-		xasprintf(cause, "evhttp_new failed");
-		return (-1);
-	}
-	evhttp_set_gencb(s->http, server_request_cb, s);
-	/*
-	 * A reply with a body always names its type (http_reply); an empty
-	 * one carries none, as Eureka's, instead of evhttp's text/html.
-	 */
-	evhttp_set_default_content_type(s->http, NULL);
-	guard_init(&(struct guard_conf){
-	    .max_body_bytes = s->conf->max_body_bytes,
-	    .max_batch_bytes = s->conf->max_batch_bytes,
-	    .handshake_ms = s->conf->handshake_timeout_ms,
-	    .head_ms = s->conf->head_timeout_ms,
-	    .handshaken = tls_bev_handshaken, .metrics = s->metrics });
+	fc = s->front = xcalloc(1, sizeof *fc);
+	fc->cb = server_request_cb;
+	fc->cbarg = s;
+	fc->reject = server_reject_cb;
+	fc->body_cap = server_body_cap;
+	fc->body_cap_arg = s;
+	/* Every method there is: the route table answers 405 itself. */
+	fc->methods = EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
+	    EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD | EVHTTP_REQ_OPTIONS |
+	    EVHTTP_REQ_PATCH | EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT;
+	fc->head_max = HTTP_HEAD_MAX;
+	fc->idle_s = 60;
+	fc->handshake_ms = s->conf->handshake_timeout_ms;
+	fc->head_ms = s->conf->head_timeout_ms;
+	fc->handshaken = tls_bev_handshaken;
+	fc->metrics = s->metrics;
 	s->conns = conns_new(&(struct conns_deps){ .base = s->base,
 	    .max_connections = s->conf->max_connections,
 	    .descriptor_reserve = s->conf->descriptor_reserve,
 	    .metrics = s->metrics, .open = &s->open_connections,
 	    .reg = s->reg, .memory_budget = s->memory_budget,
 	    .closecb = server_conn_close_cb, .closearg = s });
-	evhttp_set_bevcb(s->http, server_bev_cb, s);
-	/* Every method evhttp knows: the route table answers 405 itself. */
-	evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
-	    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
-	    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH | EVHTTP_REQ_TRACE |
-	    EVHTTP_REQ_CONNECT);
-	/*
-	 * The guard applies each route's cap before the body is read; this
-	 * is only evhttp's own backstop, the largest of them.
-	 */
-	limit = s->conf->max_body_bytes > s->conf->max_batch_bytes ?
-	    s->conf->max_body_bytes : s->conf->max_batch_bytes;
-	evhttp_set_max_body_size(s->http, (ev_ssize_t)limit);
-	evhttp_set_max_headers_size(s->http, GUARD_HEAD_MAX);
-	evhttp_set_timeout(s->http, 60);
-	bound = evhttp_bind_socket_with_handle(s->http,
-	    s->conf->server_address, (ev_uint16_t)s->conf->server_port);
-	if (bound == NULL) {
+	s->listener = server_bind(s, s->conf->server_address,
+	    s->conf->server_port, server_accept_cb);
+	if (s->listener == NULL) {
 		xasprintf(cause, "cannot listen on %s:%d: %s",
 		    s->conf->server_address, s->conf->server_port,
 		    strerror(errno));
 		return (-1);
 	}
-	s->listener = evhttp_bound_socket_get_listener(bound);
 	conns_set_listener(s->conns, s->listener);
 	s->accept_ev = evtimer_new(s->base, server_accept_resume_cb, s);
 	server_accept_owner = s;
 	evconnlistener_set_error_cb(s->listener, server_accept_error_cb);
-	s->port = server_bound_port(bound);
+	s->port = server_bound_port(s->listener);
 	if (!s->conf->ssl_enabled && s->conf->plain_port >= 0)
 		log_warnx("heureka.server.plain-port is ignored without "
 		    "server.ssl.enabled (server.port is plain already)");
@@ -989,13 +1006,13 @@ server_stop(struct server *s)
 		event_del(s->history_ev);
 }
 
-/* What a draining shutdown waits for: see guard_busy, rest_parked_count. */
+/* What a draining shutdown waits for: see hconn_busy, rest_parked_count. */
 static size_t
 server_busy(void *arg)
 {
 	struct server	*s = arg;
 
-	return (guard_busy() + rest_parked_count(s->rest));
+	return (hconn_busy() + rest_parked_count(s->rest));
 }
 
 /*

@@ -10,7 +10,6 @@
 #include <stdint.h>
 
 #include <event2/event.h>
-#include <event2/http.h>
 
 #include "config.h"
 #include "looplag.h"
@@ -41,11 +40,12 @@ struct rest;
 struct watch;
 struct gate;
 struct evconnlistener;
+struct hfront_conf;
 struct ssl_ctx_st;
 
 struct server {
 	struct event_base	*base;
-	struct evhttp		*http;
+	struct hfront_conf	*front;		/* the main port's requests */
 	struct config		*conf;		/* owned by main */
 	struct registry		*reg;
 	struct cache		*cache;
@@ -102,7 +102,8 @@ struct server {
 	struct evconnlistener	*listener;
 	struct ssl_ctx_st	*tls_ctx;	/* server.ssl.enabled: for new
 						   connections (SIGHUP swaps) */
-	struct evhttp		*plain_http;	/* heureka.server.plain-port */
+	struct hfront_conf	*plain_front;	/* heureka.server.plain-port */
+	struct evconnlistener	*plain_listener;
 	int			 plain_port;
 	struct conns		*plain_conns;	/* its admission (conn.c) */
 	unsigned		 plain_open;	/* its connections */

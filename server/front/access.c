@@ -55,6 +55,7 @@
 
 #include "access.h"
 #include "config.h"
+#include "http.h"
 #include "httputil.h"
 #include "log.h"
 #include "ratelimit.h"
@@ -76,7 +77,7 @@ struct access {
 	int			 read_anonymous;
 	struct access_cred	 user;
 	struct access_cred	 peer;
-	int			(*cert_check)(struct evhttp_request *);
+	int			(*cert_check)(struct hreq *);
 	struct ratelimit	*fail_rl;	/* failed authentications */
 };
 
@@ -179,7 +180,7 @@ access_enabled(const struct access *a)
 
 /* Set the TLS module's verified-peer-certificate test. */
 void
-access_set_cert_check(struct access *a, int (*fn)(struct evhttp_request *))
+access_set_cert_check(struct access *a, int (*fn)(struct hreq *))
 {
 	a->cert_check = fn;
 }
@@ -229,7 +230,7 @@ access_parse_basic(const char *h, char *out, size_t outlen,
 
 /* Who the request says it is. */
 static enum access_who
-access_identify(const struct access *a, struct evhttp_request *req,
+access_identify(const struct access *a, struct hreq *req,
     char *user, size_t userlen)
 {
 	const char	*h, *name, *pw;
@@ -243,7 +244,7 @@ access_identify(const struct access *a, struct evhttp_request *req,
 			snprintf(user, userlen, "peer");
 		return (ACCESS_PEER_ID);
 	}
-	if ((h = http_header(req, "Authorization")) == NULL)
+	if ((h = hreq_header(req, "Authorization")) == NULL)
 		return (ACCESS_ANONYMOUS);
 	if (access_parse_basic(h, buf, sizeof buf, &name, &pw) != 0)
 		return (ACCESS_BAD);
@@ -290,15 +291,15 @@ access_client_key(const char *addr, char *out, size_t len)
 
 /* The request's client key, or 0 when its address is unknown. */
 static int
-access_request_key(struct evhttp_request *req, char *out, size_t len)
+access_request_key(struct hreq *req, char *out, size_t len)
 {
-	struct evhttp_connection	*conn;
+	struct hconn			*conn;
 	char				*addr = NULL;
 	ev_uint16_t			 port = 0;
 
-	if ((conn = evhttp_request_get_connection(req)) == NULL)
+	if ((conn = hreq_conn(req)) == NULL)
 		return (0);
-	evhttp_connection_get_peer(conn, &addr, &port);
+	hconn_peer(conn, &addr, &port);
 	if (addr == NULL)
 		return (0);
 	access_client_key(addr, out, len);
@@ -307,7 +308,7 @@ access_request_key(struct evhttp_request *req, char *out, size_t len)
 
 /* Judge one request of kind k. */
 enum access_verdict
-access_check(struct access *a, struct evhttp_request *req,
+access_check(struct access *a, struct hreq *req,
     enum access_kind k, int64_t now, int *peer, int64_t *retry_ms)
 {
 	return (access_check_user(a, req, k, now, peer, retry_ms, NULL, 0));
@@ -315,7 +316,7 @@ access_check(struct access *a, struct evhttp_request *req,
 
 /* Judge one request of kind k and say who asked (access.h). */
 enum access_verdict
-access_check_user(struct access *a, struct evhttp_request *req,
+access_check_user(struct access *a, struct hreq *req,
     enum access_kind k, int64_t now, int *peer, int64_t *retry_ms,
     char *user, size_t userlen)
 {
@@ -334,7 +335,7 @@ access_check_user(struct access *a, struct evhttp_request *req,
 	if (k == ACCESS_OPEN)
 		return (ACCESS_OK);
 	if ((a->cert_check == NULL || !a->cert_check(req)) &&
-	    http_header(req, "Authorization") != NULL &&
+	    hreq_header(req, "Authorization") != NULL &&
 	    (keyed = access_request_key(req, key, sizeof key)) &&
 	    (*retry_ms = ratelimit_wait(a->fail_rl, key, now)) > 0)
 		return (ACCESS_THROTTLED);
@@ -358,7 +359,7 @@ access_check_user(struct access *a, struct evhttp_request *req,
 
 /* Send the refusal. */
 void
-access_reply(struct evhttp_request *req, enum access_verdict v,
+access_reply(struct hreq *req, enum access_verdict v,
     int64_t retry_ms)
 {
 	char	ra[32];
@@ -366,18 +367,18 @@ access_reply(struct evhttp_request *req, enum access_verdict v,
 	if (v == ACCESS_THROTTLED) {
 		snprintf(ra, sizeof ra, "%lld",
 		    (long long)((retry_ms + 999) / 1000));
-		evhttp_add_header(evhttp_request_get_output_headers(req),
+		hhdrs_add(hreq_output_headers(req),
 		    "Retry-After", ra);
-		http_error(req, 429, "too many failed authentications from "
+		hreq_error(req, 429, "too many failed authentications from "
 		    "this address (heureka.security.auth-failures-per-second); "
 		    "retry later");
 	} else if (v == ACCESS_DENIED_401) {
-		evhttp_add_header(evhttp_request_get_output_headers(req),
+		hhdrs_add(hreq_output_headers(req),
 		    "WWW-Authenticate", "Basic realm=\"heureka\"");
-		http_error(req, 401, "authentication required: send the "
+		hreq_error(req, 401, "authentication required: send the "
 		    "user name and password (HTTP Basic)");
 	} else
-		http_error(req, 403, "this identity may not do that "
+		hreq_error(req, 403, "this identity may not do that "
 		    "(peer requests need the peer's credentials or "
 		    "certificate)");
 }

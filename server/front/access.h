@@ -15,6 +15,8 @@
 #ifndef ACCESS_H
 #define ACCESS_H
 
+struct hreq;
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,7 +51,7 @@ int		 access_enabled(const struct access *);
  * peer by certificate.
  */
 void		 access_set_cert_check(struct access *,
-		     int (*)(struct evhttp_request *));
+		     int (*)(struct hreq *));
 
 /*
  * Judge a request of kind k at now (monotonic ms). *peer is set to 1
@@ -60,7 +62,7 @@ void		 access_set_cert_check(struct access *,
  * is ACCESS_THROTTLED, *retry_ms until it may try again, and its
  * credentials are not compared.
  */
-enum access_verdict access_check(struct access *, struct evhttp_request *,
+enum access_verdict access_check(struct access *, struct hreq *,
 		     enum access_kind, int64_t now, int *peer,
 		     int64_t *retry_ms);
 
@@ -70,14 +72,14 @@ enum access_verdict access_check(struct access *, struct evhttp_request *,
  * authentication off). For the audit (audit.h).
  */
 enum access_verdict access_check_user(struct access *,
-		     struct evhttp_request *, enum access_kind, int64_t now,
+		     struct hreq *, enum access_kind, int64_t now,
 		     int *peer, int64_t *retry_ms, char *user, size_t userlen);
 
 /*
  * Send the 401 (with WWW-Authenticate), 403, or 429 (Retry-After from
  * retry_ms) for a refusal.
  */
-void		 access_reply(struct evhttp_request *, enum access_verdict,
+void		 access_reply(struct hreq *, enum access_verdict,
 		     int64_t retry_ms);
 /*
  * The failure limiter's key for a client address: the address, an

@@ -10,7 +10,7 @@
  *          "remote":"10.0.0.7","method":"GET","uri":"/eureka/apps/",
  *          "status":200,"bytes":5123,"durationUs":412}
  *
- * The bytes are the body's, from the Content-Length evhttp put on the
+ * The bytes are the body's, from the Content-Length the front put on the
  * reply when it sent it (0 for HEAD and bodiless answers); a streamed
  * body (the watch) has none and shows "-" (null). The target is the
  * client's, so its control characters are replaced: no line can be
@@ -23,6 +23,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
+#include "http.h"
 #include "accesslog.h"
 #include "log.h"
 #include "xmalloc.h"
@@ -56,7 +57,7 @@ accesslog_enabled(void)
 
 /* The body bytes of the reply: -1 when unknown (a stream). */
 static long long
-accesslog_bytes(struct evhttp_request *req, const char *method, int code)
+accesslog_bytes(struct hreq *req, const char *method, int code)
 {
 	const char	*cl;
 	char		*end;
@@ -64,7 +65,7 @@ accesslog_bytes(struct evhttp_request *req, const char *method, int code)
 
 	if (strcmp(method, "HEAD") == 0 || code == 204 || code == 304)
 		return (0);
-	cl = evhttp_find_header(evhttp_request_get_output_headers(req),
+	cl = hhdrs_find(hreq_output_headers(req),
 	    "Content-Length");
 	if (cl == NULL)
 		return (-1);
@@ -74,11 +75,11 @@ accesslog_bytes(struct evhttp_request *req, const char *method, int code)
 
 /* See accesslog.h. */
 void
-accesslog_write(struct evhttp_request *req, const char *method, int code,
+accesslog_write(struct hreq *req, const char *method, int code,
     int64_t us, int64_t start_ms)
 {
-	struct evhttp_connection	*evcon;
-	const char			*uri = evhttp_request_get_uri(req);
+	struct hconn			*evcon;
+	const char			*uri = hreq_uri(req);
 	char				*remote = NULL, *scrub;
 	char				 ts[40], nb[24];
 	ev_uint16_t			 port = 0;
@@ -86,8 +87,8 @@ accesslog_write(struct evhttp_request *req, const char *method, int code,
 
 	if (accesslog_file == NULL)
 		return;
-	if ((evcon = evhttp_request_get_connection(req)) != NULL)
-		evhttp_connection_get_peer(evcon, &remote, &port);
+	if ((evcon = hreq_conn(req)) != NULL)
+		hconn_peer(evcon, &remote, &port);
 	if (remote == NULL || *remote == '\0')
 		remote = "-";
 	/* Targets are client-controlled: keep them on one line. */

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-struct evhttp_request;
+struct hreq;
 
 /*
  * Open the access log at path ("-": stderr; NULL or "": off), closing the
@@ -21,7 +21,7 @@ int	accesslog_enabled(void);
  * The line for req, answered code after us microseconds; start_ms is the
  * wall-clock time the request was taken.
  */
-void	accesslog_write(struct evhttp_request *req, const char *method,
+void	accesslog_write(struct hreq *req, const char *method,
 	    int code, int64_t us, int64_t start_ms);
 
 #endif

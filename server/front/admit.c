@@ -16,6 +16,7 @@
 
 #include <event2/http.h>
 
+#include "http.h"
 #include "admit.h"
 #include "config.h"
 #include "log.h"
@@ -59,18 +60,18 @@ admit_free(struct admit *a)
 
 /* Take n tokens for req's client; see admit.h. */
 int
-admit_take(struct admit *a, struct evhttp_request *req, size_t n,
+admit_take(struct admit *a, struct hreq *req, size_t n,
     const char *what, int64_t mono, char *why, size_t whylen)
 {
-	struct evhttp_connection	*conn;
+	struct hconn			*conn;
 	char				*addr = NULL, ra[32];
 	ev_uint16_t			 port = 0;
 	int64_t				 wait;
 
 	if (a == NULL || n == 0 ||
-	    (conn = evhttp_request_get_connection(req)) == NULL)
+	    (conn = hreq_conn(req)) == NULL)
 		return (0);
-	evhttp_connection_get_peer(conn, &addr, &port);
+	hconn_peer(conn, &addr, &port);
 	if (addr == NULL ||
 	    (wait = ratelimit_take_n(a->rl, addr, (double)n, mono)) == 0)
 		return (0);
@@ -79,7 +80,7 @@ admit_take(struct admit *a, struct evhttp_request *req, size_t n,
 	    "eureka.server.register-rate-per-second (%g/s, burst %d): 429",
 	    what, addr, a->rate, a->burst);
 	snprintf(ra, sizeof ra, "%lld", (long long)((wait + 999) / 1000));
-	evhttp_add_header(evhttp_request_get_output_headers(req),
+	hhdrs_add(hreq_output_headers(req),
 	    "Retry-After", ra);
 	snprintf(why, whylen, "too many %s from this address "
 	    "(eureka.server.register-rate-per-second); retry after %s s",

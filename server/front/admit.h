@@ -10,6 +10,8 @@
 #ifndef ADMIT_H
 #define ADMIT_H
 
+struct hreq;
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,7 +32,7 @@ void		 admit_free(struct admit *);	/* NULL is fine */
  * {limit="register-rate"}) and logged once a minute, and why holds the
  * reason for the caller's 429 body (in its own format).
  */
-int		 admit_take(struct admit *, struct evhttp_request *, size_t n,
+int		 admit_take(struct admit *, struct hreq *, size_t n,
 		     const char *what, int64_t mono, char *why, size_t whylen);
 
 #endif

@@ -43,6 +43,7 @@
 #include "buf.h"
 #include "config.h"
 #include "hash.h"
+#include "http.h"
 #include "httputil.h"
 #include "instance.h"
 #include "log.h"
@@ -82,7 +83,7 @@ struct airlift {
 /* What one request needs. */
 struct airlift_req {
 	struct airlift		*al;
-	struct evhttp_request	*req;
+	struct hreq		*req;
 	enum evhttp_cmd_type	 method;
 	char			**seg;
 	int			 nseg;
@@ -127,7 +128,7 @@ static int
 airlift_send(struct airlift_req *r, int code, const char *ctype,
     const char *body, size_t len)
 {
-	struct evkeyvalq	*h = evhttp_request_get_output_headers(r->req);
+	struct hhdrs		*h = hreq_output_headers(r->req);
 	struct evbuffer		*b = NULL;
 	const char		*reason;
 
@@ -138,12 +139,12 @@ airlift_send(struct airlift_req *r, int code, const char *ctype,
 	default: reason = http_reason(code); break;
 	}
 	if (ctype != NULL)
-		evhttp_add_header(h, "Content-Type", ctype);
+		hhdrs_add(h, "Content-Type", ctype);
 	if (body != NULL && len > 0) {
 		b = evbuffer_new();
 		evbuffer_add(b, body, len);
 	}
-	evhttp_send_reply(r->req, code, reason, b);
+	hreq_send_reply(r->req, code, reason, b);
 	if (b != NULL)
 		evbuffer_free(b);
 	return (code);
@@ -153,9 +154,9 @@ airlift_send(struct airlift_req *r, int code, const char *ctype,
 static int
 airlift_error(struct airlift_req *r, int code, const char *reason)
 {
-	http_error(r->req, code, reason);
+	hreq_error(r->req, code, reason);
 	log_debug("%s: %s -> %d %s", __func__,
-	    evhttp_request_get_uri(r->req), code, reason);
+	    hreq_uri(r->req), code, reason);
 	return (code);
 }
 
@@ -166,7 +167,7 @@ airlift_max_age(struct airlift_req *r, int secs)
 	char	v[32];
 
 	snprintf(v, sizeof v, "max-age=%d", secs);
-	evhttp_add_header(evhttp_request_get_output_headers(r->req),
+	hhdrs_add(hreq_output_headers(r->req),
 	    "Cache-Control", v);
 }
 
@@ -396,7 +397,7 @@ airlift_cancel(struct airlift *al, struct airlift_ref *refs, size_t n,
 static int
 airlift_body(struct airlift_req *r, struct buf *body, int *code)
 {
-	const char	*ct = http_header(r->req, "Content-Type");
+	const char	*ct = hreq_header(r->req, "Content-Type");
 	const char	*cause = NULL;
 	int		 rc;
 
@@ -405,7 +406,7 @@ airlift_body(struct airlift_req *r, struct buf *body, int *code)
 		    "application/json");
 		return (-1);
 	}
-	if ((rc = http_read_body(r->req, r->al->conf->max_body_bytes, body,
+	if ((rc = hreq_read_body(r->req, r->al->conf->max_body_bytes, body,
 	    &cause)) != 0) {
 		*code = airlift_error(r, rc, cause);
 		return (-1);
@@ -652,7 +653,7 @@ airlift_static_post(struct airlift_req *r)
 		goto out;
 	airlift_encode_service(&out, &svc, 1);
 	xasprintf(&loc, "/v1/announcement/static/%s", svc.id);
-	evhttp_add_header(evhttp_request_get_output_headers(r->req),
+	hhdrs_add(hreq_output_headers(r->req),
 	    "Location", loc);
 	free(loc);
 	code = airlift_send(r, 201, "application/json", out.data, out.len);
@@ -714,10 +715,10 @@ airlift_etag_matches(struct airlift_req *r, const char *etag)
 {
 	const char	*v;
 
-	if ((v = http_header(r->req, "If-None-Match")) != NULL &&
+	if ((v = hreq_header(r->req, "If-None-Match")) != NULL &&
 	    airlift_etag_in(v, etag))
 		return (1);
-	return ((v = http_header(r->req, "ETag")) != NULL &&
+	return ((v = hreq_header(r->req, "ETag")) != NULL &&
 	    airlift_etag_in(v, etag));
 }
 
@@ -772,7 +773,7 @@ airlift_inventory(struct airlift_req *r, const char *type, const char *pool,
 	age = airlift_lease_secs(r->al);
 	if (age > AIRLIFT_LOOKUP_MAX_AGE)
 		age = AIRLIFT_LOOKUP_MAX_AGE;
-	evhttp_add_header(evhttp_request_get_output_headers(r->req), "ETag",
+	hhdrs_add(hreq_output_headers(r->req), "ETag",
 	    etag);
 	airlift_max_age(r, age);
 	if (airlift_etag_matches(r, etag))
@@ -806,7 +807,7 @@ airlift_free(struct airlift *al)
 
 /* Entry point: see airlift.h. */
 int
-airlift_http(struct airlift *al, struct evhttp_request *req,
+airlift_http(struct airlift *al, struct hreq *req,
     enum evhttp_cmd_type method, char **seg, int nseg, struct hk_time now)
 {
 	struct airlift_req	r;

@@ -7,6 +7,8 @@
 #ifndef AIRLIFT_H
 #define AIRLIFT_H
 
+struct hreq;
+
 #include <event2/http.h>
 
 #include "clock.h"
@@ -40,7 +42,7 @@ void		 airlift_free(struct airlift *);	/* NULL is fine */
  * (seg[0] is "announcement" or "service"). Replies exactly once and
  * returns the status code sent.
  */
-int		 airlift_http(struct airlift *, struct evhttp_request *,
+int		 airlift_http(struct airlift *, struct hreq *,
 		    enum evhttp_cmd_type, char **seg, int nseg,
 		    struct hk_time now);
 

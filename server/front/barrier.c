@@ -39,6 +39,7 @@
 #include "barrier.h"
 #include "hash.h"
 #include "hold.h"
+#include "http.h"
 #include "httputil.h"
 #include "instance.h"
 #include "json.h"
@@ -79,7 +80,7 @@ TAILQ_HEAD(barrier_fetcherq, barrier_fetcher);
 struct barrier_wait {
 	TAILQ_ENTRY(barrier_wait)	 entry;
 	struct barrier		*dr;
-	struct evhttp_request	*req;
+	struct hreq		*req;
 	char			*app;
 	char			*id;
 	int64_t			 deadline;	/* mono */
@@ -214,9 +215,9 @@ barrier_observe_cb(const struct registry_event *ev, void *arg)
 
 /* Append header h of req to b (bounded), "" if absent. */
 static void
-barrier_key_header(struct buf *b, struct evhttp_request *req, const char *h)
+barrier_key_header(struct buf *b, struct hreq *req, const char *h)
 {
-	const char	*v = http_header(req, h);
+	const char	*v = hreq_header(req, h);
 	size_t		 n = v != NULL ? strnlen(v, BARRIER_HEADER_MAX) : 0;
 
 	buf_addc(b, '\n');
@@ -226,9 +227,9 @@ barrier_key_header(struct buf *b, struct evhttp_request *req, const char *h)
 
 /* A registry fetch from req's client: it is now the most recent. */
 void
-barrier_fetched(struct barrier *dr, struct evhttp_request *req, int64_t mono)
+barrier_fetched(struct barrier *dr, struct hreq *req, int64_t mono)
 {
-	struct evhttp_connection	*evcon;
+	struct hconn			*evcon;
 	struct htab_node		*n;
 	struct barrier_fetcher		*f = NULL;
 	struct buf			 b;
@@ -239,8 +240,8 @@ barrier_fetched(struct barrier *dr, struct evhttp_request *req, int64_t mono)
 	if (dr == NULL)
 		return;
 	buf_init(&b, 0);
-	if ((evcon = evhttp_request_get_connection(req)) != NULL)
-		evhttp_connection_get_peer(evcon, &addr, &port);
+	if ((evcon = hreq_conn(req)) != NULL)
+		hconn_peer(evcon, &addr, &port);
 	buf_adds(&b, addr != NULL ? addr : "?");
 	barrier_key_header(&b, req, "DiscoveryIdentity-Name");
 	barrier_key_header(&b, req, "DiscoveryIdentity-Version");
@@ -355,7 +356,7 @@ barrier_evaluate(struct barrier *dr, const char *app, const char *id,
 
 /* Send the answer for st (200, 404 or 409). */
 static void
-barrier_reply(struct evhttp_request *req, const char *app,
+barrier_reply(struct hreq *req, const char *app,
     const char *id, const struct barrier_state *st, struct hk_time now)
 {
 	struct buf	b;
@@ -369,7 +370,7 @@ barrier_reply(struct evhttp_request *req, const char *app,
 		buf_adds(&b, ",\"id\":");
 		json_add_string(&b, id);
 		buf_adds(&b, "}");
-		http_reply(req, 404, "application/json", b.data, b.len);
+		hreq_reply(req, 404, "application/json", b.data, b.len);
 		buf_free(&b);
 		return;
 	}
@@ -406,7 +407,7 @@ barrier_reply(struct evhttp_request *req, const char *app,
 		    "false", (long long)st->window_ms);
 		code = 409;
 	}
-	http_reply(req, code, "application/json", b.data, b.len);
+	hreq_reply(req, code, "application/json", b.data, b.len);
 	buf_free(&b);
 }
 
@@ -460,13 +461,13 @@ barrier_poll_cb(evutil_socket_t fd, short what, void *arg)
 
 /* Hold req's answer until drained or ms from now; -1 when it cannot. */
 static int
-barrier_hold(struct barrier *dr, struct evhttp_request *req, const char *app,
+barrier_hold(struct barrier *dr, struct hreq *req, const char *app,
     const char *id, int64_t ms, struct hk_time now)
 {
 	struct barrier_wait		*w;
 	struct timeval			 tv;
 
-	if (evhttp_request_get_connection(req) == NULL)
+	if (hreq_conn(req) == NULL)
 		return (-1);
 	w = xcalloc(1, sizeof *w);
 	w->dr = dr;
@@ -486,22 +487,17 @@ barrier_hold(struct barrier *dr, struct evhttp_request *req, const char *app,
 
 /* First value of query parameter name. */
 static const char *
-barrier_query(const struct evkeyvalq *q, const char *name)
+barrier_query(const struct hquery *q, const char *name)
 {
-	const struct evkeyval	*e;
-
 	if (q == NULL)
 		return (NULL);
-	TAILQ_FOREACH(e, q, next)
-		if (strcmp(e->key, name) == 0)
-			return (e->value);
-	return (NULL);
+	return (hquery_get(q, name));
 }
 
 /* GET heureka/apps/{APP}/{ID}/drained (barrier.h). */
 void
-barrier_http(struct barrier *dr, struct evhttp_request *req,
-    const char *dapp, const char *did, const struct evkeyvalq *query,
+barrier_http(struct barrier *dr, struct hreq *req,
+    const char *dapp, const char *did, const struct hquery *query,
     struct hk_time now)
 {
 	struct barrier_state	 st;
@@ -510,7 +506,7 @@ barrier_http(struct barrier *dr, struct evhttp_request *req,
 	int64_t			 ms = 0;
 
 	if (dr == NULL) {
-		http_error(req, 404, "no such resource");
+		hreq_error(req, 404, "no such resource");
 		return;
 	}
 	app = xstrdup(dapp);
@@ -519,13 +515,13 @@ barrier_http(struct barrier *dr, struct evhttp_request *req,
 	    !instance_name_ok(app, INSTANCE_MAX_NAME) ||
 	    !instance_name_ok(id, INSTANCE_MAX_NAME) ||
 	    strchr(id, '/') != NULL) {
-		http_error(req, 400, "invalid application name or instance id");
+		hreq_error(req, 400, "invalid application name or instance id");
 		goto out;
 	}
 	str_upper(app);
 	if ((wv = barrier_query(query, "wait")) != NULL &&
 	    (ms = duration_parse_ms(wv, BARRIER_WAIT_MAX_MS)) < 0) {
-		http_error(req, 400, "wait must be a duration of at most 120s "
+		hreq_error(req, 400, "wait must be a duration of at most 120s "
 		    "(30s, 500ms, 2m)");
 		goto out;
 	}
@@ -535,9 +531,9 @@ barrier_http(struct barrier *dr, struct evhttp_request *req,
 		goto out;
 	}
 	if (dr->nwaits >= BARRIER_PARKED_MAX) {
-		evhttp_add_header(evhttp_request_get_output_headers(req),
+		hhdrs_add(hreq_output_headers(req),
 		    "Retry-After", "1");
-		http_error(req, 503, "too many drain answers held; ask again "
+		hreq_error(req, 503, "too many drain answers held; ask again "
 		    "without wait or later");
 		goto out;
 	}

@@ -30,6 +30,9 @@
 #ifndef BARRIER_H
 #define BARRIER_H
 
+struct hquery;
+struct hreq;
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -68,15 +71,15 @@ struct barrier_deps {
 struct barrier	*barrier_new(const struct barrier_deps *);
 void		 barrier_free(struct barrier *);	/* NULL is fine */
 /* A registry fetch (GET apps, apps/delta) from req's client. */
-void		 barrier_fetched(struct barrier *, struct evhttp_request *,
+void		 barrier_fetched(struct barrier *, struct hreq *,
 		    int64_t mono);
 /*
  * Serve GET {base}heureka/apps/{APP}/{ID}/drained; app and id are the
  * path segments as the router decoded them (rest_route.c routes here).
  * Replies exactly once.
  */
-void		 barrier_http(struct barrier *, struct evhttp_request *,
+void		 barrier_http(struct barrier *, struct hreq *,
 		    const char *app, const char *id,
-		    const struct evkeyvalq *query, struct hk_time now);
+		    const struct hquery *query, struct hk_time now);
 
 #endif

@@ -7,45 +7,38 @@
  * connections sending unfinished 32 KiB heads held 2,000 descriptors and
  * 130 MiB; with the descriptor limit at 1024 and the cap at 900, 1,100
  * idle connections exhausted the descriptors, accept failed with EMFILE
- * and /health timed out). Now every connection is counted the moment
- * evhttp makes its bufferevent, and the newest past the cap is closed.
+ * and /health timed out). Every connection is counted the moment it is
+ * accepted, and checked against the limits before it reads a byte: the
+ * cap, and the descriptor reserve: at most RLIMIT_NOFILE less
+ * descriptor-reserve less the descriptors open when the port opened (the
+ * log, the listeners) are connections; the reserve is for the peers'
+ * outgoing connections, the health port and files. Past a limit, the
+ * oldest connection that has not yet sent a whole request head is closed
+ * (it holds no request, and the head deadline would end it soon anyway),
+ * so that a /health probe or a client still gets in while idle or slow
+ * connections fill the cap; when every other connection has been
+ * served, the newest is closed instead. An accept that fails with EMFILE
+ * anyway is paused for a second by server.c (tmux's back-off). (With
+ * evhttp's server the admission ran a turn after the accept, from an
+ * event, since evhttp had no hook between the two; the front accepts
+ * itself.)
  *
- * evhttp 2.1 gives no hook between accepting a socket and reading from
- * it other than the bufferevent callback, which runs before the
- * connection object exists, and a NULL from it does not refuse (evhttp
- * then makes a bufferevent of its own). So the bufferevent is held (a
- * reference) and admitted by an event made active at once: it runs in
- * the same loop turn, after evhttp has set the connection up and before
- * any read of the new socket can be seen, takes evhttp's close callback
- * and checks the limits: the cap, and the descriptor reserve: at most
- * RLIMIT_NOFILE less descriptor-reserve less the descriptors open when
- * the port opened (the log, the listeners) are connections; the reserve
- * is for the peers' outgoing connections, the health port and files.
- * Past a limit, the oldest
- * connection that has not yet sent a whole request head is closed (it
- * holds nothing of evhttp's, and the head deadline would end it soon
- * anyway), so that a /health probe or a client still gets in while
- * idle or slow connections fill the cap; when every other connection
- * has been served, the newest is closed instead. An accept that fails
- * with EMFILE anyway is paused for a second by server.c (tmux's
- * back-off). libevent's listener accepts in a loop until the backlog is
- * empty, all before the admission runs; so the listener stops for the
- * rest of a turn once CONN_ACCEPT_BATCH connections are waiting or the
- * descriptors allow no more, and the admission starts it again.
- *
- * Unfinished heads in the memory budget (issue 21): the guard holds a
- * connection's bytes until its head is whole (up to GUARD_HEAD_MAX, 64
- * KiB), and max-memory-bytes did not see them. Until a connection's
- * first head is passed on, every byte read from it is held so (the
- * guard moves them out of the input buffer; nothing else consumes
- * them), so a callback on the input buffer, which runs before the
- * guard's, adds the bytes read to the registry's external bytes
- * (REG_EXT_HEADS, heureka_memory_bytes{part="heads"}) and gives them
- * back once guard_has_served() or the connection closes. Past the
- * budget, the connection whose bytes passed it is closed (in the next
+ * Unfinished heads in the memory budget (issue 21): the front holds a
+ * connection's bytes in its input buffer until its head is whole (up to
+ * HTTP_HEAD_MAX, 64 KiB), and max-memory-bytes did not see them. Until
+ * a connection's first head is read, every byte read from it is held
+ * so, so a callback on the input buffer adds the bytes read to the
+ * registry's external bytes (REG_EXT_HEADS, heureka_memory_bytes
+ * {part="heads"}) and gives them back once hconn_has_served() or the
+ * connection closes. Past the budget, and only while the heads
+ * themselves hold more than their share of it (CONN_HEADS_SHARE, an
+ * eighth), the connection whose bytes passed it is closed (in the next
  * turn: not from inside its buffer's callback) and counted
- * (limit="head-memory"). Later heads of a kept-alive connection are not
- * counted here; the guard alone knows those bytes.
+ * (limit="head-memory"). The share keeps a registry filled to its budget
+ * (which refuses new registrations, not requests) from making every new
+ * request's first bytes close its connection: heartbeats, /health and
+ * fetches go on at a full budget. Later heads of a kept-alive
+ * connection are not counted here.
  */
 #include <sys/queue.h>
 #include <sys/resource.h>
@@ -62,11 +55,10 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/http.h>
 #include <event2/listener.h>
 
 #include "conn.h"
-#include "guard.h"
+#include "http.h"
 #include "log.h"
 #include "metrics.h"
 #include "registry.h"
@@ -74,12 +66,12 @@
 
 /* One connection, from its accept to its close. */
 struct conn {
-	TAILQ_ENTRY(conn)	 entry;		/* pending, or fresh */
+	TAILQ_ENTRY(conn)	 entry;		/* fresh */
 	int			 fresh;		/* on cs->fresh */
 	struct conns		*cs;
+	struct hconn		*hc;
+	LIST_ENTRY(conn)	 all;
 	struct bufferevent	*bev;
-	struct evhttp_connection *evcon;	/* once admitted */
-	struct guard		*guard;
 	struct evbuffer_cb_entry *head_cb;	/* counting its first head */
 	size_t			 head_bytes;	/* counted */
 	int			 shed;		/* to close: past the budget */
@@ -89,17 +81,17 @@ TAILQ_HEAD(connq, conn);
 
 struct conns {
 	struct conns_deps	 d;
-	struct connq		 pending;	/* accepted this turn */
 	struct connq		 fresh;		/* admitted, no head yet
 						   (oldest first; lazily
 						   pruned of served ones) */
-	struct event		*admit_ev;
 	int64_t			 nofile;	/* 0: no limit */
 	int64_t			 fd_cap;	/* connections the
 						   descriptors allow */
-	struct evconnlistener	*listener;	/* NULL: never paused */
+	struct evconnlistener	*listener;
+	struct event		*resume_ev;	/* accept again, next turn */
 	int			 paused;	/* by us, for this turn */
-	unsigned		 npending;
+	unsigned		 nturn;		/* accepted this turn */
+	LIST_HEAD(, conn)	 all;
 	struct connq		 shedq;		/* past the budget */
 	struct event		*shed_ev;
 };
@@ -108,6 +100,9 @@ struct conns {
 static size_t	conn_heads_total;
 
 #define CONN_ACCEPT_BATCH	64	/* accepted a turn, at most */
+#define CONN_HEADS_SHARE	8	/* heads may hold 1/8 of a full budget */
+
+static void	conns_resume_cb(evutil_socket_t, short, void *);
 
 static struct log_ratelim conn_cap_rl = LOG_RATELIM_INIT(60000, 1);
 static struct log_ratelim conn_mem_rl = LOG_RATELIM_INIT(60000, 1);
@@ -121,9 +116,10 @@ conns_new(const struct conns_deps *deps)
 	int		 fd;
 
 	cs->d = *deps;
-	TAILQ_INIT(&cs->pending);
 	TAILQ_INIT(&cs->fresh);
 	TAILQ_INIT(&cs->shedq);
+	LIST_INIT(&cs->all);
+	cs->resume_ev = event_new(deps->base, -1, 0, conns_resume_cb, cs);
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 		cs->nofile = (int64_t)rl.rlim_cur;
 	/* The lowest free descriptor: how many are in use before any. */
@@ -164,17 +160,13 @@ conns_shed_cb(evutil_socket_t fd, short what, void *arg)
 	while ((c = TAILQ_FIRST(&cs->shedq)) != NULL) {
 		TAILQ_REMOVE(&cs->shedq, c, shed_entry);
 		c->shed = 0;
-		/* Still pending: the admission closes it (c->evcon unset). */
-		if (c->evcon != NULL)
-			evhttp_connection_free(c->evcon);	/* conn_gone */
-		else
-			c->shed = 2;
+		hconn_free(c->hc);	/* conn_close_cb */
 	}
 }
 
 /*
- * The input buffer's callback, before the guard's: bytes read while no
- * head of c was passed on are held by the guard, so they count.
+ * The input buffer's callback: bytes read while no head of c was read
+ * whole wait in the buffer, so they count.
  */
 static void
 conn_head_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
@@ -184,7 +176,7 @@ conn_head_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
 	struct conns	*cs = c->cs;
 
 	(void)in;
-	if (guard_has_served(c->guard)) {
+	if (hconn_has_served(c->hc)) {
 		conn_head_release(c);
 		return;
 	}
@@ -195,6 +187,7 @@ conn_head_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
 	registry_set_external_bytes(cs->d.reg, REG_EXT_HEADS,
 	    conn_heads_total);
 	if (cs->d.memory_budget == 0 ||
+	    conn_heads_total <= cs->d.memory_budget / CONN_HEADS_SHARE ||
 	    registry_memory_used(cs->d.reg) <= cs->d.memory_budget)
 		return;
 	metrics_limit(cs->d.metrics, METRICS_LIMIT_HEAD_MEMORY, 1);
@@ -209,30 +202,23 @@ conn_head_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
 	event_active(cs->shed_ev, EV_TIMEOUT, 0);
 }
 
-/* Forget a connection (counted down). */
+/* The front is freeing a connection: pass it on, then count it down. */
 static void
-conn_gone(struct conn *c)
+conn_close_cb(struct hconn *hc, void *arg)
 {
+	struct conn	*c = arg;
+
+	if (c->cs->d.closecb != NULL)
+		c->cs->d.closecb(hc, c->cs->d.closearg);
 	if (c->shed == 1)
 		TAILQ_REMOVE(&c->cs->shedq, c, shed_entry);
 	conn_head_release(c);
 	if (c->fresh)
 		TAILQ_REMOVE(&c->cs->fresh, c, entry);
-	guard_free(c->guard);
 	if (*c->cs->d.open > 0)
 		(*c->cs->d.open)--;
+	LIST_REMOVE(c, all);
 	free(c);
-}
-
-/* evhttp is freeing a connection: pass it on, then guard and count go. */
-static void
-conn_close_cb(struct evhttp_connection *evcon, void *arg)
-{
-	struct conn	*c = arg;
-
-	if (c->cs->d.closecb != NULL)
-		c->cs->d.closecb(evcon, c->cs->d.closearg);
-	conn_gone(c);
 }
 
 /* The limit that fd's connection is past, or NULL; counted and logged. */
@@ -268,7 +254,7 @@ conn_oldest_fresh(struct conns *cs)
 	struct conn	*c;
 
 	while ((c = TAILQ_FIRST(&cs->fresh)) != NULL) {
-		if (!guard_has_served(c->guard))
+		if (!hconn_has_served(c->hc))
 			return (c);
 		TAILQ_REMOVE(&cs->fresh, c, entry);
 		c->fresh = 0;
@@ -276,59 +262,15 @@ conn_oldest_fresh(struct conns *cs)
 	return (NULL);
 }
 
-/*
- * Admit the connections accepted this turn: each takes evhttp's close
- * callback; past a limit, the oldest unserved connection or the new one
- * is closed.
- */
+/* The next loop turn: accept again. */
 static void
-conns_admit_cb(evutil_socket_t fd, short what, void *arg)
+conns_resume_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct conns			*cs = arg;
-	struct conn			*c, *old;
-	void				*evcon;
-	evutil_socket_t			 sock;
-	int				 one = 1;
+	struct conns	*cs = arg;
 
 	(void)fd;
 	(void)what;
-	while ((c = TAILQ_FIRST(&cs->pending)) != NULL) {
-		TAILQ_REMOVE(&cs->pending, c, entry);
-		cs->npending--;
-		evcon = NULL;
-		bufferevent_getcb(c->bev, NULL, NULL, NULL, &evcon);
-		if (evcon == NULL) {
-			/* evhttp gave up on it (bufferevent_free cleared it). */
-			conn_head_release(c);	/* while bev is ours */
-			bufferevent_decref(c->bev);
-			conn_gone(c);
-			continue;
-		}
-		c->evcon = evcon;
-		evhttp_connection_set_closecb(evcon, conn_close_cb, c);
-		bufferevent_decref(c->bev);
-		sock = bufferevent_getfd(c->bev);
-		if (c->shed != 0) {
-			/* Its head passed the budget before it was admitted. */
-			if (c->shed == 1) {
-				TAILQ_REMOVE(&cs->shedq, c, shed_entry);
-				c->shed = 0;
-			}
-			evhttp_connection_free(evcon);
-			continue;
-		}
-		if (conn_over(cs, sock) != NULL) {
-			/* No request of old reached evhttp: free it. */
-			if ((old = conn_oldest_fresh(cs)) == NULL) {
-				evhttp_connection_free(evcon);
-				continue;
-			}
-			evhttp_connection_free(old->evcon);
-		}
-		setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-		TAILQ_INSERT_TAIL(&cs->fresh, c, entry);
-		c->fresh = 1;
-	}
+	cs->nturn = 0;
 	if (cs->paused) {
 		cs->paused = 0;
 		evconnlistener_enable(cs->listener);
@@ -342,32 +284,62 @@ conns_set_listener(struct conns *cs, struct evconnlistener *l)
 	cs->listener = l;
 }
 
-/* A new connection's bufferevent; see conn.h. */
-void
-conns_accepted(struct conns *cs, struct bufferevent *bev, int tls)
+/*
+ * libevent's listener accepts until the backlog is empty, all in one
+ * turn, and a closed connection's descriptor is released a turn later
+ * (its bufferevent is finalised then): so the listener stops for the
+ * rest of the turn once CONN_ACCEPT_BATCH connections came in or the
+ * descriptors allow no more.
+ */
+static void
+conns_throttle(struct conns *cs)
 {
-	struct conn	*c = xcalloc(1, sizeof *c);
-
-	if (cs->admit_ev == NULL)
-		cs->admit_ev = event_new(cs->d.base, -1, 0, conns_admit_cb, cs);
-	c->cs = cs;
-	c->bev = bev;
-	c->guard = guard_attach(bev, tls);
-	/* After the guard's: evbuffer callbacks run newest first. */
-	if (cs->d.reg != NULL)
-		c->head_cb = evbuffer_add_cb(bufferevent_get_input(bev),
-		    conn_head_cb, c);
-	(*cs->d.open)++;
-	bufferevent_incref(bev);
-	TAILQ_INSERT_TAIL(&cs->pending, c, entry);
-	cs->npending++;
-	event_active(cs->admit_ev, EV_TIMEOUT, 0);
-	if (cs->listener != NULL && !cs->paused &&
-	    (cs->npending >= CONN_ACCEPT_BATCH ||
+	if (cs->listener == NULL)
+		return;
+	if (cs->nturn++ == 0)
+		event_active(cs->resume_ev, EV_TIMEOUT, 0);
+	if (!cs->paused && (cs->nturn >= CONN_ACCEPT_BATCH ||
 	    (cs->nofile > 0 && (int64_t)*cs->d.open >= cs->fd_cap))) {
 		cs->paused = 1;
 		evconnlistener_disable(cs->listener);
 	}
+}
+
+/*
+ * A new connection: counted, and past a limit the oldest unserved
+ * connection or this one is closed; see conn.h.
+ */
+void
+conns_accepted(struct conns *cs, const struct hfront_conf *fc,
+    struct bufferevent *bev, int tls)
+{
+	struct conn	*c, *old = NULL;
+	evutil_socket_t	 sock = bufferevent_getfd(bev);
+	int		 one = 1;
+
+	(*cs->d.open)++;
+	conns_throttle(cs);
+	if (conn_over(cs, sock) != NULL &&
+	    (old = conn_oldest_fresh(cs)) == NULL) {
+		/* Every other one is served: the new one goes. */
+		bufferevent_free(bev);
+		(*cs->d.open)--;
+		return;
+	}
+	c = xcalloc(1, sizeof *c);
+	c->cs = cs;
+	c->hc = hconn_new(fc, bev, tls);
+	c->bev = bev;
+	LIST_INSERT_HEAD(&cs->all, c, all);
+	if (cs->d.reg != NULL)
+		c->head_cb = evbuffer_add_cb(bufferevent_get_input(bev),
+		    conn_head_cb, c);
+	hconn_set_closecb(c->hc, conn_close_cb, c);
+	setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	TAILQ_INSERT_TAIL(&cs->fresh, c, entry);
+	c->fresh = 1;
+	if (old != NULL)
+		hconn_free(old->hc);	/* no request of it arrived */
 }
 
 /* Free the admission state; see conn.h. */
@@ -378,17 +350,9 @@ conns_free(struct conns *cs)
 
 	if (cs == NULL)
 		return;
-	while ((c = TAILQ_FIRST(&cs->pending)) != NULL) {
-		TAILQ_REMOVE(&cs->pending, c, entry);
-		if (c->shed == 1)
-			TAILQ_REMOVE(&cs->shedq, c, shed_entry);
-		conn_head_release(c);
-		guard_free(c->guard);
-		bufferevent_decref(c->bev);
-		free(c);
-	}
-	if (cs->admit_ev != NULL)
-		event_free(cs->admit_ev);
+	while ((c = LIST_FIRST(&cs->all)) != NULL)
+		hconn_free(c->hc);	/* its close callback unlinks it */
+	event_free(cs->resume_ev);
 	if (cs->shed_ev != NULL)
 		event_free(cs->shed_ev);
 	free(cs);

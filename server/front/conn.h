@@ -5,7 +5,7 @@
  * heureka.server.descriptor-reserve descriptors below the process's
  * limit, one connection is closed at once, before it reads a byte: the
  * oldest that has not sent a whole request head yet, else the new one.
- * Every connection gets the header-time guard (guard.c) with its
+ * Every connection is one of the HTTP front's (http_conn.c), with its
  * deadlines.
  */
 #ifndef CONN_H
@@ -15,7 +15,8 @@ struct bufferevent;
 struct conns;
 struct event_base;
 struct evconnlistener;
-struct evhttp_connection;
+struct hconn;
+struct hfront_conf;
 struct metrics;
 struct registry;
 
@@ -32,24 +33,22 @@ struct conns_deps {
 						   eureka.server.max-
 						   connections) */
 	/* Told of every close, with closearg (NULL: no one). */
-	void			(*closecb)(struct evhttp_connection *, void *);
+	void			(*closecb)(struct hconn *, void *);
 	void			*closearg;
 };
 
 /* The descriptor limit is read once, here (RLIMIT_NOFILE). */
 struct conns	*conns_new(const struct conns_deps *);
-/* After evhttp_free(), whose closes still count down. NULL is fine. */
+/* Closes every connection (their closes count down). NULL is fine. */
 void		 conns_free(struct conns *);
 /*
- * evhttp made bev for a connection it accepted (its bevcb; tls: a TLS
- * bufferevent): guard it and count it; it is admitted or closed before
- * evhttp reads from it.
+ * A connection was accepted on bev (its socket set; tls: a TLS
+ * bufferevent): counted, and admitted as a connection of the front conf
+ * or closed at once, before it reads a byte.
  */
-void		 conns_accepted(struct conns *, struct bufferevent *, int tls);
-/*
- * The listener evhttp accepts on: stopped for the rest of a loop turn
- * when accepted connections pile up faster than they are admitted.
- */
+void		 conns_accepted(struct conns *, const struct hfront_conf *,
+		     struct bufferevent *, int tls);
+/* The listener: stopped for a second when accept() fails (server.c). */
 void		 conns_set_listener(struct conns *, struct evconnlistener *);
 
 #endif

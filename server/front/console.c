@@ -27,6 +27,7 @@
 #include "buf.h"
 #include "console.h"
 #include "doctor.h"
+#include "http.h"
 #include "httputil.h"
 #include "instance.h"
 #include "peers.h"
@@ -37,7 +38,7 @@
 
 struct console {
 	struct console_deps	 d;
-	struct evhttp_request	*req;		/* the request in flight */
+	struct hreq		*req;		/* the request in flight */
 	const char		*user;		/* as access_check_user said:
 						   the caller's, until leave */
 	int			 replicated;
@@ -54,13 +55,54 @@ struct console {
  */
 #define CONSOLE_SCAN_SLICE	40000
 
+/*
+ * Append s at out[at] (len bytes in all, kept NUL-terminated, cut when
+ * full); the new end. Every registration writes two such strings, where
+ * a snprintf each was a twentieth of a registration's instructions.
+ */
+static size_t
+console_put(char *out, size_t len, size_t at, const char *s)
+{
+	size_t	n = strlen(s);
+
+	if (at >= len)
+		return (at);
+	if (n > len - at - 1)
+		n = len - at - 1;
+	memcpy(out + at, s, n);
+	out[at + n] = '\0';
+	return (at + n);
+}
+
+/* Append ":port" at out[at]; see console_put. */
+static size_t
+console_put_port(char *out, size_t len, size_t at, int port)
+{
+	char	num[16], *p = num + sizeof num - 1;
+	int	v = port < 0 ? 0 : port;
+
+	*p = '\0';
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v > 0);
+	*--p = ':';
+	return (console_put(out, len, at, p));
+}
+
 /* A registration's "host/ip:port" for the doctor's id-conflict. */
 static void
 console_where(const struct instance *in, char *out, size_t len)
 {
-	snprintf(out, len, "%s/%s:%d", in->host_name != NULL ?
-	    in->host_name : "?", in->ip_addr != NULL ? in->ip_addr : "?",
-	    (int)in->port);
+	size_t	at;
+
+	out[0] = '\0';
+	at = console_put(out, len, 0, in->host_name != NULL ? in->host_name :
+	    "?");
+	at = console_put(out, len, at, "/");
+	at = console_put(out, len, at, in->ip_addr != NULL ? in->ip_addr :
+	    "?");
+	console_put_port(out, len, at, (int)in->port);
 }
 
 /* The audit kind and detail of a registry event; -1: not audited. */
@@ -68,15 +110,20 @@ static int
 console_what(const struct registry_event *ev, char *detail, size_t len)
 {
 	const struct instance	*in = ev->inst;
+	size_t			 at;
 
 	detail[0] = '\0';
 	switch (ev->type) {
 	case REG_EV_REGISTER:
-		if (in != NULL)
-			snprintf(detail, len, "status %s, %s:%d",
-			    instance_status_name(in->status),
-			    in->host_name != NULL ? in->host_name : "?",
-			    (int)in->port);
+		if (in != NULL) {
+			at = console_put(detail, len, 0, "status ");
+			at = console_put(detail, len, at,
+			    instance_status_name(in->status));
+			at = console_put(detail, len, at, ", ");
+			at = console_put(detail, len, at, in->host_name != NULL ?
+			    in->host_name : "?");
+			console_put_port(detail, len, at, (int)in->port);
+		}
 		if (in != NULL && kvlist_get(&in->metadata,
 		    REGISTRY_UNCOUNTED_KEY) != NULL)
 			return (AUDIT_AIRLIFT);
@@ -174,16 +221,16 @@ static void
 console_who_cb(void *arg, struct audit_who *w)
 {
 	struct console			*c = arg;
-	struct evhttp_connection	*evcon;
+	struct hconn			*evcon;
 	char				*host = NULL;
 	ev_uint16_t			 port = 0;
 
 	c->addr[0] = '\0';
 	if (c->req != NULL &&
-	    (evcon = evhttp_request_get_connection(c->req)) != NULL) {
-		evhttp_connection_get_peer(evcon, &host, &port);
+	    (evcon = hreq_conn(c->req)) != NULL) {
+		hconn_peer(evcon, &host, &port);
 		if (host != NULL)
-			snprintf(c->addr, sizeof c->addr, "%s", host);
+			console_put(c->addr, sizeof c->addr, 0, host);
 	}
 	w->addr = c->addr;
 	if (c->replicated) {
@@ -201,7 +248,7 @@ console_who_cb(void *arg, struct audit_who *w)
  * if the request changes something (a heartbeat never asks).
  */
 void
-console_enter(struct console *c, struct evhttp_request *req,
+console_enter(struct console *c, struct hreq *req,
     const char *user, int replicated)
 {
 	if (c == NULL)
@@ -224,21 +271,16 @@ console_leave(struct console *c)
 
 /* A query parameter, NULL if absent. */
 static const char *
-console_query(const struct evkeyvalq *q, const char *name)
+console_query(const struct hquery *q, const char *name)
 {
-	const struct evkeyval	*e;
-
 	if (q == NULL)
 		return (NULL);
-	TAILQ_FOREACH(e, q, next)
-		if (strcmp(e->key, name) == 0)
-			return (e->value);
-	return (NULL);
+	return (hquery_get(q, name));
 }
 
 /* A non-negative decimal query parameter; -1 when malformed. */
 static int
-console_query_i64(const struct evkeyvalq *q, const char *name,
+console_query_i64(const struct hquery *q, const char *name,
     int64_t *out)
 {
 	const char	*v = console_query(q, name);
@@ -257,15 +299,15 @@ console_query_i64(const struct evkeyvalq *q, const char *name,
 
 /* GET heureka/audit. */
 static void
-console_audit(struct console *c, struct evhttp_request *req,
-    const struct evkeyvalq *q)
+console_audit(struct console *c, struct hreq *req,
+    const struct hquery *q)
 {
 	struct buf	 b;
 	int64_t		 since = 0, limit = CONSOLE_AUDIT_LIMIT;
 
 	if (console_query_i64(q, "since", &since) != 0 ||
 	    console_query_i64(q, "limit", &limit) != 0) {
-		http_error(req, 400, "since (epoch ms) and limit must be "
+		hreq_error(req, 400, "since (epoch ms) and limit must be "
 		    "non-negative integers");
 		return;
 	}
@@ -274,14 +316,14 @@ console_audit(struct console *c, struct evhttp_request *req,
 	buf_init(&b, 0);
 	audit_json(c->d.audit, &b, console_query(q, "app"),
 	    console_query(q, "id"), since, (size_t)limit);
-	http_reply(req, 200, "application/json", b.data, b.len);
+	hreq_reply(req, 200, "application/json", b.data, b.len);
 	buf_free(&b);
 }
 
 /* GET heureka/audit and heureka/doctor (console.h). */
 int
-console_http(struct console *c, struct evhttp_request *req,
-    const char *rest, const struct evkeyvalq *q, struct hk_time now)
+console_http(struct console *c, struct hreq *req,
+    const char *rest, const struct hquery *q, struct hk_time now)
 {
 	struct buf	 b;
 	size_t		 len = strcspn(rest, "?");
@@ -294,11 +336,11 @@ console_http(struct console *c, struct evhttp_request *req,
 	if (!((len == 5 && strncmp(rest, "audit", 5) == 0) ||
 	    (len == 6 && strncmp(rest, "doctor", 6) == 0)))
 		return (0);
-	if (evhttp_request_get_command(req) != EVHTTP_REQ_GET &&
-	    evhttp_request_get_command(req) != EVHTTP_REQ_HEAD) {
-		evhttp_add_header(evhttp_request_get_output_headers(req),
+	if (hreq_method(req) != EVHTTP_REQ_GET &&
+	    hreq_method(req) != EVHTTP_REQ_HEAD) {
+		hhdrs_add(hreq_output_headers(req),
 		    "Allow", "GET, HEAD");
-		http_error(req, 405, "method not allowed");
+		hreq_error(req, 405, "method not allowed");
 		return (1);
 	}
 	if (len == 5) {
@@ -307,7 +349,7 @@ console_http(struct console *c, struct evhttp_request *req,
 	}
 	buf_init(&b, 0);
 	doctor_json(c->d.doctor, &b);
-	http_reply(req, 200, "application/json", b.data, b.len);
+	hreq_reply(req, 200, "application/json", b.data, b.len);
 	buf_free(&b);
 	return (1);
 }

@@ -10,13 +10,14 @@
 #ifndef CONSOLE_H
 #define CONSOLE_H
 
+struct hquery;
+
 #include "clock.h"
 
 struct audit;
 struct auditfile;
 struct doctor;
-struct evhttp_request;
-struct evkeyvalq;
+struct hreq;
 struct peers;
 struct registry;
 struct console;
@@ -44,7 +45,7 @@ void		 console_free(struct console *);	/* NULL is fine */
  * A request begins: who is acting (user as access_check_user says;
  * replicated: a peer's batch or replicated call). console_leave ends it.
  */
-void		 console_enter(struct console *, struct evhttp_request *,
+void		 console_enter(struct console *, struct hreq *,
 		     const char *user, int replicated);
 void		 console_leave(struct console *);
 
@@ -53,8 +54,8 @@ void		 console_leave(struct console *);
  * 1 when rest (the path after "heureka/") is one of them and the reply
  * was sent, else 0.
  */
-int		 console_http(struct console *, struct evhttp_request *,
-		     const char *rest, const struct evkeyvalq *query,
+int		 console_http(struct console *, struct hreq *,
+		     const char *rest, const struct hquery *query,
 		     struct hk_time now);
 
 /*

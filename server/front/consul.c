@@ -12,7 +12,7 @@
  * (a Go duration, default 5 min, at most heureka.consul.max-wait-ms,
  * plus up to 1/16 of it as jitter, as Consul adds) ends; then it gets
  * the answer of that moment. A held request costs a struct and two
- * events; there is at most one per connection (evhttp reads the next
+ * events; there is at most one per connection (the front reads the next
  * request of a connection after the reply), so they are bounded by
  * eureka.server.max-connections, and past that count a request is
  * answered at once instead of held. A client that goes away is noticed
@@ -46,6 +46,7 @@
 #include "consul.h"
 #include "consul_int.h"
 #include "hold.h"
+#include "http.h"
 #include "httputil.h"
 #include "instance.h"
 #include "log.h"
@@ -53,13 +54,13 @@
 #include "xmalloc.h"
 
 #define CONSUL_DEFAULT_WAIT_MS	(5 * 60 * 1000)	/* Consul's */
-#define CONSUL_HTTP_TIMEOUT	60	/* s: server.c's evhttp timeout */
+#define CONSUL_HTTP_TIMEOUT	60	/* s: server.c's idle timeout */
 
 /* A blocking query held until its index moves or its wait ends. */
 struct consul_wait {
 	TAILQ_ENTRY(consul_wait) entry;
 	struct consul		*c;
-	struct evhttp_request	*req;
+	struct hreq		*req;
 	struct consul_q		 q;
 	uint64_t		 index;
 	struct event		*timer;
@@ -90,10 +91,10 @@ consul_q_clear(struct consul_q *q)
 
 /* Encode what q reads now and send it with Consul's headers. */
 static void
-consul_reply(struct consul *c, struct evhttp_request *req,
+consul_reply(struct consul *c, struct hreq *req,
     const struct consul_q *q, int64_t mono)
 {
-	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
+	struct hhdrs		*h = hreq_output_headers(req);
 	struct consul_view	 v = { c->d.reg, c->d.conf, c->d.hostname,
 				    *c->d.port, mono };
 	struct buf		 b;
@@ -102,10 +103,10 @@ consul_reply(struct consul *c, struct evhttp_request *req,
 	buf_init(&b, 0);
 	consul_encode(&b, &v, q);
 	snprintf(idx, sizeof idx, "%" PRIu64, consul_index(c->d.reg, q));
-	evhttp_add_header(h, "X-Consul-Index", idx);
-	evhttp_add_header(h, "X-Consul-KnownLeader", "true");
-	evhttp_add_header(h, "X-Consul-LastContact", "0");
-	http_reply(req, 200, "application/json", b.data, b.len);
+	hhdrs_add(h, "X-Consul-Index", idx);
+	hhdrs_add(h, "X-Consul-KnownLeader", "true");
+	hhdrs_add(h, "X-Consul-LastContact", "0");
+	hreq_reply(req, 200, "application/json", b.data, b.len);
 	buf_free(&b);
 }
 
@@ -126,11 +127,11 @@ consul_wait_free(struct consul_wait *w)
 static void
 consul_wait_answer(struct consul_wait *w, int64_t mono)
 {
-	struct evhttp_connection	*evcon;
+	struct hconn	*evcon;
 
 	/* Back to the timeouts every other request has. */
-	if ((evcon = evhttp_request_get_connection(w->req)) != NULL)
-		evhttp_connection_set_timeout(evcon, CONSUL_HTTP_TIMEOUT);
+	if ((evcon = hreq_conn(w->req)) != NULL)
+		hconn_set_timeout(evcon, CONSUL_HTTP_TIMEOUT);
 	consul_reply(w->c, w->req, &w->q, mono);
 	consul_wait_free(w);
 }
@@ -206,17 +207,17 @@ void
 consul_free(struct consul *c)
 {
 	struct consul_wait		*w;
-	struct evhttp_connection	*evcon;
+	struct hconn			*evcon;
 
 	if (c == NULL)
 		return;
 	while ((w = TAILQ_FIRST(&c->waits)) != NULL) {
-		evcon = evhttp_request_get_connection(w->req);
+		evcon = hreq_conn(w->req);
 		consul_wait_free(w);
 		/* consul_wait_free unlinked it from its consul, this one. */
 		HK_ASSERT(TAILQ_FIRST(&c->waits) != w);
 		if (evcon != NULL)
-			evhttp_connection_free(evcon);
+			hconn_free(evcon);
 	}
 	event_free(c->wake_ev);
 	free(c);
@@ -280,16 +281,16 @@ consul_parse_wait(const char *s)
  * index and wait go to *index (0: not blocking) and *wait_ms.
  */
 static int
-consul_parse_query(struct consul *c, const struct evkeyvalq *query,
+consul_parse_query(struct consul *c, const struct hquery *query,
     struct consul_q *q, uint64_t *index, int64_t *wait_ms,
     const char **why)
 {
-	struct evkeyval	*e;
+	const struct hkv	*e;
 	char		*end;
 
 	*index = 0;
 	*wait_ms = CONSUL_DEFAULT_WAIT_MS;
-	TAILQ_FOREACH(e, query, next) {
+	for (e = (query)->kv; e < (query)->kv + (query)->n; e++) {
 		if (strcmp(e->key, "index") == 0) {
 			errno = 0;
 			*index = strtoull(e->value, &end, 10);
@@ -357,16 +358,16 @@ consul_route(char **seg, int nseg, struct consul_q *q)
 
 /* Hold a request until its index moves or wait_ms ends; -1 if it cannot. */
 static int
-consul_hold(struct consul *c, struct evhttp_request *req,
+consul_hold(struct consul *c, struct hreq *req,
     struct consul_q *q, uint64_t index, int64_t wait_ms)
 {
-	struct evhttp_connection	*evcon;
+	struct hconn			*evcon;
 	struct bufferevent		*bev;
 	struct consul_wait		*w;
 	struct timeval			 tv;
 
 	if (c->nwaits >= (size_t)c->d.conf->max_connections ||
-	    (evcon = evhttp_request_get_connection(req)) == NULL)
+	    (evcon = hreq_conn(req)) == NULL)
 		return (-1);
 	w = xcalloc(1, sizeof *w);
 	w->c = c;
@@ -380,7 +381,7 @@ consul_hold(struct consul *c, struct evhttp_request *req,
 	tv = clock_ms_tv(wait_ms);
 	evtimer_add(w->timer, &tv);
 	/* A held request is quiet for long, as a watch stream. */
-	if ((bev = evhttp_connection_get_bufferevent(evcon)) != NULL)
+	if ((bev = hconn_bufferevent(evcon)) != NULL)
 		bufferevent_set_timeouts(bev, NULL, NULL);
 	w->hold = hold_arm(c->d.base, req, consul_wait_gone, w);
 	TAILQ_INSERT_TAIL(&c->waits, w, entry);
@@ -391,8 +392,8 @@ consul_hold(struct consul *c, struct evhttp_request *req,
 
 /* Serve one Consul request; see consul.h. */
 int
-consul_http(struct consul *c, struct evhttp_request *req, char **seg,
-    int nseg, const struct evkeyvalq *query, struct hk_time now)
+consul_http(struct consul *c, struct hreq *req, char **seg,
+    int nseg, const struct hquery *query, struct hk_time now)
 {
 	struct consul_q	 q;
 	const char	*why = NULL;
@@ -402,13 +403,13 @@ consul_http(struct consul *c, struct evhttp_request *req, char **seg,
 
 	memset(&q, 0, sizeof q);
 	if (consul_route(seg, nseg, &q) != 0) {
-		http_error(req, 404, "no such resource");
+		hreq_error(req, 404, "no such resource");
 		return (404);
 	}
 	if ((code = consul_parse_query(c, query, &q, &index, &wait_ms,
 	    &why)) != 0) {
 		consul_q_clear(&q);
-		http_error(req, code, why);
+		hreq_error(req, code, why);
 		return (code);
 	}
 	if (index > 0 && wait_ms > 0 && consul_index(c->d.reg, &q) <= index &&

@@ -9,6 +9,9 @@
 #ifndef CONSUL_H
 #define CONSUL_H
 
+struct hquery;
+struct hreq;
+
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
@@ -38,8 +41,8 @@ void		 consul_free(struct consul *);
  * whose index has not moved, when it moves or its wait ends; returns
  * the status code sent or to be sent.
  */
-int		 consul_http(struct consul *, struct evhttp_request *,
-		     char **seg, int nseg, const struct evkeyvalq *query,
+int		 consul_http(struct consul *, struct hreq *,
+		     char **seg, int nseg, const struct hquery *query,
 		     struct hk_time now);
 /* Requests blocked right now (tests, /metrics). */
 size_t		 consul_waiting(const struct consul *);

@@ -46,6 +46,7 @@
 #include <openssl/rand.h>
 
 #include "csrf.h"
+#include "http.h"
 #include "httputil.h"
 #include "xmalloc.h"
 
@@ -76,9 +77,9 @@ csrf_free(struct csrf *c)
 
 /* The token for req's credentials (csrf.h). */
 void
-csrf_token(const struct csrf *c, struct evhttp_request *req, char *out)
+csrf_token(const struct csrf *c, struct hreq *req, char *out)
 {
-	const char	*cred = http_header(req, "Authorization");
+	const char	*cred = hreq_header(req, "Authorization");
 	unsigned char	 mac[EVP_MAX_MD_SIZE];
 	unsigned int	 len = 0;
 	size_t		 i;
@@ -104,38 +105,36 @@ struct csrf_hdrs {
 /*
  * One pass over req's headers: each name is compared only when its first
  * letter is one of the five's. The first of each wins, as
- * evhttp_find_header's would. Whether any browser header was seen.
+ * hreq_header's would. Whether any browser header was seen.
  */
 static int
-csrf_scan(struct evhttp_request *req, struct csrf_hdrs *h)
+csrf_scan(struct hreq *req, struct csrf_hdrs *h)
 {
-	const struct evkeyvalq	*q = evhttp_request_get_input_headers(req);
-	const struct evkeyval	*e;
+	const char		*key, *value;
 	const char		**slot;
+	size_t			 i;
 
 	memset(h, 0, sizeof *h);
-	if (q == NULL)
-		return (0);
-	TAILQ_FOREACH(e, q, next) {
-		switch (e->key[0]) {
+	for (i = 0; hreq_header_at(req, i, &key, &value); i++) {
+		switch (key[0]) {
 		case 'O': case 'o':
-			slot = strcasecmp(e->key, "Origin") == 0 ?
+			slot = strcasecmp(key, "Origin") == 0 ?
 			    &h->origin : NULL;
 			break;
 		case 'S': case 's':
-			slot = strcasecmp(e->key, "Sec-Fetch-Site") == 0 ?
+			slot = strcasecmp(key, "Sec-Fetch-Site") == 0 ?
 			    &h->site : NULL;
 			break;
 		case 'R': case 'r':
-			slot = strcasecmp(e->key, "Referer") == 0 ?
+			slot = strcasecmp(key, "Referer") == 0 ?
 			    &h->referer : NULL;
 			break;
 		case 'X': case 'x':
-			slot = strcasecmp(e->key, "X-Heureka-Token") == 0 ?
+			slot = strcasecmp(key, "X-Heureka-Token") == 0 ?
 			    &h->token : NULL;
 			break;
 		case 'H': case 'h':
-			slot = strcasecmp(e->key, "Host") == 0 ?
+			slot = strcasecmp(key, "Host") == 0 ?
 			    &h->host : NULL;
 			break;
 		default:
@@ -143,7 +142,7 @@ csrf_scan(struct evhttp_request *req, struct csrf_hdrs *h)
 			break;
 		}
 		if (slot != NULL && *slot == NULL)
-			*slot = e->value;
+			*slot = value;
 	}
 	return (h->origin != NULL || h->site != NULL || h->referer != NULL ||
 	    h->token != NULL);
@@ -151,7 +150,7 @@ csrf_scan(struct evhttp_request *req, struct csrf_hdrs *h)
 
 /* Whether req comes from a browser (csrf.h). */
 int
-csrf_is_browser(struct evhttp_request *req)
+csrf_is_browser(struct hreq *req)
 {
 	struct csrf_hdrs	h;
 
@@ -177,14 +176,14 @@ csrf_same_host(const char *url, const char *host)
 
 /* Judge a write (csrf.h). */
 int
-csrf_check(const struct csrf *c, struct evhttp_request *req, int actions,
+csrf_check(const struct csrf *c, struct hreq *req, int actions,
     const char **reason)
 {
 	struct csrf_hdrs	 h;
 	const char		*origin;
 	char			 want[CSRF_TOKEN_LEN + 1];
 
-	switch (evhttp_request_get_command(req)) {
+	switch (hreq_method(req)) {
 	case EVHTTP_REQ_GET:
 	case EVHTTP_REQ_HEAD:
 	case EVHTTP_REQ_OPTIONS:

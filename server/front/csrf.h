@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 
-struct evhttp_request;
+struct hreq;
 struct csrf;
 
 #define CSRF_TOKEN_LEN	32	/* hex characters */
@@ -28,15 +28,15 @@ struct csrf;
 struct csrf	*csrf_new(void);		/* a fresh random secret */
 void		 csrf_free(struct csrf *);	/* NULL is fine */
 /* The token for req's credentials, CSRF_TOKEN_LEN + 1 bytes into out. */
-void		 csrf_token(const struct csrf *, struct evhttp_request *,
+void		 csrf_token(const struct csrf *, struct hreq *,
 		     char *out);
 /* Whether req comes from a browser (the headers above). */
-int		 csrf_is_browser(struct evhttp_request *);
+int		 csrf_is_browser(struct hreq *);
 /*
  * Judge a write: 0 when it may go on, else -1 with *reason set (a
  * static string) for the 403. actions: dashboard actions are on.
  */
-int		 csrf_check(const struct csrf *, struct evhttp_request *,
+int		 csrf_check(const struct csrf *, struct hreq *,
 		     int actions, const char **reason);
 
 #endif

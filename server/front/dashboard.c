@@ -32,6 +32,7 @@
 #include "clock.h"
 #include "config.h"
 #include "gate.h"
+#include "http.h"
 #include "httputil.h"
 #include "instance.h"
 #include "json.h"
@@ -126,18 +127,18 @@ static void	dash_html_apps(struct dash_ctx *);
 static void	dash_html_airlift(struct dash_ctx *);
 static void	dash_html_instance(struct dash_ctx *, const struct instance *);
 static int64_t	dash_last_renewal(const struct instance *);
-static void	dash_json_console(struct dashboard *, struct evhttp_request *,
+static void	dash_json_console(struct dashboard *, struct hreq *,
 		    struct buf *);
 static void	dash_html_general(struct dash_ctx *);
 static void	dash_html_self(struct dash_ctx *);
 static void	dash_html_row(struct buf *, const char *, const char *);
 static void	dash_html_lastn(struct dash_ctx *, int);
 static void	dash_lastn_cb(int64_t, const char *, int, void *);
-static void	dash_page(struct dashboard *, struct evhttp_request *,
+static void	dash_page(struct dashboard *, struct hreq *,
 		    const char *, const char *, struct hk_time);
-static void	dash_feed(struct dashboard *, struct evhttp_request *,
+static void	dash_feed(struct dashboard *, struct hreq *,
 		    struct hk_time);
-static void	dash_history(struct dashboard *, struct evhttp_request *);
+static void	dash_history(struct dashboard *, struct hreq *);
 static void	dash_json_instance(struct buf *, struct dashboard *,
 		    const struct instance *, struct hk_time);
 
@@ -212,7 +213,7 @@ dashboard_history(const struct dashboard *d)
  * samples' peers are matched by position).
  */
 static void
-dash_history(struct dashboard *d, struct evhttp_request *req)
+dash_history(struct dashboard *d, struct hreq *req)
 {
 	struct peer_info	 pi;
 	struct peers		*peers = *d->peers;
@@ -239,14 +240,14 @@ dash_history(struct dashboard *d, struct evhttp_request *req)
 	history_json(&d->history, &b);
 	buf_adds(&b, "}\n");
 	dash_json_inert(&b);
-	http_reply_safe(req, 200, "application/json; charset=utf-8", b.data,
+	hreq_reply_safe(req, 200, "application/json; charset=utf-8", b.data,
 	    b.len);
 	buf_free(&b);
 }
 
 /* Route path to the page, /lastn or an asset; 0: not ours. */
 int
-dashboard_handle(struct dashboard *d, struct evhttp_request *req,
+dashboard_handle(struct dashboard *d, struct hreq *req,
     const char *path, struct hk_time now)
 {
 	const struct dashboard_asset	*a;
@@ -262,7 +263,7 @@ dashboard_handle(struct dashboard *d, struct evhttp_request *req,
 	if ((q = strpbrk(p, "?#")) != NULL)
 		*q = '\0';
 
-	cmd = evhttp_request_get_command(req);
+	cmd = hreq_method(req);
 	if (d->conf == NULL || !d->conf->dashboard_enabled)
 		goto out;
 
@@ -281,9 +282,9 @@ dashboard_handle(struct dashboard *d, struct evhttp_request *req,
 		goto out;
 	rc = 1;
 	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
-		evhttp_add_header(evhttp_request_get_output_headers(req),
+		hhdrs_add(hreq_output_headers(req),
 		    "Allow", "GET, HEAD");
-		http_reply_safe(req, 405, DASH_TEXT, "method not allowed\n",
+		hreq_reply_safe(req, 405, DASH_TEXT, "method not allowed\n",
 		    strlen("method not allowed\n"));
 		goto out;
 	}
@@ -302,16 +303,16 @@ dashboard_handle(struct dashboard *d, struct evhttp_request *req,
 		if (strcmp(rest, "app.js") == 0 || strcmp(rest, "app.css") == 0)
 			a = dash_asset(rest);
 		if (a == NULL) {
-			http_reply_safe(req, 404, DASH_TEXT, "not found\n",
+			hreq_reply_safe(req, 404, DASH_TEXT, "not found\n",
 			    strlen("not found\n"));
 			goto out;
 		}
 		ctype = strcmp(rest, "app.js") == 0 ?
 		    "text/javascript; charset=utf-8" :
 		    "text/css; charset=utf-8";
-		evbuffer_add_reference(evhttp_request_get_output_buffer(req),
+		evbuffer_add_reference(hreq_output_buffer(req),
 		    a->data, a->len, NULL, NULL);
-		http_reply_safe(req, 200, ctype, NULL, 0);
+		hreq_reply_safe(req, 200, ctype, NULL, 0);
 	}
 out:
 	free(base);
@@ -1054,7 +1055,7 @@ dash_html_lastn(struct dash_ctx *c, int cancelled)
 
 /* Render an embedded page template for this request. */
 static void
-dash_page(struct dashboard *d, struct evhttp_request *req, const char *base,
+dash_page(struct dashboard *d, struct hreq *req, const char *base,
     const char *name, struct hk_time now)
 {
 	const struct dashboard_asset	*a;
@@ -1062,7 +1063,7 @@ dash_page(struct dashboard *d, struct evhttp_request *req, const char *base,
 	struct buf			 b;
 
 	if ((a = dash_asset(name)) == NULL) {
-		http_reply_safe(req, 500, DASH_TEXT, "dashboard not built in\n",
+		hreq_reply_safe(req, 500, DASH_TEXT, "dashboard not built in\n",
 		    strlen("dashboard not built in\n"));
 		return;
 	}
@@ -1075,12 +1076,12 @@ dash_page(struct dashboard *d, struct evhttp_request *req, const char *base,
 	dash_expand(&c, (const char *)a->data, a->len);
 	if (b.overflow) {
 		buf_free(&b);
-		http_reply_safe(req, 503, DASH_TEXT,
+		hreq_reply_safe(req, 503, DASH_TEXT,
 		    "registry too large to show\n",
 		    strlen("registry too large to show\n"));
 		return;
 	}
-	http_reply_safe(req, 200, "text/html; charset=utf-8", b.data, b.len);
+	hreq_reply_safe(req, 200, "text/html; charset=utf-8", b.data, b.len);
 	buf_free(&b);
 }
 
@@ -1092,7 +1093,7 @@ dash_page(struct dashboard *d, struct evhttp_request *req, const char *base,
  * the doctor's findings; then the feed's closing brace.
  */
 static void
-dash_json_console(struct dashboard *d, struct evhttp_request *req,
+dash_json_console(struct dashboard *d, struct hreq *req,
     struct buf *b)
 {
 	char	tok[CSRF_TOKEN_LEN + 1];
@@ -1184,7 +1185,7 @@ dash_json_instance(struct buf *b, struct dashboard *d,
  * instances are detailed; "truncated" says when some were left out.
  */
 static void
-dash_feed(struct dashboard *d, struct evhttp_request *req, struct hk_time now)
+dash_feed(struct dashboard *d, struct hreq *req, struct hk_time now)
 {
 	struct dash_banner	 bn[DASH_MAX_BANNERS];
 	struct ops_stats	 st;
@@ -1326,11 +1327,11 @@ dash_feed(struct dashboard *d, struct evhttp_request *req, struct hk_time now)
 
 	if (b.overflow) {
 		buf_free(&b);
-		http_reply_safe(req, 503, "application/json",
+		hreq_reply_safe(req, 503, "application/json",
 		    "{\"error\":\"registry too large\"}",
 		    strlen("{\"error\":\"registry too large\"}"));
 		return;
 	}
-	http_reply_safe(req, 200, "application/json", b.data, b.len);
+	hreq_reply_safe(req, 200, "application/json", b.data, b.len);
 	buf_free(&b);
 }

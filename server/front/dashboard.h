@@ -14,7 +14,7 @@ struct config;
 struct csrf;
 struct doctor;
 struct dashboard;
-struct evhttp_request;
+struct hreq;
 struct gate;
 struct history;
 struct ops;
@@ -42,7 +42,7 @@ void		 dashboard_free(struct dashboard *);	/* NULL is fine */
  * eureka.dashboard.path); returns 1 when it replied, 0 when the path is
  * not ours (rest.c goes on).
  */
-int		 dashboard_handle(struct dashboard *, struct evhttp_request *,
+int		 dashboard_handle(struct dashboard *, struct hreq *,
 		     const char *path, struct hk_time now);
 
 /*

@@ -20,6 +20,7 @@
 #include "digest.h"
 #include "ext.h"
 #include "gate.h"
+#include "http.h"
 #include "httputil.h"
 #include "instance.h"
 #include "json.h"
@@ -54,9 +55,9 @@ ext_free(struct ext *x)
 
 /* Send a JSON body. */
 static void
-ext_reply(struct evhttp_request *req, int code, const struct buf *b)
+ext_reply(struct hreq *req, int code, const struct buf *b)
 {
-	http_reply(req, code, "application/json", b->data, b->len);
+	hreq_reply(req, code, "application/json", b->data, b->len);
 }
 
 /* The state of the heureka/apps walk. */
@@ -106,10 +107,10 @@ ext_query_add(struct buf *q, const char *key, const char *v)
  * bad one is a 400 and nothing else.
  */
 static void
-ext_apps_page(struct ext *x, struct evhttp_request *req,
-    const struct evkeyvalq *q, int64_t mono)
+ext_apps_page(struct ext *x, struct hreq *req,
+    const struct hquery *q, int64_t mono)
 {
-	struct evkeyvalq	*oh = evhttp_request_get_output_headers(req);
+	struct hhdrs		*oh = hreq_output_headers(req);
 	struct sync_cursor	 cur;
 	struct sync_page	 pg;
 	struct buf		 b, next;
@@ -117,11 +118,11 @@ ext_apps_page(struct ext *x, struct evhttp_request *req,
 	char			*end, hex[17];
 	uint64_t		 buckets = SYNC_BUCKETS_ALL;
 
-	after = evhttp_find_header(q, "after");
+	after = hquery_get(q, "after");
 	cur.app = after[0] != '\0' ? after : NULL;
-	cur.id = evhttp_find_header(q, "id");
+	cur.id = hquery_get(q, "id");
 	buf_init(&b, 0);
-	if ((bk = evhttp_find_header(q, "buckets")) != NULL) {
+	if ((bk = hquery_get(q, "buckets")) != NULL) {
 		errno = 0;
 		buckets = strtoull(bk, &end, 16);
 		if (bk[0] == '\0' || *end != '\0' || errno != 0 ||
@@ -135,9 +136,9 @@ ext_apps_page(struct ext *x, struct evhttp_request *req,
 	}
 	sync_page_encode(x->d.reg, mono, &cur, buckets,
 	    x->d.conf->sync_page_bytes, &b, &pg);
-	evhttp_add_header(oh, "X-Heureka-Ready",
+	hhdrs_add(oh, "X-Heureka-Ready",
 	    gate_allow_read(x->d.gate, mono) ? "1" : "0");
-	evhttp_add_header(oh, "X-Heureka-Page", pg.last ? "last" : "more");
+	hhdrs_add(oh, "X-Heureka-Page", pg.last ? "last" : "more");
 	if (!pg.last) {
 		buf_init(&next, 0);
 		ext_query_add(&next, "after", pg.next_app);
@@ -148,7 +149,7 @@ ext_apps_page(struct ext *x, struct evhttp_request *req,
 			    (unsigned long long)buckets);
 			ext_query_add(&next, "buckets", hex);
 		}
-		evhttp_add_header(oh, "X-Heureka-Next", next.data);
+		hhdrs_add(oh, "X-Heureka-Next", next.data);
 		buf_free(&next);
 	}
 	sync_page_clear(&pg);
@@ -162,24 +163,18 @@ ext_apps_page(struct ext *x, struct evhttp_request *req,
  * version and operators ask for it.
  */
 static void
-ext_apps(struct ext *x, struct evhttp_request *req, int64_t mono)
+ext_apps(struct ext *x, struct hreq *req, int64_t mono)
 {
-	const struct evhttp_uri	*u = evhttp_request_get_evhttp_uri(req);
-	const char		*qs = u != NULL ? evhttp_uri_get_query(u) : NULL;
-	struct evkeyvalq	 q;
+	const struct hquery	*q = hreq_query(req);
 	struct registry	*reg = x->d.reg;
 	struct ext_walk	 w;
 	struct buf	 b;
 	char		*hash;
 
-	TAILQ_INIT(&q);
-	if (qs != NULL && evhttp_parse_query_str(qs, &q) == 0 &&
-	    evhttp_find_header(&q, "after") != NULL) {
-		ext_apps_page(x, req, &q, mono);
-		evhttp_clear_headers(&q);
+	if (hquery_get(q, "after") != NULL) {
+		ext_apps_page(x, req, q, mono);
 		return;
 	}
-	evhttp_clear_headers(&q);
 	buf_init(&b, 0);
 	hash = registry_hashcode(reg);
 	json_apps_open(&b, CODEC_FULL, (int64_t)registry_gen(reg), hash);
@@ -190,7 +185,7 @@ ext_apps(struct ext *x, struct evhttp_request *req, int64_t mono)
 		json_app_close(&b);
 	json_apps_close(&b, CODEC_FULL, (int64_t)registry_gen(reg), hash);
 	free(hash);
-	evhttp_add_header(evhttp_request_get_output_headers(req),
+	hhdrs_add(hreq_output_headers(req),
 	    "X-Heureka-Ready", gate_allow_read(x->d.gate, mono) ? "1" : "0");
 	ext_reply(req, 200, &b);
 	buf_free(&b);
@@ -198,7 +193,7 @@ ext_apps(struct ext *x, struct evhttp_request *req, int64_t mono)
 
 /* GET heureka/stats: replication counters (tests, operators). */
 static void
-ext_stats(struct ext *x, struct evhttp_request *req)
+ext_stats(struct ext *x, struct hreq *req)
 {
 	struct peer_info	 pi;
 	struct sync_peer_stats	 st;
@@ -277,7 +272,7 @@ ext_stats(struct ext *x, struct evhttp_request *req)
 
 /* Dispatch {base}heureka/<rest>; unknown paths get 404. */
 void
-ext_http(struct ext *x, struct evhttp_request *req, const char *rest)
+ext_http(struct ext *x, struct hreq *req, const char *rest)
 {
 	struct buf	 b;
 	struct hk_time	 now = clock_now();
@@ -288,7 +283,7 @@ ext_http(struct ext *x, struct evhttp_request *req, const char *rest)
 	len = strcspn(rest, "?");
 	if (len > 0 && rest[len - 1] == '/')
 		len--;
-	if (x == NULL || evhttp_request_get_command(req) != EVHTTP_REQ_GET)
+	if (x == NULL || hreq_method(req) != EVHTTP_REQ_GET)
 		goto notfound;
 	if (((len == 6 && strncmp(rest, "digest", 6) == 0) ||
 	    (len == 4 && strncmp(rest, "apps", 4) == 0)) &&
@@ -298,7 +293,7 @@ ext_http(struct ext *x, struct evhttp_request *req, const char *rest)
 		 * read a half-synced one here. The header tells a syncing
 		 * heureka peer that we answered but are not ready ourselves.
 		 */
-		evhttp_add_header(evhttp_request_get_output_headers(req),
+		hhdrs_add(hreq_output_headers(req),
 		    "X-Heureka-Ready", "0");
 		buf_adds(&b, "{\"error\":\"not ready: start-up sync "
 		    "running\"}");

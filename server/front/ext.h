@@ -13,7 +13,7 @@
 #define EXT_H
 
 struct config;
-struct evhttp_request;
+struct hreq;
 struct gate;
 struct looplag;
 struct peers;
@@ -35,7 +35,7 @@ struct ext;
 struct ext	*ext_new(const struct ext_deps *);
 void		 ext_free(struct ext *);	/* NULL is fine */
 /* Handle GET/POST {base}heureka/<rest>; replies once. */
-void		 ext_http(struct ext *, struct evhttp_request *,
+void		 ext_http(struct ext *, struct hreq *,
 		     const char *rest);
 
 #endif

@@ -1,102 +1,76 @@
 /*
  * hold.c: notice that the client of a request held open for its reply
- * has gone away, and free its connection.
+ * has gone away.
  *
  * Some requests are answered later than they arrive: a fetch parked while
  * the cache builds its body a slice per loop turn (rest_park.c), the
  * drain barrier's ?wait= (barrier.c), a Consul blocking query
- * (consul.c). The evhttp server does not tell a handler that the client
- * of a request still waiting for its reply closed its socket (it has no
- * callback for that), so until the reply is written, minutes later for a
- * blocking query, the connection, its request and the owner's state
- * stay. A hold watches the socket itself (EV_READ): when it
- * turns readable, a MSG_PEEK recv tells end of file (or an error) from
- * bytes without taking any. At end of file the owner is called back to
- * forget its state (and disarm the hold), then the connection is freed,
- * the request with it. Bytes (a pipelined request, TLS records) are left
- * for evhttp; the watch ends there and the reply finds out.
+ * (consul.c). Until the reply is written, minutes later for a blocking
+ * query, the request and the owner's state stay, unless the owner hears
+ * that the client closed its socket. The front (http_conn.c) keeps
+ * reading a connection whose reply is pending and, at end of file or an
+ * error, calls the request's close callback: a hold is that callback.
+ * The owner forgets its state (and disarms the hold); the front then
+ * frees the connection, the request with it. (With evhttp's server a
+ * hold watched the socket itself with a MSG_PEEK recv, which could not
+ * tell a TLS close from bytes.)
  */
-#include <sys/types.h>
-#include <sys/socket.h>
-
-#include <errno.h>
 #include <stdlib.h>
 
-#include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/http.h>
 
 #include "hold.h"
+#include "http.h"
 #include "xmalloc.h"
 
-/* A watch on a held request's socket. */
+/* A watch on a held request's connection. */
 struct hold {
-	struct evhttp_request	*req;
-	struct event		*ev;
-	void			(*gone)(void *);
-	void			*arg;
+	struct hreq	*req;
+	void		(*gone)(void *);
+	void		*arg;
 };
 
-/*
- * The socket of a held request is readable: at end of file or an error
- * the owner forgets the request, then its connection goes.
- */
+/* The client of a held request went away: the owner forgets it. */
 static void
-hold_read_cb(evutil_socket_t fd, short what, void *arg)
+hold_gone_cb(void *arg)
 {
-	struct hold			*h = arg;
-	struct evhttp_connection	*evcon;
-	char				 c;
-	ssize_t				 n;
+	struct hold	*h = arg;
 
-	(void)what;
-	n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-	if (n > 0)
-		return;
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
-	    errno == EINTR)) {
-		event_add(h->ev, NULL);
-		return;
-	}
-	evcon = evhttp_request_get_connection(h->req);
 	h->gone(h->arg);	/* disarms h */
-	if (evcon != NULL)
-		evhttp_connection_free(evcon);
 }
 
 /*
- * Watch the socket of req's connection; gone(arg) is called when its
- * client has gone, and must forget req and call hold_disarm. NULL when
- * the connection has no socket to watch (nothing is called back then).
+ * Watch req's connection; gone(arg) is called when its client has gone,
+ * and must forget req and call hold_disarm. NULL when the connection is
+ * gone already (nothing is called back then).
  */
 struct hold *
-hold_arm(struct event_base *base, struct evhttp_request *req,
+hold_arm(struct event_base *base, struct hreq *req,
     void (*gone)(void *), void *arg)
 {
-	struct evhttp_connection	*evcon;
-	struct bufferevent		*bev;
-	struct hold			*h;
+	struct hold	*h;
 
-	if ((evcon = evhttp_request_get_connection(req)) == NULL ||
-	    (bev = evhttp_connection_get_bufferevent(evcon)) == NULL ||
-	    bufferevent_getfd(bev) < 0)
+	(void)base;
+	if (hreq_conn(req) == NULL)
 		return (NULL);
 	h = xcalloc(1, sizeof *h);
 	h->req = req;
 	h->gone = gone;
 	h->arg = arg;
-	h->ev = event_new(base, bufferevent_getfd(bev), EV_READ, hold_read_cb,
-	    h);
-	event_add(h->ev, NULL);
+	hreq_set_closecb(req, hold_gone_cb, h);
+	hconn_quiet(hreq_conn(req));	/* a wait may outlast the idle time */
 	return (h);
 }
 
-/* Stop watching (the request is answered or gone); NULL is nothing. */
+/*
+ * Stop watching (the request is answered or gone); NULL is nothing. An
+ * answered request has dropped its close callback already.
+ */
 void
 hold_disarm(struct hold *h)
 {
 	if (h == NULL)
 		return;
-	event_free(h->ev);
+	hreq_clear_closecb(h->req, hold_gone_cb, h);
 	free(h);
 }

@@ -5,12 +5,14 @@
 #ifndef HOLD_H
 #define HOLD_H
 
+struct hreq;
+
 #include <event2/event.h>
-#include <event2/http.h>
+#include "http.h"
 
 struct hold;
 
-struct hold	*hold_arm(struct event_base *, struct evhttp_request *,
+struct hold	*hold_arm(struct event_base *, struct hreq *,
 		    void (*)(void *), void *);
 void		 hold_disarm(struct hold *);
 

@@ -17,6 +17,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "buf.h"
+#include "http.h"
 #include "httputil.h"
 #include "instance.h"
 #include "json.h"
@@ -268,14 +269,10 @@ leader_track_leader(const struct leader_track *t, struct registry *reg,
 
 /* First value of a query parameter. */
 static const char *
-leader_query(const struct evkeyvalq *q, const char *name)
+leader_query(const struct hquery *q, const char *name)
 {
-	struct evkeyval	*e;
 
-	TAILQ_FOREACH(e, q, next)
-		if (strcmp(e->key, name) == 0)
-			return (e->value);
-	return (NULL);
+	return (hquery_get(q, name));
 }
 
 /* Set the pin key of one instance to value (a metadata update). */
@@ -322,17 +319,17 @@ leader_release(struct registry *reg, const char *app, const char *keep,
 
 /* Answer the leader instance like apps/{app}/{id}. */
 static void
-leader_reply(struct evhttp_request *req, const struct instance *in)
+leader_reply(struct hreq *req, const struct instance *in)
 {
 	struct buf	b;
-	int		json = http_wants_json(req);
+	int		json = hreq_wants_json(req);
 
 	buf_init(&b, 0);
 	if (json)
 		json_encode_instance_root(&b, in);
 	else
 		xml_encode_instance(&b, in, CODEC_FULL, 0);
-	http_reply(req, 200, json ? "application/json" : "application/xml",
+	hreq_reply(req, 200, json ? "application/json" : "application/xml",
 	    b.data, b.len);
 	buf_free(&b);
 }
@@ -340,17 +337,17 @@ leader_reply(struct evhttp_request *req, const struct instance *in)
 /* apps/{app}/leader: GET answers it, PUT ?id= pins, DELETE releases. */
 void
 leader_http(struct registry *reg, const struct gate *gate,
-    struct evhttp_request *req, const char *name,
-    const struct evkeyvalq *query, struct hk_time now)
+    struct hreq *req, const char *name,
+    const struct hquery *query, struct hk_time now)
 {
-	enum evhttp_cmd_type	 m = evhttp_request_get_command(req);
+	enum evhttp_cmd_type	 m = hreq_method(req);
 	const struct instance	*in;
 	const char		*id;
 	char			*app, stamp[32];
 
 	app = xstrdup(name);
 	if (!instance_name_ok(app, INSTANCE_MAX_NAME)) {
-		http_error(req, 400, "invalid application name");
+		hreq_error(req, 400, "invalid application name");
 		goto done;
 	}
 	str_upper(app);
@@ -358,44 +355,44 @@ leader_http(struct registry *reg, const struct gate *gate,
 	case EVHTTP_REQ_GET:
 	case EVHTTP_REQ_HEAD:
 		if (!gate_allow_read(gate, now.mono_ms)) {
-			http_reply(req, 403, NULL, NULL, 0);
+			hreq_reply(req, 403, NULL, NULL, 0);
 			break;
 		}
 		if ((in = leader_find(reg, app, now.mono_ms)) == NULL)
-			http_error(req, 404, "no leader");
+			hreq_error(req, 404, "no leader");
 		else
 			leader_reply(req, in);
 		break;
 	case EVHTTP_REQ_PUT:
 		id = leader_query(query, "id");
 		if (id == NULL || !instance_name_ok(id, INSTANCE_MAX_NAME)) {
-			http_error(req, 400, "id must name an instance");
+			hreq_error(req, 400, "id must name an instance");
 			break;
 		}
 		if (registry_get(reg, app, id, now.mono_ms) == NULL) {
-			http_error(req, 404, "no such instance");
+			hreq_error(req, 404, "no such instance");
 			break;
 		}
 		leader_release(reg, app, id, now);
 		snprintf(stamp, sizeof stamp, "%" PRId64, now.wall_ms);
 		if (leader_set_pin(reg, app, id, stamp, now) != REG_OK) {
-			http_error(req, 409, "the instance cannot take the pin");
+			hreq_error(req, 409, "the instance cannot take the pin");
 			break;
 		}
 		log_info("leader of %s pinned to %s", app, id);
-		http_reply(req, 200, NULL, NULL, 0);
+		hreq_reply(req, 200, NULL, NULL, 0);
 		break;
 	case EVHTTP_REQ_DELETE:
 		if (registry_app_find(reg, app) == NULL) {
-			http_error(req, 404, "no such application");
+			hreq_error(req, 404, "no such application");
 			break;
 		}
 		leader_release(reg, app, NULL, now);
 		log_info("leader pin of %s released", app);
-		http_reply(req, 200, NULL, NULL, 0);
+		hreq_reply(req, 200, NULL, NULL, 0);
 		break;
 	default:
-		http_error(req, 405, "method not allowed");
+		hreq_error(req, 405, "method not allowed");
 		break;
 	}
 done:

@@ -15,6 +15,9 @@
 #ifndef LEADER_H
 #define LEADER_H
 
+struct hquery;
+struct hreq;
+
 #include <stdint.h>
 
 #include <event2/http.h>
@@ -96,7 +99,7 @@ const struct instance *leader_track_leader(const struct leader_track *,
  * wait for the gate. Replies exactly once.
  */
 void		 leader_http(struct registry *, const struct gate *,
-		     struct evhttp_request *, const char *app,
-		     const struct evkeyvalq *query, struct hk_time now);
+		     struct hreq *, const char *app,
+		     const struct hquery *query, struct hk_time now);
 
 #endif

@@ -12,7 +12,7 @@
  * application stats plus this server described as an instance; the
  * dashboard shows the same figures through ops_stats_fill() and
  * ops_self_instance(). Every answer carries the safety headers of
- * http_reply_safe().
+ * hreq_reply_safe().
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +28,7 @@
 #include "clock.h"
 #include "config.h"
 #include "gate.h"
+#include "http.h"
 #include "httputil.h"
 #include "instance.h"
 #include "json.h"
@@ -67,11 +68,11 @@ enum ops_endpoint {
 
 static enum ops_endpoint ops_route(const char *);
 static int	ops_is_up(struct ops *, struct hk_time);
-static void	ops_health(struct ops *, struct evhttp_request *, int,
+static void	ops_health(struct ops *, struct hreq *, int,
 		    struct hk_time);
-static void	ops_metrics(struct ops *, struct evhttp_request *,
+static void	ops_metrics(struct ops *, struct hreq *,
 		    struct hk_time);
-static void	ops_info(struct ops *, struct evhttp_request *,
+static void	ops_info(struct ops *, struct hreq *,
 		    struct hk_time);
 static void	ops_format_uptime(int64_t, char *, size_t);
 static void	ops_xml_stat(struct buf *, const char *, const char *);
@@ -124,18 +125,18 @@ ops_is_probe(const char *path)
 
 /* The operations endpoints; 1 when path was one of them (and answered). */
 int
-ops_handle(struct ops *o, struct evhttp_request *req, const char *path,
+ops_handle(struct ops *o, struct hreq *req, const char *path,
     struct hk_time now)
 {
-	enum evhttp_cmd_type	cmd = evhttp_request_get_command(req);
+	enum evhttp_cmd_type	cmd = hreq_method(req);
 	enum ops_endpoint	which;
 
 	if (path == NULL || (which = ops_route(path)) == OPS_NONE)
 		return (0);
 	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
-		evhttp_add_header(evhttp_request_get_output_headers(req),
+		hhdrs_add(hreq_output_headers(req),
 		    "Allow", "GET, HEAD");
-		http_reply_safe(req, 405, OPS_TEXT, "method not allowed\n",
+		hreq_reply_safe(req, 405, OPS_TEXT, "method not allowed\n",
 		    strlen("method not allowed\n"));
 		return (1);
 	}
@@ -170,36 +171,36 @@ ops_is_up(struct ops *o, struct hk_time now)
 
 /* /health and readiness (liveness != 0: only "is the loop running"). */
 static void
-ops_health(struct ops *o, struct evhttp_request *req, int liveness,
+ops_health(struct ops *o, struct hreq *req, int liveness,
     struct hk_time now)
 {
 	static const char	up[] = "{\"status\":\"UP\"}";
 	static const char	down[] = "{\"status\":\"DOWN\"}";
 
 	if (liveness || ops_is_up(o, now))
-		http_reply_safe(req, 200, "application/json", up,
+		hreq_reply_safe(req, 200, "application/json", up,
 		    sizeof up - 1);
 	else
-		http_reply_safe(req, 503, "application/json", down,
+		hreq_reply_safe(req, 503, "application/json", down,
 		    sizeof down - 1);
 }
 
 /* /metrics: the Prometheus text exposition. */
 static void
-ops_metrics(struct ops *o, struct evhttp_request *req, struct hk_time now)
+ops_metrics(struct ops *o, struct hreq *req, struct hk_time now)
 {
 	struct buf	b;
 
 	buf_init(&b, OPS_MAX_BODY);
 	metrics_render(o->d.metrics, &b, now);
-	http_reply_safe(req, 200, "text/plain; version=0.0.4; charset=utf-8",
+	hreq_reply_safe(req, 200, "text/plain; version=0.0.4; charset=utf-8",
 	    b.data, b.len);
 	buf_free(&b);
 }
 
 /* /info: version, build time, start time, uptime (Spring's /actuator/info). */
 static void
-ops_info(struct ops *o, struct evhttp_request *req, struct hk_time now)
+ops_info(struct ops *o, struct hreq *req, struct hk_time now)
 {
 	struct hk_time	start = gate_started(o->d.gate);
 	struct buf	b;
@@ -222,7 +223,7 @@ ops_info(struct ops *o, struct evhttp_request *req, struct hk_time now)
 	buf_addf(&b, ",\"ready\":%s,\"shuttingDown\":%s}",
 	    gate_is_ready(o->d.gate) ? "true" : "false",
 	    gate_is_stopping(o->d.gate) ? "true" : "false");
-	http_reply_safe(req, 200, "application/json", b.data, b.len);
+	hreq_reply_safe(req, 200, "application/json", b.data, b.len);
 	buf_free(&b);
 }
 
@@ -431,7 +432,7 @@ ops_xml_stat(struct buf *b, const char *key, const char *value)
  * JSON is our own straightforward object, since Eureka only answers 500.
  */
 void
-ops_status_info(struct ops *o, struct evhttp_request *req, int json,
+ops_status_info(struct ops *o, struct hreq *req, int json,
     struct hk_time now)
 {
 	struct ops_stats	 st;
@@ -466,7 +467,7 @@ ops_status_info(struct ops *o, struct evhttp_request *req, int json,
 			buf_addf(&b, ",\"isHealthy\":%s",
 			    healthy ? "true" : "false");
 		buf_adds(&b, "}");
-		http_reply_safe(req, 200, "application/json", b.data, b.len);
+		hreq_reply_safe(req, 200, "application/json", b.data, b.len);
 		goto out;
 	}
 
@@ -490,7 +491,7 @@ ops_status_info(struct ops *o, struct evhttp_request *req, int json,
 		buf_addf(&b, "\n  <isHeathly>%s</isHeathly>",
 		    healthy ? "true" : "false");
 	buf_adds(&b, "\n</com.netflix.eureka.util.StatusInfo>");
-	http_reply_safe(req, 200, "application/xml", b.data, b.len);
+	hreq_reply_safe(req, 200, "application/xml", b.data, b.len);
 out:
 	buf_free(&ib);
 	buf_free(&b);

@@ -14,7 +14,7 @@
 #include "clock.h"
 
 struct config;
-struct evhttp_request;
+struct hreq;
 struct gate;
 struct instance;
 struct metrics;
@@ -38,7 +38,7 @@ void		 ops_free(struct ops *);	/* NULL is fine */
  * Serve path if it is an operations endpoint; returns 1 when it replied,
  * 0 when the path is not ours (the dashboard may have it).
  */
-int		 ops_handle(struct ops *, struct evhttp_request *,
+int		 ops_handle(struct ops *, struct hreq *,
 		     const char *path, struct hk_time now);
 /*
  * Whether path is one of the health probes ops_handle() answers (open to
@@ -52,7 +52,7 @@ int		 ops_is_probe(const char *path);
  * com.netflix.eureka.util.StatusInfo) or, when json != 0, as a JSON object
  * (Eureka answers 500 there; we do not). Replies exactly once.
  */
-void		 ops_status_info(struct ops *, struct evhttp_request *,
+void		 ops_status_info(struct ops *, struct hreq *,
 		     int json, struct hk_time now);
 
 /*

@@ -1,6 +1,6 @@
 /*
  * rest.c: the front door of heurekad's Eureka REST API (spec §2): the
- * dispatcher evhttp calls, which reads the clock once per request, picks
+ * dispatcher the HTTP front (http_conn.c) calls, which reads the clock once per request, picks
  * the route the path reaches (rest_route.c's one resolution: base,
  * decoded segments, route, and the role a caller needs for it), makes
  * the one access check on that role and calls the route's handler; and
@@ -30,6 +30,7 @@
 #include "csrf.h"
 #include "dashboard.h"
 #include "gate.h"
+#include "http.h"
 #include "httputil.h"
 #include "instance.h"
 #include "json.h"
@@ -77,7 +78,7 @@ void
 reply(struct rctx *x, int code, const char *ctype, const char *body,
     size_t len)
 {
-	http_reply(x->req, code, ctype, body, len);
+	hreq_reply(x->req, code, ctype, body, len);
 	rest_record(x, code);
 }
 
@@ -85,11 +86,11 @@ reply(struct rctx *x, int code, const char *ctype, const char *body,
 void
 reply_error(struct rctx *x, int code, const char *reason)
 {
-	http_error(x->req, code, reason);
+	hreq_error(x->req, code, reason);
 	rest_record(x, code);
 	if (code >= 400 && code != 404 && code != 403)
 		log_debug("%s: %s %s -> %d %s", __func__,
-		    method_name(x->method), evhttp_request_get_uri(x->req),
+		    method_name(x->method), hreq_uri(x->req),
 		    code, reason);
 }
 
@@ -116,16 +117,16 @@ body_seg_add_cb(struct cache_seg *seg, const char *data, size_t len,
 void
 reply_body(struct rctx *x, struct cache_body *b, const struct cache_key *k)
 {
-	struct evkeyvalq	*h = evhttp_request_get_output_headers(x->req);
+	struct hhdrs		*h = hreq_output_headers(x->req);
 	struct evbuffer		*out = evbuffer_new();
 
-	evhttp_add_header(h, "Content-Type", k->format == CACHE_JSON ?
+	hhdrs_add(h, "Content-Type", k->format == CACHE_JSON ?
 	    "application/json" : "application/xml");
 	if (k->gzip)
-		evhttp_add_header(h, "Content-Encoding", "gzip");
+		hhdrs_add(h, "Content-Encoding", "gzip");
 	cache_body_foreach_seg(b, body_seg_add_cb, out);
 	cache_body_unref(b);
-	evhttp_send_reply(x->req, 200, "OK", out);
+	hreq_send_reply(x->req, 200, "OK", out);
 	evbuffer_free(out);
 	rest_record(x, 200);
 }
@@ -134,9 +135,9 @@ reply_body(struct rctx *x, struct cache_body *b, const struct cache_key *k)
 void
 request_key(struct rctx *x, struct cache_key *k, int allow_gzip)
 {
-	k->format = http_wants_json(x->req) ? CACHE_JSON : CACHE_XML;
-	k->compact = http_wants_compact(x->req);
-	k->gzip = allow_gzip && http_wants_gzip(x->req);
+	k->format = hreq_wants_json(x->req) ? CACHE_JSON : CACHE_XML;
+	k->compact = hreq_wants_compact(x->req);
+	k->gzip = allow_gzip && hreq_wants_gzip(x->req);
 }
 
 /* Encode one instance (root-wrapped) in the requested format and send it. */
@@ -144,7 +145,7 @@ void
 reply_instance(struct rctx *x, int code, const struct instance *in)
 {
 	struct buf	b;
-	int		json = http_wants_json(x->req);
+	int		json = hreq_wants_json(x->req);
 
 	buf_init(&b, 0);
 	if (json)
@@ -160,12 +161,7 @@ reply_instance(struct rctx *x, int code, const struct instance *in)
 static const char *
 query_get(struct rctx *x, const char *name)
 {
-	struct evkeyval	*e;
-
-	TAILQ_FOREACH(e, &x->query, next)
-		if (strcmp(e->key, name) == 0)
-			return (e->value);
-	return (NULL);
+	return (hquery_get(&x->query, name));
 }
 
 /* Parse a decimal int64 query parameter; 0 absent, 1 ok, -1 invalid. */
@@ -256,7 +252,7 @@ void
 rest_free(struct rest *rest)
 {
 	struct parked			*p;
-	struct evhttp_connection	*evcon;
+	struct hconn			*evcon;
 
 	if (rest == NULL)
 		return;
@@ -264,10 +260,10 @@ rest_free(struct rest *rest)
 		log_info("full fetches still waiting for their body at exit: "
 		    "their connections close");
 	while ((p = TAILQ_FIRST(&rest->parked)) != NULL) {
-		evcon = evhttp_request_get_connection(p->x.req);
+		evcon = hreq_conn(p->x.req);
 		parked_free(p);
 		if (evcon != NULL)
-			evhttp_connection_free(evcon);
+			hconn_free(evcon);
 	}
 	if (rest->slice_ev != NULL)
 		event_free(rest->slice_ev);
@@ -279,16 +275,15 @@ rest_free(struct rest *rest)
  * zero but the segments' buffer, which split_path writes before use).
  */
 static void
-rctx_init(struct rctx *x, struct evhttp_request *req, struct rest *rest)
+rctx_init(struct rctx *x, struct hreq *req, struct rest *rest)
 {
 	memset(x, 0, offsetof(struct rctx, segbuf));
 	x->d = &rest->d;
 	x->req = req;
-	x->method = evhttp_request_get_command(req);
+	x->method = hreq_method(req);
 	x->start_us = clock_mono_us();
 	x->now = clock_now();
 	x->route = "other";
-	TAILQ_INIT(&x->query);
 }
 
 /* A client past its failed-authentication burst: count it, log it. */
@@ -296,13 +291,13 @@ static void
 rest_auth_throttled(struct rctx *x)
 {
 	static struct log_ratelim	 rl = LOG_RATELIM_INIT(60000, 1);
-	struct evhttp_connection	*conn;
+	struct hconn			*conn;
 	char				*addr = NULL;
 	ev_uint16_t			 port = 0;
 
 	metrics_limit(x->d->metrics, METRICS_LIMIT_AUTH_RATE, 1);
-	if ((conn = evhttp_request_get_connection(x->req)) != NULL)
-		evhttp_connection_get_peer(conn, &addr, &port);
+	if ((conn = hreq_conn(x->req)) != NULL)
+		hconn_peer(conn, &addr, &port);
 	log_warnx_rl(&rl, "limit: failed authentications from %s above "
 	    "heureka.security.auth-failures-per-second (%g/s, burst %d): "
 	    "429 (logged once a minute)", addr != NULL ? addr : "?",
@@ -310,15 +305,14 @@ rest_auth_throttled(struct rctx *x)
 	    x->d->conf->security_auth_failure_burst);
 }
 
-/* evhttp's generic callback: every request lands here. */
+/* The front's callback: every request lands here. */
 void
-rest_dispatch_cb(struct evhttp_request *req, void *arg)
+rest_dispatch_cb(struct hreq *req, void *arg)
 {
 	struct rest		*rest = arg;
 	struct rctx		 x;
 	struct rest_target	 t;
 	const struct route	*r;
-	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
 	const char		*path, *q;
 	enum access_verdict	 v;
 	int64_t			 retry;
@@ -327,14 +321,13 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	int			 peer;
 
 	rctx_init(&x, req, rest);
-	path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
-	if (path == NULL || *path == '\0')
-		path = "/";
-	q = uri != NULL ? evhttp_uri_get_query(uri) : NULL;
-	if (q != NULL && parse_query(q, &x.query) != 0) {
+	path = hreq_path(req);
+	q = hreq_query_string(req);
+	if (q != NULL && parse_query(req, q, &x.query) != 0) {
 		reply_error(&x, 400, "malformed query string");
 		goto out;
 	}
+	*hreq_query(req) = x.query;	/* for the handlers given req only */
 	/*
 	 * The one resolution and the one access check, on the role of the
 	 * route the path reaches: nothing below runs for a refused caller.
@@ -362,13 +355,13 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 		goto out;
 	}
 	/* Only a peer's replication header counts (§6: not replicated on). */
-	x.replicated = peer && http_is_replication(req);
+	x.replicated = peer && hreq_is_replication(req);
 	console_enter(x.d->console, req, user, x.replicated);
 	if (t.outside) {
 		x.route = "dashboard";
 		if (ops_handle(x.d->ops, req, path, x.now) ||
 		    dashboard_handle(x.d->dashboard, req, path, x.now)) {
-			rest_record(&x, evhttp_request_get_response_code(req));
+			rest_record(&x, hreq_response_code(req));
 			goto out;
 		}
 		reply_error(&x, 404, "no such resource");
@@ -377,7 +370,7 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 	if (r == NULL) {
 		if (t.status == 405) {
 			/* Jersey's answer: the methods the resource takes. */
-			evhttp_add_header(evhttp_request_get_output_headers(req),
+			hhdrs_add(hreq_output_headers(req),
 			    "Allow", t.allow);
 			reply_error(&x, 405, "method not allowed");
 		} else if (t.status == 400)
@@ -393,33 +386,87 @@ rest_dispatch_cb(struct evhttp_request *req, void *arg)
 out:
 	console_leave(x.d->console);
 	free(x.segheap);
-	evhttp_clear_headers(&x.query);
 }
 
 /*
- * Answer a request the header-time guard refused: its code and reason, and
+ * Answer a request the front refused at its head: its code and reason, and
  * the connection closes (the unread body, if any, is never read). A 405
  * lists the methods the path takes.
  */
 void
-rest_reject(struct evhttp_request *req, struct rest *rest, int code,
+rest_reject(struct hreq *req, struct rest *rest, int code,
     const char *reason)
 {
 	struct rctx		 x;
-	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
-	struct evkeyvalq	*out = evhttp_request_get_output_headers(req);
+	struct hhdrs		*out = hreq_output_headers(req);
 	const char		*path;
 	enum rest_body		 body;
 	char			 allow[64];
 	static struct log_ratelim rl = LOG_RATELIM_INIT(60000, 1);
 
 	rctx_init(&x, req, rest);
-	path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
-	evhttp_add_header(out, "Connection", "close");
+	path = hreq_path(req);
+	if (hhdrs_find(out, "Connection") == NULL)
+		hhdrs_add(out, "Connection", "close");
 	if (code == 405 && path != NULL && rest_route_lookup(path,
 	    (int)x.method, &body, allow, sizeof allow) == 405)
-		evhttp_add_header(out, "Allow", allow);
+		hhdrs_add(out, "Allow", allow);
 	log_warnx_rl(&rl, "%s refused at header time: %d %s (logged once "
 	    "a minute)", method_name(x.method), code, reason);
 	reply_error(&x, code, reason);
+}
+
+/*
+ * The cap on a request's body, decided on its head (the front's
+ * body_cap): the route the path reaches says which body it takes (the
+ * same lookup as the dispatcher's); a refusal is counted in /metrics.
+ */
+int
+rest_body_cap(void *arg, const struct hhead *h, const char *path,
+    uint64_t *cap, int *limit, char *reason, size_t len)
+{
+	struct rest	*rest = arg;
+	enum rest_body	 body;
+	char		 allow[64];
+	int		 rc;
+
+	rc = rest_route_lookup(path, h->method, &body, allow, sizeof allow);
+	if (rc != 0) {
+		snprintf(reason, len, "%s", rc == 405 ? "method not allowed" :
+		    rc == 404 ? "no such resource" : "malformed path");
+		return (rc);
+	}
+	*limit = body == REST_BODY_BATCH ? METRICS_LIMIT_BATCH :
+	    METRICS_LIMIT_BODY;
+	switch (body) {
+	case REST_BODY_INSTANCE:
+		*cap = rest->d.conf->max_body_bytes;
+		break;
+	case REST_BODY_BATCH:
+		*cap = rest->d.conf->max_batch_bytes;
+		break;
+	default:
+		/*
+		 * No body is used here, but clients send small ones by habit
+		 * (the Netflix Jersey 3 client PUTs "{}" with every heartbeat,
+		 * some send an empty chunked body): read and ignore up to
+		 * HTTP_IGNORED_BODY_MAX bytes, refuse more at the head.
+		 */
+		*cap = HTTP_IGNORED_BODY_MAX;
+		if (h->chunked || h->content_length <= HTTP_IGNORED_BODY_MAX)
+			return (0);
+		snprintf(reason, len, "this resource takes no request body "
+		    "(at most %d bytes are read and ignored)",
+		    HTTP_IGNORED_BODY_MAX);
+		metrics_limit(rest->d.metrics, *limit, 1);
+		return (413);
+	}
+	if (h->content_length > 0 && (uint64_t)h->content_length > *cap) {
+		snprintf(reason, len, "request body too large (%lld bytes "
+		    "declared, at most %llu here)",
+		    (long long)h->content_length, (unsigned long long)*cap);
+		metrics_limit(rest->d.metrics, *limit, 1);
+		return (413);
+	}
+	return (0);
 }

@@ -11,6 +11,7 @@
 #define REST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "access.h"
 
@@ -25,7 +26,8 @@ struct consul;
 struct console;
 struct csrf;
 struct dashboard;
-struct evhttp_request;
+struct hhead;
+struct hreq;
 struct ext;
 struct gate;
 struct metrics;
@@ -76,13 +78,16 @@ struct rest_deps {
 struct rest	*rest_new(const struct rest_deps *);
 void		 rest_free(struct rest *);		/* NULL is fine */
 
-/* The evhttp generic callback; arg is the struct rest. */
-void		 rest_dispatch_cb(struct evhttp_request *, void *);
+/* The front's callback for every request; arg is the struct rest. */
+void		 rest_dispatch_cb(struct hreq *, void *);
+/* The front's body_cap (http.h); arg is the struct rest. */
+int		 rest_body_cap(void *, const struct hhead *, const char *,
+		     uint64_t *, int *, char *, size_t);
 
 /*
  * What the router makes of a request target, decided once: the route it
  * reaches and, from that route, the role the caller needs. The dispatcher
- * judges access on role, the header-time guard caps the body on body,
+ * judges access on role, the front caps the body on body,
  * and both come from the same decoding of the same path (README
  * "Security": the role is a property of the route, never a second
  * reading of the raw path).
@@ -109,7 +114,7 @@ struct rest_target {
 int		 rest_route_resolve(const char *path, int method,
 		     struct rest_target *t);
 /*
- * rest_route_resolve() for the guard: 0 with *body set when a route (or
+ * rest_route_resolve() for the front's body caps: 0 with *body set when a route (or
  * a path outside the bases) takes it, else the status, with allow set
  * for a 405.
  */
@@ -123,8 +128,8 @@ int		 rest_route_lookup(const char *path, int method,
  */
 int		 rest_route_at(size_t i, int *methods,
 		     const char *const **pattern, enum access_kind *role);
-/* Answer a request the header-time guard refused; the connection closes. */
-void		 rest_reject(struct evhttp_request *, struct rest *,
+/* Answer a request the front refused at its head; the connection closes. */
+void		 rest_reject(struct hreq *, struct rest *,
 		     int code, const char *reason);
 /* Fetches waiting for a body built in slices (struct parked). */
 size_t		 rest_parked_count(const struct rest *);

@@ -27,6 +27,7 @@
 #include "console.h"
 #include "config.h"
 #include "ext.h"
+#include "http.h"
 #include "httputil.h"
 #include "instance.h"
 #include "json.h"
@@ -50,7 +51,7 @@ static struct log_ratelim limit_full_rl = LOG_RATELIM_INIT(60000, 1);
 static int
 body_format(struct rctx *x, const char *body, size_t len)
 {
-	const char	*ct = http_header(x->req, "Content-Type");
+	const char	*ct = hreq_header(x->req, "Content-Type");
 	const char	*p;
 	size_t		 i;
 
@@ -191,7 +192,7 @@ h_register(struct rctx *x)
 	if (register_rate_limited(x, "registrations"))
 		goto out;
 	/* The decoders read the request's own bytes: no copy. */
-	if ((code = http_body_view(x->req, x->d->conf->max_body_bytes, &body,
+	if ((code = hreq_body_view(x->req, x->d->conf->max_body_bytes, &body,
 	    &data, &len, &cause)) != 0) {
 		reply_error(x, code, cause);
 		goto out;
@@ -388,7 +389,7 @@ void
 h_metadata(struct rctx *x)
 {
 	struct kvlist		 kv;
-	struct evkeyval		*e;
+	const struct hkv		*e;
 	const struct instance	*cur;
 	size_t			 max = (size_t)x->d->conf->max_metadata_entries;
 	size_t			 fresh = 0;
@@ -406,7 +407,7 @@ h_metadata(struct rctx *x)
 		reply(x, 404, NULL, NULL, 0);
 		return;
 	}
-	TAILQ_FOREACH(e, &x->query, next) {
+	for (e = (&x->query)->kv; e < (&x->query)->kv + (&x->query)->n; e++) {
 		if (e->key[0] == '\0' || strlen(e->key) > INSTANCE_MAX_NAME ||
 		    strlen(e->value) > INSTANCE_MAX_STRING) {
 			kvlist_clear(&kv);
@@ -497,7 +498,7 @@ h_asg(struct rctx *x)
 void
 h_status_info(struct rctx *x)
 {
-	ops_status_info(x->d->ops, x->req, http_wants_json(x->req), x->now);
+	ops_status_info(x->d->ops, x->req, hreq_wants_json(x->req), x->now);
 	rest_record(x, 200);
 }
 
@@ -520,7 +521,7 @@ h_batch(struct rctx *x)
 	buf_init(&body, 0);
 	buf_init(&out, 0);
 	/* The decoder reads the request's own bytes: no copy. */
-	if ((code = http_body_view(x->req, x->d->conf->max_batch_bytes, &body,
+	if ((code = hreq_body_view(x->req, x->d->conf->max_batch_bytes, &body,
 	    &data, &len, &cause)) != 0) {
 		reply_error(x, code, cause);
 		goto out;
@@ -555,11 +556,8 @@ out:
 void
 h_airlift(struct rctx *x)
 {
-	const struct evhttp_uri	*u;
-	const char		*path;
+	const char		*path = hreq_path(x->req);
 
-	u = evhttp_request_get_evhttp_uri(x->req);
-	path = u != NULL ? evhttp_uri_get_path(u) : NULL;
 	if (!x->d->conf->airlift_enabled || path == NULL ||
 	    strncmp(path, "/v1/", 4) != 0) {
 		reply_error(x, 404, "no such resource");
@@ -582,7 +580,7 @@ h_watch(struct rctx *x)
 	    "watch", &x->query, x->now);
 	if (label != NULL)
 		x->route = label;
-	rest_record(x, evhttp_request_get_response_code(x->req));
+	rest_record(x, hreq_response_code(x->req));
 }
 
 /* heureka/apps/{app}/leader: the pinned or elected leader (leader.c). */
@@ -591,7 +589,7 @@ h_leader(struct rctx *x)
 {
 	leader_http(x->d->reg, x->d->gate, x->req, x->seg[2], &x->query,
 	    x->now);
-	rest_record(x, evhttp_request_get_response_code(x->req));
+	rest_record(x, hreq_response_code(x->req));
 }
 
 /* heureka/digest, heureka/apps, heureka/stats: the peers' (ext.c). */
@@ -603,7 +601,7 @@ h_ext(struct rctx *x)
 		return;
 	}
 	ext_http(x->d->ext, x->req, x->seg[1]);
-	rest_record(x, evhttp_request_get_response_code(x->req));
+	rest_record(x, hreq_response_code(x->req));
 }
 
 /* GET heureka/audit and heureka/doctor: the console (console.c). */
@@ -615,7 +613,7 @@ h_console(struct rctx *x)
 		reply_error(x, 404, "no such resource");
 		return;
 	}
-	rest_record(x, evhttp_request_get_response_code(x->req));
+	rest_record(x, hreq_response_code(x->req));
 }
 
 /* GET heureka/apps/{app}/{id}/drained: the drain barrier (barrier.c). */
@@ -624,7 +622,7 @@ h_drained(struct rctx *x)
 {
 	barrier_http(x->d->barrier, x->req, x->seg[2], x->seg[3], &x->query,
 	    x->now);
-	rest_record(x, evhttp_request_get_response_code(x->req));
+	rest_record(x, hreq_response_code(x->req));
 }
 
 /*
@@ -635,11 +633,8 @@ h_drained(struct rctx *x)
 void
 h_consul(struct rctx *x)
 {
-	const struct evhttp_uri	*u;
-	const char		*path;
+	const char		*path = hreq_path(x->req);
 
-	u = evhttp_request_get_evhttp_uri(x->req);
-	path = u != NULL ? evhttp_uri_get_path(u) : NULL;
 	if (!x->d->conf->consul_enabled || x->d->consul == NULL ||
 	    path == NULL || strncmp(path, "/v1/", 4) != 0) {
 		reply_error(x, 404, "no such resource");

@@ -8,16 +8,19 @@
 #ifndef REST_INT_H
 #define REST_INT_H
 
+struct hquery;
+struct hreq;
+
 #include <sys/queue.h>
 
 #include <stdint.h>
 
 #include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 
 #include "access.h"
 #include "cache.h"
 #include "clock.h"
+#include "http.h"
 #include "rest.h"
 
 #define MAX_SEGMENTS	8
@@ -28,12 +31,12 @@
 /* One request in flight: what the handlers need, and what metrics record. */
 struct rctx {
 	const struct rest_deps	*d;		/* the router's */
-	struct evhttp_request	*req;
+	struct hreq	*req;
 	enum evhttp_cmd_type	 method;
 	const char		*route;
 	int64_t			 start_us;
 	struct hk_time		 now;		/* read once per request */
-	struct evkeyvalq	 query;
+	struct hquery		 query;
 	int			 replicated;
 	char			*seg[MAX_SEGMENTS];	/* in segbuf or segheap */
 	int			 nseg;
@@ -46,7 +49,7 @@ struct rctx {
  * turn (cache_step): the full registry, the delta, one application or a
  * VIP (res, and name for the last two). Served in arrival order; at most
  * one per
- * connection (evhttp reads a connection's next request only after this
+ * connection (the front reads a connection's next request only after this
  * one's reply), so their number is bounded by eureka.server.
  * max-connections. A client that goes away meanwhile is noticed by its
  * hold (hold.c) and its connection freed.
@@ -72,7 +75,7 @@ struct rest {
 /*
  * A route: method mask, the role a caller needs for it (access.h), the
  * pattern ("*" is any one segment), handler, and the body it takes (the
- * header-time guard refuses any other body). The role is the route's:
+ * front refuses any other body at the head). The role is the route's:
  * whoever reaches a handler, under whatever spelling of its path, was
  * judged on this entry (docs/security.md).
  */
@@ -108,7 +111,7 @@ int		split_path(char **, int *, const char *, char *, size_t,
 size_t		rest_base(const char *);
 const struct route *route_resolve(const char *, int, char **, int *, char *,
 		     size_t, char **, struct rest_target *);
-int		parse_query(const char *, struct evkeyvalq *);
+int		parse_query(struct hreq *, const char *, struct hquery *);
 extern const struct route rest_routes[];
 extern const size_t rest_nroutes;
 

@@ -26,6 +26,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include "http.h"
 #include "barrier.h"
 #include "cache.h"
 #include "clock.h"
@@ -134,7 +135,8 @@ parked_answer(struct rest *rest, struct parked *p, int refuse,
 		if (!parked_same(p, &want))
 			continue;
 		x = p->x;
-		TAILQ_INIT(&x.query);
+		x.query.kv = NULL;
+		x.query.n = 0;
 		parked_free(p);
 		if (refuse)
 			fetch_refuse(&x);
@@ -187,12 +189,12 @@ fetch_park(struct rctx *x, enum cache_res res, const struct cache_key *k,
 	struct rest			*rest = (struct rest *)(void *)
 					    ((char *)(void *)x->d -
 					    offsetof(struct rest, d));
-	struct evhttp_connection	*evcon;
+	struct hconn			*evcon;
 	struct event_base		*base;
 	struct parked			*p;
 
-	if ((evcon = evhttp_request_get_connection(x->req)) == NULL ||
-	    (base = evhttp_connection_get_base(evcon)) == NULL)
+	if ((evcon = hreq_conn(x->req)) == NULL ||
+	    (base = hconn_base(evcon)) == NULL)
 		return (-1);
 	if (rest->slice_ev == NULL)
 		rest->slice_ev = evtimer_new(base, rest_slice_cb, rest);
@@ -201,7 +203,8 @@ fetch_park(struct rctx *x, enum cache_res res, const struct cache_key *k,
 	p->x = *x;
 	p->x.nseg = 0;
 	p->x.segheap = NULL;
-	TAILQ_INIT(&p->x.query);
+	p->x.query.kv = NULL;
+	p->x.query.n = 0;
 	p->res = res;
 	p->k = *k;
 	p->name = name != NULL ? xstrdup(name) : NULL;

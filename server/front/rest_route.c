@@ -3,7 +3,7 @@
  * pattern, handler, the body a route takes), the one resolution of a
  * request target (route_resolve: base, path split into URL-decoded
  * segments once, route, role) and query parsing. Pure: no server state, nothing but the request's text, so
- * the header-time guard (rest_route_lookup) and the router fuzz target
+ * the front's body caps (rest_route_lookup) and the router fuzz target
  * (tests/fuzz/fuzz_router.c) run it on any input.
  */
 
@@ -14,6 +14,7 @@
 
 #include <event2/http.h>
 
+#include "http.h"
 #include "instance.h"
 #include "ops.h"
 #include "rest_int.h"
@@ -236,7 +237,7 @@ rest_base(const char *path)
 
 /*
  * The one resolution of a request target, behind the dispatcher, the
- * guard and the fuzz target alike: the base, the rest of the path split
+ * front and the fuzz target alike: the base, the rest of the path split
  * and URL-decoded once (into seg, in buf of buflen bytes or in *heap for
  * the caller to free), the route those segments and method reach, and
  * from it the role and the body (see rest_route_resolve() in rest.h).
@@ -307,17 +308,24 @@ rest_route_resolve(const char *path, int method, struct rest_target *t)
 	return (t->status);
 }
 
-/* What the route for method on path takes, for the guard; see rest.h. */
+/* What the route for method on path takes, for the front; see rest.h. */
 int
 rest_route_lookup(const char *path, int method, enum rest_body *body,
     char *allow, size_t allowlen)
 {
 	struct rest_target	t;
+	size_t			 n;
 
 	rest_route_resolve(path, method, &t);
 	*body = t.body;
-	if (allowlen > 0)
-		snprintf(allow, allowlen, "%s", t.allow);
+	if (allowlen > 0) {
+		/* A copy, not a printf: every request with a body asks. */
+		n = strnlen(t.allow, sizeof t.allow);
+		if (n >= allowlen)
+			n = allowlen - 1;
+		memcpy(allow, t.allow, n);
+		allow[n] = '\0';
+	}
 	return (t.status);
 }
 
@@ -334,36 +342,66 @@ rest_route_at(size_t i, int *methods, const char *const **pattern,
 	return (0);
 }
 
+/* Whether n bytes of a query part are printable ASCII with no escape. */
+static int
+query_plain(const char *p, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] == '%' || p[i] == '+' || (unsigned char)p[i] >= 0x7f ||
+		    (unsigned char)p[i] < 0x20)
+			return (0);
+	return (1);
+}
+
 /*
- * Parse a query string into headers, decoding keys as well as values
- * (evhttp_parse_query_str decodes only values) and refusing a decoded
- * NUL, CR or LF, which would cut or split a value in C strings and
- * headers, or invalid UTF-8. -1 on a malformed query.
+ * Parse a query string into out, decoding keys as well as values (into
+ * the request's arena: nothing to free) and refusing a decoded NUL, CR
+ * or LF, which would cut or split a value in C strings and headers, or
+ * invalid UTF-8. -1 on a malformed query.
  */
 int
-parse_query(const char *q, struct evkeyvalq *out)
+parse_query(struct hreq *req, const char *q, struct hquery *out)
 {
-	char	*copy, *p, *part, *eq, *k, *v;
-	size_t	 klen, vlen;
-	int	 rc = 0;
+	const char	*part, *end, *eq;
+	char		*k, *v;
+	size_t		 n = 1, klen, vlen, plen;
 
-	copy = p = xstrdup(q);
-	while (rc == 0 && (part = strsep(&p, "&")) != NULL) {
-		if (*part == '\0')
+	for (part = q; *part != '\0'; part++)
+		n += *part == '&';
+	out->kv = hreq_alloc(req, n * sizeof *out->kv);
+	out->n = 0;
+	for (part = q; *part != '\0'; part = *end != '\0' ? end + 1 : end) {
+		end = part + strcspn(part, "&");
+		if ((plen = (size_t)(end - part)) == 0)
 			continue;
-		if ((eq = strchr(part, '=')) != NULL)
-			*eq++ = '\0';
-		k = evhttp_uridecode(part, 1, &klen);
-		v = evhttp_uridecode(eq != NULL ? eq : "", 1, &vlen);
-		if (k == NULL || v == NULL || strlen(k) != klen ||
-		    strlen(v) != vlen || strpbrk(k, "\r\n") != NULL ||
-		    strpbrk(v, "\r\n") != NULL || !utf8_valid(k) ||
-		    !utf8_valid(v) ||
-		    evhttp_add_header(out, k, v) != 0)
-			rc = -1;
-		free(k);
-		free(v);
+		if ((eq = memchr(part, '=', plen)) == NULL)
+			eq = end;
+		k = hreq_alloc(req, plen + 2);
+		v = k + (eq - part) + 1;
+		vlen = eq < end ? (size_t)(end - eq - 1) : 0;
+		/*
+		 * Plain ASCII with nothing to decode is itself (a target has
+		 * no control characters): the usual case, a copy.
+		 */
+		if (query_plain(part, plen)) {
+			memcpy(k, part, (size_t)(eq - part));
+			k[eq - part] = '\0';
+			memcpy(v, eq < end ? eq + 1 : "", vlen);
+			v[vlen] = '\0';
+		} else {
+			klen = http_decode(part, (size_t)(eq - part), 1, k);
+			vlen = http_decode(eq < end ? eq + 1 : "", vlen, 1, v);
+			if (strlen(k) != klen || strlen(v) != vlen ||
+			    strpbrk(k, "\r\n") != NULL ||
+			    strpbrk(v, "\r\n") != NULL || !utf8_valid(k) ||
+			    !utf8_valid(v))
+				return (-1);
+		}
+		out->kv[out->n].key = k;
+		out->kv[out->n].value = v;
+		out->n++;
 	}
-	free(copy);
-	return (rc);
+	return (0);
 }

@@ -59,6 +59,7 @@
 #include "clock.h"
 #include "config.h"
 #include "hash.h"
+#include "http.h"
 #include "httputil.h"
 #include "instance.h"
 #include "json.h"
@@ -114,8 +115,8 @@ struct watch_mark {
 struct watcher {
 	TAILQ_ENTRY(watcher)	 entry;
 	struct watch		*w;
-	struct evhttp_request	*req;
-	struct evhttp_connection *evcon;
+	struct hreq		*req;
+	struct hconn		*evcon;
 	char			*app;		/* NULL: every app */
 	int			 closing;	/* RESET sent */
 	int			 chunked;	/* the reply is chunked */
@@ -286,12 +287,12 @@ watcher_close_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	evhttp_connection_free(wr->evcon);
+	hconn_free(wr->evcon);
 }
 
 /* RESET has been written out: close. */
 static void
-watcher_flushed_cb(struct evhttp_connection *evcon, void *arg)
+watcher_flushed_cb(struct hconn *evcon, void *arg)
 {
 	struct watcher	*wr = arg;
 
@@ -327,7 +328,7 @@ watcher_reset(struct watcher *wr, const char *why)
 	log_info("watch: reset a watcher: %s (%zu bytes unsent)", why,
 	    watch_conn_pending(wr->evcon));
 	evbuffer_add(w->tmp, "event: RESET\ndata: {}\n\n", 23);
-	evhttp_send_reply_chunk_with_cb(wr->req, w->tmp, watcher_flushed_cb,
+	hreq_reply_chunk_with_cb(wr->req, w->tmp, watcher_flushed_cb,
 	    wr);
 	evbuffer_drain(w->tmp, evbuffer_get_length(w->tmp));
 	tv = clock_ms_tv(ms < WATCH_GRACE_MS ? ms : WATCH_GRACE_MS);
@@ -356,9 +357,9 @@ watcher_put_text(struct watcher *wr, const char *text, size_t len)
 		return;		/* the stall check judges a full one */
 	before = watch_conn_output(wr->evcon);
 	evbuffer_add(w->tmp, text, len);
-	evhttp_send_reply_chunk(wr->req, w->tmp);
+	hreq_reply_chunk(wr->req, w->tmp);
 	evbuffer_drain(w->tmp, evbuffer_get_length(w->tmp));
-	/* With evhttp's chunk framing (nothing is written meanwhile). */
+	/* With the front's chunk framing (nothing is written meanwhile). */
 	wr->handed += watch_conn_output(wr->evcon) - before;
 }
 
@@ -870,14 +871,14 @@ watcher_free(struct watcher *wr)
 }
 
 /*
- * A connection is being freed (the guard owns evhttp's close callback and
+ * A connection is being freed (conn.c owns the front's close callback and
  * passes it on through server.c). If it held a watcher: if libevent
  * detached the request (the peer went away mid-stream) it is ours to
  * free, else the connection frees it. A scan of the watchers: they are
  * capped, and a connection closes once.
  */
 void
-watch_conn_closed(struct watch *w, struct evhttp_connection *evcon)
+watch_conn_closed(struct watch *w, struct hconn *evcon)
 {
 	struct watcher	*wr;
 
@@ -886,8 +887,8 @@ watch_conn_closed(struct watch *w, struct evhttp_connection *evcon)
 	TAILQ_FOREACH(wr, &w->watchers, entry) {
 		if (wr->evcon != evcon)
 			continue;
-		if (evhttp_request_get_connection(wr->req) == NULL)
-			evhttp_send_reply_end(wr->req);
+		if (hreq_conn(wr->req) == NULL)
+			hreq_reply_end(wr->req);
 		watcher_free(wr);
 		return;
 	}
@@ -915,13 +916,13 @@ watch_drain(struct watch *w)
 		next = TAILQ_NEXT(wr, entry);
 		if (wr->closing)
 			continue;
-		if (evhttp_request_get_connection(wr->req) != NULL) {
+		if (hreq_conn(wr->req) != NULL) {
 			evbuffer_add(w->tmp, frame, (size_t)n);
-			evhttp_send_reply_chunk(wr->req, w->tmp);
+			hreq_reply_chunk(wr->req, w->tmp);
 			evbuffer_drain(w->tmp, evbuffer_get_length(w->tmp));
 		}
-		/* The request is evhttp's from here; forget the watcher. */
-		evhttp_send_reply_end(wr->req);
+		/* The request is the front's from here; forget the watcher. */
+		hreq_reply_end(wr->req);
 		watcher_free(wr);
 	}
 }
@@ -935,7 +936,7 @@ watch_close_all(struct watch *w)
 	if (w == NULL)
 		return;
 	while ((wr = TAILQ_FIRST(&w->watchers)) != NULL) {
-		evhttp_connection_free(wr->evcon);
+		hconn_free(wr->evcon);
 		/* Its close callback forgets it; if none ran, do it here. */
 		if (TAILQ_FIRST(&w->watchers) == wr)
 			watcher_free(wr);
@@ -1020,9 +1021,9 @@ watch_resume(struct watch *w, struct watcher *wr, uint64_t v)
 
 /* The Last-Event-ID header as a number; 0 absent, -1 malformed. */
 static int
-watch_last_id(struct evhttp_request *req, uint64_t *v)
+watch_last_id(struct hreq *req, uint64_t *v)
 {
-	const char		*h = http_header(req, "Last-Event-ID");
+	const char		*h = hreq_header(req, "Last-Event-ID");
 	char			*end;
 	unsigned long long	 n;
 
@@ -1037,51 +1038,47 @@ watch_last_id(struct evhttp_request *req, uint64_t *v)
 
 /* First value of a query parameter. */
 static const char *
-watch_query(const struct evkeyvalq *q, const char *name)
+watch_query(const struct hquery *q, const char *name)
 {
-	struct evkeyval	*e;
 
-	TAILQ_FOREACH(e, q, next)
-		if (strcmp(e->key, name) == 0)
-			return (e->value);
-	return (NULL);
+	return (hquery_get(q, name));
 }
 
 /* GET heureka/watch[?app=APP]: open a stream. */
 static void
-watch_open(struct watch *w, struct evhttp_request *req,
-    const struct evkeyvalq *query, struct hk_time now)
+watch_open(struct watch *w, struct hreq *req,
+    const struct hquery *query, struct hk_time now)
 {
 	const struct watch_deps	*d = &w->d;
-	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	struct hconn		*evcon = hreq_conn(req);
 	struct bufferevent	*bev;
-	struct evkeyvalq	*h;
+	struct hhdrs		*h;
 	struct watcher		*wr;
 	const char		*app = watch_query(query, "app");
 	const char		*te;
 	uint64_t		 last = 0;
 	int			 haslast;
 
-	if (evhttp_request_get_command(req) != EVHTTP_REQ_GET) {
-		http_error(req, 405, "method not allowed");
+	if (hreq_method(req) != EVHTTP_REQ_GET) {
+		hreq_error(req, 405, "method not allowed");
 		return;
 	}
 	if (!gate_allow_read(d->gate, now.mono_ms)) {
-		http_reply(req, 403, NULL, NULL, 0);
+		hreq_reply(req, 403, NULL, NULL, 0);
 		return;
 	}
 	if (app != NULL && !instance_name_ok(app, INSTANCE_MAX_NAME)) {
-		http_error(req, 400, "invalid application name");
+		hreq_error(req, 400, "invalid application name");
 		return;
 	}
 	if ((haslast = watch_last_id(req, &last)) < 0) {
-		http_error(req, 400, "Last-Event-ID must be an event id");
+		hreq_error(req, 400, "Last-Event-ID must be an event id");
 		return;
 	}
 	if (gate_is_stopping(d->gate) || evcon == NULL ||
 	    w->stats.watchers >= (size_t)d->conf->watch_max_watchers) {
 		w->stats.refused++;
-		http_error(req, 503, "too many watchers");
+		hreq_error(req, 503, "too many watchers");
 		return;
 	}
 	wr = xcalloc(1, sizeof *wr);
@@ -1097,15 +1094,15 @@ watch_open(struct watch *w, struct evhttp_request *req,
 	w->stats.streams++;
 	w->dormant = 0;		/* its ids resume from here on */
 
-	h = evhttp_request_get_output_headers(req);
-	evhttp_add_header(h, "Content-Type", "text/event-stream");
-	evhttp_add_header(h, "Cache-Control", "no-cache");
-	evhttp_add_header(h, "X-Accel-Buffering", "no");
-	evhttp_send_reply_start(req, 200, "OK");
-	wr->chunked = (te = evhttp_find_header(h, "Transfer-Encoding")) !=
+	h = hreq_output_headers(req);
+	hhdrs_add(h, "Content-Type", "text/event-stream");
+	hhdrs_add(h, "Cache-Control", "no-cache");
+	hhdrs_add(h, "X-Accel-Buffering", "no");
+	hreq_reply_start(req, 200, "OK");
+	wr->chunked = (te = hhdrs_find(h, "Transfer-Encoding")) !=
 	    NULL && strcasecmp(te, "chunked") == 0;
 	/* A stream is quiet for long: no read or write timeout. */
-	if ((bev = evhttp_connection_get_bufferevent(evcon)) != NULL)
+	if ((bev = hconn_bufferevent(evcon)) != NULL)
 		bufferevent_set_timeouts(bev, NULL, NULL);
 	watch_conn_cap(evcon, d->conf->watch_max_buffer_bytes);
 	wr->handed = watch_conn_pending(evcon);	/* the head */
@@ -1119,7 +1116,7 @@ watch_open(struct watch *w, struct evhttp_request *req,
 
 /* GET heureka/watch/stats: the counters as JSON. */
 static void
-watch_reply_stats(struct watch *w, struct evhttp_request *req)
+watch_reply_stats(struct watch *w, struct hreq *req)
 {
 	struct buf	b;
 
@@ -1133,14 +1130,14 @@ watch_reply_stats(struct watch *w, struct evhttp_request *req)
 	    w->stats.resets, w->stats.stalls, w->snapping, w->acct->bytes,
 	    w->stats.refused, w->stats.events, w->stats.frames,
 	    w->stats.version);
-	http_reply(req, 200, "application/json", b.data, b.len);
+	hreq_reply(req, 200, "application/json", b.data, b.len);
 	buf_free(&b);
 }
 
 /* Serve heureka/watch and watch/stats; NULL when rel is not ours. */
 const char *
-watch_http(struct watch *w, struct evhttp_request *req, const char *rel,
-    const struct evkeyvalq *query, struct hk_time now)
+watch_http(struct watch *w, struct hreq *req, const char *rel,
+    const struct hquery *query, struct hk_time now)
 {
 	if (strcmp(rel, "watch") == 0) {
 		watch_open(w, req, query, now);

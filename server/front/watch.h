@@ -25,6 +25,10 @@
 #ifndef WATCH_H
 #define WATCH_H
 
+struct hconn;
+struct hquery;
+struct hreq;
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,7 +70,7 @@ struct watch	*watch_new(const struct watch_deps *);
 /* Close every stream and free (NULL is fine). */
 void		 watch_free(struct watch *);
 /* A connection is being freed (server.c's close callback). */
-void		 watch_conn_closed(struct watch *, struct evhttp_connection *);
+void		 watch_conn_closed(struct watch *, struct hconn *);
 /* End every stream (shutdown). */
 void		 watch_close_all(struct watch *);
 /* A last SHUTDOWN event and a clean end for every stream (draining). */
@@ -76,8 +80,8 @@ void		 watch_drain(struct watch *);
  * under {base}heureka/); returns the route label it served under, NULL
  * when rel is not its.
  */
-const char	*watch_http(struct watch *, struct evhttp_request *,
-		     const char *rel, const struct evkeyvalq *query,
+const char	*watch_http(struct watch *, struct hreq *,
+		     const char *rel, const struct hquery *query,
 		     struct hk_time now);
 const struct watch_stats *watch_stats(const struct watch *);
 /*

@@ -14,6 +14,8 @@
 #ifndef WATCH_INT_H
 #define WATCH_INT_H
 
+struct hconn;
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,17 +62,17 @@ void			 watch_blob_unref(struct watch_blob *);
  * and the peer has not acknowledged (SIOCOUTQ), so a reader that stopped
  * cannot park a socket buffer's worth more than the bound.
  */
-size_t		 watch_conn_pending(struct evhttp_connection *);
+size_t		 watch_conn_pending(struct hconn *);
 /* Its output buffer alone. */
-size_t		 watch_conn_output(struct evhttp_connection *);
+size_t		 watch_conn_output(struct hconn *);
 /* Cap the kernel's send buffer at about bound plus room for a RESET. */
-void		 watch_conn_cap(struct evhttp_connection *, size_t bound);
+void		 watch_conn_cap(struct hconn *, size_t bound);
 /*
  * Put one blob in a connection's output, by reference (the blob lives
  * until the bytes are written), as a chunk when chunked is set. The
  * stream's head must have been sent. Returns the bytes added.
  */
-size_t		 watch_send_blob(struct evhttp_connection *, int chunked,
+size_t		 watch_send_blob(struct hconn *, int chunked,
 		     struct watch_blob *);
 /* Give freed heap back to the system (glibc keeps it otherwise). */
 void		 watch_trim(void);

@@ -11,7 +11,7 @@
  * buffer is also set (twice the bound: its bookkeeping counts too), so
  * that the RESET which ends a full watcher still fits in it and is
  * delivered after the close. A blob goes into the output as one ready
- * chunk (watch_int.h), not through evhttp's chunk framing.
+ * chunk (watch_int.h), not through the front's chunk framing.
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
@@ -32,6 +32,7 @@
 #include <event2/bufferevent.h>
 #include <event2/http.h>
 
+#include "http.h"
 #include "watch_int.h"
 #include "xmalloc.h"
 
@@ -114,35 +115,35 @@ watch_blob_sent_cb(const void *data, size_t len, void *arg)
 
 /* The connection's socket, -1 when it has none. */
 static evutil_socket_t
-watch_conn_fd(struct evhttp_connection *evcon)
+watch_conn_fd(struct hconn *evcon)
 {
 	struct bufferevent	*bev;
 
-	bev = evhttp_connection_get_bufferevent(evcon);
+	bev = hconn_bufferevent(evcon);
 	return (bev != NULL ? bufferevent_getfd(bev) : -1);
 }
 
 /* The connection's output buffer. */
 size_t
-watch_conn_output(struct evhttp_connection *evcon)
+watch_conn_output(struct hconn *evcon)
 {
 	struct bufferevent	*bev;
 
-	bev = evhttp_connection_get_bufferevent(evcon);
+	bev = hconn_bufferevent(evcon);
 	return (bev != NULL ?
 	    evbuffer_get_length(bufferevent_get_output(bev)) : 0);
 }
 
 /* Output buffer plus the kernel's unacknowledged bytes. */
 size_t
-watch_conn_pending(struct evhttp_connection *evcon)
+watch_conn_pending(struct hconn *evcon)
 {
 	struct bufferevent	*bev;
 	size_t			 n = 0;
 	evutil_socket_t		 fd;
 	int			 q = 0;
 
-	bev = evhttp_connection_get_bufferevent(evcon);
+	bev = hconn_bufferevent(evcon);
 	if (bev == NULL)
 		return (0);
 	n = evbuffer_get_length(bufferevent_get_output(bev));
@@ -167,7 +168,7 @@ watch_conn_pending(struct evhttp_connection *evcon)
  * behind in the output and was lost at the close.
  */
 void
-watch_conn_cap(struct evhttp_connection *evcon, size_t bound)
+watch_conn_cap(struct hconn *evcon, size_t bound)
 {
 	evutil_socket_t	 fd = watch_conn_fd(evcon);
 	int		 v;
@@ -181,7 +182,7 @@ watch_conn_cap(struct evhttp_connection *evcon, size_t bound)
 
 /* One blob into the output by reference; the bytes added. */
 size_t
-watch_send_blob(struct evhttp_connection *evcon, int chunked,
+watch_send_blob(struct hconn *evcon, int chunked,
     struct watch_blob *bl)
 {
 	struct bufferevent	*bev;
@@ -189,7 +190,7 @@ watch_send_blob(struct evhttp_connection *evcon, int chunked,
 	size_t			 n = chunked ? bl->size : bl->len;
 
 	if (evcon == NULL || bl->len == 0 ||
-	    (bev = evhttp_connection_get_bufferevent(evcon)) == NULL)
+	    (bev = hconn_bufferevent(evcon)) == NULL)
 		return (0);
 	/* bufferevent writes it out as the socket takes it (EV_WRITE). */
 	if (evbuffer_add_reference(bufferevent_get_output(bev), p, n,

@@ -8,7 +8,7 @@
  * busy every DRAIN_POLL_MS and reports once, when nothing is or the grace
  * period is over. Polling rather than counting every way a request can
  * end keeps the server's paths unchanged; the poll walks the open
- * connections (guard_busy), at most max-connections, 20 times a second
+ * connections (hconn_busy), at most max-connections, 20 times a second
  * and only while draining.
  */
 #include <stdlib.h>

@@ -11,7 +11,7 @@ set -eu
 : "${BUILDDIR:=.}"
 : "${FUZZ_CPPFLAGS:=}"
 : "${FUZZ_LIBS:=}"
-TARGETS="json_instance xml_instance repl_batch router config gzip dnsmsg core_ops"
+TARGETS="json_instance xml_instance repl_batch router http config gzip dnsmsg core_ops"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-g -O1 -fno-omit-frame-pointer $SAN"
 OBJ=$BUILDDIR/tests/fuzz/obj

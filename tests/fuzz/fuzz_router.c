@@ -1,10 +1,10 @@
 /*
  * fuzz_router.c: libFuzzer target for the URL router with its
  * percent-decoding (rest_route_resolve: base, segments, routes, Allow,
- * role) and for the header-time guard's request head parser
- * (guard_parse_head). The first byte picks the method; the rest is the
- * path (as given, and as evhttp's URI parser hands it to the dispatcher),
- * and also the head.
+ * role) and for the front's request head parser (http_parse_head).
+ * The first byte picks the method; the rest is the path (as given, and
+ * as the front's target split hands it to the dispatcher), and also the
+ * head.
  *
  * The role check (issue 21: a user reached the peers' batch through
  * /eureka/v2/%70eerreplication/batch because the access check read the
@@ -24,7 +24,7 @@
 #include <event2/http.h>
 
 #include "bug.h"
-#include "guard.h"
+#include "http.h"
 #include "instance.h"
 #include "log.h"
 #include "rest.h"
@@ -253,11 +253,12 @@ check_role(const char *path, int method)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
-	struct guard_head	 h;
-	struct evhttp_uri	*uri;
+	struct hhead		 h;
+	struct hhdr		*hdrs;
 	enum rest_body		 body;
-	const char		*reason, *p;
-	char			*path, allow[64];
+	const char		*reason, *q;
+	char			*path, *head, *p, allow[64];
+	size_t			 qlen, n;
 	int			 method, rc;
 
 	/* A broken invariant aborts; walkers run after each operation. */
@@ -273,19 +274,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	if (rc == 405 && allow[0] == '\0')
 		fatalx("405 without Allow");
 	check_role(path, method);
-	/* The path as evhttp hands it to the dispatcher. */
-	if ((uri = evhttp_uri_parse_with_flags(path,
-	    EVHTTP_URI_NONCONFORMANT)) != NULL) {
-		if ((p = evhttp_uri_get_path(uri)) != NULL && *p != '\0')
-			check_role(p, method);
-		evhttp_uri_free(uri);
-	}
+	/* The path as the front hands it to the dispatcher. */
+	p = xmalloc(strlen(path) + 1);
+	http_target_split(path, strlen(path), p, &q, &qlen);
+	if (*p != '\0')
+		check_role(p, method);
+	free(p);
 	free(path);
-	rc = guard_parse_head((const char *)data + 1, len - 1, &h, &reason);
-	if (rc == 0 && (h.target == NULL || h.line == NULL ||
-	    h.target + h.target_len > (const char *)data + len))
-		fatalx("guard_parse_head: bad target");
+	/* The head, parsed in place in a copy. */
+	n = len - 1;
+	head = xmalloc(n + 1);
+	memcpy(head, data + 1, n);
+	hdrs = xcalloc(http_head_lines(head, n) + 1, sizeof *hdrs);
+	rc = http_parse_head(head, n, &h, hdrs, http_head_lines(head, n),
+	    &reason);
+	if (rc == 0 && (h.target == NULL || h.method_name == NULL ||
+	    h.target + h.target_len > head + n))
+		fatalx("http_parse_head: bad target");
 	if (rc != 0 && (reason == NULL || *reason == '\0'))
-		fatalx("guard_parse_head: %d without a reason", rc);
+		fatalx("http_parse_head: %d without a reason", rc);
+	free(hdrs);
+	free(head);
 	return (0);
 }

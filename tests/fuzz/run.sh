@@ -9,7 +9,7 @@ set -eu
 : "${SRCDIR:=.}"
 : "${BUILDDIR:=.}"
 : "${FUZZ_SECONDS:=20}"
-TARGETS="json_instance xml_instance repl_batch router config gzip dnsmsg core_ops"
+TARGETS="json_instance xml_instance repl_batch router http config gzip dnsmsg core_ops"
 rc=0
 for t in $TARGETS; do
 	bin=$BUILDDIR/tests/fuzz/fuzz_$t

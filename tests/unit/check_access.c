@@ -6,27 +6,31 @@
  * peer by certificate) for every kind, with and without read-anonymous
  * and with authentication off, where every caller is trusted as before.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <check.h>
 #include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 
 #include "access.h"
 #include "config.h"
+#include "http.h"
 #include "rest.h"
 #include "testutil.h"
 
 /* A request carrying an Authorization header (NULL: none). */
-static struct evhttp_request *
+static struct hreq *
 mkreq(const char *auth)
 {
-	struct evhttp_request	*r = evhttp_request_new(NULL, NULL);
+	char		 head[512];
+	struct hreq	*r;
+	int		 n;
 
-	if (auth != NULL)
-		evhttp_add_header(evhttp_request_get_input_headers(r),
-		    "Authorization", auth);
+	n = snprintf(head, sizeof head, "GET / HTTP/1.1\r\n%s%s%s\r\n",
+	    auth != NULL ? "Authorization: " : "", auth != NULL ? auth : "",
+	    auth != NULL ? "\r\n" : "");
+	ck_assert_ptr_nonnull(r = hreq_new_head(head, (size_t)n));
 	return (r);
 }
 
@@ -34,12 +38,12 @@ mkreq(const char *auth)
 static enum access_verdict
 judge(struct access *a, const char *auth, enum access_kind k, int *peer)
 {
-	struct evhttp_request	*r = mkreq(auth);
+	struct hreq		*r = mkreq(auth);
 	enum access_verdict	 v;
 	int64_t			 retry;
 
 	v = access_check(a, r, k, 1000, peer, &retry);
-	evhttp_request_free(r);
+	hreq_free(r);
 	return (v);
 }
 
@@ -239,7 +243,7 @@ END_TEST
 
 /* The TLS module's answer, faked: every request "has" a peer certificate. */
 static int
-cert_yes(struct evhttp_request *r)
+cert_yes(struct hreq *r)
 {
 	return (1);
 }

@@ -8,14 +8,16 @@
  * (curl, Eureka clients, peers: heartbeats) are not judged.
  */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <check.h>
 #include <event2/http.h>
-#include <event2/http_struct.h>
 
+#include "buf.h"
 #include "csrf.h"
+#include "http.h"
 #include "testutil.h"
 
 #define HOST	"reg.example:8761"
@@ -24,33 +26,43 @@
  * A request of method with headers given as name, value pairs (NULL
  * ends them).
  */
-static struct evhttp_request *
+static struct hreq *
 mkreq(enum evhttp_cmd_type method, ...)
 {
-	struct evhttp_request	*r = evhttp_request_new(NULL, NULL);
-	const char		*k, *v;
-	va_list			 ap;
+	struct hreq	*r;
+	struct buf	 b;
+	const char	*k, *v;
+	va_list		 ap;
 
-	r->type = method;
+	buf_init(&b, 0);
+	buf_addf(&b, "%s / HTTP/1.1\r\n", method == EVHTTP_REQ_GET ? "GET" :
+	    method == EVHTTP_REQ_HEAD ? "HEAD" : method == EVHTTP_REQ_PUT ?
+	    "PUT" : method == EVHTTP_REQ_POST ? "POST" : method ==
+	    EVHTTP_REQ_DELETE ? "DELETE" : method == EVHTTP_REQ_OPTIONS ?
+	    "OPTIONS" : "PATCH");
 	va_start(ap, method);
 	while ((k = va_arg(ap, const char *)) != NULL) {
 		v = va_arg(ap, const char *);
-		evhttp_add_header(evhttp_request_get_input_headers(r), k, v);
+		buf_addf(&b, "%s: %s\r\n", k, v);
 	}
 	va_end(ap);
+	buf_adds(&b, "\r\n");
+	r = hreq_new_head(b.data, b.len);
+	buf_free(&b);
+	ck_assert_ptr_nonnull(r);
 	return (r);
 }
 
 /* csrf_check's verdict on r (freed), *why its reason or NULL. */
 static int
-judge(struct csrf *c, struct evhttp_request *r, int actions,
+judge(struct csrf *c, struct hreq *r, int actions,
     const char **why)
 {
 	int	rc;
 
 	*why = NULL;
 	rc = csrf_check(c, r, actions, why);
-	evhttp_request_free(r);
+	hreq_free(r);
 	return (rc);
 }
 
@@ -58,12 +70,12 @@ judge(struct csrf *c, struct evhttp_request *r, int actions,
 static void
 token_for(struct csrf *c, const char *auth, char *out)
 {
-	struct evhttp_request	*r = auth != NULL ?
+	struct hreq		*r = auth != NULL ?
 	    mkreq(EVHTTP_REQ_GET, "Authorization", auth, NULL) :
 	    mkreq(EVHTTP_REQ_GET, NULL);
 
 	csrf_token(c, r, out);
-	evhttp_request_free(r);
+	hreq_free(r);
 }
 
 START_TEST(test_token_bound)
@@ -108,14 +120,14 @@ START_TEST(test_not_judged)
 	    "cross-site", NULL), 1, &why), 0);
 	/* csrf_is_browser says the same. */
 	{
-		struct evhttp_request *r = mkreq(EVHTTP_REQ_PUT, "Host", HOST,
+		struct hreq *r = mkreq(EVHTTP_REQ_PUT, "Host", HOST,
 		    NULL);
 
 		ck_assert_int_eq(csrf_is_browser(r), 0);
-		evhttp_request_free(r);
+		hreq_free(r);
 		r = mkreq(EVHTTP_REQ_PUT, "referer", "http://x/", NULL);
 		ck_assert_int_eq(csrf_is_browser(r), 1);
-		evhttp_request_free(r);
+		hreq_free(r);
 	}
 	csrf_free(c);
 }

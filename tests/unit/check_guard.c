@@ -1,11 +1,12 @@
 /*
- * check_guard.c: unit tests for the header-time guard's request head
- * parser (guard_parse_head) and the router lookup it decides with
- * (rest_route_lookup): what is refused with which status, what passes
- * and what it reads from a head that passes; and, over a loopback evhttp,
- * that a guarded connection uses what guard_init() was given: the body
- * caps, the metrics it counts refusals in, and the close callback with
- * its argument.
+ * check_guard.c: unit tests for the front's request head parser
+ * (http_parse_head, which grew from the header-time guard's) and the
+ * router lookup the body caps are decided with (rest_route_lookup): what
+ * is refused with which status, what passes and what it reads from a
+ * head that passes; and, over loopback (an evhttp client, the front's
+ * connections), that a connection uses what its front was given: the
+ * body caps, the metrics it counts refusals in, and the close callback
+ * with its argument.
  */
 #include <sys/socket.h>
 
@@ -21,9 +22,11 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/listener.h>
 
+#include "config.h"
 #include "conn.h"
-#include "guard.h"
+#include "http.h"
 #include "metrics.h"
 #include "rest.h"
 #include "testutil.h"
@@ -38,11 +41,23 @@ struct loop {
 	int			 want_close;
 };
 
+/* Parse len bytes of a head (a copy: the parser writes into it). */
+static int
+parse_n(const char *head, size_t len, struct hhead *h, const char **reason)
+{
+	static char		buf[1024];
+	static struct hhdr	hdrs[32];
+
+	ck_assert_uint_lt(len, sizeof buf);
+	memcpy(buf, head, len);
+	return (http_parse_head(buf, len, h, hdrs, 32, reason));
+}
+
 /* Parse a NUL-terminated head. */
 static int
-parse(const char *head, struct guard_head *h, const char **reason)
+parse(const char *head, struct hhead *h, const char **reason)
 {
-	return (guard_parse_head(head, strlen(head), h, reason));
+	return (parse_n(head, strlen(head), h, reason));
 }
 
 static const struct {
@@ -83,7 +98,7 @@ static const struct {
 
 START_TEST(test_bad_heads)
 {
-	struct guard_head	 h;
+	struct hhead	 h;
 	const char		*reason = NULL;
 
 	ck_assert_int_eq(parse(bad_heads[_i].head, &h, &reason),
@@ -99,10 +114,10 @@ START_TEST(test_control_characters)
 {
 	static const char head[] = "POST /eureka/apps/A HTTP/1.1\r\n"
 	    "x-netflix-discovery-replication: true\0\r\n\r\n";
-	struct guard_head	 h;
+	struct hhead	 h;
 	const char		*reason;
 
-	ck_assert_int_eq(guard_parse_head(head, sizeof head - 1, &h, &reason),
+	ck_assert_int_eq(parse_n(head, sizeof head - 1, &h, &reason),
 	    400);
 	ck_assert_ptr_nonnull(strstr(reason, "control character"));
 	ck_assert_int_eq(parse("GET / HTTP/1.1\r\nA: b\x7f\r\n\r\n", &h,
@@ -115,7 +130,7 @@ END_TEST
 /* What a head that passes says. */
 START_TEST(test_good_heads)
 {
-	struct guard_head	 h;
+	struct hhead	 h;
 	const char		*reason;
 
 	ck_assert_int_eq(parse("POST /eureka/apps/A?x=1 HTTP/1.1\r\nHost: a\r\n"
@@ -125,7 +140,7 @@ START_TEST(test_good_heads)
 	ck_assert_int_eq(h.method, EVHTTP_REQ_POST);
 	ck_assert_int_eq(h.content_length, 12);
 	ck_assert_int_eq(h.chunked, 0);
-	ck_assert_int_eq(h.expect_continue, 1);
+	ck_assert_int_eq(h.expect, 1);
 	ck_assert_int_eq((int)h.target_len, 18);
 	ck_assert(strncmp(h.target, "/eureka/apps/A?x=1", 18) == 0);
 	ck_assert_int_eq(parse("PUT /v2/apps/A/b HTTP/1.0\n"
@@ -196,29 +211,88 @@ START_TEST(test_route_lookup)
 }
 END_TEST
 
-/* The server's request callback: a guard verdict, or 200. */
+/* The server's request callback: 200 (refusals are the front's). */
 static void
-loop_request_cb(struct evhttp_request *req, void *arg)
+loop_request_cb(struct hreq *req, void *arg)
 {
-	const char	*reason;
-	int		 code;
-
 	(void)arg;
-	if (guard_verdict(req, &code, &reason))
-		evhttp_send_error(req, code, reason);
-	else
-		evhttp_send_reply(req, 200, "OK", NULL);
+	hreq_send_reply(req, 200, "OK", NULL);
 }
 
-/* Every accepted connection is counted and guarded, as server.c does. */
-static struct bufferevent *
-loop_bev_cb(struct event_base *base, void *arg)
+static void	loop_close_cb(struct hconn *, void *);
+
+/* What the tests' front is given (the listener's argument). */
+struct loop_server {
+	struct conns		*cs;
+	struct hfront_conf	 fc;
+	struct rest		*rest;
+	struct config		 conf;
+	struct evconnlistener	*l;
+	int			 port;
+};
+
+/* Every accepted connection is counted and admitted, as server.c does. */
+static void
+loop_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
 {
+	struct loop_server	*ls = arg;
 	struct bufferevent	*bev;
 
-	bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
-	conns_accepted(arg, bev, 0);
-	return (bev);
+	(void)sa;
+	(void)salen;
+	bev = bufferevent_socket_new(evconnlistener_get_base(l), fd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	conns_accepted(ls->cs, &ls->fc, bev, 0);
+}
+
+/*
+ * A front on 127.0.0.1 with the server's body caps (10 and 40 bytes)
+ * and head deadline, counting in m.
+ */
+static void
+loop_server_start(struct loop_server *ls, struct loop *lp, unsigned *open,
+    struct metrics *m, int64_t head_ms)
+{
+	struct sockaddr_in	sin;
+	socklen_t		sl = sizeof sin;
+
+	memset(ls, 0, sizeof *ls);
+	ls->conf.max_body_bytes = 10;
+	ls->conf.max_batch_bytes = 40;
+	ls->rest = rest_new(&(struct rest_deps){ .conf = &ls->conf,
+	    .metrics = m });
+	ls->fc.cb = loop_request_cb;
+	ls->fc.body_cap = rest_body_cap;
+	ls->fc.body_cap_arg = ls->rest;
+	ls->fc.methods = 0x1ff;
+	ls->fc.head_max = HTTP_HEAD_MAX;
+	ls->fc.idle_s = 60;
+	ls->fc.head_ms = head_ms;
+	ls->fc.handshake_ms = head_ms;
+	ls->fc.metrics = m;
+	ls->cs = conns_new(&(struct conns_deps){ .base = lp->base,
+	    .max_connections = 100, .metrics = m, .open = open,
+	    .closecb = loop_close_cb, .closearg = lp });
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ls->l = evconnlistener_new_bind(lp->base, loop_accept_cb, ls,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 16,
+	    (struct sockaddr *)&sin, sizeof sin);
+	ck_assert_ptr_nonnull(ls->l);
+	ck_assert_int_eq(getsockname(evconnlistener_get_fd(ls->l),
+	    (struct sockaddr *)&sin, &sl), 0);
+	ls->port = ntohs(sin.sin_port);
+}
+
+/* Close the front and every connection of it. */
+static void
+loop_server_stop(struct loop_server *ls)
+{
+	evconnlistener_free(ls->l);
+	conns_free(ls->cs);
+	rest_free(ls->rest);
 }
 
 /* Stop the loop once the answer (and the close, if awaited) is in. */
@@ -234,7 +308,7 @@ static struct loop	*loop_cur;
 
 /* conn.c passed a connection's close on. */
 static void
-loop_close_cb(struct evhttp_connection *evcon, void *arg)
+loop_close_cb(struct hconn *evcon, void *arg)
 {
 	(void)evcon;
 	loop_cur->closes++;
@@ -299,31 +373,16 @@ loop_post(struct loop *lp, int port, const char *path, size_t len,
 START_TEST(test_guard_uses_its_conf)
 {
 	struct loop			 lp = { 0 };
-	struct conns			*cs;
 	unsigned			 open = 0;
 	struct metrics_deps		 md = { 0 };	/* counts only */
 	struct metrics			*m = metrics_new(&md);
-	struct evhttp			*http;
-	struct evhttp_bound_socket	*bound;
-	struct sockaddr_in		 sin;
-	socklen_t			 sl = sizeof sin;
+	struct loop_server		 ls;
 	int				 port;
 
 	loop_cur = &lp;
 	lp.base = event_base_new();
-	http = evhttp_new(lp.base);
-	evhttp_set_gencb(http, loop_request_cb, NULL);
-	cs = conns_new(&(struct conns_deps){ .base = lp.base,
-	    .max_connections = 100, .metrics = m, .open = &open,
-	    .closecb = loop_close_cb, .closearg = &lp });
-	evhttp_set_bevcb(http, loop_bev_cb, cs);
-	guard_init(&(struct guard_conf){ .max_body_bytes = 10,
-	    .max_batch_bytes = 40, .head_ms = 10000, .metrics = m });
-	ck_assert_ptr_nonnull(bound = evhttp_bind_socket_with_handle(http,
-	    "127.0.0.1", 0));
-	ck_assert_int_eq(getsockname(evhttp_bound_socket_get_fd(bound),
-	    (struct sockaddr *)&sin, &sl), 0);
-	port = ntohs(sin.sin_port);
+	loop_server_start(&ls, &lp, &open, m, 10000);
+	port = ls.port;
 
 	/* Within each route's cap: passed on. */
 	ck_assert_int_eq(loop_post(&lp, port, "/eureka/v2/apps/A", 10, 0),
@@ -340,9 +399,8 @@ START_TEST(test_guard_uses_its_conf)
 	ck_assert_int_ge(lp.closes, 1);
 	ck_assert_ptr_eq(lp.closearg, &lp);
 
-	evhttp_free(http);
+	loop_server_stop(&ls);
 	ck_assert_uint_eq(open, 0);
-	conns_free(cs);
 	event_base_free(lp.base);
 	metrics_free(m);
 }
@@ -356,30 +414,15 @@ END_TEST
 START_TEST(test_guard_keepalive)
 {
 	struct loop			 lp = { 0 };
-	struct conns			*cs;
 	unsigned			 open = 0;
-	struct evhttp			*http;
-	struct evhttp_bound_socket	*bound;
+	struct loop_server		 ls;
 	struct evhttp_connection	*c;
-	struct sockaddr_in		 sin;
-	socklen_t			 sl = sizeof sin;
 	int				 port;
 
 	loop_cur = &lp;
 	lp.base = event_base_new();
-	http = evhttp_new(lp.base);
-	evhttp_set_gencb(http, loop_request_cb, NULL);
-	cs = conns_new(&(struct conns_deps){ .base = lp.base,
-	    .max_connections = 100, .open = &open,
-	    .closecb = loop_close_cb, .closearg = &lp });
-	evhttp_set_bevcb(http, loop_bev_cb, cs);
-	guard_init(&(struct guard_conf){ .max_body_bytes = 10,
-	    .max_batch_bytes = 40, .head_ms = 10000 });
-	ck_assert_ptr_nonnull(bound = evhttp_bind_socket_with_handle(http,
-	    "127.0.0.1", 0));
-	ck_assert_int_eq(getsockname(evhttp_bound_socket_get_fd(bound),
-	    (struct sockaddr *)&sin, &sl), 0);
-	port = ntohs(sin.sin_port);
+	loop_server_start(&ls, &lp, &open, NULL, 10000);
+	port = ls.port;
 
 	c = evhttp_connection_base_new(lp.base, NULL, "127.0.0.1",
 	    (ev_uint16_t)port);
@@ -399,9 +442,8 @@ START_TEST(test_guard_keepalive)
 	ck_assert_int_eq(lp.closes, 1);
 	evhttp_connection_free(c);
 
-	evhttp_free(http);
+	loop_server_stop(&ls);
 	ck_assert_uint_eq(open, 0);
-	conns_free(cs);
 	event_base_free(lp.base);
 }
 END_TEST
@@ -416,12 +458,9 @@ START_TEST(test_guard_head_deadline)
 	struct loop			 lp = { 0 };
 	struct metrics_deps		 md = { 0 };
 	struct metrics			*m = metrics_new(&md);
-	struct conns			*cs;
-	struct evhttp			*http;
-	struct evhttp_bound_socket	*bound;
+	struct loop_server		 ls;
 	struct sockaddr_in		 sin;
 	struct timeval			 limit = { 10, 0 };
-	socklen_t			 sl = sizeof sin;
 	unsigned			 open = 0;
 	static const char		 head[] = "GET /eureka/apps HTTP/1.1\r\n"
 					     "Host: x\r\n";
@@ -430,18 +469,11 @@ START_TEST(test_guard_head_deadline)
 
 	loop_cur = &lp;
 	lp.base = event_base_new();
-	http = evhttp_new(lp.base);
-	evhttp_set_gencb(http, loop_request_cb, NULL);
-	cs = conns_new(&(struct conns_deps){ .base = lp.base,
-	    .max_connections = 100, .metrics = m, .open = &open,
-	    .closecb = loop_close_cb, .closearg = &lp });
-	evhttp_set_bevcb(http, loop_bev_cb, cs);
-	guard_init(&(struct guard_conf){ .max_body_bytes = 10,
-	    .max_batch_bytes = 40, .head_ms = 200, .metrics = m });
-	ck_assert_ptr_nonnull(bound = evhttp_bind_socket_with_handle(http,
-	    "127.0.0.1", 0));
-	ck_assert_int_eq(getsockname(evhttp_bound_socket_get_fd(bound),
-	    (struct sockaddr *)&sin, &sl), 0);
+	loop_server_start(&ls, &lp, &open, m, 200);
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons((uint16_t)ls.port);
 	ck_assert_int_ge(fd = socket(AF_INET, SOCK_STREAM, 0), 0);
 	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof sin), 0);
 	ck_assert_int_eq(write(fd, head, sizeof head - 1),
@@ -458,8 +490,7 @@ START_TEST(test_guard_head_deadline)
 	ck_assert_int_eq(read(fd, &c, 1), 0);
 	close(fd);
 
-	evhttp_free(http);
-	conns_free(cs);
+	loop_server_stop(&ls);
 	event_base_free(lp.base);
 	metrics_free(m);
 }

@@ -18,14 +18,18 @@
 
 #include <check.h>
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/listener.h>
 #include <event2/keyvalq_struct.h>
 
 #include "buf.h"
 #include "config.h"
+#include "conn.h"
 #include "dashboard.h"
 #include "gate.h"
+#include "http.h"
 #include "httputil.h"
 #include "fixture.h"
 #include "instance.h"
@@ -182,11 +186,13 @@ END_TEST
 
 /*
  * The HTTP fixture: a registry, metrics, ops and a dashboard over the
- * gate of setup(), served by an evhttp bound to 127.0.0.1:0; every request
+ * gate of setup(), served by the HTTP front on 127.0.0.1:0; every request
  * is handled at req_now, whatever the clocks say.
  */
 static struct event_base	*hbase;
-static struct evhttp		*hhttp;
+static struct evconnlistener	*hlistener;
+static struct conns		*hcs;
+static struct hfront_conf	 hfc;
 static int			 hport;
 static struct registry		*hreg;
 static struct metrics		*hmetrics;
@@ -205,17 +211,29 @@ struct answer {
 
 /* The server side: what rest.c does with a path outside the bases. */
 static void
-serve_cb(struct evhttp_request *req, void *arg)
+serve_cb(struct hreq *req, void *arg)
 {
-	const char	*path = evhttp_uri_get_path(
-			    evhttp_request_get_evhttp_uri(req));
+	const char	*path = hreq_path(req);
 
 	(void)arg;
 	if (strcmp(path, "/status") == 0)
-		ops_status_info(hops, req, http_wants_json(req), req_now);
+		ops_status_info(hops, req, hreq_wants_json(req), req_now);
 	else if (!ops_handle(hops, req, path, req_now) &&
 	    !dashboard_handle(hdash, req, path, req_now))
-		http_error(req, 404, "not ours");
+		hreq_error(req, 404, "not ours");
+}
+
+/* A new connection joins the front. */
+static void
+accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+    int salen, void *arg)
+{
+	(void)l;
+	(void)sa;
+	(void)salen;
+	(void)arg;
+	conns_accepted(hcs, &hfc, bufferevent_socket_new(hbase, fd,
+	    BEV_OPT_CLOSE_ON_FREE), 0);
 }
 
 /* A copy of header name of req's answer, or NULL. */
@@ -289,7 +307,6 @@ static void
 http_setup(void)
 {
 	struct registry_conf		 rc;
-	struct evhttp_bound_socket	*bound;
 	struct sockaddr_in		 sin;
 	socklen_t			 sl = sizeof sin;
 
@@ -307,13 +324,22 @@ http_setup(void)
 	hdash = dashboard_new(&(struct dashboard_deps){ .reg = hreg,
 	    .gate = gate, .conf = &conf, .peers = &peers, .ops = hops });
 	hbase = event_base_new();
-	hhttp = evhttp_new(hbase);
-	evhttp_set_allowed_methods(hhttp, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD |
-	    EVHTTP_REQ_POST);
-	evhttp_set_gencb(hhttp, serve_cb, NULL);
-	bound = evhttp_bind_socket_with_handle(hhttp, "127.0.0.1", 0);
-	ck_assert_ptr_nonnull(bound);
-	ck_assert_int_eq(getsockname(evhttp_bound_socket_get_fd(bound),
+	memset(&hfc, 0, sizeof hfc);
+	hfc.cb = serve_cb;
+	hfc.methods = EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST;
+	hfc.head_max = HTTP_HEAD_MAX;
+	hfc.idle_s = 60;
+	hfc.head_ms = hfc.handshake_ms = 10000;
+	hcs = conns_new(&(struct conns_deps){ .base = hbase,
+	    .max_connections = 100, .open = &hconns });
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	hlistener = evconnlistener_new_bind(hbase, accept_cb, NULL,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 16,
+	    (struct sockaddr *)&sin, sizeof sin);
+	ck_assert_ptr_nonnull(hlistener);
+	ck_assert_int_eq(getsockname(evconnlistener_get_fd(hlistener),
 	    (struct sockaddr *)&sin, &sl), 0);
 	hport = ntohs(sin.sin_port);
 	port = hport;
@@ -323,7 +349,8 @@ http_setup(void)
 static void
 http_teardown(void)
 {
-	evhttp_free(hhttp);
+	evconnlistener_free(hlistener);
+	conns_free(hcs);
 	event_base_free(hbase);
 	dashboard_free(hdash);
 	ops_free(hops);
