@@ -27,6 +27,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "buf.h"
+#include "bug.h"
 #include "clock.h"
 #include "config.h"
 #include "instance.h"
@@ -900,6 +901,8 @@ query_list(struct qopts *q, const char *cmd, const char *path,
 	    sizeof err);
 	if (*root != NULL)
 		arr = yajl_tree_get(*root, member, yajl_t_array);
+	/* Asked for yajl_t_array, yajl_tree_get finds an array or nothing. */
+	HK_ASSERT(arr == NULL || YAJL_IS_ARRAY(arr));
 	if (arr == NULL) {
 		fprintf(stderr, "heureka %s: bad answer from server (not "
 		    "heureka's %s list: an older heurekad, or not heureka?)\n",
@@ -916,8 +919,8 @@ cmd_audit(int argc, char **argv)
 	struct qopts	 q;
 	struct answer	 a;
 	struct buf	 b;
-	yajl_val	 root = NULL, arr, r;
-	size_t		 k;
+	yajl_val	 root = NULL, arr, r, *recs;
+	size_t		 k, n;
 	char		 when[32];
 	int		 i, rc;
 
@@ -955,11 +958,18 @@ cmd_audit(int argc, char **argv)
 		printf("%s\n", a.body);
 		goto out;
 	}
-	if (YAJL_GET_ARRAY(arr)->len == 0)
+	/*
+	 * Still query_list's array: nothing since has touched the tree
+	 * (the analyzer assumes the calls between could have).
+	 */
+	HK_ASSERT(YAJL_IS_ARRAY(arr));
+	n = YAJL_GET_ARRAY(arr)->len;
+	recs = YAJL_GET_ARRAY(arr)->values;
+	if (n == 0)
 		printf("no changes recorded%s\n", argc - i > 0 ?
 		    " for it (the ring keeps the most recent ones)" : "");
-	for (k = 0; k < YAJL_GET_ARRAY(arr)->len; k++) {
-		r = YAJL_GET_ARRAY(arr)->values[k];
+	for (k = 0; k < n; k++) {
+		r = recs[k];
 		cli_time(tree_int(r, "time"), when, sizeof when);
 		printf("%s  %-16s %s/%s  %s\n    by %s%s%s, entered at %s%s\n",
 		    when, tree_str(r, "what"), tree_str(r, "app"),

@@ -496,9 +496,14 @@ ev_free(void *ctx)
 
 	while ((r = TAILQ_FIRST(&t->reqs)) != NULL) {
 		ev_cancel(t, r);
-		/* ev_cancel unlinked it, whether it freed it or not. */
+		/*
+		 * ev_cancel unlinked it, whether it freed it or not. If it
+		 * did not, r may be freed all the same: leave the rest
+		 * (leaked) rather than unlink r (a write into freed memory)
+		 * or loop on it.
+		 */
 		if (HK_BUG(TAILQ_FIRST(&t->reqs) == r))
-			TAILQ_REMOVE(&t->reqs, r, entry);
+			break;
 	}
 	for (i = 0; i < t->nconns; i++)
 		ev_conn_clear(&t->conns[i]);

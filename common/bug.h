@@ -38,10 +38,16 @@ int	bug_hit(const char *expr, const char *file, int line,
 void	bug_assert_failed(const char *expr, const char *file, int line,
 	    const char *func) __attribute__((noreturn));
 
+/*
+ * The 1 is bug_hit's answer written out, so that the static analyzer
+ * (tests/scan/run), which does not see into bug_hit, knows that HK_BUG is
+ * true exactly when cond held and follows the caller's recovery only then.
+ */
 #define HK_BUG(cond) __extension__ ({					\
 	static int hk_bug_site_;					\
 	__builtin_expect(!!(cond), 0) ?					\
-	    bug_hit(#cond, __FILE__, __LINE__, __func__, &hk_bug_site_) : 0; \
+	    (bug_hit(#cond, __FILE__, __LINE__, __func__, &hk_bug_site_), 1) : \
+	    0;								\
 })
 
 #define HK_ASSERT(cond) do {						\

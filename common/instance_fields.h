@@ -149,35 +149,73 @@ ifield_space(char c)
 }
 
 /*
- * The len bytes at s as one whole decimal long, as Long.parseLong (an
- * optional sign, digits, no overflow); with trim, surrounding white
- * space is allowed (XML text). 0, or -1 if they are not one. Inline, as
- * every number of every field comes here. Up to 18 digits cannot
- * overflow; past them each digit is checked against the limit's tenth
- * and last digit.
+ * Whether the 8 bytes at s are all ASCII digits; *v their value then.
+ * One load and three multiplies in place of eight steps of a byte loop
+ * (the SWAR form of Lemire's "Quickly parsing eight digits", 2018).
+ * Bytes in memory order are the low bytes first on a little-endian
+ * machine only; elsewhere the byte loop does all (-1 here means "not
+ * this way", and the caller's loop then decides).
  */
 static inline int
-ifield_parse_i64(const char *s, size_t len, int trim, int64_t *out)
+ifield_digits8(const char *s, uint64_t *v)
 {
-	const char	*end = s + len, *fast;
-	uint64_t	 v = 0, lim = (uint64_t)INT64_MAX, d;
-	int		 neg = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t	x;
 
-	if (trim) {
-		while (s < end && ifield_space(*s))
-			s++;
-		while (end > s && ifield_space(end[-1]))
-			end--;
-	}
-	if (s < end && (*s == '-' || *s == '+')) {
-		neg = *s == '-';
-		if (neg)
-			lim++;
-		s++;
-	}
-	if (s == end)
+	memcpy(&x, s, sizeof x);
+	/* '0'..'9' are 0x30..0x39: high nibble 3, and 3 still after +6. */
+	if (((x & 0xf0f0f0f0f0f0f0f0ULL) |
+	    (((x + 0x0606060606060606ULL) & 0xf0f0f0f0f0f0f0f0ULL) >> 4)) !=
+	    0x3333333333333333ULL)
 		return (-1);
-	fast = end - s > 18 ? s + 18 : end;
+	x &= 0x0f0f0f0f0f0f0f0fULL;
+	/* Pairs of digits, then fours, then the eight: 10, 100, 10000. */
+	x = (x * (1 + (10 << 8))) >> 8;
+	x = ((x & 0x00ff00ff00ff00ffULL) * (1 + (100ULL << 16))) >> 16;
+	x = ((x & 0x0000ffff0000ffffULL) * (1 + (10000ULL << 32))) >> 32;
+	*v = x;
+	return (0);
+#else
+	(void)s;
+	(void)v;
+	return (-1);
+#endif
+}
+
+/* ifield_digits8 for the 4 bytes at s (a port, a lease's seconds). */
+static inline int
+ifield_digits4(const char *s, uint64_t *v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint32_t	x;
+
+	memcpy(&x, s, sizeof x);
+	if (((x & 0xf0f0f0f0U) | (((x + 0x06060606U) & 0xf0f0f0f0U) >> 4)) !=
+	    0x33333333U)
+		return (-1);
+	x &= 0x0f0f0f0fU;
+	x = (x * (1 + (10 << 8))) >> 8;
+	x = ((x & 0x00ff00ffU) * (1 + (100U << 16))) >> 16;
+	*v = x;
+	return (0);
+#else
+	(void)s;
+	(void)v;
+	return (-1);
+#endif
+}
+
+/*
+ * The digits from s to end (19 or more) as a long of sign neg, checking
+ * each past the 18th against the limit's tenth and last digit; 0 or -1.
+ */
+static int __attribute__((noinline, cold, unused))
+ifield_parse_i64_long(const char *s, const char *end, int neg,
+    int64_t *out)
+{
+	uint64_t	v = 0, lim = (uint64_t)INT64_MAX + (neg ? 1 : 0), d;
+	const char	*fast = s + 18;
+
 	for (; s < fast; s++) {
 		if ((d = (uint64_t)(unsigned char)*s - '0') > 9)
 			return (-1);
@@ -187,6 +225,60 @@ ifield_parse_i64(const char *s, size_t len, int trim, int64_t *out)
 		if ((d = (uint64_t)(unsigned char)*s - '0') > 9)
 			return (-1);
 		if (v > lim / 10 || (v == lim / 10 && d > lim % 10))
+			return (-1);
+		v = v * 10 + d;
+	}
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return (0);
+}
+
+/*
+ * The len bytes at s as one whole decimal long, as Long.parseLong (an
+ * optional sign, digits, no overflow); with trim, surrounding white
+ * space is allowed (XML text). 0, or -1 if they are not one. Inline, as
+ * every number of every field comes here: a replicated register item
+ * has twelve (three 13-digit timestamps, ports, lease seconds, zeros).
+ * Up to 18 digits cannot overflow and go eight, then four at a time
+ * while that many are left (ifield_digits8, ifield_digits4), the rest
+ * byte by byte; longer ones take ifield_parse_i64_long. A replicated
+ * register item's decode went from 36,106 to 36,004 instructions with
+ * this (callgrind, tests/bench/run callgrind at N=10k; inlined always:
+ * out of line it cost 72 a number, more than the byte loop did).
+ */
+static inline __attribute__((always_inline)) int
+ifield_parse_i64(const char *s, size_t len, int trim, int64_t *out)
+{
+	const char	*end = s + len;
+	uint64_t	 v = 0, d;
+	int		 neg = 0;
+
+	if (trim) {
+		while (s < end && ifield_space(*s))
+			s++;
+		while (end > s && ifield_space(end[-1]))
+			end--;
+	}
+	if (s == end)
+		return (-1);
+	if (*s == '-' || *s == '+') {
+		neg = *s == '-';
+		if (++s == end)
+			return (-1);
+	}
+	if (end - s > 18)
+		return (ifield_parse_i64_long(s, end, neg, out));
+	for (; end - s >= 8; s += 8) {
+		if (ifield_digits8(s, &d) != 0)
+			goto bytes;
+		v = v * 100000000 + d;
+	}
+	if (end - s >= 4 && ifield_digits4(s, &d) == 0) {
+		v = v * 10000 + d;
+		s += 4;
+	}
+bytes:
+	for (; s < end; s++) {
+		if ((d = (uint64_t)(unsigned char)*s - '0') > 9)
 			return (-1);
 		v = v * 10 + d;
 	}

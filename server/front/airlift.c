@@ -736,7 +736,8 @@ airlift_inventory(struct airlift_req *r, const char *type, const char *pool,
 	struct airlift_service	 v;
 	struct buf		 b;
 	char			*app = NULL, etag[32];
-	size_t			 i, j, napps, first = 1;
+	size_t			 i, j, napps;
+	int			 first = 1;
 	int			 code, age;
 
 	buf_init(&b, 0);

@@ -32,6 +32,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "buf.h"
+#include "bug.h"
 #include "clock.h"
 #include "config.h"
 #include "duration.h"
@@ -573,8 +574,11 @@ barrier_free(struct barrier *dr)
 
 	if (dr == NULL)
 		return;
-	while ((w = TAILQ_FIRST(&dr->waits)) != NULL)
+	while ((w = TAILQ_FIRST(&dr->waits)) != NULL) {
 		barrier_wait_free(w);
+		/* barrier_wait_free unlinked it from its barrier, this one. */
+		HK_ASSERT(TAILQ_FIRST(&dr->waits) != w);
+	}
 	while (!TAILQ_EMPTY(&dr->recq))
 		barrier_rec_drop(dr, TAILQ_FIRST(&dr->recq));
 	while ((f = TAILQ_FIRST(&dr->fetcherq)) != NULL) {

@@ -339,10 +339,8 @@ console_host_is(const char *url, const char *name)
 		return (0);
 	h += 3;
 	n = strcspn(h, "/");
-	if ((at = memchr(h, '@', n)) != NULL) {
-		n -= (size_t)(at + 1 - h);
-		h = at + 1;
-	}
+	if ((at = memchr(h, '@', n)) != NULL)
+		h = at + 1;	/* the host is after any user info */
 	if (*h == '[')
 		return (0);	/* an IPv6 address is never a host name */
 	n = strcspn(h, ":/");

@@ -41,6 +41,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "buf.h"
+#include "bug.h"
 #include "config.h"
 #include "consul.h"
 #include "consul_int.h"
@@ -213,6 +214,8 @@ consul_free(struct consul *c)
 	while ((w = TAILQ_FIRST(&c->waits)) != NULL) {
 		evcon = hreq_conn(w->req);
 		consul_wait_free(w);
+		/* consul_wait_free unlinked it from its consul, this one. */
+		HK_ASSERT(TAILQ_FIRST(&c->waits) != w);
 		if (evcon != NULL)
 			hconn_free(evcon);
 	}

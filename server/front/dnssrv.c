@@ -41,6 +41,7 @@
 #include <event2/listener.h>
 #include <event2/util.h>
 
+#include "bug.h"
 #include "config.h"
 #include "dnsmsg.h"
 #include "dnssrv.h"
@@ -103,8 +104,11 @@ dnssrv_free(struct dnssrv *srv)
 
 	if (srv == NULL)
 		return;
-	while ((c = TAILQ_FIRST(&srv->conns)) != NULL)
+	while ((c = TAILQ_FIRST(&srv->conns)) != NULL) {
 		dnssrv_tcp_free(c);
+		/* dnssrv_tcp_free unlinked it from its server, this one. */
+		HK_ASSERT(TAILQ_FIRST(&srv->conns) != c);
+	}
 	if (srv->tcp != NULL)
 		evconnlistener_free(srv->tcp);
 	if (srv->udp_ev != NULL)
@@ -330,6 +334,7 @@ dnssrv_bound_port(evutil_socket_t fd)
 	struct sockaddr_storage	ss;
 	socklen_t		len = sizeof ss;
 
+	memset(&ss, 0, sizeof ss);	/* a family even if none was written */
 	if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
 		return (0);
 	if (ss.ss_family == AF_INET)

@@ -391,7 +391,7 @@ metrics_render_console(struct metrics *m, struct buf *b)
 {
 	const struct doctor	*doc;
 	const struct audit	*au;
-	int			 k;
+	enum doctor_kind	 k;
 
 	if (m == NULL)
 		return;

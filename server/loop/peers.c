@@ -188,6 +188,18 @@ peer_conn_nodelay(struct evhttp_connection *evcon)
 		    sizeof one);
 }
 
+/*
+ * Set evcon's body bound to max bytes. libevent takes an ev_ssize_t; a
+ * bound past its range (no configured size is one) means no bound there,
+ * as a negative one does, so it is clamped rather than wrapped.
+ */
+static void
+peer_conn_max_body(struct evhttp_connection *evcon, size_t max)
+{
+	evhttp_connection_set_max_body_size(evcon,
+	    max > (size_t)EV_SSIZE_MAX ? EV_SSIZE_MAX : (ev_ssize_t)max);
+}
+
 /* A connection to p's resolved address with timeout ms and a body bound. */
 static struct evhttp_connection *
 peer_conn_open(struct peer *p, SSL_CTX *ctx, int64_t ms, size_t max_body)
@@ -205,7 +217,7 @@ peer_conn_open(struct peer *p, SSL_CTX *ctx, int64_t ms, size_t max_body)
 	tv = clock_ms_tv(ms);
 	evhttp_connection_set_timeout_tv(evcon, &tv);
 	evhttp_connection_set_retries(evcon, 0);
-	evhttp_connection_set_max_body_size(evcon, max_body);
+	peer_conn_max_body(evcon, max_body);
 	return (evcon);
 }
 
@@ -289,7 +301,7 @@ peer_request(struct peer *p, enum peer_conn which, struct evhttp_request *req,
 		return (-1);
 	}
 	if (max_body > 0)
-		evhttp_connection_set_max_body_size(evcon, max_body);
+		peer_conn_max_body(evcon, max_body);
 	if (evhttp_make_request(evcon, req, (enum evhttp_cmd_type)method,
 	    uri) != 0) {
 		/* libevent 2.1 leaves a refused request to its caller. */

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# tests/layers/check.py [--graph] [--self-test] [SRCDIR]: heureka's
+# tests/layers/check.py [--graph|--folders] [--self-test] [SRCDIR]: heureka's
 # layering check (docs/ARCHITECTURE.md), run by `make check`.
 #
 # Every source folder holds a `.may_include` file, in the spirit of Tor's:
@@ -33,8 +33,9 @@
 # Sizes, as Tor's practracker: no file of the source folders over
 # MAX_FILE_LINES lines and no function over MAX_FUNC_LINES (from the line
 # with its name to its closing brace), except those listed with a reason
-# in tests/layers/lengths.allow. --graph prints the module graph instead;
-# --self-test
+# in tests/layers/lengths.allow. --graph prints the module graph instead
+# (`module: the modules it uses`), --folders the same folded onto folders
+# (`folder -> folder  edges`); --self-test
 # builds small trees that must fail and one that must pass.
 import fnmatch
 import os
@@ -311,6 +312,23 @@ def check(src, quiet=False):
     return errors, edges
 
 
+def folder_graph(edges):
+    """The module graph folded onto folders: `a -> b  n` when n module
+    edges lead from a module of folder a to one of folder b (a != b),
+    then each folder's module count."""
+    count, mods = {}, {}
+    for m, deps in edges.items():
+        fa = os.path.dirname(m)
+        mods[fa] = mods.get(fa, 0) + 1
+        for t in deps:
+            fb = os.path.dirname(t)
+            if fa != fb:
+                count[(fa, fb)] = count.get((fa, fb), 0) + 1
+    out = [f"{a} -> {b}  {n}" for (a, b), n in sorted(count.items())]
+    out += [f"{f}: {n} modules" for f, n in sorted(mods.items())]
+    return out
+
+
 def rings(edges):
     """Strongly connected components with more than one module (Tarjan)."""
     index, low, stack, on, out = {}, {}, [], set(), []
@@ -468,8 +486,12 @@ def main():
         bad = self_test()
         print("layers self-test:", "FAIL" if bad else "ok")
         return 1 if bad else 0
-    if "--graph" in sys.argv:
+    if "--graph" in sys.argv or "--folders" in sys.argv:
         _, edges = check(src, quiet=True)
+        if "--folders" in sys.argv:
+            for line in folder_graph(edges):
+                print(line)
+            return 0
         for m in sorted(edges):
             print(f"{m}: {' '.join(sorted(edges[m]))}")
         return 0

@@ -731,44 +731,44 @@ END_TEST
  */
 START_TEST(test_defaults_one_set)
 {
-	struct config		cf;
+	struct config		dcf;
 	struct registry_conf	rc;
 
-	config_defaults(&cf);
+	config_defaults(&dcf);
 	registry_conf_defaults(&rc);
-	ck_assert(cf.renewal_percent_threshold ==
+	ck_assert(dcf.renewal_percent_threshold ==
 	    DEFAULT_RENEWAL_PERCENT_THRESHOLD);
 	ck_assert(rc.renewal_percent_threshold ==
 	    DEFAULT_RENEWAL_PERCENT_THRESHOLD);
-	ck_assert_int_eq(cf.eviction_interval_timer_in_ms,
+	ck_assert_int_eq(dcf.eviction_interval_timer_in_ms,
 	    DEFAULT_EVICTION_INTERVAL_MS);
 	ck_assert_int_eq(rc.eviction_interval_ms, DEFAULT_EVICTION_INTERVAL_MS);
-	ck_assert_int_eq(cf.retention_time_in_ms_in_delta_queue,
+	ck_assert_int_eq(dcf.retention_time_in_ms_in_delta_queue,
 	    DEFAULT_DELTA_RETENTION_MS);
 	ck_assert_int_eq(rc.retention_ms, DEFAULT_DELTA_RETENTION_MS);
-	ck_assert_uint_eq(cf.max_instances, DEFAULT_MAX_INSTANCES);
+	ck_assert_uint_eq(dcf.max_instances, DEFAULT_MAX_INSTANCES);
 	ck_assert_uint_eq(rc.max_instances, DEFAULT_MAX_INSTANCES);
-	ck_assert_uint_eq(cf.max_instance_bytes, DEFAULT_MAX_INSTANCE_BYTES);
+	ck_assert_uint_eq(dcf.max_instance_bytes, DEFAULT_MAX_INSTANCE_BYTES);
 	ck_assert_uint_eq(rc.max_instance_bytes, DEFAULT_MAX_INSTANCE_BYTES);
-	ck_assert_uint_eq(cf.max_delta_queue_bytes,
+	ck_assert_uint_eq(dcf.max_delta_queue_bytes,
 	    DEFAULT_MAX_DELTA_QUEUE_BYTES);
 	ck_assert_uint_eq(rc.max_delta_bytes, DEFAULT_MAX_DELTA_QUEUE_BYTES);
-	ck_assert_int_eq(cf.max_clock_skew_ms, DEFAULT_MAX_CLOCK_SKEW_MS);
+	ck_assert_int_eq(dcf.max_clock_skew_ms, DEFAULT_MAX_CLOCK_SKEW_MS);
 	ck_assert_int_eq(rc.max_skew_ms, DEFAULT_MAX_CLOCK_SKEW_MS);
-	ck_assert_int_eq(cf.expected_client_renewal_interval_seconds,
+	ck_assert_int_eq(dcf.expected_client_renewal_interval_seconds,
 	    LEASE_DEFAULT_RENEWAL_SECS);
 	ck_assert_int_eq(rc.expected_client_renewal_interval_secs,
 	    LEASE_DEFAULT_RENEWAL_SECS);
-	ck_assert_str_eq(cf.service_url_default_zone, DEFAULT_SERVICE_URL);
-	ck_assert_int_eq(cf.registry_fetch_interval_seconds,
+	ck_assert_str_eq(dcf.service_url_default_zone, DEFAULT_SERVICE_URL);
+	ck_assert_int_eq(dcf.registry_fetch_interval_seconds,
 	    DEFAULT_FETCH_INTERVAL_SECS);
-	ck_assert_int_eq(cf.instance_info_replication_interval_seconds,
+	ck_assert_int_eq(dcf.instance_info_replication_interval_seconds,
 	    DEFAULT_REPLICATION_INTERVAL_SECS);
-	ck_assert_int_eq(cf.initial_instance_info_replication_interval_seconds,
+	ck_assert_int_eq(dcf.initial_instance_info_replication_interval_seconds,
 	    DEFAULT_INITIAL_REPLICATION_SECS);
-	ck_assert_int_eq(cf.instance_lease_renewal_interval_in_seconds,
+	ck_assert_int_eq(dcf.instance_lease_renewal_interval_in_seconds,
 	    LEASE_DEFAULT_RENEWAL_SECS);
-	config_free(&cf);
+	config_free(&dcf);
 }
 END_TEST
 

@@ -7,6 +7,7 @@
  * instance_fields.c), the same unless the table flags the format.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -400,6 +401,100 @@ START_TEST(test_roundtrip_every_field)
 }
 END_TEST
 
+/*
+ * A reference for ifield_parse_i64: strtoll on a NUL-terminated copy,
+ * refusing what Long.parseLong refuses (empty, a sign alone, any other
+ * byte, overflow, leading space unless trimmed).
+ */
+static int
+ref_parse(const char *s, size_t len, int trim, int64_t *out)
+{
+	char		 b[64], *end;
+	long long	 v;
+	size_t		 i = 0, j = len;
+
+	if (trim) {
+		while (i < j && strchr(" \t\r\n", s[i]) != NULL)
+			i++;
+		while (j > i && strchr(" \t\r\n", s[j - 1]) != NULL)
+			j--;
+	}
+	if (j - i >= sizeof b || i == j)
+		return (-1);
+	memcpy(b, s + i, j - i);
+	b[j - i] = '\0';
+	if (b[0] != '-' && b[0] != '+' && (b[0] < '0' || b[0] > '9'))
+		return (-1);
+	if ((b[0] == '-' || b[0] == '+') && (b[1] < '0' || b[1] > '9'))
+		return (-1);
+	errno = 0;
+	v = strtoll(b, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return (-1);
+	*out = v;
+	return (0);
+}
+
+/*
+ * Every length from 1 to 21 digits (the eight-at-once steps, the byte
+ * loop and the overflow check), with a sign, with a bad byte at every
+ * position (one in each eight-byte block too), around the limits, in both
+ * trims: the same answer as the reference.
+ */
+START_TEST(test_parse_i64)
+{
+	static const char *fixed[] = { "9223372036854775807",
+	    "9223372036854775808", "-9223372036854775808",
+	    "-9223372036854775809", "+9223372036854775807", "00000000",
+	    "000000000000000000000000001", "99999999", "999999999999999999",
+	    "1999999999999999999", "12345678/", "1234567:8", "-", "+", "",
+	    " 42 ", "\t1700000000000\n", "1 2", "--1", "0x10", "1700000000000",
+	    "12345678 ", " 12345678" };
+	const char	*bad = "/:a -.\xff\x80";
+	char		 s[40];
+	int64_t		 a, b;
+	size_t		 len, pos, k;
+	int		 trim, sign, ra, rb;
+
+	for (trim = 0; trim < 2; trim++) {
+		for (k = 0; k < sizeof fixed / sizeof fixed[0]; k++) {
+			len = strlen(fixed[k]);
+			a = b = -7;
+			ra = ifield_parse_i64(fixed[k], len, trim, &a);
+			rb = ref_parse(fixed[k], len, trim, &b);
+			ck_assert_msg(ra == rb && a == b, "%s (trim %d): %d %lld, "
+			    "expected %d %lld", fixed[k], trim, ra, (long long)a,
+			    rb, (long long)b);
+		}
+		for (sign = 0; sign < 3; sign++) {
+			for (len = 1; len <= 21; len++) {
+				s[0] = "x-+"[sign];
+				for (pos = 0; pos < len; pos++)
+					s[1 + pos] = (char)('1' + (pos * 7) % 9);
+				for (pos = 0; pos <= len; pos++) {
+					char	*p = sign ? s : s + 1;
+					size_t	 n = sign ? len + 1 : len;
+
+					if (pos < len)
+						s[1 + pos] = bad[(pos + len) %
+						    strlen(bad)];
+					a = b = -7;
+					ra = ifield_parse_i64(p, n, trim, &a);
+					rb = ref_parse(p, n, trim, &b);
+					ck_assert_msg(ra == rb && a == b,
+					    "%.*s (trim %d): %d %lld, expected "
+					    "%d %lld", (int)n, p, trim, ra,
+					    (long long)a, rb, (long long)b);
+					if (pos < len)
+						s[1 + pos] = (char)('1' +
+						    (pos * 7) % 9);
+				}
+			}
+		}
+	}
+}
+END_TEST
+
 /* Every field is found under its name by its format, and only there. */
 START_TEST(test_table_lookup)
 {
@@ -439,6 +534,7 @@ fields_suite(void)
 	tcase_add_test(tc, test_renewal_legacy);
 	tcase_add_test(tc, test_roundtrip_every_field);
 	tcase_add_test(tc, test_table_lookup);
+	tcase_add_test(tc, test_parse_i64);
 	suite_add_tcase(s, tc);
 	return (s);
 }

@@ -2362,6 +2362,7 @@ START_TEST(test_merge_judged_packed)
 {
 	struct registry	*reg;
 	struct instance	*in, *p;
+	const struct instance	*got;
 	struct kvlist	 kv;
 	size_t		 packed;
 
@@ -2377,10 +2378,10 @@ START_TEST(test_merge_judged_packed)
 	ck_assert_int_eq(registry_update_metadata(reg, "APP", "near", &kv,
 	    TM(T0 + 1)), REG_OK);
 	kvlist_clear(&kv);
-	p = registry_get(reg, "APP", "near", T0 + 1);
-	ck_assert(p->packed);
-	ck_assert_str_eq(kvlist_get(&p->metadata, "z"), "1");
-	ck_assert_uint_le(instance_stored_size(p), cf.max_instance_bytes);
+	got = registry_get(reg, "APP", "near", T0 + 1);
+	ck_assert(got->packed);
+	ck_assert_str_eq(kvlist_get(&got->metadata, "z"), "1");
+	ck_assert_uint_le(instance_stored_size(got), cf.max_instance_bytes);
 	ck_assert_uint_eq(registry_stats(reg)->refused_too_large, 0);
 	registry_free(reg);
 }
