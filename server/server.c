@@ -370,7 +370,7 @@ server_request_cb(struct hreq *req, void *arg)
 /* The body a request may bring: the route's (the router is made later). */
 static int
 server_body_cap(void *arg, const struct hhead *h, const char *path,
-    uint64_t *cap, int *limit, char *reason, size_t len)
+    uint64_t *cap, enum metrics_limit *limit, char *reason, size_t len)
 {
 	struct server	*s = arg;
 

@@ -23,13 +23,13 @@
 #include <event2/util.h>
 
 #include "buf.h"
+#include "metrics.h"	/* enum metrics_limit: body_cap's counter */
 
 struct bufferevent;
 struct event_base;
 struct evbuffer;
 struct hconn;
 struct hreq;
-struct metrics;
 
 #define HTTP_HEAD_MAX		(64 * 1024)
 /* What a route that takes no body reads and ignores (Java sends "{}"). */
@@ -103,11 +103,13 @@ struct hfront_conf {
 	void		(*cb)(struct hreq *, void *);
 	void		*cbarg;
 	/*
-	 * The cap on the body of a request (0 with *cap set, else the
-	 * status with reason filled in); NULL: no request takes a body.
+	 * The cap on the body of a request: 0 with *cap set and *limit the
+	 * limit a body past *cap counts under in /metrics, else the status
+	 * with reason filled in; NULL: no request takes a body.
 	 */
 	int		(*body_cap)(void *, const struct hhead *, const char *path,
-			    uint64_t *cap, int *limit, char *reason, size_t);
+			    uint64_t *cap, enum metrics_limit *limit,
+			    char *reason, size_t);
 	void		*body_cap_arg;
 	/*
 	 * Answer a request refused before its body (code, reason; the
@@ -160,7 +162,7 @@ size_t		 hconn_busy(void);
  */
 struct hreq	*hreq_new_head(const char *, size_t);
 void		 hreq_free(struct hreq *);		/* NULL is fine */
-int		 hreq_method(struct hreq *);	/* EVHTTP_REQ_* */
+enum evhttp_cmd_type hreq_method(struct hreq *);	/* 0: unknown */
 const char	*hreq_method_name(struct hreq *);
 const char	*hreq_uri(struct hreq *);	/* the target as sent */
 const char	*hreq_path(struct hreq *);	/* not decoded; "/" at least */

@@ -197,9 +197,10 @@ static int
 hconn_body_decide(struct hconn *c, char *reason, size_t len)
 {
 	struct hreq	*r = &c->req;
-	int		 rc, limit = -1;
+	enum metrics_limit limit = METRICS_LIMIT_BODY;
+	int		 rc;
 
-	c->counted = -1;
+	c->counted = 0;
 	c->ignore_body = r->head.method == EVHTTP_REQ_HEAD ||
 	    r->head.method == EVHTTP_REQ_TRACE;
 	if (!r->head.chunked && r->head.content_length <= 0)
@@ -214,7 +215,9 @@ hconn_body_decide(struct hconn *c, char *reason, size_t len)
 	}
 	rc = c->conf->body_cap(c->conf->body_cap_arg, &r->head, r->path,
 	    &c->cap, &limit, reason, len);
-	c->counted = limit;
+	/* Only a cap (rc 0) can be outgrown later: its limit counts it. */
+	c->counted = rc == 0;
+	c->limit = limit;
 	return (rc);
 }
 
@@ -302,8 +305,8 @@ hconn_head(struct hconn *c, struct evbuffer *in, size_t n)
 static void
 hconn_cut(struct hconn *c, int over)
 {
-	if (over && c->counted >= 0)
-		metrics_limit(c->conf->metrics, c->counted, 1);
+	if (over && c->counted)
+		metrics_limit(c->conf->metrics, c->limit, 1);
 	hconn_refuse(c, 413, over ? "request body too large" :
 	    "malformed chunked request body");
 }

@@ -86,6 +86,7 @@ struct hconn {
 	uint64_t		 total;		/* chunked: body so far */
 	uint64_t		 cap;		/* this body's cap */
 	int			 counted;	/* a cap refusal is counted */
+	enum metrics_limit	 limit;		/* ... under this limit */
 	int			 ignore_body;	/* HEAD, TRACE: read, drop */
 	struct event		*timer;		/* head/handshake deadline */
 	struct event		*kick;		/* the next request, later */

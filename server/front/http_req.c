@@ -193,11 +193,15 @@ hreq_free(struct hreq *r)
 	free(r);
 }
 
-/* The method; see http.h. */
-int
+/*
+ * The method; see http.h. head.method is an int because it doubles as a
+ * bit for hfront_conf's methods mask, but it only ever holds one
+ * EVHTTP_REQ_* value or 0 (http_parse.c's table).
+ */
+enum evhttp_cmd_type
 hreq_method(struct hreq *r)
 {
-	return (r->head.method);
+	return ((enum evhttp_cmd_type)r->head.method);
 }
 
 /* The method's name; see http.h. */

@@ -423,7 +423,7 @@ rest_reject(struct hreq *req, struct rest *rest, int code,
  */
 int
 rest_body_cap(void *arg, const struct hhead *h, const char *path,
-    uint64_t *cap, int *limit, char *reason, size_t len)
+    uint64_t *cap, enum metrics_limit *limit, char *reason, size_t len)
 {
 	struct rest	*rest = arg;
 	enum rest_body	 body;

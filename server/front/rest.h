@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "access.h"
+#include "metrics.h"	/* enum metrics_limit: rest_body_cap */
 
 struct access;
 struct admit;
@@ -82,7 +83,7 @@ void		 rest_free(struct rest *);		/* NULL is fine */
 void		 rest_dispatch_cb(struct hreq *, void *);
 /* The front's body_cap (http.h); arg is the struct rest. */
 int		 rest_body_cap(void *, const struct hhead *, const char *,
-		     uint64_t *, int *, char *, size_t);
+		     uint64_t *, enum metrics_limit *, char *, size_t);
 
 /*
  * What the router makes of a request target, decided once: the route it
