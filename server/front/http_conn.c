@@ -60,6 +60,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "bug.h"
 #include "clock.h"
 #include "http_int.h"
 #include "log.h"
@@ -437,9 +438,12 @@ hconn_step(struct hconn *c, struct evbuffer *in)
 	}
 }
 
-/* Read what the input holds, a request at a time. */
+/*
+ * Read what the input holds, a request at a time; a connection found
+ * dead is left to the caller to free.
+ */
 static void
-hconn_input(struct hconn *c)
+hconn_input_steps(struct hconn *c)
 {
 	struct evbuffer	*in = bufferevent_get_input(c->bev);
 
@@ -452,6 +456,13 @@ hconn_input(struct hconn *c)
 	if (!c->dead)
 		hconn_deadline_update(c, clock_mono_ms());
 	c->depth--;
+}
+
+/* Read what the input holds; free the connection if it died meanwhile. */
+static void
+hconn_input(struct hconn *c)
+{
+	hconn_input_steps(c);
 	if (c->dead && c->depth == 0)
 		hconn_free(c);
 }
@@ -471,7 +482,8 @@ hconn_read_cb(struct bufferevent *bev, void *arg)
 /*
  * After a reply (from the kick, once whoever replied has returned: the
  * handler may still read the request): close after it, or read the next
- * request once enough of it is written.
+ * request once enough of it is written. The kick holds a depth around
+ * this, so a connection that dies here is only marked: the kick frees it.
  */
 static void
 hconn_after_reply(struct hconn *c)
@@ -501,10 +513,15 @@ hconn_after_reply(struct hconn *c)
 	/* Enabling again would re-arm the read event: only when off. */
 	if (!(bufferevent_get_enabled(c->bev) & EV_READ))
 		bufferevent_enable(c->bev, EV_READ);
-	hconn_input(c);
+	hconn_input_steps(c);
 }
 
-/* The next request's bytes, or the end of a reply: see to them now. */
+/*
+ * The next request's bytes, or the end of a reply: see to them now. The
+ * kick is an event: the loop runs it, never one of our callbacks, so no
+ * callback of this connection is under way (depth 0) and the free after
+ * hconn_after_reply is the only one (the analyzer cannot know that).
+ */
 static void
 hconn_kick_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -512,6 +529,7 @@ hconn_kick_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	HK_ASSERT(c->depth == 0);
 	if (c->replied) {
 		c->replied = 0;
 		if (evbuffer_get_length(c->wbuf) > 0) {
