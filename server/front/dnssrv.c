@@ -21,6 +21,11 @@
  * more than DNSSRV_TCP_OUT_MAX of answers unread. Malformed queries get
  * FORMERR (a header at least) or nothing; neither costs more than the
  * parse.
+ *
+ * Port 0 (the tests) binds UDP on a free port the kernel picks, then TCP
+ * on the same number, which another process may hold already (94-dns.sh
+ * failed at start-up now and then with "Address already in use"): then a
+ * new UDP port is picked, at most DNSSRV_BIND_TRIES times in all.
  */
 #include <sys/types.h>
 #include <sys/queue.h>
@@ -52,6 +57,7 @@
 
 #define DNSSRV_UDP_BURST	64		/* datagrams per callback */
 #define DNSSRV_TCP_OUT_MAX	(256 * 1024)	/* unread answers */
+#define DNSSRV_BIND_TRIES	8		/* port 0: UDP ports tried */
 
 /* One TCP connection. */
 struct dnssrv_tcp {
@@ -296,13 +302,16 @@ dnssrv_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 }
 
-/* A socket of type bound to ai's address and port; -1 with *cause. */
+/*
+ * A socket of type bound to ai's address and port; -1 with *cause and
+ * errno the failed call's.
+ */
 static evutil_socket_t
 dnssrv_bind(const struct addrinfo *ai, int type, int port, char **cause)
 {
 	struct sockaddr_storage	 ss;
 	evutil_socket_t		 fd;
-	int			 one = 1;
+	int			 one = 1, saved;
 
 	memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
 	if (ss.ss_family == AF_INET)
@@ -316,10 +325,12 @@ dnssrv_bind(const struct addrinfo *ai, int type, int port, char **cause)
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	if (bind(fd, (struct sockaddr *)&ss, ai->ai_addrlen) != 0 ||
 	    (type == SOCK_STREAM && listen(fd, 128) != 0)) {
+		saved = errno;
 		xasprintf(cause, "cannot listen for DNS on port %d (%s): %s",
 		    port, type == SOCK_STREAM ? "tcp" : "udp",
-		    strerror(errno));
+		    strerror(saved));
 		evutil_closesocket(fd);
+		errno = saved;
 		return (-1);
 	}
 	evutil_make_socket_nonblocking(fd);
@@ -342,6 +353,40 @@ dnssrv_bound_port(evutil_socket_t fd)
 	return (ntohs(((struct sockaddr_in6 *)&ss)->sin6_port));
 }
 
+/*
+ * Bind UDP (srv->udp_fd, srv->port) and TCP (*tfd) on the same port: the
+ * configured one, or with 0 a free UDP port, another one while its
+ * number is taken for TCP (see the head). 0, or -1 with *cause.
+ */
+static int
+dnssrv_bind_both(struct dnssrv *srv, const struct addrinfo *ai,
+    evutil_socket_t *tfd, char **cause)
+{
+	int	port = srv->d.conf->dns_port, tries;
+
+	for (tries = 1;; tries++) {
+		srv->udp_fd = dnssrv_bind(ai, SOCK_DGRAM, port, cause);
+		if (srv->udp_fd < 0)
+			return (-1);
+		srv->port = dnssrv_bound_port(srv->udp_fd);
+		if (srv->d.udp_bound != NULL)
+			srv->d.udp_bound(srv->port, srv->d.udp_bound_arg);
+		*tfd = dnssrv_bind(ai, SOCK_STREAM, srv->port, cause);
+		if (*tfd >= 0)
+			return (0);
+		if (port != 0 || errno != EADDRINUSE ||
+		    tries == DNSSRV_BIND_TRIES)
+			return (-1);
+		log_info("DNS: port %d is taken for tcp, trying another",
+		    srv->port);
+		free(*cause);
+		*cause = NULL;
+		evutil_closesocket(srv->udp_fd);
+		srv->udp_fd = -1;
+		srv->port = 0;
+	}
+}
+
 /* Bind both transports and serve; see dnssrv.h. */
 int
 dnssrv_start(struct dnssrv *srv, char **cause)
@@ -362,11 +407,7 @@ dnssrv_start(struct dnssrv *srv, char **cause)
 		    gai_strerror(rc));
 		return (-1);
 	}
-	srv->udp_fd = dnssrv_bind(ai, SOCK_DGRAM, cf->dns_port, cause);
-	if (srv->udp_fd < 0)
-		goto fail;
-	srv->port = dnssrv_bound_port(srv->udp_fd);
-	if ((tfd = dnssrv_bind(ai, SOCK_STREAM, srv->port, cause)) < 0)
+	if (dnssrv_bind_both(srv, ai, &tfd, cause) != 0)
 		goto fail;
 	srv->tcp = evconnlistener_new(srv->d.base, dnssrv_accept_cb, srv,
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, tfd);

@@ -26,6 +26,12 @@ struct dnssrv_deps {
 	struct registry		*reg;
 	const struct gate	*gate;		/* SERVFAIL until reads open */
 	const struct config	*conf;		/* heureka.dns.* */
+	/*
+	 * NULL in the server. Tests: called with the UDP port just bound,
+	 * before TCP is bound on its number (check_dnssrv takes it).
+	 */
+	void			(*udp_bound)(int, void *);
+	void			*udp_bound_arg;
 };
 
 /* Counters for /metrics and the tests. */
