@@ -306,6 +306,58 @@ ev_req_cb(struct evhttp_request *req, void *arg)
 	free(r);
 }
 
+/*
+ * A request record for arg on cn and its evhttp request, the error
+ * callback set (the caller sets the rest); NULL with errno ENOMEM.
+ */
+static struct evhttp_request *
+ev_req_new(struct ev_tr *t, struct ev_conn *cn, void *arg,
+    struct ev_req **rp)
+{
+	struct ev_req		*r;
+	struct evhttp_request	*req;
+
+	r = xcalloc(1, sizeof *r);
+	r->t = t;
+	r->arg = arg;
+	r->err = -1;
+	r->sent_ms = clock_mono_ms();
+	r->hostport = cn->hostport;
+	if ((req = evhttp_request_new(ev_req_cb, r)) == NULL) {
+		free(r);
+		errno = ENOMEM;
+		return (NULL);
+	}
+	evhttp_request_set_error_cb(req, ev_req_err_cb);
+	*rp = r;
+	return (req);
+}
+
+/*
+ * Send r's request as cmd to cn's prefix and path on conn j of cn: r
+ * queued and returned, or NULL with errno EIO (evhttp freed the request,
+ * r is freed here).
+ */
+static void *
+ev_req_make(struct ev_tr *t, struct ev_conn *cn, int j, struct ev_req *r,
+    struct evhttp_request *req, enum evhttp_cmd_type cmd, const char *path)
+{
+	char	*uri;
+
+	xasprintf(&uri, "%s%s", cn->prefix, path);
+	if (evhttp_make_request(cn->evc[j], req, cmd, uri) != 0) {
+		free(uri);
+		free(r);
+		errno = EIO;
+		return (NULL);
+	}
+	free(uri);
+	r->req = req;
+	r->evc = cn->evc[j];
+	TAILQ_INSERT_TAIL(&t->reqs, r, entry);
+	return (r);
+}
+
 /* Send one request; NULL if it could not even be queued. */
 static void *
 ev_send(void *ctx, const char *url, const char *method, const char *path,
@@ -317,7 +369,6 @@ ev_send(void *ctx, const char *url, const char *method, const char *path,
 	struct evhttp_request		*req;
 	struct evkeyvalq		*h;
 	enum evhttp_cmd_type		 cmd;
-	char				*uri;
 	int				 query;
 
 	if ((cn = ev_conn_get(t, url)) == NULL)
@@ -335,19 +386,9 @@ ev_send(void *ctx, const char *url, const char *method, const char *path,
 		return (NULL);
 	}
 	query = cmd == EVHTTP_REQ_GET;
-	r = xcalloc(1, sizeof *r);
-	r->t = t;
-	r->done = done;
-	r->arg = arg;
-	r->err = -1;
-	r->sent_ms = clock_mono_ms();
-	r->hostport = cn->hostport;
-	if ((req = evhttp_request_new(ev_req_cb, r)) == NULL) {
-		free(r);
-		errno = ENOMEM;
+	if ((req = ev_req_new(t, cn, arg, &r)) == NULL)
 		return (NULL);
-	}
-	evhttp_request_set_error_cb(req, ev_req_err_cb);
+	r->done = done;
 	h = evhttp_request_get_output_headers(req);
 	evhttp_add_header(h, "Host", cn->hostport);
 	evhttp_add_header(h, "Accept", "application/json");
@@ -363,18 +404,7 @@ ev_send(void *ctx, const char *url, const char *method, const char *path,
 		evhttp_add_header(h, "Content-Type", "application/json");
 		evbuffer_add(evhttp_request_get_output_buffer(req), body, len);
 	}
-	xasprintf(&uri, "%s%s", cn->prefix, path);
-	if (evhttp_make_request(cn->evc[query], req, cmd, uri) != 0) {
-		free(uri);
-		free(r);		/* evhttp freed req */
-		errno = EIO;
-		return (NULL);
-	}
-	free(uri);
-	r->req = req;
-	r->evc = cn->evc[query];
-	TAILQ_INSERT_TAIL(&t->reqs, r, entry);
-	return (r);
+	return (ev_req_make(t, cn, query, r, req, cmd, path));
 }
 
 /* A stream's headers came: is it a 200 event stream? */
@@ -428,24 +458,13 @@ ev_stream(void *ctx, const char *url, const char *path, const char *last_id,
 	struct ev_req		*r;
 	struct evhttp_request	*req;
 	struct evkeyvalq	*h;
-	char			*uri;
 
 	if ((cn = ev_conn_get(t, url)) == NULL)
 		return (NULL);
-	r = xcalloc(1, sizeof *r);
-	r->t = t;
+	if ((req = ev_req_new(t, cn, arg, &r)) == NULL)
+		return (NULL);
 	r->chunk = chunk;
 	r->end = end;
-	r->arg = arg;
-	r->err = -1;
-	r->sent_ms = clock_mono_ms();
-	r->hostport = cn->hostport;
-	if ((req = evhttp_request_new(ev_req_cb, r)) == NULL) {
-		free(r);
-		errno = ENOMEM;
-		return (NULL);
-	}
-	evhttp_request_set_error_cb(req, ev_req_err_cb);
 	evhttp_request_set_header_cb(req, ev_stream_header_cb);
 	evhttp_request_set_chunked_cb(req, ev_stream_chunk_cb);
 	h = evhttp_request_get_output_headers(req);
@@ -456,18 +475,7 @@ ev_stream(void *ctx, const char *url, const char *path, const char *last_id,
 		evhttp_add_header(h, "Last-Event-ID", last_id);
 	if (cn->auth != NULL)
 		evhttp_add_header(h, "Authorization", cn->auth);
-	xasprintf(&uri, "%s%s", cn->prefix, path);
-	if (evhttp_make_request(cn->evc[2], req, EVHTTP_REQ_GET, uri) != 0) {
-		free(uri);
-		free(r);
-		errno = EIO;
-		return (NULL);
-	}
-	free(uri);
-	r->req = req;
-	r->evc = cn->evc[2];
-	TAILQ_INSERT_TAIL(&t->reqs, r, entry);
-	return (r);
+	return (ev_req_make(t, cn, 2, r, req, EVHTTP_REQ_GET, path));
 }
 
 /* Drop a pending request; its callback will not run. */
