@@ -13,7 +13,6 @@
  */
 #include <sys/queue.h>
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,15 +249,12 @@ static int
 console_query_i64(const struct hquery *q, const char *name,
     int64_t *out)
 {
-	const char	*v = console_query(q, name);
-	char		*end;
-	long long	 n;
+	int64_t	n;
+	int	rc;
 
-	if (v == NULL || *v == '\0')
+	if (q == NULL || (rc = hquery_i64(q, name, &n)) == 0)
 		return (0);
-	errno = 0;
-	n = strtoll(v, &end, 10);
-	if (errno != 0 || *end != '\0' || n < 0)
+	if (rc < 0 || n < 0)
 		return (-1);
 	*out = n;
 	return (0);

@@ -93,6 +93,8 @@ struct hquery {
 };
 /* The first value of name (case-sensitive), or NULL. */
 const char	*hquery_get(const struct hquery *, const char *);
+/* name's value as a decimal int64 into *out: 1, 0 absent or empty, -1 bad. */
+int		 hquery_i64(const struct hquery *, const char *, int64_t *);
 
 /*
  * What a front (one listening port) does with requests: the callback

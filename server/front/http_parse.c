@@ -23,8 +23,10 @@
  * spaces and tabs behind), so that handlers see what they saw before;
  * the differential test (tests/diff) holds the two to the same answers.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -364,4 +366,22 @@ hquery_get(const struct hquery *q, const char *name)
 		if (strcmp(q->kv[i].key, name) == 0)
 			return (q->kv[i].value);
 	return (NULL);
+}
+
+/* A decimal int64 query parameter; see http.h. */
+int
+hquery_i64(const struct hquery *q, const char *name, int64_t *out)
+{
+	const char	*v = hquery_get(q, name);
+	char		*end;
+	long long	 n;
+
+	if (v == NULL || *v == '\0')
+		return (0);
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return (-1);
+	*out = n;
+	return (1);
 }

@@ -11,7 +11,6 @@
  */
 
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,23 +163,6 @@ query_get(struct rctx *x, const char *name)
 	return (hquery_get(&x->query, name));
 }
 
-/* Parse a decimal int64 query parameter; 0 absent, 1 ok, -1 invalid. */
-static int
-query_i64(struct rctx *x, const char *name, int64_t *out)
-{
-	const char	*v = query_get(x, name);
-	char		*end;
-	long long	 n;
-
-	if (v == NULL || *v == '\0')
-		return (0);
-	errno = 0;
-	n = strtoll(v, &end, 10);
-	if (errno != 0 || *end != '\0')
-		return (-1);
-	*out = n;
-	return (1);
-}
 
 /* Parse a status query parameter; 0 absent, 1 ok, -1 invalid. */
 int
@@ -199,7 +181,7 @@ query_status(struct rctx *x, const char *name, enum instance_status *out)
 int
 query_dirty(struct rctx *x, int64_t *out)
 {
-	int	rc = query_i64(x, "lastDirtyTimestamp", out);
+	int	rc = hquery_i64(&x->query, "lastDirtyTimestamp", out);
 
 	if (rc == 0 || (rc > 0 && *out >= 0 && *out <= INSTANCE_TS_MAX))
 		return (0);

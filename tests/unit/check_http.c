@@ -161,6 +161,27 @@ START_TEST(test_query_get)
 }
 END_TEST
 
+/* A decimal int64 parameter: 1 with it, 0 absent or empty, -1 bad. */
+START_TEST(test_query_i64)
+{
+	struct hkv	kv[] = { { "a", "-12" }, { "e", "" }, { "x", "1x" },
+	    { "big", "9223372036854775808" }, { "max", "9223372036854775807" } };
+	struct hquery	q = { kv, 5 };
+	int64_t		n = 7;
+
+	ck_assert_int_eq(hquery_i64(&q, "a", &n), 1);
+	ck_assert_int_eq(n, -12);
+	n = 7;
+	ck_assert_int_eq(hquery_i64(&q, "none", &n), 0);
+	ck_assert_int_eq(hquery_i64(&q, "e", &n), 0);
+	ck_assert_int_eq(hquery_i64(&q, "x", &n), -1);
+	ck_assert_int_eq(hquery_i64(&q, "big", &n), -1);
+	ck_assert_int_eq(n, 7);
+	ck_assert_int_eq(hquery_i64(&q, "max", &n), 1);
+	ck_assert_int_eq(n, INT64_MAX);
+}
+END_TEST
+
 /* The parser's suite. */
 static Suite *
 http_suite(void)
@@ -174,6 +195,7 @@ http_suite(void)
 	tcase_add_test(tc, test_target_split);
 	tcase_add_test(tc, test_decode);
 	tcase_add_test(tc, test_query_get);
+	tcase_add_test(tc, test_query_i64);
 	suite_add_tcase(s, tc);
 	return (s);
 }
