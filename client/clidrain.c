@@ -143,11 +143,7 @@ drain_servers(const char *list, char ***out)
 	size_t	  n = 0;
 
 	copy = xstrdup(list);
-	for (next = copy; (tok = strsep(&next, ",")) != NULL;) {
-		tok += strspn(tok, " ");
-		tok[strcspn(tok, " ")] = '\0';
-		if (*tok == '\0')
-			continue;
+	for (next = copy; (tok = str_list_next(&next)) != NULL;) {
 		v = xreallocarray(v, n + 1, sizeof *v);
 		v[n++] = xstrdup(tok);
 	}

@@ -212,6 +212,21 @@ str_lcat(char *dst, size_t size, size_t *at, const char *s)
 	dst[*at] = '\0';
 }
 
+/* The next item of a comma-separated list (buf.h). */
+char *
+str_list_next(char **next)
+{
+	char	*tok;
+
+	while ((tok = strsep(next, ",")) != NULL) {
+		tok += strspn(tok, " ");
+		tok[strcspn(tok, " ")] = '\0';
+		if (*tok != '\0')
+			return (tok);
+	}
+	return (NULL);
+}
+
 /* Append v in decimal at *at in dst, truncated to fit (buf.h). */
 void
 str_lcat_i64(char *dst, size_t size, size_t *at, int64_t v)

@@ -42,6 +42,13 @@ void	 buf_prealloc(struct buf *, size_t);	/* room for n more, exactly */
 size_t	 str_lcpy(char *, const char *, size_t);
 void	 str_lcat(char *, size_t, size_t *, const char *);
 void	 str_lcat_i64(char *, size_t, size_t *, int64_t);
+/*
+ * The next item of a comma-separated list at *next, in place (strsep's
+ * way: the list is cut up, *next moves on): spaces before an item are
+ * skipped, it ends at a space, empty items are passed over; NULL at the
+ * end. heureka.dns.nameservers and the CLI's server lists.
+ */
+char	*str_list_next(char **next);
 
 /*
  * Append n bytes. Inline when they fit what is allocated (the encoders

@@ -888,11 +888,7 @@ peers_dns_new(struct event_base *base, const char *list, char **cause)
 		return (NULL);
 	}
 	copy = xstrdup(list);
-	for (next = copy; (tok = strsep(&next, ",")) != NULL;) {
-		tok += strspn(tok, " ");
-		tok[strcspn(tok, " ")] = '\0';
-		if (*tok == '\0')
-			continue;
+	for (next = copy; (tok = str_list_next(&next)) != NULL;) {
 		if (evdns_base_nameserver_ip_add(dns, tok) != 0) {
 			xasprintf(cause, "heureka.dns.nameservers: '%s' is not "
 			    "an IP address with an optional port", tok);

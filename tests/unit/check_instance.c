@@ -560,6 +560,21 @@ START_TEST(test_buf_steal_always_a_string)
 }
 END_TEST
 
+/* str_list_next: items trimmed at spaces, empty ones passed over. */
+START_TEST(test_str_list_next)
+{
+	char	list[] = " a:1 , ,b:2 x,,c ", *next = list;
+	char	empty[] = " , ,", *e = empty;
+
+	ck_assert_str_eq(str_list_next(&next), "a:1");
+	ck_assert_str_eq(str_list_next(&next), "b:2");
+	ck_assert_str_eq(str_list_next(&next), "c");
+	ck_assert_ptr_null(str_list_next(&next));
+	ck_assert_ptr_null(str_list_next(&next));
+	ck_assert_ptr_null(str_list_next(&e));
+}
+END_TEST
+
 START_TEST(test_name_ok)
 {
 	char	long_name[300];
@@ -613,6 +628,7 @@ instance_suite(void)
 	tcase_add_test(tc, test_applications);
 	tcase_add_test(tc, test_hashcode);
 	tcase_add_test(tc, test_buf_steal_always_a_string);
+	tcase_add_test(tc, test_str_list_next);
 	tcase_add_test(tc, test_name_ok);
 	tcase_add_test(tc, test_pack_size_kept);
 	suite_add_tcase(s, tc);
