@@ -13,12 +13,9 @@
 #include "registry_int.h"
 #include "xmalloc.h"
 
-/*
- * Override by id; an entry not accessed for override_ttl_ms is gone
- * (Guava expireAfterAccess, checked lazily). touch counts as an access.
- */
-struct override *
-override_find(struct registry *reg, const char *id, int64_t now, int touch)
+/* The entry for id in the table, expired or not; NULL when none. */
+static struct override *
+override_lookup(struct registry *reg, const char *id)
 {
 	struct htab_node	*n;
 	struct override	*o;
@@ -31,20 +28,33 @@ override_find(struct registry *reg, const char *id, int64_t now, int touch)
 		if (n->hash != h)
 			continue;
 		o = CONTAINER_OF(n, struct override, node);
-		if (strcmp(o->id, id) != 0)
-			continue;
-		if (now - o->access_ts > reg->conf.override_ttl_ms) {
-			override_del(reg, id);
-			return (NULL);
-		}
-		if (touch) {
-			o->access_ts = now;
-			TAILQ_REMOVE(&reg->override_lru, o, entry);
-			TAILQ_INSERT_TAIL(&reg->override_lru, o, entry);
-		}
-		return (o);
+		if (strcmp(o->id, id) == 0)
+			return (o);
 	}
 	return (NULL);
+}
+
+/*
+ * Override by id; an entry not accessed for override_ttl_ms is gone
+ * (Guava expireAfterAccess, checked lazily). touch counts as an access.
+ */
+struct override *
+override_find(struct registry *reg, const char *id, int64_t now, int touch)
+{
+	struct override	*o;
+
+	if ((o = override_lookup(reg, id)) == NULL)
+		return (NULL);
+	if (now - o->access_ts > reg->conf.override_ttl_ms) {
+		override_del(reg, id);
+		return (NULL);
+	}
+	if (touch) {
+		o->access_ts = now;
+		TAILQ_REMOVE(&reg->override_lru, o, entry);
+		TAILQ_INSERT_TAIL(&reg->override_lru, o, entry);
+	}
+	return (o);
 }
 
 /* Put an override; bounded by max_instances, the least used goes first. */
@@ -74,27 +84,16 @@ override_put(struct registry *reg, const char *id, enum instance_status st,
 int
 override_del(struct registry *reg, const char *id)
 {
-	struct htab_node	*n;
 	struct override	*o;
-	uint64_t	 h;
 
-	if (reg->noverrides == 0)
+	if ((o = override_lookup(reg, id)) == NULL)
 		return (0);
-	h = hash_str(id);
-	for (n = htab_first(&reg->override_tab, h); n != NULL; n = n->next) {
-		if (n->hash != h)
-			continue;
-		o = CONTAINER_OF(n, struct override, node);
-		if (strcmp(o->id, id) != 0)
-			continue;
-		htab_remove(&reg->override_tab, &o->node);
-		TAILQ_REMOVE(&reg->override_lru, o, entry);
-		reg->noverrides--;
-		free(o->id);
-		free(o);
-		return (1);
-	}
-	return (0);
+	htab_remove(&reg->override_tab, &o->node);
+	TAILQ_REMOVE(&reg->override_lru, o, entry);
+	reg->noverrides--;
+	free(o->id);
+	free(o);
+	return (1);
 }
 
 /* Drop overrides not accessed within the TTL, oldest access first. */
