@@ -475,11 +475,11 @@ size_t		 registry_tombstone_bytes(const struct registry *);
 void		 registry_tombstone_counts(const struct registry *,
 		     size_t *held, size_t *unheld);
 
-/* Last-1000 rings for /lastn, newest first: cb(ts, "APP(id)"). */
+/*
+ * Last-1000 rings for /lastn, newest first: cb(ts, "APP(id)", evicted),
+ * evicted 1 for an eviction.
+ */
 #define REGISTRY_RECENT_MAX	1000
-void		 registry_foreach_recent(const struct registry *, int cancelled,
-		     void (*)(int64_t, const char *, void *), void *);
-/* The same with cb(ts, "APP(id)", evicted): 1 for an eviction. */
 void		 registry_foreach_recent_how(const struct registry *,
 		     int cancelled, void (*)(int64_t, const char *, int,
 		     void *), void *);

@@ -49,22 +49,6 @@ recent_clear(struct recent_ring *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* Walk a last-1000 ring, newest first. */
-void
-registry_foreach_recent(const struct registry *reg, int cancelled,
-    void (*cb)(int64_t, const char *, void *), void *arg)
-{
-	const struct recent_ring	*r;
-	size_t				 i, k;
-
-	r = cancelled ? &reg->cancelled : &reg->registered;
-	for (i = 0; i < r->n; i++) {
-		k = (r->next + REGISTRY_RECENT_MAX - 1 - i) %
-		    REGISTRY_RECENT_MAX;
-		cb(r->v[k].ts, r->v[k].what, arg);
-	}
-}
-
 /* Walk a last-1000 ring, newest first, saying which were evictions. */
 void
 registry_foreach_recent_how(const struct registry *reg, int cancelled,

@@ -1454,10 +1454,11 @@ struct ringlog {
 
 /* Count entries and keep the first (newest). */
 static void
-ring_cb(int64_t ts, const char *what, void *arg)
+ring_cb(int64_t ts, const char *what, int evicted, void *arg)
 {
 	struct ringlog	*rl = arg;
 
+	(void)evicted;
 	if (rl->n++ == 0) {
 		rl->first_ts = ts;
 		snprintf(rl->first, sizeof rl->first, "%s", what);
@@ -1472,7 +1473,7 @@ START_TEST(test_recent_rings)
 	fill_registry(reg, 1005, T0);
 	registry_register(reg, mkinst("last", "z", STATUS_UP, 1), 1,
 	    TM(T0 + 1));
-	registry_foreach_recent(reg, 0, ring_cb, &rl);
+	registry_foreach_recent_how(reg, 0, ring_cb, &rl);
 	ck_assert_int_eq(rl.n, REGISTRY_RECENT_MAX);
 	ck_assert_str_eq(rl.first, "LAST(z)");
 	ck_assert_int_eq(rl.first_ts, T0 + 1);
@@ -1481,7 +1482,7 @@ START_TEST(test_recent_rings)
 	registry_cancel(reg, "gone", "q", 0, TM(T0 + 3),
 	    -1);	/* recorded anyway */
 	memset(&rl, 0, sizeof rl);
-	registry_foreach_recent(reg, 1, ring_cb, &rl);
+	registry_foreach_recent_how(reg, 1, ring_cb, &rl);
 	ck_assert_int_eq(rl.n, 2);
 	ck_assert_str_eq(rl.first, "GONE(q)");
 	registry_free(reg);
