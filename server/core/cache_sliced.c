@@ -502,7 +502,7 @@ sb_moved(struct cache *c, struct sbuild *sb, uint64_t gen)
 }
 
 /* What a walk does with one instance of app (sb_walk_app). */
-typedef void	sb_visit_fn(struct cache *, struct sbuild *,
+typedef void	(*sb_visit_cb)(struct cache *, struct sbuild *,
 		    const struct reg_app *, const struct instance *);
 
 /*
@@ -517,7 +517,7 @@ typedef void	sb_visit_fn(struct cache *, struct sbuild *,
  */
 static int
 sb_walk_app(struct cache *c, struct sbuild *sb, const struct reg_app *app,
-    size_t w0, size_t budget, sb_visit_fn *visit)
+    size_t w0, size_t budget, sb_visit_cb visit)
 {
 	size_t	n;
 
@@ -538,7 +538,7 @@ sb_walk_app(struct cache *c, struct sbuild *sb, const struct reg_app *app,
 
 /* sb_walk_app's visit for GET apps/{name}: encode the instance. */
 static void
-app_visit(struct cache *c, struct sbuild *sb, const struct reg_app *app,
+app_visit_cb(struct cache *c, struct sbuild *sb, const struct reg_app *app,
     const struct instance *in)
 {
 	const struct codec	*cc = vcodec(variant(&sb->key));
@@ -599,7 +599,7 @@ app_step(struct cache *c, const struct cache_key *k, const char *name,
 		cc->app_open(&sb->b, reg_app_name(app), 0);
 	}
 	if (sb->src == NULL) {
-		if (!sb_walk_app(c, sb, app, w0, budget, app_visit))
+		if (!sb_walk_app(c, sb, app, w0, budget, app_visit_cb))
 			return (0);
 		if (cc->sep_around)
 			buf_adds(&sb->b, cc->sep);
@@ -626,7 +626,7 @@ app_step(struct cache *c, const struct cache_key *k, const char *name,
 
 /* sb_walk_app's visit for a VIP: the instance if it is in the VIP. */
 static void
-vip_visit(struct cache *c, struct sbuild *sb, const struct reg_app *app,
+vip_visit_cb(struct cache *c, struct sbuild *sb, const struct reg_app *app,
     const struct instance *in)
 {
 	c->work += WALK_WEIGHT / 2;
@@ -684,7 +684,7 @@ vip_step(struct cache *c, const struct cache_key *k, const char *vip,
 			sb->open_ai = 0;
 			sb->at_app = NULL;
 		}
-		if (!sb_walk_app(c, sb, app, w0, budget, vip_visit))
+		if (!sb_walk_app(c, sb, app, w0, budget, vip_visit_cb))
 			return (0);
 	}
 	if (sb->src == NULL) {
