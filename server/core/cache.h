@@ -43,7 +43,7 @@ struct cache_stats {
 	uint64_t	build_steps;		/* cache_apps_step() slices */
 	uint64_t	build_aborts;		/* assemblies begun again */
 	uint64_t	sb_restarts;		/* side builds begun again */
-	uint64_t	sb_tolerant;		/* VIP builds past MAX_TRIES */
+	uint64_t	sb_tolerant;		/* app, VIP builds past MAX_TRIES */
 	uint64_t	asm_apps;		/* applications they placed */
 	uint64_t	seg_reuses;		/* segments taken over */
 	uint64_t	ro_steps;		/* cache_refresh_step() slices */

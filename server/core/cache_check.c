@@ -138,6 +138,8 @@ ccheck_frag(const struct cache *c, const struct appfrag *af,
 			if (ccheck_body(af->root[v][g], af->name, cause) != 0)
 				return (-1);
 	}
+	if (ccheck_body(af->hand, af->name, cause) != 0)
+		return (-1);
 	return (0);
 }
 

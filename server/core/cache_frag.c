@@ -114,6 +114,7 @@ frag_free_cb(struct htab_node *n, void *arg)
 	struct appfrag	*af = CONTAINER_OF(n, struct appfrag, node);
 
 	frag_clear(af, arg != NULL);
+	cache_body_unref(af->hand);
 	free(af->name);
 	free(af);
 	return (1);
@@ -186,6 +187,7 @@ frag_sync(struct cache *c, struct appfrag *af, const struct reg_app *app,
 {
 	int64_t	t = judge > 0 && judge < now ? judge : now;
 
+	(void)app_handoff(af, 0, 0, now);	/* lets one from before go */
 	if (af->gen == reg_app_gen(app) && t < cache_until(c, af->built))
 		return;
 	frag_clear(af, 1);

@@ -107,6 +107,9 @@ struct appfrag {
 	uint64_t	 gzser[NVARIANT];	/* serial of gz[v] */
 	uint8_t		 has_gz[NVARIANT];
 	struct cache_body *root[NVARIANT][2];	/* GET apps/{app} */
+	struct cache_body *hand;	/* a sliced build's body, */
+	int64_t		 hand_at;	/* served in the turn it ended */
+	int		 hand_vg;	/* for variant hand_vg / 2 */
 	struct htab_node node;		/* in cache->frags, by name */
 	struct cache_reaper *rp;	/* the cache's: counts gz[v] */
 };
@@ -369,6 +372,7 @@ struct cache_body *side_compute(struct cache *, enum side_kind,
 /* cache_sliced.c */
 int		delta_fresh(const struct cache *, const struct slot *, int64_t);
 int		vip_fresh(const struct cache *, const struct side *, int64_t);
+struct cache_body *app_handoff(struct appfrag *, int, int, int64_t);
 int		side_step(struct cache *, enum side_kind,
 		     const struct cache_key *, const char *, size_t, int64_t);
 void		sb_free(struct cache *, struct sbuild *);

@@ -115,14 +115,20 @@ struct cache_body *
 cache_app_live(struct cache *c, const struct cache_key *k, const char *name,
     int64_t now)
 {
-	struct reg_app	*app = registry_app_find(c->reg, name);
-	struct appfrag	*af;
-	struct buf	 b, z;
-	int		 v = variant(k), g = k->gzip ? 1 : 0;
+	struct reg_app		*app = registry_app_find(c->reg, name);
+	struct appfrag		*af;
+	struct cache_body	*hb;
+	struct buf		 b, z;
+	int			 v = variant(k), g = k->gzip ? 1 : 0;
 
 	if (app == NULL || reg_app_size(app) == 0)
 		return (NULL);
 	af = frag_lookup(c, reg_app_name(app), reg_app_hash(app));
+	/* The sliced build's body, in the turn it was finished. */
+	if ((hb = app_handoff(af, v, g, now)) != NULL) {
+		c->stats.hits++;
+		return (body_ref(hb));
+	}
 	frag_sync(c, af, app, now, 0);
 	if (af->root[v][g] != NULL) {
 		c->stats.hits++;

@@ -23,8 +23,8 @@
  * code, is written last, so the body is one registry version. A gzip
  * body deflates the current plain body a slice at a time (gzip_stream),
  * starting over when that body is replaced. After MAX_TRIES starts an
- * application's build runs whole (its size bounds that turn), a VIP's
- * goes on in slices through changes (vip_step), so each always ends. The
+ * application's or a VIP's build goes on in slices through changes
+ * (sb_moved, sb_walk_app), so each always ends, never whole. The
  * delta's walk covers the queue as it was when it began and never starts
  * over (delta_plain_step), and its gzip deflates the plain body it began
  * from, so it ends in slices whatever changes meanwhile. The builds
@@ -53,9 +53,9 @@ struct sbuild {
 	size_t			 pos;		/* its bytes deflated */
 	struct gzip_stream	*zs;
 	unsigned		 tries;
-	int			 tolerant;	/* VIP: no more starts */
-	const struct reg_app	*at_app;	/* VIP: the app at ai */
-	size_t			 app_n;		/* VIP: its size then */
+	int			 tolerant;	/* no more starts */
+	const struct reg_app	*at_app;	/* the app walked */
+	size_t			 app_n;		/* its size then */
 	size_t			 end_ai;	/* VIP: apps at the start */
 	struct sbuild		*next;
 };
@@ -449,6 +449,8 @@ side_ready(struct cache *c, enum side_kind kind, const struct cache_key *k,
 		    reg_app_size(app) == 0)
 			return (1);
 		af = frag_lookup(c, reg_app_name(app), reg_app_hash(app));
+		if (app_handoff(af, v, g, now) != NULL)
+			return (1);
 		return (af->gen == reg_app_gen(app) &&
 		    now < cache_until(c, af->built) && af->root[v][g] != NULL);
 	case SIDE_VIP:
@@ -461,9 +463,105 @@ side_ready(struct cache *c, enum side_kind kind, const struct cache_key *k,
 }
 
 /*
+ * The body of GET apps/{app} for variant v (g: gzip) a sliced build ended
+ * in this very call's turn (now) though the application changed
+ * meanwhile (app_step), for the fetches parked on it; NULL when there is
+ * none. One from an earlier turn is let go.
+ */
+struct cache_body *
+app_handoff(struct appfrag *af, int v, int g, int64_t now)
+{
+	if (af->hand != NULL && af->hand_at != now) {
+		cache_body_unref(af->hand);
+		af->hand = NULL;
+	}
+	return (af->hand != NULL && af->hand_vg == v * 2 + g ? af->hand :
+	    NULL);
+}
+
+/*
+ * The source of a build under way moved (gen is its version now): the
+ * build starts over, MAX_TRIES times; after that it used to run whole,
+ * and a fleet registering every 20 ms made a fetch at 1M instances a turn
+ * of ~60 ms (issue 21). Now it goes on in slices instead ("tolerant",
+ * counted), the walk (sb_walk_app) covering what was there when it began.
+ * A build that ends so keeps the version it began at, so the next fetch
+ * after the change builds again.
+ */
+static void
+sb_moved(struct cache *c, struct sbuild *sb, uint64_t gen)
+{
+	if (!sb->started || sb->gen == gen || sb->tolerant)
+		return;
+	if (sb->tries < MAX_TRIES)
+		sb_restart(c, sb);
+	else {
+		sb->tolerant = 1;
+		c->stats.sb_tolerant++;
+	}
+}
+
+/* What a walk does with one instance of app (sb_walk_app). */
+typedef void	(*sb_visit_cb)(struct cache *, struct sbuild *,
+		    const struct reg_app *, const struct instance *);
+
+/*
+ * Walk app's instances from sb->ii on, calling visit for each; 0 when the
+ * slice (begun at work w0) spent its budget first. It covers the
+ * instances the application had when the walk got to it (sb->app_n), so
+ * what is added behind it cannot keep it going. An application's array
+ * grows at its end and a removal moves its last element into the hole
+ * (registry.c), so the walk sees every instance present throughout once,
+ * never twice, each as it was when the walk passed it; a removal behind
+ * the walk can hide the one element it moves.
+ */
+static int
+sb_walk_app(struct cache *c, struct sbuild *sb, const struct reg_app *app,
+    size_t w0, size_t budget, sb_visit_cb visit)
+{
+	size_t	n;
+
+	if (sb->at_app == NULL) {
+		sb->at_app = app;
+		sb->app_n = reg_app_size(app);
+	}
+	n = reg_app_size(app);
+	if (n > sb->app_n)
+		n = sb->app_n;
+	for (; sb->ii < n; sb->ii++) {
+		if (sb_spent(c, w0, budget))
+			return (0);
+		visit(c, sb, app, reg_app_instance_at(app, sb->ii));
+	}
+	return (1);
+}
+
+/* sb_walk_app's visit for GET apps/{name}: encode the instance. */
+static void
+app_visit_cb(struct cache *c, struct sbuild *sb, const struct reg_app *app,
+    const struct instance *in)
+{
+	const struct codec	*cc = vcodec(variant(&sb->key));
+	size_t			 len0 = sb->b.len;
+
+	(void)app;
+	if (sb->ii > 0 || cc->sep_around)
+		buf_adds(&sb->b, cc->sep);
+	cc->encode_instance(&sb->b, in, vflags(variant(&sb->key)), 1);
+	c->work += sb->b.len - len0;
+}
+
+/*
  * One slice of GET apps/{name} for k; 1 when cache_app_live returns it
  * without encoding (or the application has no instance). A gzip body
  * deflates a plain one the build keeps to itself, as the one-call build.
+ * A change in the application starts the walk over, MAX_TRIES times, then
+ * it goes on through changes (sb_moved, sb_walk_app): the application
+ * has no hash code in its body, and what the body holds is the
+ * instances it had when the walk began, each as the walk saw it. Such a
+ * body is handed to the fetches waiting in the turn it ends
+ * (app_handoff), not kept: the next fetch builds the application as it
+ * is then.
  */
 static int
 app_step(struct cache *c, const struct cache_key *k, const char *name,
@@ -471,22 +569,29 @@ app_step(struct cache *c, const struct cache_key *k, const char *name,
 {
 	struct reg_app		*app = registry_app_find(c->reg, name);
 	const struct codec	*cc = vcodec(variant(k));
+	struct cache_body	*cb;
 	struct appfrag		*af;
 	struct sbuild		*sb;
-	size_t			 w0 = c->work, n, len0;
+	size_t			 w0 = c->work;
 	int			 v = variant(k), g = k->gzip ? 1 : 0;
 
-	if (app == NULL || reg_app_size(app) == 0)
+	if (app == NULL || reg_app_size(app) == 0) {
+		sb_abandon(c, SIDE_APP, k, name);
 		return (1);
+	}
 	af = frag_lookup(c, reg_app_name(app), reg_app_hash(app));
+	if (app_handoff(af, v, g, now) != NULL)
+		return (1);
 	frag_sync(c, af, app, now, 0);
 	if (af->root[v][g] != NULL)
 		return (1);
 	sb = sb_get(c, SIDE_APP, k, name);
-	if (sb->started && sb->gen != reg_app_gen(app))
-		sb_restart(c, sb);
-	if (sb->tries >= MAX_TRIES)
-		budget = SIZE_MAX;
+	sb_moved(c, sb, reg_app_gen(app));
+	if (sb->at_app != NULL && sb->at_app != app) {
+		/* Dropped and made again: none of its instances is old. */
+		sb->at_app = app;
+		sb->app_n = sb->ii;
+	}
 	if (!sb->started) {
 		sb->started = 1;
 		sb->gen = reg_app_gen(app);
@@ -494,52 +599,55 @@ app_step(struct cache *c, const struct cache_key *k, const char *name,
 		cc->app_open(&sb->b, reg_app_name(app), 0);
 	}
 	if (sb->src == NULL) {
-		n = reg_app_size(app);
-		for (; sb->ii < n; sb->ii++) {
-			if (sb_spent(c, w0, budget))
-				return (0);
-			len0 = sb->b.len;
-			if (sb->ii > 0 || cc->sep_around)
-				buf_adds(&sb->b, cc->sep);
-			cc->encode_instance(&sb->b, reg_app_instance_at(app,
-			    sb->ii), vflags(v), 1);
-			c->work += sb->b.len - len0;
-		}
+		if (!sb_walk_app(c, sb, app, w0, budget, app_visit_cb))
+			return (0);
 		if (cc->sep_around)
 			buf_adds(&sb->b, cc->sep);
 		cc->app_close(&sb->b, 0);
 		buf_adds(&sb->b, cc->app_doc_close);
-		if (!g) {
-			af->root[v][0] = body_from_buf(c->rp, &sb->b);
-			sb_free(c, sb);
-			return (1);
-		}
 		sb->src = body_from_buf(c->rp, &sb->b);
 		buf_init(&sb->b, 0);
 	}
-	if (!gz_slices(c, sb, w0, budget))
+	if (g && !gz_slices(c, sb, w0, budget))
 		return (0);
-	af->root[v][1] = body_from_buf(c->rp, &sb->b);
+	cb = g ? body_from_buf(c->rp, &sb->b) : body_ref(sb->src);
+	if (sb->gen == reg_app_gen(app))
+		af->root[v][g] = cb;
+	else {
+		/* Changed meanwhile: the fetches waiting get it. */
+		cache_body_unref(af->hand);
+		af->hand = cb;
+		af->hand_at = now;
+		af->hand_vg = v * 2 + g;
+	}
 	sb_free(c, sb);
 	return (1);
+}
+
+/* sb_walk_app's visit for a VIP: the instance if it is in the VIP. */
+static void
+vip_visit_cb(struct cache *c, struct sbuild *sb, const struct reg_app *app,
+    const struct instance *in)
+{
+	c->work += WALK_WEIGHT / 2;
+	if (!instance_has_vip(sb->kind == SIDE_SVIP ? in->secure_vip_address :
+	    in->vip_address, sb->name, INSTANCE_VIP_EXACT))
+		return;
+	sb_instance(c, sb, reg_app_name(app), in, sb->open_ai != sb->ai + 1);
+	sb->open_ai = sb->ai + 1;
+	if ((unsigned)in->status < STATUS_COUNT)
+		sb->counts[in->status]++;
 }
 
 /*
  * One slice of GET vips/{vip} (svips/ when secure) for k; 1 when
  * cache_vip_live returns it without encoding. The walk looks at every
  * instance of the registry, so each one seen counts WALK_WEIGHT / 2.
- *
  * A change anywhere in the registry starts the walk over, MAX_TRIES
- * times; after that it used to run whole, and a fleet registering every
- * 20 ms made every VIP fetch at 1M instances a turn of 59 ms (issue 21).
- * Now it goes on in slices instead ("tolerant", counted): the registry's
- * arrays grow at their ends and a removal moves the last element into
- * the hole (registry.c), so an index walk sees every instance present
- * throughout once, never twice, each as it was when the walk passed it;
- * a removal behind the walk can hide the one element it moves (another
- * application moved to the walk's index is walked from its start). The
- * hash code counts what the body holds, and the slot keeps the version
- * the walk began at, so the next fetch after any change builds again.
+ * times, then it goes on through changes (sb_moved, sb_walk_app), over
+ * the applications there were when it began (another application moved
+ * to the walk's index by a removal is walked from its start). The hash
+ * code counts what the body holds.
  */
 static int
 vip_step(struct cache *c, const struct cache_key *k, const char *vip,
@@ -547,23 +655,15 @@ vip_step(struct cache *c, const struct cache_key *k, const char *vip,
 {
 	enum side_kind		 kind = secure ? SIDE_SVIP : SIDE_VIP;
 	struct side		*s = side_find(c->vips, kind, k, vip);
-	const struct instance	*in;
 	struct reg_app		*app;
 	struct sbuild		*sb;
-	size_t			 w0 = c->work, n;
+	size_t			 w0 = c->work;
 	char			*hash;
 
 	if (s != NULL && vip_fresh(c, s, now))
 		return (1);
 	sb = sb_get(c, kind, k, vip);
-	if (sb->started && sb->gen != registry_gen(c->reg) && !sb->tolerant) {
-		if (sb->tries < MAX_TRIES)
-			sb_restart(c, sb);
-		else {
-			sb->tolerant = 1;
-			c->stats.sb_tolerant++;
-		}
-	}
+	sb_moved(c, sb, registry_gen(c->reg));
 	if (!sb->started) {
 		sb->started = 1;
 		sb->gen = registry_gen(c->reg);
@@ -584,27 +684,8 @@ vip_step(struct cache *c, const struct cache_key *k, const char *vip,
 			sb->open_ai = 0;
 			sb->at_app = NULL;
 		}
-		if (sb->at_app == NULL) {
-			sb->at_app = app;
-			sb->app_n = reg_app_size(app);
-		}
-		n = reg_app_size(app);
-		if (n > sb->app_n)
-			n = sb->app_n;
-		for (; sb->ii < n; sb->ii++) {
-			if (sb_spent(c, w0, budget))
-				return (0);
-			c->work += WALK_WEIGHT / 2;
-			in = reg_app_instance_at(app, sb->ii);
-			if (!instance_has_vip(secure ? in->secure_vip_address :
-			    in->vip_address, vip, INSTANCE_VIP_EXACT))
-				continue;
-			sb_instance(c, sb, reg_app_name(app), in,
-			    sb->open_ai != sb->ai + 1);
-			sb->open_ai = sb->ai + 1;
-			if ((unsigned)in->status < STATUS_COUNT)
-				sb->counts[in->status]++;
-		}
+		if (!sb_walk_app(c, sb, app, w0, budget, vip_visit_cb))
+			return (0);
 	}
 	if (sb->src == NULL) {
 		hash = instance_hashcode(sb->counts);

@@ -542,8 +542,9 @@ metrics_render_limits(struct metrics *m, struct buf *b)
 		buf_addf(b, "heureka_cache_build_restarts_total %llu\n",
 		    (unsigned long long)(cst->build_aborts + cst->sb_restarts));
 		metrics_header(b, "heureka_cache_build_tolerant_total",
-		    "counter", "VIP builds that, begun again 4 times, went on "
-		    "in slices through later changes instead of again.");
+		    "counter", "Application and VIP builds that, begun again "
+		    "4 times, went on in slices through later changes "
+		    "instead of again.");
 		buf_addf(b, "heureka_cache_build_tolerant_total %llu\n",
 		    (unsigned long long)cst->sb_tolerant);
 	}

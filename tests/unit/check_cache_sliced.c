@@ -363,6 +363,72 @@ START_TEST(test_vip_never_whole_under_churn)
 }
 END_TEST
 
+/*
+ * One application's build with a registration in it before every slice:
+ * past MAX_TRIES starts it ran whole in the call of its fourth start (an
+ * application of 1M instances: a turn of ~60 ms; issue 21); now it goes
+ * on in slices, covering the instances there were when its last walk
+ * began. The fetches waiting get that body in the turn it ends (not a
+ * whole build of the application as it is now); the next turn's fetch
+ * has every change, as a one-call build does.
+ */
+static void
+check_app_never_whole_under_churn(int gz)
+{
+	struct cache_key	 k = { CACHE_JSON, 0, gz }, kp = k;
+	const struct cache_stats *st = cache_stats(cache);
+	struct cache_body	*cb;
+	struct cache		*one;
+	uint64_t		 r0 = st->sb_restarts, t0 = st->sb_tolerant;
+	size_t			 n0, len, blen;
+	char			 id[32], *a, *b;
+	int			 n, n4 = -1;
+
+	kp.gzip = 0;
+	n0 = reg_app_size(registry_app_find(reg, "APP4"));
+	for (n = 0; n < 1000000; n++) {
+		snprintf(id, sizeof id, "churn-%d-%d", gz, n);
+		add("APP4", id, STATUS_UP, T0 + 20 + n);
+		if (cache_step(cache, CACHE_RES_APP, &k, "APP4", 1, NOW))
+			break;
+		if (n4 < 0 && st->sb_restarts - r0 == 4)
+			n4 = n;
+	}
+	ck_assert_uint_eq(st->sb_restarts - r0, 4);
+	ck_assert_int_ge(n4, 0);
+	/* After the fourth start, a slice a call still: one walk's worth. */
+	ck_assert_int_ge(n - n4, (int)n0);
+	ck_assert_uint_eq(st->sb_tolerant - t0, 1);
+	ck_assert_int_le(n, 6 * ((int)n0 + 16));
+	if (gz)
+		return;
+	/* In this turn: the body the build ended with, without the last. */
+	a = body_of(cache, CACHE_RES_APP, &kp, "APP4", &len);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_null(strstr(a, id));
+	ck_assert_ptr_nonnull(strstr(a, "\"app4-i29\""));
+	free(a);
+	/* The next turn: the application as it is, as a one-call build. */
+	cb = cache_res_body(cache, CACHE_RES_APP, &kp, "APP4", NOW + 1);
+	a = cache_body_copy(cb, &len);
+	cache_body_unref(cb);
+	one = cache_new(reg, 0, 180000);
+	b = body_of(one, CACHE_RES_APP, &kp, "APP4", &blen);
+	cache_free(one);
+	ck_assert_uint_eq(len, blen);
+	ck_assert(memcmp(a, b, len) == 0);
+	ck_assert_ptr_nonnull(strstr(a, id));
+	free(a);
+	free(b);
+}
+
+START_TEST(test_app_never_whole_under_churn)
+{
+	check_app_never_whole_under_churn(0);
+	check_app_never_whole_under_churn(1);
+}
+END_TEST
+
 START_TEST(test_app_change_in_middle)
 {
 	check_change_in_middle(CACHE_RES_APP, "APP3", 0);
@@ -531,6 +597,7 @@ cache_sliced_suite(void)
 	tcase_add_test(tc, test_delta_gzip_change_in_middle);
 	tcase_add_test(tc, test_delta_never_whole_under_churn);
 	tcase_add_test(tc, test_vip_never_whole_under_churn);
+	tcase_add_test(tc, test_app_never_whole_under_churn);
 	tcase_add_test(tc, test_app_change_in_middle);
 	tcase_add_test(tc, test_vip_change_in_middle);
 	tcase_add_test(tc, test_ends_under_churn);
