@@ -108,20 +108,34 @@ buf_addf(struct buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-/* Append a decimal 64-bit integer without going through printf. */
-void
-buf_add_i64(struct buf *b, int64_t v)
+/*
+ * v in decimal, NUL-terminated, at the end of tmp (I64_DIGITS_MAX bytes:
+ * 20 digits, a sign, the NUL); returns where it starts.
+ */
+#define I64_DIGITS_MAX	24
+static inline char *
+i64_digits(char *tmp, int64_t v)
 {
-	char		 tmp[24], *p = tmp + sizeof tmp;
+	char		*p = tmp + I64_DIGITS_MAX;
 	uint64_t	 u = v < 0 ? -(uint64_t)v : (uint64_t)v;
 
+	*--p = '\0';
 	do {
 		*--p = (char)('0' + u % 10);
 		u /= 10;
 	} while (u != 0);
 	if (v < 0)
 		*--p = '-';
-	buf_add(b, p, (size_t)(tmp + sizeof tmp - p));
+	return (p);
+}
+
+/* Append a decimal 64-bit integer without going through printf. */
+void
+buf_add_i64(struct buf *b, int64_t v)
+{
+	char	 tmp[I64_DIGITS_MAX], *p = i64_digits(tmp, v);
+
+	buf_add(b, p, (size_t)(tmp + sizeof tmp - 1 - p));
 }
 
 /*
@@ -231,15 +245,7 @@ str_list_next(char **next)
 void
 str_lcat_i64(char *dst, size_t size, size_t *at, int64_t v)
 {
-	char		 tmp[24], *p = tmp + sizeof tmp;
-	uint64_t	 u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+	char	tmp[I64_DIGITS_MAX];
 
-	*--p = '\0';
-	do {
-		*--p = (char)('0' + u % 10);
-		u /= 10;
-	} while (u != 0);
-	if (v < 0)
-		*--p = '-';
-	str_lcat(dst, size, at, p);
+	str_lcat(dst, size, at, i64_digits(tmp, v));
 }
