@@ -192,7 +192,11 @@ void		 hreq_set_closecb(struct hreq *, void (*)(void *), void *);
 /* Clear it if it is still cb with arg (the request may be a new one). */
 void		 hreq_clear_closecb(struct hreq *, void (*)(void *), void *);
 
-/* The body, bounded by max; as httputil.h's http_read_body/body_view. */
+/*
+ * The body, bounded by max, a gzip Content-Encoding inflated: copied into
+ * out (read_body) or lent (body_view, inflated into scratch); 0, or the
+ * status to answer (413, 400, 415) with *cause set.
+ */
 int		 hreq_read_body(struct hreq *, size_t max, struct buf *out,
 		    const char **cause);
 int		 hreq_body_view(struct hreq *, size_t max, struct buf *scratch,
