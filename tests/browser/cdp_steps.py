@@ -20,6 +20,21 @@ import tempfile
 import time
 
 
+class CdpError(SystemExit):
+    """A DevTools call answered with an error (ends the run unless caught)."""
+
+    def __init__(self, method, error):
+        super().__init__("cdp: %s: %s" % (method, error))
+        self.error = error
+
+    def navigated(self):
+        """The page navigated or its context went while the call ran."""
+        msg = str(self.error.get("message", ""))
+        return ("navigated or closed" in msg or
+                "context was destroyed" in msg or
+                "Cannot find context" in msg)
+
+
 def main():
     chromium, steps_file = sys.argv[1:3]
     steps = json.load(open(steps_file))
@@ -61,7 +76,7 @@ def main():
             reply = json.loads(raw)
             if reply.get("id") == seq[0]:
                 if "error" in reply:
-                    raise SystemExit("cdp: %s: %s" % (method, reply["error"]))
+                    raise CdpError(method, reply["error"])
                 return reply["result"]
 
     def evaluate(sid, expr):
@@ -91,8 +106,15 @@ def main():
                 sid = tabs[tab]
                 deadline = time.monotonic() + float(st[3])
                 while time.monotonic() < deadline:
-                    if evaluate(sid, "!!(%s)" % st[2]) is True:
-                        break
+                    try:
+                        if evaluate(sid, "!!(%s)" % st[2]) is True:
+                            break
+                    except CdpError as e:
+                        # A page that navigates (a form that submits
+                        # itself) drops the context an evaluation ran
+                        # in: not yet, ask the new page.
+                        if not e.navigated():
+                            raise
                     time.sleep(0.1)
                 else:
                     print(evaluate(sid, "document.documentElement."
