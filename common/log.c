@@ -281,29 +281,24 @@ fatalx(const char *fmt, ...)
 	log_fatal_exit();
 }
 
-/* The server: log and exit, as fatalx. */
-void
-fatalx_server(const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	log_vwrite(LOG_LEVEL_ERROR, fmt, ap, 0);
-	va_end(ap);
-	log_fatal_exit();
-}
-#else
-/* libheureka: log at error and return; the caller goes on without. */
-void
-fatalx_server(const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	log_vwrite(LOG_LEVEL_ERROR, fmt, ap, 0);
-	va_end(ap);
-}
 #endif
+
+/*
+ * Log at error; the server then exits, as fatalx, while libheureka
+ * returns and its caller goes on without.
+ */
+void
+fatalx_server(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_LEVEL_ERROR, fmt, ap, 0);
+	va_end(ap);
+#ifndef HK_LIBRARY
+	log_fatal_exit();
+#endif
+}
 
 /* True if another line fits in the current window; counts the rest. */
 int
